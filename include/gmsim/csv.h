@@ -1,0 +1,35 @@
+/*
+ * gmsim/csv.h — the CSV trace format.
+ *
+ * Columns: ts_ns,op,id,size,stream,device (an optional header line with
+ * exactly these names).  op is alloc, free or mark (seg_alloc, seg_free,
+ * seg_map and seg_unmap are accepted too).  For alloc/free, id is the
+ * application's id of the allocation (any unsigned integer, unique among live
+ * allocations; it may be reused after its free); for mark, id holds the
+ * mark's name; for seg_*, id holds the segment address (decimal or 0x hex).
+ * stream is the raw stream handle (decimal or 0x hex), device an ordinal.
+ * Empty fields count as 0 (ts_ns, stream, device); blank lines and lines
+ * starting with '#' are skipped.
+ */
+#ifndef GMSIM_CSV_H
+#define GMSIM_CSV_H
+
+#include <stdio.h>
+
+#include "gmsim/error.h"
+#include "gmsim/store.h"
+
+/*
+ * Read CSV from in into w (not finished).  `filename` names the input in
+ * messages.  A bad row is GM_EFORMAT: "'FILE' line N: REASON".
+ */
+int gm_csv_import(FILE *in, const char *filename, gm_writer_t *w, gm_error_t *err);
+
+/* Same, from a memory buffer (used by the fuzz target). */
+int gm_csv_import_buffer(const char *data, size_t len, const char *filename, gm_writer_t *w,
+                         gm_error_t *err);
+
+/* Write every event of r as CSV with a header line.  GM_EIO on a write error. */
+int gm_csv_export(gm_reader_t *r, FILE *out, gm_error_t *err);
+
+#endif

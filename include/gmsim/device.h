@@ -1,0 +1,79 @@
+/*
+ * gmsim/device.h — the simulated device every policy takes memory from.
+ *
+ * It holds the capacity (0 = unlimited), the allocation granularity (every
+ * device malloc is rounded up to it), a latency cost model for device
+ * malloc/free, and the reserved-bytes accounting.  Addresses come from a
+ * bump pointer in a 64-bit virtual space and are never reused, so overlapping
+ * blocks of two policies, or of one policy, are always a bug in the policy.
+ *
+ * A device malloc that would exceed the capacity fails with GM_DEVICE_OOM:
+ * a normal result the policy reacts to.
+ */
+#ifndef GMSIM_DEVICE_H
+#define GMSIM_DEVICE_H
+
+#include <stdint.h>
+
+#include "gmsim/error.h"
+
+#define GM_DEVICE_OOM 1 /* result of gm_device_malloc when capacity is exceeded */
+
+/* Latency model: time = base + per_gib × size / GiB, in ns. */
+typedef struct gm_cost_model {
+    double malloc_base_ns;
+    double malloc_per_gib_ns;
+    double free_base_ns;
+    double free_per_gib_ns;
+} gm_cost_model_t;
+
+typedef struct gm_device_config {
+    uint64_t capacity;    /* bytes; 0 = unlimited */
+    uint64_t granularity; /* power of two ≥ 1; default 512 */
+    gm_cost_model_t cost;
+} gm_device_config_t;
+
+typedef struct gm_device {
+    gm_device_config_t cfg;
+    uint64_t reserved;      /* bytes currently held by device mallocs */
+    uint64_t peak_reserved;
+    uint64_t mallocs;       /* successful device mallocs */
+    uint64_t frees;
+    uint64_t failed;        /* device mallocs refused for capacity */
+    double time_ns;         /* modelled time in device malloc/free */
+    uint64_t next_addr;     /* bump pointer */
+} gm_device_t;
+
+/* Defaults: unlimited capacity, 512-byte granularity, the shipped cost model. */
+void gm_device_config_default(gm_device_config_t *cfg);
+
+/* Initialize an embedded device (no allocation; nothing to release). */
+void gm_device_init(gm_device_t *dev, const gm_device_config_t *cfg);
+
+/*
+ * Reserve size bytes (rounded up to the granularity) aligned to `align`
+ * (a power of two; 0 means the granularity).  On success *addr gets the
+ * address and *got the rounded size, and the result is 0; GM_DEVICE_OOM if
+ * the capacity would be exceeded (nothing changes then).
+ */
+int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *addr,
+                     uint64_t *got);
+
+/* Release a block of `got` bytes obtained from gm_device_malloc. */
+void gm_device_free(gm_device_t *dev, uint64_t addr, uint64_t got);
+
+/* Round size up to the device granularity (saturating at UINT64_MAX). */
+uint64_t gm_device_round(const gm_device_t *dev, uint64_t size);
+
+/*
+ * Parse a size: plain bytes ("1048576") or a number with a binary suffix
+ * KiB/MiB/GiB/TiB (also K/M/G/T, KB/MB/GB/TB meaning the same powers of
+ * 1024, case-insensitive), fractions allowed ("1.5GiB").  GM_EINVAL with a
+ * message quoting the text on anything else, or on overflow.
+ */
+int gm_parse_size(const char *text, uint64_t *out, gm_error_t *err);
+
+/* Format bytes for people: "1.50 GiB", "512 B". */
+void gm_format_size(uint64_t bytes, char *buf, unsigned len);
+
+#endif

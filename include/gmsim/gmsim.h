@@ -1,0 +1,18 @@
+/*
+ * gmsim/gmsim.h — everything public in libgmsim.
+ */
+#ifndef GMSIM_GMSIM_H
+#define GMSIM_GMSIM_H
+
+#include "gmsim/version.h"
+#include "gmsim/error.h"
+#include "gmsim/trace.h"
+#include "gmsim/store.h"
+#include "gmsim/device.h"
+#include "gmsim/policy.h"
+#include "gmsim/replay.h"
+#include "gmsim/json.h"
+#include "gmsim/workload.h"
+#include "gmsim/csv.h"
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * gmsim/policy.h — the allocator policy interface and registry.
+ *
+ * A policy is a const gm_policy_ops_t table.  Each sim/<name>.c keeps
+ * everything static and exports its table alone; sim/registry.c lists them
+ * (GM_POLICY_LIST) so that `gmsim policies` shows every one.
+ *
+ * Policies take memory only from their gm_device_t.  The replay engine owns
+ * the device, calls alloc/free in trace order, keeps each live block
+ * (address and size as returned by alloc) and hands it back to free.  The
+ * engine does the allocated-bytes accounting from the returned block sizes;
+ * reserved bytes are the device's.
+ *
+ * Implementations embed gm_policy_t as their first member and downcast with
+ * a check of p->ops (see GM_POLICY_DOWNCAST).
+ */
+#ifndef GMSIM_POLICY_H
+#define GMSIM_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gmsim/device.h"
+#include "gmsim/error.h"
+
+/* ---- parameters ---------------------------------------------------------- */
+
+typedef enum gm_param_type {
+    GM_PARAM_SIZE,   /* bytes, with KiB/MiB/GiB/TiB suffixes (gm_parse_size) */
+    GM_PARAM_INT,    /* signed 64-bit integer */
+    GM_PARAM_DOUBLE, /* real number */
+    GM_PARAM_BOOL,   /* true/false, 1/0, yes/no, on/off */
+    GM_PARAM_ENUM,   /* one of `choices` ("never|empty"); value is its index */
+    GM_PARAM_STRING, /* free text */
+} gm_param_type_t;
+
+typedef struct gm_param_spec {
+    const char *name;    /* key in --param POLICY.KEY=VALUE */
+    gm_param_type_t type;
+    const char *def;     /* default, as text in the same syntax */
+    const char *help;    /* one line */
+    const char *choices; /* GM_PARAM_ENUM only: "a|b|c" */
+} gm_param_spec_t;
+
+typedef union gm_param_value {
+    uint64_t size; /* GM_PARAM_SIZE */
+    int64_t i;     /* GM_PARAM_INT */
+    double d;      /* GM_PARAM_DOUBLE */
+    int b;         /* GM_PARAM_BOOL */
+    int e;         /* GM_PARAM_ENUM: index into choices */
+    const char *s; /* GM_PARAM_STRING: owned by the gm_params_t */
+} gm_param_value_t;
+
+/* ---- the interface ------------------------------------------------------- */
+
+#define GM_ALLOC_OOM 1 /* alloc result: the request failed after recovery */
+
+typedef struct gm_policy_ops gm_policy_ops_t;
+
+typedef struct gm_policy {
+    const gm_policy_ops_t *ops;
+    gm_device_t *dev;
+} gm_policy_t;
+
+typedef struct gm_request {
+    uint64_t size;   /* bytes the application asked for, 1 ≤ size ≤ GM_SIZE_LIMIT */
+    uint64_t id;     /* allocation ordinal (for policies that plan ahead) */
+    uint32_t stream; /* interned stream index */
+} gm_request_t;
+
+typedef struct gm_block {
+    uint64_t addr; /* address inside the policy's device memory */
+    uint64_t size; /* bytes handed out (≥ the request, after rounding) */
+} gm_block_t;
+
+typedef struct gm_policy_stats {
+    uint64_t allocated;    /* sum of live block sizes, by the policy's own count */
+    uint64_t largest_free; /* largest block the policy could hand out now
+                              without a device malloc (0 when none) */
+    uint64_t free_bytes;   /* reserved bytes not in live blocks */
+} gm_policy_stats_t;
+
+struct gm_policy_ops {
+    const char *name;
+    const char *help; /* one line */
+    const gm_param_spec_t *params;
+    size_t nparams;
+
+    /* Create a policy on dev with values resolved in params order.  Returns
+     * 0, or a negative code with err filled. */
+    int (*create)(gm_device_t *dev, const gm_param_value_t *values, gm_policy_t **out,
+                  gm_error_t *err);
+
+    /* Serve a request: 0 with *out filled; GM_ALLOC_OOM when the device is
+     * full after the policy's own recovery; negative on an internal error. */
+    int (*alloc)(gm_policy_t *p, const gm_request_t *req, gm_block_t *out);
+
+    /* Release a block alloc returned (with the request's stream).  0, or a
+     * negative code if blk is not a live block of this policy. */
+    int (*free)(gm_policy_t *p, const gm_block_t *blk, uint32_t stream);
+
+    void (*stats)(gm_policy_t *p, gm_policy_stats_t *out);
+
+    /* Walk every structure; return the number of violated invariants and
+     * write the first one's reason into why (may be NULL). */
+    int (*check)(gm_policy_t *p, char *why, size_t whylen);
+
+    void (*destroy)(gm_policy_t *p);
+
+    /* Optional (NULL when the policy caches nothing): give cached memory
+     * back to the device, as torch.cuda.empty_cache() does. */
+    void (*empty_cache)(gm_policy_t *p);
+};
+
+/* Checked downcast: NULL if p is not of the policy whose table is `ops`. */
+#define GM_POLICY_DOWNCAST(type, p, table) \
+    ((p) != NULL && (p)->ops == &(table) ? (type *)(void *)(p) : (type *)NULL)
+
+/* ---- registry ------------------------------------------------------------ */
+
+size_t gm_policy_count(void);
+const gm_policy_ops_t *gm_policy_at(size_t i);
+const gm_policy_ops_t *gm_policy_find(const char *name); /* NULL if unknown */
+
+/* ---- parameter sets ------------------------------------------------------ */
+
+/*
+ * Values for one policy: defaults, then "KEY=VALUE" settings applied in
+ * order.  Unknown keys and bad values are GM_EINVAL with a message naming
+ * the policy, key and text.
+ */
+typedef struct gm_params {
+    const gm_policy_ops_t *ops;
+    gm_param_value_t *values; /* ops->nparams entries */
+    char **strings;           /* owned copies for GM_PARAM_STRING */
+} gm_params_t;
+
+int gm_params_init(gm_params_t *p, const gm_policy_ops_t *ops, gm_error_t *err);
+int gm_params_set(gm_params_t *p, const char *key, const char *value, gm_error_t *err);
+void gm_params_release(gm_params_t *p);
+
+/* Parse one value of spec's type from text. */
+int gm_param_parse(const gm_param_spec_t *spec, const char *text, gm_param_value_t *out,
+                   gm_error_t *err);
+
+/* Format a value as JSON (number, bool, or quoted string) into buf. */
+void gm_param_json(const gm_param_spec_t *spec, gm_param_value_t v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * gmsim/replay.h — the replay engine: one pass over a trace feeds any number
+ * of policies, each on its own simulated device, and computes the metrics of
+ * docs/metrics.md per policy, a downsampled timeline, and the OOMs.
+ *
+ * Events are fed a chunk at a time.  For each chunk the engine first walks
+ * the events once to assign each live allocation a slot (a small recycled
+ * index, so per-policy state is bounded by the live set, not the trace
+ * length) and to track requested bytes; then it runs the chunk through each
+ * policy in turn.  Memory is bounded by the live allocations.
+ */
+#ifndef GMSIM_REPLAY_H
+#define GMSIM_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gmsim/device.h"
+#include "gmsim/error.h"
+#include "gmsim/policy.h"
+#include "gmsim/store.h"
+#include "gmsim/trace.h"
+
+/* X(name, type) with type U64, I64 or F64: exactly the names of
+ * docs/metrics.md, in the order --json prints them. */
+#define GM_METRICS(X)                 \
+    X(peak_requested, U64)            \
+    X(peak_allocated, U64)            \
+    X(peak_reserved, U64)             \
+    X(utilization, F64)               \
+    X(efficiency, F64)                \
+    X(overhead, F64)                  \
+    X(frag_at_peak, F64)              \
+    X(internal_waste_at_peak, U64)    \
+    X(external_frag_at_peak, F64)     \
+    X(device_mallocs, U64)            \
+    X(device_frees, U64)              \
+    X(device_time_ns, U64)            \
+    X(ooms, U64)                      \
+    X(first_oom_event, I64)           \
+    X(events, U64)                    \
+    X(sim_ns_per_event, F64)
+
+#define GM__METRIC_TYPE_U64 uint64_t
+#define GM__METRIC_TYPE_I64 int64_t
+#define GM__METRIC_TYPE_F64 double
+
+typedef struct gm_metrics {
+#define GM__METRIC_FIELD(name, type) GM__METRIC_TYPE_##type name;
+    GM_METRICS(GM__METRIC_FIELD)
+#undef GM__METRIC_FIELD
+} gm_metrics_t;
+
+/* One timeline point: the maxima over a run of events ending at `event`. */
+typedef struct gm_timeline_point {
+    uint64_t event; /* index of the last event covered */
+    uint64_t ts_ns; /* its time stamp */
+    uint64_t requested;
+    uint64_t allocated;
+    uint64_t reserved;
+} gm_timeline_point_t;
+
+typedef struct gm_replay_config {
+    gm_device_config_t device; /* each policy gets a device with this config */
+    size_t timeline_points;    /* target points (default 2000); 0 = none */
+    int check_level;           /* 0 none, 1 at the end, 2 after every event */
+} gm_replay_config_t;
+
+typedef struct gm_replay gm_replay_t;
+
+void gm_replay_config_default(gm_replay_config_t *cfg);
+
+int gm_replay_create(const gm_replay_config_t *cfg, gm_replay_t **out, gm_error_t *err);
+
+/* Add a policy with resolved parameter values (copied).  Before any feed. */
+int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err);
+
+/* Index of the tag that means "empty the caches here" (MARK events with it
+ * call each policy's empty_cache); -1 (the default) for none. */
+void gm_replay_set_empty_cache_tag(gm_replay_t *r, int64_t tag);
+
+/*
+ * Feed n events in trace order.  Errors (GM_EFORMAT, with the event index):
+ * a FREE of an id that is not live, an ALLOC of an id already live, a size
+ * of 0 or above GM_SIZE_LIMIT; GM_ECORRUPT if a policy's check fails (the
+ * message names the policy, event and reason).  A simulated OOM is not an
+ * error: it is counted in the metrics.
+ */
+int gm_replay_feed(gm_replay_t *r, const gm_event_t *events, size_t n, gm_error_t *err);
+
+/* Finish: compute the derived metrics.  No feed after this. */
+int gm_replay_finish(gm_replay_t *r, gm_error_t *err);
+
+size_t gm_replay_count(const gm_replay_t *r);
+const gm_params_t *gm_replay_params(const gm_replay_t *r, size_t i);
+const gm_metrics_t *gm_replay_metrics(const gm_replay_t *r, size_t i);
+const gm_timeline_point_t *gm_replay_timeline(const gm_replay_t *r, size_t i, size_t *n);
+uint64_t gm_replay_load(const gm_replay_t *r); /* peak requested (LOAD) */
+uint64_t gm_replay_events(const gm_replay_t *r);
+
+/* The policy instance of run i (for tests: check, stats). */
+gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i);
+
+void gm_replay_destroy(gm_replay_t *r);
+
+/* Stream trace `name` of store s through r, chunk by chunk (sets the
+ * empty_cache tag from the trace's tags), then finish. */
+int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t *err);
+
+#endif

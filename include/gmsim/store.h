@@ -1,0 +1,146 @@
+/*
+ * gmsim/store.h — the trace store: one SQLite file holding many traces.
+ *
+ * Events are kept in chunks of up to GM_CHUNK_EVENTS events, each delta- and
+ * varint-encoded column by column and then zlib-compressed (traces/codec.c).
+ * Streams, tags and stack frames are interned once per trace; trace
+ * attributes are JSON text.  The schema is versioned with PRAGMA user_version;
+ * a file of another version is refused, never rewritten.
+ *
+ * Writing is streaming (one chunk buffered, plus the live-allocation set used
+ * for validation) and transactional: a trace becomes visible only when
+ * gm_writer_finish() commits it; anything else (an error, gm_writer_abort(),
+ * a killed process) leaves the database as it was.
+ *
+ * Reading is streaming too: gm_reader_next() decodes one chunk at a time.
+ */
+#ifndef GMSIM_STORE_H
+#define GMSIM_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gmsim/error.h"
+#include "gmsim/trace.h"
+
+#define GM_STORE_SCHEMA_VERSION 1
+#define GM_CHUNK_EVENTS 65536
+
+typedef struct gm_store gm_store_t;
+typedef struct gm_writer gm_writer_t;
+typedef struct gm_reader gm_reader_t;
+
+/* Open flags. */
+#define GM_STORE_READONLY 0x0u /* open an existing store for reading */
+#define GM_STORE_WRITE 0x1u    /* open for writing, creating it if missing */
+
+/*
+ * Open the store at path.  Fails with GM_EIO (cannot open), GM_EFORMAT (not a
+ * database, or not a gmsim store), GM_ESCHEMA (another schema version).  The
+ * message names the file.  On success the caller closes *out.
+ */
+int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t *err);
+void gm_store_close(gm_store_t *s);
+const char *gm_store_path(const gm_store_t *s);
+
+/* Summary of one stored trace (the `traces` table). */
+typedef struct gm_trace_info {
+    int64_t id;
+    char *name;
+    uint64_t events;     /* stored events of every op */
+    uint64_t allocs;     /* ALLOC events */
+    uint64_t frees;      /* FREE events */
+    uint64_t marks;      /* MARK events */
+    uint64_t segs;       /* SEG_* events */
+    uint64_t load;       /* peak requested bytes (LOAD) */
+    uint64_t live_at_end;/* allocations never freed */
+    uint64_t chunks;
+    uint64_t bytes;      /* compressed bytes of all chunks */
+    char digest[33];     /* content digest, 32 hex digits */
+    char *attrs;         /* JSON object text, never NULL */
+} gm_trace_info_t;
+
+void gm_trace_info_release(gm_trace_info_t *info);
+
+/* All traces in name order.  The caller frees with gm_trace_info_free_list. */
+int gm_store_list(gm_store_t *s, gm_trace_info_t **out, size_t *n, gm_error_t *err);
+void gm_trace_info_free_list(gm_trace_info_t *list, size_t n);
+
+/* One trace by name; GM_ENOTFOUND (message names trace and file) if absent. */
+int gm_store_find(gm_store_t *s, const char *name, gm_trace_info_t *out, gm_error_t *err);
+
+/* Delete a trace and its chunks; GM_ENOTFOUND if absent. */
+int gm_store_delete(gm_store_t *s, const char *name, gm_error_t *err);
+
+/* ---- streaming writer ---------------------------------------------------- */
+
+#define GM_WRITE_REPLACE 0x1u /* replace a trace of the same name on finish */
+
+/*
+ * Begin writing trace `name`.  Fails with GM_EEXIST if the name is taken and
+ * GM_WRITE_REPLACE is not given.  One writer per store at a time.
+ */
+int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t **out,
+                    gm_error_t *err);
+
+/* Intern a stream handle / tag name / stack-frames text; *index receives its
+ * index (tags and streams from 0; frames from 1, 0 meaning none). */
+int gm_writer_stream(gm_writer_t *w, uint64_t handle, uint32_t *index, gm_error_t *err);
+int gm_writer_tag(gm_writer_t *w, const char *name, uint32_t *index, gm_error_t *err);
+int gm_writer_frames(gm_writer_t *w, const char *text, uint32_t *index, gm_error_t *err);
+
+/* Set a trace attribute (last write of a key wins).  json_value must be one
+ * valid JSON value; gm_writer_attr_str quotes and escapes its value. */
+int gm_writer_attr_json(gm_writer_t *w, const char *key, const char *json_value, gm_error_t *err);
+int gm_writer_attr_str(gm_writer_t *w, const char *key, const char *value, gm_error_t *err);
+int gm_writer_attr_int(gm_writer_t *w, const char *key, int64_t value, gm_error_t *err);
+
+/*
+ * Append one event, validating it.  ALLOC ids are the caller's ordinals: the
+ * k-th ALLOC given (counting zero-size ones) must carry id k.  Zero-size
+ * ALLOCs, and the FREEs of their ids, are dropped and counted in the trace
+ * attribute "dropped_zero_size"; stored ids are renumbered densely.  Rejected
+ * with GM_EFORMAT and the event index ("event 12: double free of id 5"):
+ * an ALLOC id out of order, a FREE of an id never allocated, a FREE of an id
+ * already freed, a size above GM_SIZE_LIMIT, an unknown op, an interned
+ * index that was never interned.  After an error the writer can only abort.
+ */
+int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err);
+
+/* Number of events given to gm_writer_add so far (the next event's index). */
+uint64_t gm_writer_position(const gm_writer_t *w);
+
+/* Flush, write the trace summary and commit.  Frees w whatever the result;
+ * on failure nothing of the trace is left in the store. */
+int gm_writer_finish(gm_writer_t *w, gm_error_t *err);
+
+/* Roll back and free w (NULL is a no-op). */
+void gm_writer_abort(gm_writer_t *w);
+
+/* ---- streaming reader ---------------------------------------------------- */
+
+/* Open trace `name` for reading (GM_ENOTFOUND if absent). */
+int gm_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_t *err);
+
+/*
+ * Decode the next chunk.  *events points into the reader's buffer, valid until
+ * the next call; *n is 0 at the end.  A damaged chunk is GM_ECORRUPT with the
+ * trace, chunk number and event index in the message.
+ */
+int gm_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n, gm_error_t *err);
+
+const gm_trace_info_t *gm_reader_info(const gm_reader_t *r);
+
+/* Interned tables; NULL / 0 for an index out of range. */
+const char *gm_reader_tag(const gm_reader_t *r, uint32_t index);
+uint64_t gm_reader_stream(const gm_reader_t *r, uint32_t index);
+const char *gm_reader_frames(const gm_reader_t *r, uint32_t index);
+uint32_t gm_reader_tag_count(const gm_reader_t *r);
+uint32_t gm_reader_stream_count(const gm_reader_t *r);
+
+/* Index of tag `name`, or -1. */
+int64_t gm_reader_find_tag(const gm_reader_t *r, const char *name);
+
+void gm_reader_close(gm_reader_t *r);
+
+#endif

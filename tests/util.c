@@ -1,0 +1,162 @@
+/*
+ * tests/util.c — helpers shared by the tests, fuzz targets and benchmark.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *gt_data_path(const char *rel, const char **why)
+{
+    static char path[4096];
+    struct stat st;
+    const char *dir = getenv("GM_DATA_DIR");
+    if (dir == NULL || dir[0] == '\0')
+        dir = GM_DATA_DIR;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (why)
+            *why = "real data folder ../shared/data is absent";
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    if (stat(path, &st) != 0) {
+        if (why)
+            *why = "file is absent from ../shared/data";
+        return NULL;
+    }
+    return path;
+}
+
+const char *gt_tmpdir(void)
+{
+    static char dir[256];
+    if (dir[0] == '\0') {
+        const char *base = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/gmsim-test-XXXXXX", base && *base ? base : "/tmp");
+        if (mkdtemp(dir) == NULL) {
+            perror("mkdtemp");
+            abort();
+        }
+    }
+    return dir;
+}
+
+const char *gt_tmpfile(const char *name)
+{
+    static char paths[8][512];
+    static unsigned next;
+    char *p = paths[next++ % 8];
+    snprintf(p, sizeof paths[0], "%s/%s", gt_tmpdir(), name);
+    return p;
+}
+
+uint64_t gt_rand(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+char *gt_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            char *nb = realloc(buf, 2 * cap + 1);
+            if (nb == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        if (len)
+            *len = n;
+    }
+    return buf;
+}
+
+typedef struct {
+    uint64_t time;
+    int is_alloc;
+    uint64_t ordinal; /* buffer index in file order */
+    uint64_t size;
+} gt_edge;
+
+static int gt_edge_cmp(const void *a, const void *b)
+{
+    const gt_edge *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    if (x->is_alloc != y->is_alloc)
+        return x->is_alloc - y->is_alloc; /* frees first */
+    return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+}
+
+gm_event_t *gt_minimalloc_events(const char *path, size_t *n, uint64_t *capacity)
+{
+    size_t len;
+    char *text = gt_read_file(path, &len);
+    if (text == NULL)
+        return NULL;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strchr(base, '.');
+    if (capacity)
+        *capacity = dot ? strtoull(dot + 1, NULL, 10) : 0;
+
+    size_t cap = 256, m = 0;
+    gt_edge *edges = malloc(cap * sizeof *edges);
+    uint64_t count = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        unsigned long long id, lo, hi, sz;
+        if (sscanf(line, "%llu,%llu,%llu,%llu", &id, &lo, &hi, &sz) != 4)
+            continue; /* header */
+        if (m + 2 > cap) {
+            cap *= 2;
+            edges = realloc(edges, cap * sizeof *edges);
+        }
+        edges[m++] = (gt_edge){lo, 1, count, sz};
+        edges[m++] = (gt_edge){hi, 0, count, sz};
+        count++;
+    }
+    free(text);
+    qsort(edges, m, sizeof *edges, gt_edge_cmp);
+
+    /* Renumber: the k-th ALLOC in time order gets ordinal k. */
+    uint64_t *map = malloc((count ? count : 1) * sizeof *map);
+    gm_event_t *ev = calloc(m ? m : 1, sizeof *ev);
+    uint64_t next = 0;
+    for (size_t i = 0; i < m; i++) {
+        ev[i].ts_ns = edges[i].time;
+        if (edges[i].is_alloc) {
+            map[edges[i].ordinal] = next;
+            ev[i].op = GM_OP_ALLOC;
+            ev[i].id = next++;
+            ev[i].size = edges[i].size;
+        } else {
+            ev[i].op = GM_OP_FREE;
+            ev[i].id = map[edges[i].ordinal];
+        }
+    }
+    free(map);
+    free(edges);
+    *n = m;
+    return ev;
+}

@@ -1,0 +1,35 @@
+/*
+ * tests/util.h — helpers shared by the tests, fuzz targets and benchmark.
+ */
+#ifndef GM_TESTS_UTIL_H
+#define GM_TESTS_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gmsim/gmsim.h"
+
+/* Path of a file in ../shared/data (static buffer), or NULL with a reason in
+ * *why when the data folder or the file is absent. */
+const char *gt_data_path(const char *rel, const char **why);
+
+/* A fresh empty temporary directory (created once per process) and a path
+ * inside it (static buffer, rotates over 8 slots). */
+const char *gt_tmpdir(void);
+const char *gt_tmpfile(const char *name);
+
+/* Deterministic 64-bit PRNG (splitmix64). */
+uint64_t gt_rand(uint64_t *state);
+
+/* Read a whole file into a malloc'd buffer (NUL-terminated); NULL on error. */
+char *gt_read_file(const char *path, size_t *len);
+
+/*
+ * A minimalloc instance (CSV id,lower,upper,size) as a trace event list: an
+ * ALLOC at lower, a FREE at upper, frees before allocs at equal times, ids
+ * renumbered to ordinals.  Returns a malloc'd array (caller frees) and its
+ * length in *n, or NULL on error.
+ */
+gm_event_t *gt_minimalloc_events(const char *path, size_t *n, uint64_t *capacity);
+
+#endif
