@@ -42,7 +42,18 @@ void gm_error_prefix(gm_error_t *err, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old);
+    /* "PREFIX: OLD", truncated to the buffer. */
+    size_t n = strlen(prefix), cap = sizeof err->msg - 1;
+    if (n > cap)
+        n = cap;
+    memcpy(err->msg, prefix, n);
+    for (const char *q = ": "; *q && n < cap; q++)
+        err->msg[n++] = *q;
+    size_t k = strlen(old);
+    if (k > cap - n)
+        k = cap - n;
+    memcpy(err->msg + n, old, k);
+    err->msg[n + k] = '\0';
 }
 
 void gm_error_clear(gm_error_t *err)

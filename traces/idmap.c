@@ -64,7 +64,9 @@ static int idmap_grow(gm__idmap_t *m)
     return 0;
 }
 
-int gm__idmap_put(gm__idmap_t *m, uint64_t key, uint64_t val)
+/* Find key's cell, or the empty cell ending its probe run (growing first so
+ * that an insert there keeps the load at most 1/2).  Negative on error. */
+static int64_t idmap_probe(gm__idmap_t *m, uint64_t key)
 {
     if (key == GM__IDMAP_EMPTY)
         return GM_EINVAL;
@@ -74,13 +76,31 @@ int gm__idmap_put(gm__idmap_t *m, uint64_t key, uint64_t val)
             return rc;
     }
     size_t i = idmap_home(key, m->mask);
-    while (m->keys[i] != GM__IDMAP_EMPTY) {
-        if (m->keys[i] == key) {
-            m->vals[i] = val;
-            return 0;
-        }
+    while (m->keys[i] != GM__IDMAP_EMPTY && m->keys[i] != key)
         i = (i + 1) & m->mask;
+    return (int64_t)i;
+}
+
+int gm__idmap_put(gm__idmap_t *m, uint64_t key, uint64_t val)
+{
+    int64_t i = idmap_probe(m, key);
+    if (i < 0)
+        return (int)i;
+    if (m->keys[i] == GM__IDMAP_EMPTY) {
+        m->keys[i] = key;
+        m->count++;
     }
+    m->vals[i] = val;
+    return 0;
+}
+
+int gm__idmap_insert(gm__idmap_t *m, uint64_t key, uint64_t val)
+{
+    int64_t i = idmap_probe(m, key);
+    if (i < 0)
+        return (int)i;
+    if (m->keys[i] == key)
+        return 1;
     m->keys[i] = key;
     m->vals[i] = val;
     m->count++;

@@ -30,6 +30,10 @@ void gm__idmap_release(gm__idmap_t *m);
 /* Insert or overwrite.  0, or GM_ENOMEM (the map is unchanged then). */
 int gm__idmap_put(gm__idmap_t *m, uint64_t key, uint64_t val);
 
+/* Insert key only if absent: 0 when inserted, 1 when the key was already
+ * present (nothing changes), GM_ENOMEM.  One probe run instead of get+put. */
+int gm__idmap_insert(gm__idmap_t *m, uint64_t key, uint64_t val);
+
 /* 1 and *val filled if present, else 0. */
 int gm__idmap_get(const gm__idmap_t *m, uint64_t key, uint64_t *val);
 

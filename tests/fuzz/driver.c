@@ -7,6 +7,8 @@
  * -runs=N deterministic mutations of the seeds (bit flips, byte sets,
  * truncations, insertions, splices).  Built with ASan+UBSan in CI, it turns
  * the fuzz targets into regression tests.  Exit 0 when every input ran.
+ * `-write-seeds=DIR` writes the seeds out instead (scripts/fuzz uses them as
+ * libFuzzer's starting corpus).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -89,6 +91,27 @@ static size_t fuzz_mutate(uint8_t *buf, size_t len, size_t cap, const gm_fuzz_se
     return len;
 }
 
+/* Write the seeds as files DIR/seed-N (a starting corpus for libFuzzer). */
+static int fuzz_write_seeds(const char *dir)
+{
+    gm_fuzz_seed_t *seeds = NULL;
+    size_t n = gm_fuzz_seeds(&seeds);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/seed-%zu", dir, i);
+        FILE *f = fopen(path, "wb");
+        if (f == NULL || fwrite(seeds[i].data, 1, seeds[i].len, f) != seeds[i].len) {
+            fprintf(stderr, "fuzz driver: cannot write '%s'\n", path);
+            rc = 1;
+        }
+        if (f != NULL && fclose(f) != 0)
+            rc = 1;
+    }
+    gm_fuzz_seeds_free(seeds, n);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     long runs = 1000;
@@ -97,6 +120,8 @@ int main(int argc, char **argv)
             runs = strtol(argv[i] + 6, NULL, 10);
             continue;
         }
+        if (strncmp(argv[i], "-write-seeds=", 13) == 0)
+            return fuzz_write_seeds(argv[i] + 13);
         size_t len;
         char *data = gt_read_file(argv[i], &len);
         if (data == NULL) {

@@ -1,0 +1,396 @@
+/*
+ * cli/cli.c — helpers shared by the verbs (see cli/cli.h).
+ *
+ * Everything here only formats, parses arguments or calls the library; the
+ * one piece of policy is gm__cli_write_trace's promise that a failed write
+ * leaves nothing behind: the writer rolls the trace back, and when the store
+ * file was created by this very command it is removed with its WAL/SHM/
+ * journal companions.
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- messages ------------------------------------------------------------ */
+
+static void cli_vmessage(const char *fmt, va_list ap) GM_PRINTF(1, 0);
+
+static void cli_vmessage(const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    fputs("gmsim: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int gm__cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cli_vmessage(fmt, ap);
+    va_end(ap);
+    return GM_CLI_ERROR;
+}
+
+int gm__cli_usage_error(const char *usage, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cli_vmessage(fmt, ap);
+    va_end(ap);
+    /* The synopsis: the usage text up to its first blank line. */
+    const char *end = strstr(usage, "\n\n");
+    size_t n = end ? (size_t)(end - usage) + 1 : strlen(usage);
+    fwrite(usage, 1, n, stderr);
+    return GM_CLI_USAGE;
+}
+
+int gm__cli_option_error(const char *usage, char **argv, int c)
+{
+    char name[64];
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (optopt == 0 || strncmp(arg, "--", 2) == 0) {
+        size_t n = strcspn(arg, "=");
+        snprintf(name, sizeof name, "%.*s", (int)(n < 60 ? n : 60), arg);
+    } else {
+        snprintf(name, sizeof name, "-%c", optopt);
+    }
+    if (c == ':')
+        return gm__cli_usage_error(usage, "missing value for option '%s'", name);
+    if (optopt != 0 && strncmp(arg, "--", 2) == 0 && strchr(arg, '=') != NULL)
+        return gm__cli_usage_error(usage, "option '%s' takes no value", name);
+    return gm__cli_usage_error(usage, "unknown option '%s'", name);
+}
+
+int gm__cli_help(const char *usage)
+{
+    fputs(usage, stdout);
+    return GM_CLI_OK;
+}
+
+/* ---- option values -------------------------------------------------------- */
+
+int gm__cli_size_arg(const char *usage, const char *opt, const char *text, uint64_t *out)
+{
+    gm_error_t err = {0};
+    if (gm_parse_size(text, out, &err) != 0)
+        return gm__cli_usage_error(usage, "invalid value for %s: %s", opt, err.msg);
+    return 0;
+}
+
+int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64_t *out)
+{
+    int base = 10;
+    const char *p = text;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        base = 16;
+        p += 2;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(p, &end, base);
+    if (*p == '\0' || *end != '\0' || *p == '-' || *p == '+' || *p == ' ' || errno == ERANGE)
+        return gm__cli_usage_error(usage,
+                                   "invalid value for %s: '%s' is not an unsigned integer", opt,
+                                   text);
+    *out = v;
+    return 0;
+}
+
+/* ---- stores and traces ---------------------------------------------------- */
+
+int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out)
+{
+    gm_error_t err = {0};
+    if (gm_store_open(path, flags, out, &err) != 0)
+        return gm__cli_error("%s", err.msg);
+    return GM_CLI_OK;
+}
+
+int gm__cli_pick_trace(gm_store_t *s, const char *usage, const char *name, char **out)
+{
+    gm_error_t err = {0};
+    *out = NULL;
+    if (name != NULL) {
+        gm_trace_info_t info;
+        if (gm_store_find(s, name, &info, &err) != 0)
+            return gm__cli_error("%s", err.msg);
+        gm_trace_info_release(&info);
+        *out = strdup(name);
+        return *out ? GM_CLI_OK : gm__cli_error("out of memory");
+    }
+    gm_trace_info_t *list;
+    size_t n;
+    if (gm_store_list(s, &list, &n, &err) != 0)
+        return gm__cli_error("%s", err.msg);
+    int rc = GM_CLI_OK;
+    if (n == 0) {
+        rc = gm__cli_error("no traces in '%s'", gm_store_path(s));
+    } else if (n == 1) {
+        *out = strdup(list[0].name);
+        if (*out == NULL)
+            rc = gm__cli_error("out of memory");
+    } else {
+        /* List the names on the message line itself, as far as they fit. */
+        char names[GM_ERROR_MSG_MAX] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < n && used + 8 < sizeof names; i++) {
+            int k = snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "",
+                             list[i].name);
+            used += k > 0 ? (size_t)k : 0;
+        }
+        if (used >= sizeof names)
+            strcpy(names + sizeof names - 5, " ...");
+        rc = gm__cli_usage_error(usage, "'%s' holds %zu traces; choose one with --trace: %s",
+                                 gm_store_path(s), n, names);
+    }
+    gm_trace_info_free_list(list, n);
+    return rc;
+}
+
+/* Remove a store file this command created, with its companions. */
+static void cli_remove_store(const char *db)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    char path[4096];
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        if (snprintf(path, sizeof path, "%s%s", db, suffixes[i]) < (int)sizeof path)
+            unlink(path);
+    }
+}
+
+/* The "dropped_zero_size" attribute the writer records, 0 when absent. */
+static uint64_t cli_dropped(const char *attrs)
+{
+    const char *p = attrs ? strstr(attrs, "\"dropped_zero_size\"") : NULL;
+    if (p == NULL)
+        return 0;
+    p += strlen("\"dropped_zero_size\"");
+    while (*p == ' ' || *p == ':')
+        p++;
+    return strtoull(p, NULL, 10);
+}
+
+void gm__cli_json_trace(gm_json_t *j, const gm_trace_info_t *t)
+{
+    gm_json_begin_object(j);
+    gm_json_key(j, "name");
+    gm_json_str(j, t->name);
+#define CLI_JSON_U64(field)  \
+    gm_json_key(j, #field); \
+    gm_json_u64(j, t->field);
+    CLI_JSON_U64(events)
+    CLI_JSON_U64(allocs)
+    CLI_JSON_U64(frees)
+    CLI_JSON_U64(marks)
+    CLI_JSON_U64(segs)
+    CLI_JSON_U64(load)
+    CLI_JSON_U64(live_at_end)
+    CLI_JSON_U64(chunks)
+    CLI_JSON_U64(bytes)
+#undef CLI_JSON_U64
+    gm_json_key(j, "bytes_per_event");
+    gm_json_double(j, t->events ? (double)t->bytes / (double)t->events : 0.0);
+    gm_json_key(j, "digest");
+    gm_json_str(j, t->digest);
+    gm_json_key(j, "attrs");
+    gm_json_raw(j, t->attrs && t->attrs[0] ? t->attrs : "{}");
+    gm_json_end_object(j);
+}
+
+/* The one-line report of a written trace. */
+static void cli_report(const char *verb, const char *db, const gm_trace_info_t *info)
+{
+    printf("%s '%s' into '%s': %" PRIu64 " events (%" PRIu64 " allocs, %" PRIu64
+           " frees, %" PRIu64 " marks), load %s",
+           verb, info->name, db, info->events, info->allocs, info->frees, info->marks,
+           gm__cli_size(info->load));
+    uint64_t dropped = cli_dropped(info->attrs);
+    if (dropped)
+        printf(", %" PRIu64 " zero-size request%s dropped", dropped, dropped == 1 ? "" : "s");
+    putchar('\n');
+}
+
+int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const char *verb,
+                        gm__cli_fill_fn fill, void *ctx)
+{
+    struct stat st;
+    int existed = stat(db, &st) == 0;
+    gm_error_t err = {0};
+    gm_store_t *s;
+    if (gm_store_open(db, GM_STORE_WRITE, &s, &err) != 0) {
+        if (!existed)
+            cli_remove_store(db);
+        return gm__cli_error("%s", err.msg);
+    }
+    gm_writer_t *w;
+    int rc = gm_writer_begin(s, name, flags & GM__CLI_REPLACE ? GM_WRITE_REPLACE : 0, &w, &err);
+    if (rc == 0) {
+        rc = fill(w, ctx, &err);
+        if (rc == 0)
+            rc = gm_writer_finish(w, &err); /* frees w whatever the result */
+        else
+            gm_writer_abort(w);
+    }
+    if (rc != 0) {
+        gm_store_close(s);
+        if (!existed)
+            cli_remove_store(db);
+        gm__cli_status_clear();
+        gm__cli_error("%s", err.msg);
+        if (rc == GM_EEXIST)
+            fputs("hint: use --replace to overwrite it\n", stderr);
+        return GM_CLI_ERROR;
+    }
+    gm_trace_info_t info;
+    rc = gm_store_find(s, name, &info, &err);
+    gm__cli_status_clear();
+    if (rc == 0) {
+        if (flags & GM__CLI_JSON) {
+            gm_json_t j;
+            gm_json_init(&j, stdout, 1);
+            gm_json_begin_object(&j);
+            gm_json_key(&j, "store");
+            gm_json_str(&j, db);
+            gm_json_key(&j, "trace");
+            gm__cli_json_trace(&j, &info);
+            gm_json_end_object(&j);
+            gm_json_finish(&j);
+        } else {
+            cli_report(verb, db, &info);
+        }
+        gm_trace_info_release(&info);
+    }
+    gm_store_close(s);
+    return rc == 0 ? GM_CLI_OK : gm__cli_error("%s", err.msg);
+}
+
+/* ---- output helpers ------------------------------------------------------- */
+
+static int cli_status_shown;
+
+void gm__cli_status(const char *fmt, ...)
+{
+    if (!isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("\r\033[K", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fflush(stderr);
+    cli_status_shown = 1;
+}
+
+void gm__cli_status_clear(void)
+{
+    if (cli_status_shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        cli_status_shown = 0;
+    }
+}
+
+void gm__cli_table_init(gm__cli_table_t *t, size_t ncols, const char *align)
+{
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+    t->align = align;
+}
+
+static void cli_out_of_memory(void)
+{
+    fputs("gmsim: out of memory\n", stderr);
+    exit(GM_CLI_ERROR);
+}
+
+void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    size_t len = n > 0 ? (size_t)n + 1 : 1;
+    char *cell = malloc(len);
+    if (cell == NULL)
+        cli_out_of_memory();
+    cell[0] = '\0';
+    va_start(ap, fmt);
+    vsnprintf(cell, len, fmt, ap);
+    va_end(ap);
+    if (t->ncells == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        char **cells = realloc(t->cells, cap * sizeof *cells);
+        if (cells == NULL)
+            cli_out_of_memory();
+        t->cells = cells;
+        t->cap = cap;
+    }
+    t->cells[t->ncells++] = cell;
+}
+
+/* Display width: count UTF-8 lead bytes, so "µs" is two columns. */
+static size_t cli_width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xc0) != 0x80;
+    return w;
+}
+
+void gm__cli_table_print(const gm__cli_table_t *t, FILE *f, const char *indent)
+{
+    size_t width[32] = {0};
+    size_t ncols = t->ncols < 32 ? t->ncols : 32;
+    for (size_t i = 0; i < t->ncells; i++) {
+        size_t w = cli_width(t->cells[i]);
+        if (w > width[i % t->ncols] && i % t->ncols < ncols)
+            width[i % t->ncols] = w;
+    }
+    for (size_t i = 0; i < t->ncells; i++) {
+        size_t c = i % t->ncols;
+        const char *cell = t->cells[i];
+        size_t pad = c < ncols ? width[c] - cli_width(cell) : 0;
+        int last = c + 1 == t->ncols || i + 1 == t->ncells;
+        if (c == 0 && indent)
+            fputs(indent, f);
+        if (t->align[c] == 'r')
+            fprintf(f, "%*s%s", (int)pad, "", cell);
+        else
+            fprintf(f, "%s%*s", cell, last ? 0 : (int)pad, "");
+        fputs(last ? "\n" : "  ", f);
+    }
+}
+
+void gm__cli_table_release(gm__cli_table_t *t)
+{
+    for (size_t i = 0; i < t->ncells; i++)
+        free(t->cells[i]);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+const char *gm__cli_strerror(int e)
+{
+    static char buf[256];
+    snprintf(buf, sizeof buf, "%s", strerror(e));
+    if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+        buf[0] = (char)(buf[0] - 'A' + 'a');
+    return buf;
+}
+
+const char *gm__cli_size(uint64_t bytes)
+{
+    static char bufs[8][32];
+    static unsigned next;
+    char *b = bufs[next++ % 8];
+    gm_format_size(bytes, b, sizeof bufs[0]);
+    return b;
+}

@@ -1,0 +1,132 @@
+/*
+ * cli/cli.h — what the files of the gmsim front end share: the verb list
+ * and the helpers every verb uses for messages, option errors, stores,
+ * tables and writing a trace.
+ *
+ * Conventions (docs/cli.md): results go to stdout, diagnostics to stderr
+ * as "gmsim: ERROR 'SUBJECT': DETAIL", lowercase, no full stop.  A verb
+ * returns the process exit status: GM_CLI_OK, GM_CLI_ERROR (the work failed:
+ * a bad file, a missing trace, a write error) or GM_CLI_USAGE (the command
+ * line is wrong: an unknown option, a missing or malformed argument, an
+ * unknown policy).  Each helper below that prints a diagnostic returns the
+ * status to exit with, so verbs end with `return gm__cli_...(...)`.
+ */
+#ifndef GM_CLI_CLI_H
+#define GM_CLI_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gmsim/gmsim.h"
+
+enum { GM_CLI_OK = 0, GM_CLI_ERROR = 1, GM_CLI_USAGE = 2 };
+
+/* X(verb, summary): the verb table, in the order `gmsim help` lists it.
+ * Each verb is `int gm__cmd_VERB(int argc, char **argv)` in cli/cmd_VERB.c,
+ * called with argv[0] the verb's name. */
+#define GM_CLI_VERBS(X)                                                    \
+    X(import, "import a trace file (csv) into a store")                   \
+    X(export, "write a stored trace out as csv")                          \
+    X(info, "list the traces in a store")                                 \
+    X(synth, "write a synthetic workload into a store")                   \
+    X(replay, "replay a trace through simulated allocators")              \
+    X(policies, "list the allocator policies and their parameters")
+
+#define GM__CLI_DECLARE(verb, summary) int gm__cmd_##verb(int argc, char **argv);
+GM_CLI_VERBS(GM__CLI_DECLARE)
+#undef GM__CLI_DECLARE
+
+/* ---- messages ------------------------------------------------------------ */
+
+/* Print "gmsim: MESSAGE" on stderr (stdout flushed first, so that merged
+ * output stays in order); returns GM_CLI_ERROR. */
+int gm__cli_error(const char *fmt, ...) GM_PRINTF(1, 2);
+
+/* Print "gmsim: MESSAGE" and the synopsis of `usage` (its first paragraph)
+ * on stderr; returns GM_CLI_USAGE. */
+int gm__cli_usage_error(const char *usage, const char *fmt, ...) GM_PRINTF(2, 3);
+
+/* The diagnostic for getopt_long's '?' (unknown option) or ':' (missing
+ * value) result c; returns GM_CLI_USAGE.  Parsers use an optstring starting
+ * with ':' and opterr = 0. */
+int gm__cli_option_error(const char *usage, char **argv, int c);
+
+/* Print the whole usage text on stdout; returns GM_CLI_OK (for --help). */
+int gm__cli_help(const char *usage);
+
+/* ---- option values -------------------------------------------------------- */
+
+/* Parse a size (gm_parse_size) given to option `opt`; on failure print a
+ * usage error and return GM_CLI_USAGE, else 0. */
+int gm__cli_size_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
+
+/* Parse an unsigned integer (decimal, or 0x hex) given to `opt`; as above. */
+int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
+
+/* ---- stores and traces ---------------------------------------------------- */
+
+/* Open a store, printing the library's message on failure (GM_CLI_ERROR). */
+int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out);
+
+/*
+ * The trace to work on: *name if given (checked to exist), else the store's
+ * only trace.  On success *out is a malloc'd copy of the name (the caller
+ * frees it).  No traces, or an absent name, is GM_CLI_ERROR; several
+ * traces and no --trace is GM_CLI_USAGE with the names listed.
+ */
+int gm__cli_pick_trace(gm_store_t *s, const char *usage, const char *name, char **out);
+
+/* Fills a started writer (an importer, a generator); 0 or a GM_E* code
+ * with err filled.  ctx is the caller's. */
+typedef int (*gm__cli_fill_fn)(gm_writer_t *w, void *ctx, gm_error_t *err);
+
+#define GM__CLI_REPLACE 0x1u /* replace a trace of the same name */
+#define GM__CLI_JSON 0x2u    /* report as JSON */
+
+/*
+ * Write trace `name` into the store at `db` (created if missing) with fill,
+ * then report it on stdout: one line ("VERB 'name' into 'db': …") or, with
+ * GM__CLI_JSON, {"store": DB, "trace": {…}} (the trace object of `info
+ * --json`).  On any failure the diagnostic is printed, the writer is
+ * aborted and, if db did not exist before, the files it created are
+ * removed, so a failed import leaves nothing behind.  An existing trace of
+ * that name is an error unless GM__CLI_REPLACE.  Returns the exit status.
+ */
+int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const char *verb,
+                        gm__cli_fill_fn fill, void *ctx);
+
+/* Write one trace's summary as a JSON object (the shape of `info --json`). */
+void gm__cli_json_trace(gm_json_t *j, const gm_trace_info_t *t);
+
+/* ---- output helpers ------------------------------------------------------- */
+
+/* A one-line status on stderr ("replaying …") shown only when stdout and
+ * stderr are both terminals; gm__cli_status_clear erases it. */
+void gm__cli_status(const char *fmt, ...) GM_PRINTF(1, 2);
+void gm__cli_status_clear(void);
+
+/* A text table: cells are added row by row (the first row is the header)
+ * and printed with each column as wide as its widest cell, separated by
+ * two spaces.  align has one letter per column: 'l' or 'r'.  Out of memory
+ * aborts the process (tables are small). */
+typedef struct gm__cli_table {
+    size_t ncols;
+    size_t ncells, cap;
+    char **cells;
+    const char *align;
+} gm__cli_table_t;
+
+void gm__cli_table_init(gm__cli_table_t *t, size_t ncols, const char *align);
+void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...) GM_PRINTF(2, 3);
+void gm__cli_table_print(const gm__cli_table_t *t, FILE *f, const char *indent);
+void gm__cli_table_release(gm__cli_table_t *t);
+
+/* strerror(e) with a lowercase first letter, as messages are lowercase
+ * (static buffer, valid until the next call). */
+const char *gm__cli_strerror(int e);
+
+/* gm_format_size into a static rotating buffer (8 slots): for printf. */
+const char *gm__cli_size(uint64_t bytes);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * cli/cmd_export.c — `gmsim export DB [--trace NAME] [--format FMT]
+ * [-o FILE]`.
+ *
+ * Export formats are a registry like the import ones (CMD_EXPORT_FORMATS).
+ * Output goes to stdout unless -o; a failed export to a file it created
+ * removes the partial file (an existing file or device is never removed).
+ * --trace may be left out when the store holds one trace.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static const char export_usage[] =
+    "usage: gmsim export DB [--trace NAME] [--format FMT] [-o FILE]\n"
+    "\n"
+    "Write a stored trace out in a text format.\n"
+    "\n"
+    "options:\n"
+    "  -t, --trace NAME    the trace to export (may be left out when DB holds\n"
+    "                      exactly one trace)\n"
+    "  -f, --format FMT    the output format: csv (the default)\n"
+    "  -o, --output FILE   write to FILE instead of standard output\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "The formats are described in docs/formats.md.\n";
+
+typedef int (*export_fn)(gm_reader_t *r, FILE *out, gm_error_t *err);
+
+/* X(name, exporter) */
+#define CMD_EXPORT_FORMATS(X) X(csv, gm_csv_export)
+
+typedef struct export_format {
+    const char *name;
+    export_fn run;
+} export_format_t;
+
+static const export_format_t export_formats[] = {
+#define EXPORT_ENTRY(name, fn) {#name, fn},
+    CMD_EXPORT_FORMATS(EXPORT_ENTRY)
+#undef EXPORT_ENTRY
+};
+
+static const export_format_t *export_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof export_formats / sizeof export_formats[0]; i++)
+        if (strcmp(export_formats[i].name, name) == 0)
+            return &export_formats[i];
+    return NULL;
+}
+
+int gm__cmd_export(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"trace", required_argument, NULL, 't'},  {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *trace = NULL, *format = "csv", *output = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":t:f:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': trace = optarg; break;
+        case 'f': format = optarg; break;
+        case 'o': output = optarg; break;
+        case 'h': return gm__cli_help(export_usage);
+        default: return gm__cli_option_error(export_usage, argv, c);
+        }
+    }
+    if (optind >= argc)
+        return gm__cli_usage_error(export_usage, "missing the store to read (DB)");
+    if (argc - optind > 1)
+        return gm__cli_usage_error(export_usage, "too many arguments: '%s'", argv[optind + 1]);
+    const export_format_t *fmt = export_find(format);
+    if (fmt == NULL)
+        return gm__cli_usage_error(export_usage, "unknown format '%s' (known: csv)", format);
+    if (output != NULL && strcmp(output, "-") == 0)
+        output = NULL;
+
+    gm_store_t *s;
+    int rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s);
+    if (rc)
+        return rc;
+    char *name = NULL;
+    gm_reader_t *r = NULL;
+    gm_error_t err = {0};
+    FILE *out = stdout;
+    if ((rc = gm__cli_pick_trace(s, export_usage, trace, &name)))
+        goto done;
+    if (gm_reader_open(s, name, &r, &err) != 0) {
+        rc = gm__cli_error("%s", err.msg);
+        goto done;
+    }
+    /* Remove a partial output on failure only if this command created it:
+     * never a file that was there before (or a device such as /dev/full). */
+    struct stat st;
+    int existed = output != NULL && stat(output, &st) == 0;
+    if (output != NULL && (out = fopen(output, "w")) == NULL) {
+        out = stdout;
+        rc = gm__cli_error("cannot create '%s': %s", output, gm__cli_strerror(errno));
+        goto done;
+    }
+    errno = 0;
+    if (fmt->run(r, out, &err) != 0) {
+        int e = errno;
+        if (err.code != GM_EIO)
+            rc = gm__cli_error("%s", err.msg);
+        else if (output != NULL)
+            rc = gm__cli_error("cannot write '%s': %s", output, e ? gm__cli_strerror(e) : err.msg);
+        else
+            rc = gm__cli_error("cannot write the output: %s", e ? gm__cli_strerror(e) : err.msg);
+    }
+    if (out != stdout) {
+        if (fclose(out) != 0 && rc == 0)
+            rc = gm__cli_error("cannot write '%s': %s", output, gm__cli_strerror(errno));
+        out = stdout;
+        if (rc != 0 && !existed)
+            unlink(output);
+    }
+done:
+    if (r != NULL)
+        gm_reader_close(r);
+    gm_store_close(s);
+    free(name);
+    return rc;
+}

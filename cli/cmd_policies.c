@@ -1,0 +1,140 @@
+/*
+ * cli/cmd_policies.c — `gmsim policies [--json]`: every registered policy
+ * (gm_policy_count/gm_policy_at, in registry order) with its parameters:
+ * name, type, default, help and, for enumerations, the choices.
+ */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char policies_usage[] =
+    "usage: gmsim policies [--json]\n"
+    "\n"
+    "List the allocator policies gmsim simulates and their parameters, which\n"
+    "'gmsim replay' sets with --param POLICY.KEY=VALUE.\n"
+    "\n"
+    "options:\n"
+    "      --json          print JSON instead of text (docs/formats.md)\n"
+    "  -h, --help          show this help\n";
+
+static const char *policies_type(gm_param_type_t type)
+{
+    switch (type) {
+    case GM_PARAM_SIZE: return "size";
+    case GM_PARAM_INT: return "int";
+    case GM_PARAM_DOUBLE: return "double";
+    case GM_PARAM_BOOL: return "bool";
+    case GM_PARAM_ENUM: return "enum";
+    case GM_PARAM_STRING: return "string";
+    }
+    return "?";
+}
+
+static void policies_text(void)
+{
+    for (size_t i = 0; i < gm_policy_count(); i++) {
+        const gm_policy_ops_t *ops = gm_policy_at(i);
+        if (i)
+            putchar('\n');
+        printf("%s: %s\n", ops->name, ops->help ? ops->help : "");
+        if (ops->nparams == 0) {
+            printf("  (no parameters)\n");
+            continue;
+        }
+        gm__cli_table_t t;
+        gm__cli_table_init(&t, 4, "llll");
+        gm__cli_table_cell(&t, "parameter");
+        gm__cli_table_cell(&t, "type");
+        gm__cli_table_cell(&t, "default");
+        gm__cli_table_cell(&t, "help");
+        for (size_t k = 0; k < ops->nparams; k++) {
+            const gm_param_spec_t *p = &ops->params[k];
+            gm__cli_table_cell(&t, "%s", p->name);
+            if (p->type == GM_PARAM_ENUM && p->choices)
+                gm__cli_table_cell(&t, "%s", p->choices);
+            else
+                gm__cli_table_cell(&t, "%s", policies_type(p->type));
+            gm__cli_table_cell(&t, "%s", p->def && p->def[0] ? p->def : "''");
+            gm__cli_table_cell(&t, "%s", p->help ? p->help : "");
+        }
+        gm__cli_table_print(&t, stdout, "  ");
+        gm__cli_table_release(&t);
+    }
+}
+
+static void policies_json(void)
+{
+    gm_json_t j;
+    gm_json_init(&j, stdout, 1);
+    gm_json_begin_object(&j);
+    gm_json_key(&j, "policies");
+    gm_json_begin_array(&j);
+    for (size_t i = 0; i < gm_policy_count(); i++) {
+        const gm_policy_ops_t *ops = gm_policy_at(i);
+        gm_json_begin_object(&j);
+        gm_json_key(&j, "name");
+        gm_json_str(&j, ops->name);
+        gm_json_key(&j, "help");
+        gm_json_str(&j, ops->help);
+        gm_json_key(&j, "params");
+        gm_json_begin_array(&j);
+        for (size_t k = 0; k < ops->nparams; k++) {
+            const gm_param_spec_t *p = &ops->params[k];
+            gm_json_begin_object(&j);
+            gm_json_key(&j, "name");
+            gm_json_str(&j, p->name);
+            gm_json_key(&j, "type");
+            gm_json_str(&j, policies_type(p->type));
+            gm_json_key(&j, "default");
+            gm_json_str(&j, p->def);
+            gm_json_key(&j, "help");
+            gm_json_str(&j, p->help);
+            if (p->type == GM_PARAM_ENUM) {
+                gm_json_key(&j, "choices");
+                gm_json_begin_array(&j);
+                const char *c = p->choices ? p->choices : "";
+                while (*c) {
+                    size_t n = strcspn(c, "|");
+                    char name[128];
+                    snprintf(name, sizeof name, "%.*s", (int)(n < 127 ? n : 127), c);
+                    gm_json_str(&j, name);
+                    c += n + (c[n] == '|');
+                }
+                gm_json_end_array(&j);
+            }
+            gm_json_end_object(&j);
+        }
+        gm_json_end_array(&j);
+        gm_json_end_object(&j);
+    }
+    gm_json_end_array(&j);
+    gm_json_end_object(&j);
+    gm_json_finish(&j);
+}
+
+int gm__cmd_policies(int argc, char **argv)
+{
+    enum { OPT_JSON = 256 };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int json = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: json = 1; break;
+        case 'h': return gm__cli_help(policies_usage);
+        default: return gm__cli_option_error(policies_usage, argv, c);
+        }
+    }
+    if (optind < argc)
+        return gm__cli_usage_error(policies_usage, "too many arguments: '%s'", argv[optind]);
+    if (json)
+        policies_json();
+    else
+        policies_text();
+    return GM_CLI_OK;
+}

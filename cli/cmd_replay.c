@@ -1,0 +1,390 @@
+/*
+ * cli/cmd_replay.c — `gmsim replay DB [--trace NAME] --policy P[,P...]
+ * [--param P.KEY=VALUE]... [--capacity SIZE] [--granularity SIZE] [--check]
+ * [--json]`.
+ *
+ * Parses the policies and their parameters (defaults, then each --param in
+ * command-line order), hands them to one gm_replay (one pass over the trace
+ * feeds every policy) and prints one table row, or one JSON run, per
+ * policy.  Every argument error — an unknown policy, a --param for a policy
+ * not selected, bad --param syntax, a value the policy refuses — is a usage
+ * error (exit 2); a trace that cannot be read or replayed is exit 1.  An
+ * OOM is a result, not an error.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char replay_usage[] =
+    "usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...\n"
+    "                    [--capacity SIZE] [--granularity SIZE] [--check] [--json]\n"
+    "\n"
+    "Replay a stored trace through simulated allocator policies, all in one\n"
+    "pass, and print their peak memory and fragmentation (docs/metrics.md).\n"
+    "\n"
+    "options:\n"
+    "  -t, --trace NAME        the trace (may be left out when DB holds one)\n"
+    "  -p, --policy P[,P...]   the policies to run ('all' for every one; see\n"
+    "                          'gmsim policies'); may be repeated\n"
+    "  -P, --param P.KEY=VALUE set parameter KEY of policy P; may be repeated\n"
+    "      --capacity SIZE     device capacity (e.g. 80GiB; default unlimited):\n"
+    "                          requests beyond it count as OOMs\n"
+    "      --granularity SIZE  device allocation granularity, a power of two\n"
+    "                          (default 512)\n"
+    "      --check             check every policy's invariants after every\n"
+    "                          event (slow)\n"
+    "      --json              print JSON instead of a table (docs/formats.md)\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Sizes take KiB/MiB/GiB/TiB suffixes.\n";
+
+typedef struct replay_args {
+    const gm_policy_ops_t **ops; /* selected policies, in order, no repeats */
+    size_t nops;
+    const char **params;         /* the --param texts, in order */
+    size_t nparams;
+} replay_args_t;
+
+static int replay_select(replay_args_t *a, const gm_policy_ops_t *ops)
+{
+    for (size_t i = 0; i < a->nops; i++)
+        if (a->ops[i] == ops)
+            return 0;
+    a->ops[a->nops++] = ops;
+    return 0;
+}
+
+/* "all, native, buddy, …" for messages. */
+static void replay_known(char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "all");
+    for (size_t i = 0; i < gm_policy_count() && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, ", %s", gm_policy_at(i)->name);
+}
+
+/* Add the policies of one --policy value ("a,b" or "all"). */
+static int replay_add_policies(replay_args_t *a, const char *text)
+{
+    char *copy = strdup(text), *save = NULL;
+    if (copy == NULL)
+        return gm__cli_error("out of memory");
+    int rc = 0;
+    int any = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        any = 1;
+        if (strcmp(tok, "all") == 0) {
+            for (size_t i = 0; i < gm_policy_count(); i++)
+                replay_select(a, gm_policy_at(i));
+            continue;
+        }
+        const gm_policy_ops_t *ops = gm_policy_find(tok);
+        if (ops == NULL) {
+            char known[256];
+            replay_known(known, sizeof known);
+            rc = gm__cli_usage_error(replay_usage,
+                                     "unknown policy '%s' (known: %s; see 'gmsim policies')",
+                                     tok, known);
+        } else {
+            replay_select(a, ops);
+        }
+    }
+    if (!any && rc == 0)
+        rc = gm__cli_usage_error(replay_usage, "invalid value for --policy: no policy named");
+    free(copy);
+    return rc;
+}
+
+/* Apply every --param to the selected policies' parameter sets. */
+static int replay_apply_params(const replay_args_t *a, gm_params_t *sets)
+{
+    for (size_t i = 0; i < a->nparams; i++) {
+        const char *text = a->params[i];
+        const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
+        if (dot == NULL || eq == NULL || dot > eq || dot == text || eq == dot + 1)
+            return gm__cli_usage_error(replay_usage,
+                                       "invalid --param '%s' (expected POLICY.KEY=VALUE)", text);
+        char policy[128], key[128];
+        size_t np = (size_t)(dot - text), nk = (size_t)(eq - dot - 1);
+        if (np >= sizeof policy || nk >= sizeof key)
+            return gm__cli_usage_error(replay_usage, "invalid --param '%s' (name too long)",
+                                       text);
+        memcpy(policy, text, np);
+        policy[np] = '\0';
+        memcpy(key, dot + 1, nk);
+        key[nk] = '\0';
+        const gm_policy_ops_t *ops = gm_policy_find(policy);
+        if (ops == NULL)
+            return gm__cli_usage_error(replay_usage,
+                                       "unknown policy '%s' in --param '%s' (see 'gmsim "
+                                       "policies')",
+                                       policy, text);
+        size_t k = 0;
+        while (k < a->nops && a->ops[k] != ops)
+            k++;
+        if (k == a->nops)
+            return gm__cli_usage_error(replay_usage,
+                                       "--param '%s' is for policy '%s', which --policy does "
+                                       "not select",
+                                       text, policy);
+        gm_error_t err = {0};
+        if (gm_params_set(&sets[k], key, eq + 1, &err) != 0)
+            return gm__cli_usage_error(replay_usage, "%s", err.msg);
+    }
+    return 0;
+}
+
+static void replay_percent(gm__cli_table_t *t, double v, int sign)
+{
+    if (!isfinite(v))
+        gm__cli_table_cell(t, "-");
+    else
+        gm__cli_table_cell(t, sign ? "%+.1f%%" : "%.1f%%", v * 100.0);
+}
+
+static void replay_table(const char *name, gm_replay_t *r, const gm_device_config_t *dev)
+{
+    printf("trace '%s': %" PRIu64 " events, load %s (peak requested: the floor for every "
+           "policy)",
+           name, gm_replay_events(r), gm__cli_size(gm_replay_load(r)));
+    if (dev->capacity)
+        printf(", capacity %s", gm__cli_size(dev->capacity));
+    printf("\n\n");
+
+    static const char *const head[] = {
+        "policy",   "peak reserved", "peak allocated", "util",    "efficiency",
+        "overhead", "frag@peak",     "ext frag",       "waste",   "dev mallocs",
+        "dev frees", "dev time",     "ooms",           "ns/event",
+    };
+    enum { NCOLS = sizeof head / sizeof head[0] };
+    gm__cli_table_t t;
+    gm__cli_table_init(&t, NCOLS, "lrrrrrrrrrrrrr");
+    for (size_t i = 0; i < NCOLS; i++)
+        gm__cli_table_cell(&t, "%s", head[i]);
+    size_t n = gm_replay_count(r);
+    for (size_t i = 0; i < n; i++) {
+        const gm_metrics_t *m = gm_replay_metrics(r, i);
+        gm__cli_table_cell(&t, "%s", gm_replay_params(r, i)->ops->name);
+        gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_reserved));
+        gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_allocated));
+        replay_percent(&t, m->utilization, 0);
+        replay_percent(&t, m->efficiency, 0);
+        replay_percent(&t, m->overhead, 1);
+        replay_percent(&t, m->frag_at_peak, 0);
+        replay_percent(&t, m->external_frag_at_peak, 0);
+        gm__cli_table_cell(&t, "%s", gm__cli_size(m->internal_waste_at_peak));
+        gm__cli_table_cell(&t, "%" PRIu64, m->device_mallocs);
+        gm__cli_table_cell(&t, "%" PRIu64, m->device_frees);
+        gm__cli_table_cell(&t, "%.1f ms", (double)m->device_time_ns / 1e6);
+        gm__cli_table_cell(&t, "%" PRIu64, m->ooms);
+        gm__cli_table_cell(&t, "%.1f", m->sim_ns_per_event);
+    }
+    gm__cli_table_print(&t, stdout, NULL);
+    gm__cli_table_release(&t);
+    for (size_t i = 0; i < n; i++) {
+        const gm_metrics_t *m = gm_replay_metrics(r, i);
+        if (m->ooms)
+            printf("'%s' ran out of memory %" PRIu64 " time%s, first at event %" PRId64 "\n",
+                   gm_replay_params(r, i)->ops->name, m->ooms, m->ooms == 1 ? "" : "s",
+                   m->first_oom_event);
+    }
+}
+
+static void replay_json(const char *name, gm_replay_t *r, const gm_device_config_t *dev)
+{
+    gm_json_t j;
+    gm_json_init(&j, stdout, 1);
+    gm_json_begin_object(&j);
+    gm_json_key(&j, "trace");
+    gm_json_str(&j, name);
+    gm_json_key(&j, "events");
+    gm_json_u64(&j, gm_replay_events(r));
+    gm_json_key(&j, "load");
+    gm_json_u64(&j, gm_replay_load(r));
+    gm_json_key(&j, "device");
+    gm_json_begin_object(&j);
+    gm_json_key(&j, "capacity");
+    gm_json_u64(&j, dev->capacity);
+    gm_json_key(&j, "granularity");
+    gm_json_u64(&j, dev->granularity);
+    gm_json_end_object(&j);
+    gm_json_key(&j, "runs");
+    gm_json_begin_array(&j);
+    for (size_t i = 0; i < gm_replay_count(r); i++) {
+        const gm_params_t *p = gm_replay_params(r, i);
+        const gm_metrics_t *m = gm_replay_metrics(r, i);
+        gm_json_begin_object(&j);
+        gm_json_key(&j, "policy");
+        gm_json_str(&j, p->ops->name);
+        gm_json_key(&j, "params");
+        gm_json_begin_object(&j);
+        for (size_t k = 0; k < p->ops->nparams; k++) {
+            char buf[512];
+            gm_param_json(&p->ops->params[k], p->values[k], buf, sizeof buf);
+            gm_json_key(&j, p->ops->params[k].name);
+            gm_json_raw(&j, buf);
+        }
+        gm_json_end_object(&j);
+        gm_json_key(&j, "metrics");
+        gm_json_begin_object(&j);
+#define REPLAY_JSON_U64(v) gm_json_u64(&j, v)
+#define REPLAY_JSON_I64(v) gm_json_i64(&j, v)
+#define REPLAY_JSON_F64(v) gm_json_double(&j, v)
+#define REPLAY_METRIC(name, type) \
+    gm_json_key(&j, #name);       \
+    REPLAY_JSON_##type(m->name);
+        GM_METRICS(REPLAY_METRIC)
+#undef REPLAY_METRIC
+#undef REPLAY_JSON_U64
+#undef REPLAY_JSON_I64
+#undef REPLAY_JSON_F64
+        gm_json_end_object(&j);
+        gm_json_end_object(&j);
+    }
+    gm_json_end_array(&j);
+    gm_json_end_object(&j);
+    gm_json_finish(&j);
+}
+
+/* Create the replay with every selected policy; GM_CLI_* status. */
+static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, gm_replay_t **out)
+{
+    gm_params_t *sets = calloc(a->nops, sizeof *sets);
+    if (sets == NULL)
+        return gm__cli_error("out of memory");
+    gm_error_t err = {0};
+    size_t ready = 0;
+    int rc = GM_CLI_OK;
+    for (; ready < a->nops; ready++) {
+        if (gm_params_init(&sets[ready], a->ops[ready], &err) != 0) {
+            rc = gm__cli_error("%s", err.msg);
+            break;
+        }
+    }
+    if (rc == GM_CLI_OK)
+        rc = replay_apply_params(a, sets);
+    *out = NULL;
+    if (rc == GM_CLI_OK && gm_replay_create(cfg, out, &err) != 0)
+        rc = gm__cli_error("%s", err.msg);
+    for (size_t i = 0; rc == GM_CLI_OK && i < a->nops; i++)
+        if (gm_replay_add(*out, &sets[i], &err) != 0)
+            rc = gm__cli_error("%s", err.msg);
+    for (size_t i = 0; i < ready; i++)
+        gm_params_release(&sets[i]);
+    free(sets);
+    if (rc != GM_CLI_OK && *out != NULL) {
+        gm_replay_destroy(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int gm__cmd_replay(int argc, char **argv)
+{
+    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON };
+    static const struct option longopts[] = {
+        {"trace", required_argument, NULL, 't'},
+        {"policy", required_argument, NULL, 'p'},
+        {"param", required_argument, NULL, 'P'},
+        {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"granularity", required_argument, NULL, OPT_GRANULARITY},
+        {"check", no_argument, NULL, OPT_CHECK},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    const char *trace = NULL;
+    int json = 0, c, rc = GM_CLI_OK;
+    gm_replay_t *r = NULL;
+    gm_store_t *s = NULL;
+    char *name = NULL;
+    gm_error_t err = {0};
+    size_t npol = gm_policy_count();
+    replay_args_t a = {
+        .ops = calloc(npol ? npol : 1, sizeof *a.ops),
+        .params = calloc((size_t)argc, sizeof *a.params),
+    };
+    const char **policies = calloc((size_t)argc, sizeof *policies);
+    size_t npolicies = 0;
+    if (a.ops == NULL || a.params == NULL || policies == NULL) {
+        rc = gm__cli_error("out of memory");
+        goto out;
+    }
+    opterr = 0;
+    while (rc == GM_CLI_OK && (c = getopt_long(argc, argv, ":t:p:P:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': trace = optarg; break;
+        case 'p': policies[npolicies++] = optarg; break;
+        case 'P': a.params[a.nparams++] = optarg; break;
+        case OPT_CAPACITY:
+            rc = gm__cli_size_arg(replay_usage, "--capacity", optarg, &cfg.device.capacity);
+            break;
+        case OPT_GRANULARITY:
+            rc = gm__cli_size_arg(replay_usage, "--granularity", optarg,
+                                  &cfg.device.granularity);
+            if (rc == 0 && (cfg.device.granularity == 0 ||
+                            (cfg.device.granularity & (cfg.device.granularity - 1))))
+                rc = gm__cli_usage_error(replay_usage,
+                                         "invalid value for --granularity: '%s' is not a power "
+                                         "of two",
+                                         optarg);
+            break;
+        case OPT_CHECK: cfg.check_level = 2; break;
+        case OPT_JSON: json = 1; break;
+        case 'h': rc = gm__cli_help(replay_usage); goto out;
+        default: rc = gm__cli_option_error(replay_usage, argv, c); break;
+        }
+    }
+    if (rc)
+        goto out;
+    if (optind >= argc) {
+        rc = gm__cli_usage_error(replay_usage, "missing the store to read (DB)");
+        goto out;
+    }
+    if (argc - optind > 1) {
+        rc = gm__cli_usage_error(replay_usage, "too many arguments: '%s'", argv[optind + 1]);
+        goto out;
+    }
+    if (npolicies == 0) {
+        rc = gm__cli_usage_error(replay_usage,
+                                 "missing --policy (see 'gmsim policies', or use --policy all)");
+        goto out;
+    }
+    for (size_t i = 0; i < npolicies && rc == GM_CLI_OK; i++)
+        rc = replay_add_policies(&a, policies[i]);
+    if (rc)
+        goto out;
+
+    /* Arguments first (usage errors win over file errors), then the store. */
+    if ((rc = replay_setup(&a, &cfg, &r)) ||
+        (rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s)) ||
+        (rc = gm__cli_pick_trace(s, replay_usage, trace, &name)))
+        goto out;
+    gm__cli_status("replaying '%s' through %zu polic%s...", name, a.nops,
+                   a.nops == 1 ? "y" : "ies");
+    if (gm_replay_trace(r, s, name, &err) != 0) {
+        gm__cli_status_clear();
+        rc = gm__cli_error("%s", err.msg);
+        goto out;
+    }
+    gm__cli_status_clear();
+    if (json)
+        replay_json(name, r, &cfg.device);
+    else
+        replay_table(name, r, &cfg.device);
+out:
+    free(name);
+    if (s)
+        gm_store_close(s);
+    if (r)
+        gm_replay_destroy(r);
+    free(a.ops);
+    free(a.params);
+    free(policies);
+    return rc;
+}

@@ -1,0 +1,563 @@
+/*
+ * replay/engine.c — one pass over a trace feeds any number of policies.
+ *
+ * Each chunk of events is processed in two passes:
+ *
+ *  1. The engine walks the chunk once, policy-independently: it validates
+ *     each ALLOC/FREE, maps the allocation id to a slot (a small index
+ *     recycled LIFO through a free list, so the largest slot is bounded by the
+ *     peak number of live allocations), tracks requested bytes, and notes for
+ *     each FREE the stream of the allocation it ends.
+ *  2. The chunk then runs through each policy in turn (policy-major, so each
+ *     policy's working set stays in cache and one clock read per chunk times
+ *     it).  Per policy the engine keeps the live blocks by slot, allocated
+ *     bytes, the reserved peak and the state at the first event where it is
+ *     reached (t*), OOMs, and a downsampled timeline.
+ *
+ * Memory is bounded by the live set: slots, per-policy blocks and the id map
+ * all scale with the peak live count, never with the trace length.
+ *
+ * Timeline: each point holds the maxima of requested/allocated/reserved over
+ * a run of `bucket` events.  The bucket starts at 1 event; whenever the
+ * points reach twice the target, neighbouring pairs are merged and the
+ * bucket doubles, so any trace length ends with between target and
+ * 2 × target points (fewer only for short traces), peaks preserved.
+ */
+#include "gmsim/replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "traces/idmap.h"
+
+#define ENGINE_NO_SLOT UINT32_MAX
+#define ENGINE_NO_ADDR UINT64_MAX /* block of an allocation that OOMed; its
+                                     size then holds the request */
+
+typedef struct engine_run {
+    gm_params_t params;
+    gm_device_t dev;
+    gm_policy_t *policy;
+    gm_block_t *blocks; /* by slot */
+    size_t blocks_cap;
+
+    uint64_t allocated;
+    uint64_t peak_allocated;
+    uint64_t peak_reserved;
+    uint64_t requested_at_peak; /* state at t*, the first reserved peak */
+    uint64_t allocated_at_peak;
+    uint64_t largest_free_at_peak;
+    uint64_t ooms;
+    int64_t first_oom;
+    uint64_t failed_live; /* requested bytes of live allocations that OOMed */
+    double ns; /* time spent in this run's pass 2 */
+
+    gm_timeline_point_t *tl; /* 2 × target capacity */
+    size_t ntl;
+    uint64_t bucket;   /* events per point */
+    uint64_t inbucket; /* events in the open point */
+    gm_timeline_point_t open;
+
+    gm_metrics_t m;
+} engine_run_t;
+
+struct gm_replay {
+    gm_replay_config_t cfg;
+    engine_run_t **runs; /* each run apart: its policy points at its device */
+    size_t nruns;
+
+    gm__idmap_t live;   /* allocation id → slot */
+    uint32_t *free_slots;
+    size_t nfree, free_cap;
+    uint32_t nslots;    /* slots ever handed out */
+    uint64_t *slot_size; /* requested bytes of the slot's allocation */
+    uint32_t *slot_stream;
+    size_t slot_cap;
+
+    /* Per-chunk scratch from pass 1. */
+    uint32_t *ev_slot;     /* ALLOC/FREE: slot, else ENGINE_NO_SLOT */
+    uint64_t *ev_requested; /* requested bytes after the event */
+    uint32_t *ev_stream;   /* FREE: stream of the allocation it ends */
+    size_t scratch_cap;
+
+    uint64_t requested;
+    uint64_t peak_requested;
+    uint64_t events;
+    int64_t empty_cache_tag;
+    int started;
+    int finished;
+    int failed;
+};
+
+static double engine_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+void gm_replay_config_default(gm_replay_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    gm_device_config_default(&cfg->device);
+    cfg->timeline_points = 2000;
+    /* GM_DEBUG=1 checks every policy at the end, GM_DEBUG=2 after every event. */
+    const char *debug = getenv("GM_DEBUG");
+    cfg->check_level = debug ? atoi(debug) : 0;
+}
+
+int gm_replay_create(const gm_replay_config_t *cfg, gm_replay_t **out, gm_error_t *err)
+{
+    gm_replay_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    if (cfg)
+        r->cfg = *cfg;
+    else
+        gm_replay_config_default(&r->cfg);
+    gm__idmap_init(&r->live);
+    r->empty_cache_tag = -1;
+    *out = r;
+    return 0;
+}
+
+/* Copy a parameter set through the public API (strings are duplicated). */
+static int engine_params_copy(gm_params_t *dst, const gm_params_t *src, gm_error_t *err)
+{
+    int rc = gm_params_init(dst, src->ops, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < src->ops->nparams; i++) {
+        const gm_param_spec_t *spec = &src->ops->params[i];
+        if (spec->type == GM_PARAM_STRING)
+            rc = gm_params_set(dst, spec->name, src->values[i].s ? src->values[i].s : "", err);
+        else
+            dst->values[i] = src->values[i];
+        if (rc) {
+            gm_params_release(dst);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
+{
+    if (r->started)
+        return gm_error_set(err, GM_ESTATE, "policies must be added before the first event");
+    engine_run_t **runs = realloc(r->runs, (r->nruns + 1) * sizeof *runs);
+    if (runs == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    r->runs = runs;
+    engine_run_t *run = calloc(1, sizeof *run);
+    if (run == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    int rc = engine_params_copy(&run->params, params, err);
+    if (rc) {
+        free(run);
+        return rc;
+    }
+    gm_device_init(&run->dev, &r->cfg.device);
+    rc = params->ops->create(&run->dev, run->params.values, &run->policy, err);
+    if (rc) {
+        gm_params_release(&run->params);
+        free(run);
+        return rc;
+    }
+    run->first_oom = -1;
+    run->bucket = 1;
+    if (r->cfg.timeline_points) {
+        run->tl = malloc(2 * r->cfg.timeline_points * sizeof *run->tl);
+        if (run->tl == NULL) {
+            run->policy->ops->destroy(run->policy);
+            gm_params_release(&run->params);
+            free(run);
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        }
+    }
+    r->runs[r->nruns++] = run;
+    return 0;
+}
+
+void gm_replay_set_empty_cache_tag(gm_replay_t *r, int64_t tag) { r->empty_cache_tag = tag; }
+
+static int engine_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 256;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (q == NULL)
+        return GM_ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static int engine_scratch(gm_replay_t *r, size_t n)
+{
+    if (n <= r->scratch_cap)
+        return 0;
+    size_t cap = r->scratch_cap ? r->scratch_cap : 1024;
+    while (cap < n)
+        cap *= 2;
+    uint32_t *slot = realloc(r->ev_slot, cap * sizeof *slot);
+    if (slot)
+        r->ev_slot = slot;
+    uint64_t *req = realloc(r->ev_requested, cap * sizeof *req);
+    if (req)
+        r->ev_requested = req;
+    uint32_t *stream = realloc(r->ev_stream, cap * sizeof *stream);
+    if (stream)
+        r->ev_stream = stream;
+    if (!slot || !req || !stream)
+        return GM_ENOMEM;
+    r->scratch_cap = cap;
+    return 0;
+}
+
+/* Pass 1: validate, assign slots, track requested bytes. */
+static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, gm_error_t *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const gm_event_t *e = &ev[i];
+        uint64_t index = r->events + i;
+        uint64_t slot64;
+        uint32_t slot = ENGINE_NO_SLOT;
+        switch (e->op) {
+        case GM_OP_ALLOC:
+            if (e->size == 0 || e->size > GM_SIZE_LIMIT)
+                return gm_error_set(err, GM_EFORMAT, "event %llu: invalid size %llu",
+                                    (unsigned long long)index, (unsigned long long)e->size);
+            if (r->nfree) {
+                slot = r->free_slots[--r->nfree];
+            } else {
+                if (r->nslots == ENGINE_NO_SLOT - 1)
+                    return gm_error_set(err, GM_ENOMEM, "event %llu: too many live allocations",
+                                        (unsigned long long)index);
+                size_t cap = r->slot_cap;
+                if (engine_grow((void **)&r->slot_size, &cap, r->nslots + 1, sizeof *r->slot_size))
+                    return gm_error_set(err, GM_ENOMEM, "out of memory");
+                cap = r->slot_cap;
+                if (engine_grow((void **)&r->slot_stream, &cap, r->nslots + 1,
+                                sizeof *r->slot_stream))
+                    return gm_error_set(err, GM_ENOMEM, "out of memory");
+                r->slot_cap = cap;
+                slot = r->nslots++;
+            }
+            switch (gm__idmap_insert(&r->live, e->id, slot)) {
+            case 0:
+                break;
+            case 1:
+                /* The slot leaks, harmlessly: the replay has failed. */
+                return gm_error_set(err, GM_EFORMAT, "event %llu: allocation id %llu is already live",
+                                    (unsigned long long)index, (unsigned long long)e->id);
+            default:
+                return gm_error_set(err, GM_ENOMEM, "out of memory");
+            }
+            r->slot_size[slot] = e->size;
+            r->slot_stream[slot] = e->stream;
+            r->requested += e->size;
+            if (r->requested > r->peak_requested)
+                r->peak_requested = r->requested;
+            break;
+        case GM_OP_FREE:
+            if (!gm__idmap_remove(&r->live, e->id, &slot64))
+                return gm_error_set(err, GM_EFORMAT, "event %llu: free of id %llu that is not live",
+                                    (unsigned long long)index, (unsigned long long)e->id);
+            slot = (uint32_t)slot64;
+            r->ev_stream[i] = r->slot_stream[slot];
+            r->requested -= r->slot_size[slot];
+            if (engine_grow((void **)&r->free_slots, &r->free_cap, r->nfree + 1,
+                            sizeof *r->free_slots))
+                return gm_error_set(err, GM_ENOMEM, "out of memory");
+            r->free_slots[r->nfree++] = slot;
+            break;
+        default:
+            if (e->op >= GM_OP_COUNT)
+                return gm_error_set(err, GM_EFORMAT, "event %llu: unknown op %u",
+                                    (unsigned long long)index, e->op);
+            break;
+        }
+        r->ev_slot[i] = slot;
+        r->ev_requested[i] = r->requested;
+    }
+    return 0;
+}
+
+static void engine_timeline_push(gm_replay_t *r, engine_run_t *run)
+{
+    size_t target = r->cfg.timeline_points;
+    run->tl[run->ntl++] = run->open;
+    run->inbucket = 0;
+    if (run->ntl < 2 * target)
+        return;
+    /* Merge neighbouring pairs; the bucket doubles. */
+    for (size_t k = 0; k < target; k++) {
+        gm_timeline_point_t a = run->tl[2 * k], b = run->tl[2 * k + 1];
+        gm_timeline_point_t *m = &run->tl[k];
+        *m = b;
+        if (a.requested > m->requested)
+            m->requested = a.requested;
+        if (a.allocated > m->allocated)
+            m->allocated = a.allocated;
+        if (a.reserved > m->reserved)
+            m->reserved = a.reserved;
+    }
+    run->ntl = target;
+    run->bucket *= 2;
+}
+
+static inline void engine_timeline_add(gm_replay_t *r, engine_run_t *run, uint64_t index,
+                                       uint64_t ts, uint64_t requested)
+{
+    gm_timeline_point_t *o = &run->open;
+    if (run->inbucket == 0) {
+        o->requested = requested;
+        o->allocated = run->allocated;
+        o->reserved = run->dev.reserved;
+    } else {
+        if (requested > o->requested)
+            o->requested = requested;
+        if (run->allocated > o->allocated)
+            o->allocated = run->allocated;
+        if (run->dev.reserved > o->reserved)
+            o->reserved = run->dev.reserved;
+    }
+    o->event = index;
+    o->ts_ns = ts;
+    if (++run->inbucket == run->bucket)
+        engine_timeline_push(r, run);
+}
+
+static int engine_check(engine_run_t *run, uint64_t index, gm_error_t *err)
+{
+    char why[256] = "";
+    int bad = run->policy->ops->check(run->policy, why, sizeof why);
+    if (bad)
+        return gm_error_set(err, GM_ECORRUPT, "policy %s: %d invariant violation%s after event %llu: %s",
+                            run->policy->ops->name, bad, bad == 1 ? "" : "s",
+                            (unsigned long long)index, why);
+    return 0;
+}
+
+/* Pass 2: the chunk through one policy. */
+static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev, size_t n,
+                        gm_error_t *err)
+{
+    if (engine_grow((void **)&run->blocks, &run->blocks_cap, r->nslots ? r->nslots : 1,
+                    sizeof *run->blocks))
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    gm_policy_t *p = run->policy;
+    const gm_policy_ops_t *ops = p->ops;
+    gm_block_t *blocks = run->blocks;
+    int check_each = r->cfg.check_level >= 2;
+    int timeline = r->cfg.timeline_points != 0;
+
+    double t0 = engine_now_ns();
+    for (size_t i = 0; i < n; i++) {
+        const gm_event_t *e = &ev[i];
+        uint32_t slot = r->ev_slot[i];
+        int rc;
+        switch (e->op) {
+        case GM_OP_ALLOC: {
+            gm_request_t req = {e->size, e->id, e->stream};
+            rc = ops->alloc(p, &req, &blocks[slot]);
+            if (rc == 0) {
+                run->allocated += blocks[slot].size;
+                if (run->allocated > run->peak_allocated)
+                    run->peak_allocated = run->allocated;
+            } else if (rc == GM_ALLOC_OOM) {
+                blocks[slot].addr = ENGINE_NO_ADDR;
+                blocks[slot].size = e->size; /* the request, to undo at its free */
+                run->failed_live += e->size;
+                if (run->ooms++ == 0)
+                    run->first_oom = (int64_t)(r->events + i);
+            } else {
+                return gm_error_set(err, rc, "policy %s failed at event %llu (%s)", ops->name,
+                                    (unsigned long long)(r->events + i), gm_strerror(rc));
+            }
+            break;
+        }
+        case GM_OP_FREE:
+            if (blocks[slot].addr == ENGINE_NO_ADDR) {
+                run->failed_live -= blocks[slot].size;
+                break;
+            }
+            rc = ops->free(p, &blocks[slot], r->ev_stream[i]);
+            if (rc)
+                return gm_error_set(err, rc, "policy %s refused the free at event %llu (%s)",
+                                    ops->name, (unsigned long long)(r->events + i),
+                                    gm_strerror(rc));
+            run->allocated -= blocks[slot].size;
+            break;
+        case GM_OP_MARK:
+            if ((int64_t)e->tag == r->empty_cache_tag && ops->empty_cache)
+                ops->empty_cache(p);
+            break;
+        default:
+            break; /* SEG_* are observations, never requests */
+        }
+        if (run->dev.reserved > run->peak_reserved) {
+            gm_policy_stats_t st;
+            ops->stats(p, &st);
+            run->peak_reserved = run->dev.reserved;
+            run->requested_at_peak = r->ev_requested[i] - run->failed_live;
+            run->allocated_at_peak = run->allocated;
+            run->largest_free_at_peak = st.largest_free;
+        }
+        if (timeline)
+            engine_timeline_add(r, run, r->events + i, e->ts_ns, r->ev_requested[i]);
+        if (check_each && (rc = engine_check(run, r->events + i, err)) != 0)
+            return rc;
+    }
+    run->ns += engine_now_ns() - t0;
+    return 0;
+}
+
+int gm_replay_feed(gm_replay_t *r, const gm_event_t *events, size_t n, gm_error_t *err)
+{
+    if (r->finished || r->failed)
+        return gm_error_set(err, GM_ESTATE, "replay already %s", r->finished ? "finished" : "failed");
+    r->started = 1;
+    int rc = engine_scratch(r, n);
+    if (rc)
+        return gm_error_set(err, rc, "out of memory");
+    rc = engine_pass1(r, events, n, err);
+    for (size_t k = 0; rc == 0 && k < r->nruns; k++)
+        rc = engine_pass2(r, r->runs[k], events, n, err);
+    if (rc) {
+        r->failed = 1;
+        return rc;
+    }
+    r->events += n;
+    return 0;
+}
+
+static double engine_ratio(uint64_t num, uint64_t den, double if_zero)
+{
+    return den ? (double)num / (double)den : if_zero;
+}
+
+int gm_replay_finish(gm_replay_t *r, gm_error_t *err)
+{
+    if (r->failed)
+        return gm_error_set(err, GM_ESTATE, "replay failed earlier");
+    if (r->finished)
+        return 0;
+    for (size_t k = 0; k < r->nruns; k++) {
+        engine_run_t *run = r->runs[k];
+        if (r->cfg.check_level >= 1) {
+            int rc = engine_check(run, r->events ? r->events - 1 : 0, err);
+            if (rc)
+                return rc;
+        }
+        if (run->tl && run->inbucket)
+            engine_timeline_push(r, run);
+        gm_metrics_t *m = &run->m;
+        m->peak_requested = r->peak_requested;
+        m->peak_allocated = run->peak_allocated;
+        m->peak_reserved = run->peak_reserved;
+        m->utilization = engine_ratio(run->peak_allocated, run->peak_reserved, 1.0);
+        m->efficiency = engine_ratio(r->peak_requested, run->peak_reserved, 1.0);
+        m->overhead = r->peak_requested
+                          ? (double)run->peak_reserved / (double)r->peak_requested - 1.0
+                          : 0.0;
+        m->frag_at_peak = 1.0 - engine_ratio(run->allocated_at_peak, run->peak_reserved, 1.0);
+        m->internal_waste_at_peak = run->allocated_at_peak - run->requested_at_peak;
+        uint64_t unused = run->peak_reserved - run->allocated_at_peak;
+        m->external_frag_at_peak =
+            unused ? (double)(unused - (run->largest_free_at_peak < unused
+                                            ? run->largest_free_at_peak
+                                            : unused)) /
+                         (double)unused
+                   : 0.0;
+        m->device_mallocs = run->dev.mallocs;
+        m->device_frees = run->dev.frees;
+        m->device_time_ns = (uint64_t)(run->dev.time_ns + 0.5);
+        m->ooms = run->ooms;
+        m->first_oom_event = run->first_oom;
+        m->events = r->events;
+        m->sim_ns_per_event = r->events ? run->ns / (double)r->events : 0.0;
+    }
+    r->finished = 1;
+    return 0;
+}
+
+size_t gm_replay_count(const gm_replay_t *r) { return r->nruns; }
+
+const gm_params_t *gm_replay_params(const gm_replay_t *r, size_t i)
+{
+    return i < r->nruns ? &r->runs[i]->params : NULL;
+}
+
+const gm_metrics_t *gm_replay_metrics(const gm_replay_t *r, size_t i)
+{
+    return i < r->nruns && r->finished ? &r->runs[i]->m : NULL;
+}
+
+const gm_timeline_point_t *gm_replay_timeline(const gm_replay_t *r, size_t i, size_t *n)
+{
+    if (i >= r->nruns) {
+        *n = 0;
+        return NULL;
+    }
+    *n = r->runs[i]->ntl;
+    return r->runs[i]->tl;
+}
+
+uint64_t gm_replay_load(const gm_replay_t *r) { return r->peak_requested; }
+uint64_t gm_replay_events(const gm_replay_t *r) { return r->events; }
+
+gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i)
+{
+    return i < r->nruns ? r->runs[i]->policy : NULL;
+}
+
+void gm_replay_destroy(gm_replay_t *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t k = 0; k < r->nruns; k++) {
+        engine_run_t *run = r->runs[k];
+        run->policy->ops->destroy(run->policy);
+        gm_params_release(&run->params);
+        free(run->blocks);
+        free(run->tl);
+        free(run);
+    }
+    free(r->runs);
+    gm__idmap_release(&r->live);
+    free(r->free_slots);
+    free(r->slot_size);
+    free(r->slot_stream);
+    free(r->ev_slot);
+    free(r->ev_requested);
+    free(r->ev_stream);
+    free(r);
+}
+
+int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t *err)
+{
+    gm_reader_t *rd;
+    int rc = gm_reader_open(s, name, &rd, err);
+    if (rc)
+        return rc;
+    gm_replay_set_empty_cache_tag(r, gm_reader_find_tag(rd, "empty_cache"));
+    const gm_event_t *ev;
+    size_t n;
+    while ((rc = gm_reader_next(rd, &ev, &n, err)) == 0 && n > 0) {
+        rc = gm_replay_feed(r, ev, n, err);
+        if (rc) {
+            gm_error_prefix(err, "trace '%s'", name);
+            break;
+        }
+    }
+    gm_reader_close(rd);
+    if (rc == 0)
+        rc = gm_replay_finish(r, err);
+    return rc;
+}

@@ -1,0 +1,261 @@
+/*
+ * sim/device.c — the simulated device: capacity, granularity, cost model,
+ * reserved-bytes accounting, and the size parser/formatter.
+ *
+ * Addresses come from a bump pointer that starts at DEVICE_BASE (1 TiB, so
+ * that no block ever sits at address 0 and every alignment up to 1 TiB
+ * holds from the start) and only moves up: an address is never handed out
+ * twice, so two live blocks that overlap are always a policy bug.  Alignment
+ * padding is address space only; it is never counted as reserved.
+ *
+ * Invariants (after every call):
+ *   reserved ≤ capacity (when capacity ≠ 0), peak_reserved ≥ reserved,
+ *   next_addr is a multiple of the granularity and ≥ every block's end.
+ *
+ * The default cost model is NOT calibrated: the figures are plausible orders
+ * of magnitude for cudaMalloc/cudaFree on a current datacenter GPU (a call
+ * costs about 10 µs, mapping costs a fraction of a millisecond per GiB; a
+ * free about 5 µs plus unmapping).  They are placeholders until a measured
+ * profile (replay on a real GPU, `gmsim fit`) replaces them.
+ */
+#include "gmsim/device.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DEVICE_BASE (UINT64_C(1) << 40)
+#define DEVICE_DEFAULT_GRANULARITY 512
+#define DEVICE_GIB 1073741824.0
+
+/* Uncalibrated defaults (see the file header). */
+#define DEVICE_MALLOC_BASE_NS 10000.0    /* 10 µs per cudaMalloc */
+#define DEVICE_MALLOC_PER_GIB_NS 250000.0 /* + 250 µs per GiB mapped */
+#define DEVICE_FREE_BASE_NS 5000.0       /* 5 µs per cudaFree */
+#define DEVICE_FREE_PER_GIB_NS 100000.0  /* + 100 µs per GiB unmapped */
+
+static int device_is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+/* Smallest power of two ≥ x (x ≥ 1); 0 when that does not fit in 64 bits. */
+static uint64_t device_pow2_ceil(uint64_t x)
+{
+    if (x <= 1)
+        return 1;
+    if (x > (UINT64_C(1) << 63))
+        return 0;
+    return UINT64_C(1) << (64 - __builtin_clzll(x - 1));
+}
+
+void gm_device_config_default(gm_device_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->capacity = 0;
+    cfg->granularity = DEVICE_DEFAULT_GRANULARITY;
+    cfg->cost.malloc_base_ns = DEVICE_MALLOC_BASE_NS;
+    cfg->cost.malloc_per_gib_ns = DEVICE_MALLOC_PER_GIB_NS;
+    cfg->cost.free_base_ns = DEVICE_FREE_BASE_NS;
+    cfg->cost.free_per_gib_ns = DEVICE_FREE_PER_GIB_NS;
+}
+
+/* A granularity of 0 means the default; one that is not a power of two is
+ * rounded up to the next (1 TiB at most, so that DEVICE_BASE stays aligned). */
+void gm_device_init(gm_device_t *dev, const gm_device_config_t *cfg)
+{
+    memset(dev, 0, sizeof *dev);
+    if (cfg != NULL)
+        dev->cfg = *cfg;
+    else
+        gm_device_config_default(&dev->cfg);
+    uint64_t g = dev->cfg.granularity;
+    if (g == 0)
+        g = DEVICE_DEFAULT_GRANULARITY;
+    if (!device_is_pow2(g))
+        g = device_pow2_ceil(g);
+    if (g == 0 || g > DEVICE_BASE)
+        g = DEVICE_BASE;
+    dev->cfg.granularity = g;
+    dev->next_addr = DEVICE_BASE;
+}
+
+uint64_t gm_device_round(const gm_device_t *dev, uint64_t size)
+{
+    uint64_t g = dev->cfg.granularity;
+    if (size > UINT64_MAX - (g - 1))
+        return UINT64_MAX;
+    return (size + g - 1) & ~(g - 1);
+}
+
+static double device_cost(double base, double per_gib, uint64_t bytes)
+{
+    return base + per_gib * ((double)bytes / DEVICE_GIB);
+}
+
+/*
+ * A size of 0 is served as one granule, so that every successful malloc has
+ * an address of its own.  An alignment that is not a power of two is
+ * rounded up to the next; the effective alignment is never below the
+ * granularity.  A failed malloc (capacity, or the 64-bit address space
+ * exhausted) changes nothing but `failed` and the modelled time (a refused
+ * cudaMalloc still costs a call: malloc_base_ns).
+ */
+int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *addr,
+                     uint64_t *got)
+{
+    uint64_t g = dev->cfg.granularity;
+    uint64_t rounded = gm_device_round(dev, size ? size : 1);
+    if (align < g)
+        align = g;
+    else if (!device_is_pow2(align))
+        align = device_pow2_ceil(align);
+
+    int ok = rounded != UINT64_MAX && align != 0;
+    if (ok && dev->cfg.capacity != 0)
+        ok = dev->reserved <= dev->cfg.capacity && rounded <= dev->cfg.capacity - dev->reserved;
+    uint64_t at = 0;
+    if (ok) {
+        ok = dev->next_addr <= UINT64_MAX - (align - 1);
+        at = (dev->next_addr + align - 1) & ~(align - 1);
+        ok = ok && rounded <= UINT64_MAX - at;
+    }
+    if (!ok) {
+        dev->failed++;
+        dev->time_ns += dev->cfg.cost.malloc_base_ns;
+        return GM_DEVICE_OOM;
+    }
+    dev->next_addr = at + rounded;
+    dev->reserved += rounded;
+    if (dev->reserved > dev->peak_reserved)
+        dev->peak_reserved = dev->reserved;
+    dev->mallocs++;
+    dev->time_ns += device_cost(dev->cfg.cost.malloc_base_ns, dev->cfg.cost.malloc_per_gib_ns,
+                                rounded);
+    *addr = at;
+    *got = rounded;
+    return 0;
+}
+
+/* Releasing more than is reserved is a policy bug; reserved saturates at 0
+ * rather than wrapping, and the policy's check() reports the mismatch. */
+void gm_device_free(gm_device_t *dev, uint64_t addr, uint64_t got)
+{
+    (void)addr;
+    dev->reserved = got <= dev->reserved ? dev->reserved - got : 0;
+    dev->frees++;
+    dev->time_ns += device_cost(dev->cfg.cost.free_base_ns, dev->cfg.cost.free_per_gib_ns, got);
+}
+
+/* ---- sizes for people ---------------------------------------------------- */
+
+/* Multiplier (as a shift) for a unit suffix, case-insensitive; -1 if unknown.
+ * "" and "B" are bytes; K/KB/KiB … T/TB/TiB are powers of 1024, and so are
+ * P and E (which gm_format_size can print). */
+static int device_unit_shift(const char *s)
+{
+    static const char letters[] = "kmgtpe";
+    char c = (char)tolower((unsigned char)s[0]);
+    if (c == '\0')
+        return 0;
+    if (c == 'b')
+        return s[1] == '\0' ? 0 : -1;
+    const char *l = strchr(letters, c);
+    if (l == NULL)
+        return -1;
+    int shift = 10 * (int)(l - letters + 1);
+    const char *rest = s + 1;
+    if (tolower((unsigned char)rest[0]) == 'i' && tolower((unsigned char)rest[1]) == 'b')
+        rest += 2;
+    else if (tolower((unsigned char)rest[0]) == 'b')
+        rest += 1;
+    return rest[0] == '\0' ? shift : -1;
+}
+
+/*
+ * Grammar: DIGITS [ "." DIGITS ] [ [ SPACES ] UNIT ], nothing before or
+ * after.  The fraction is exact (binary long division, no floating point)
+ * and the result is rounded to the nearest byte.  Fraction digits past the
+ * eighteenth are ignored: even in TiB they weigh less than 10^-5 bytes.
+ */
+int gm_parse_size(const char *text, uint64_t *out, gm_error_t *err)
+{
+    const char *p = text;
+    if (p == NULL)
+        return gm_error_set(err, GM_EINVAL, "invalid size ''");
+    if (!isdigit((unsigned char)*p))
+        goto bad;
+
+    uint64_t whole = 0;
+    for (; isdigit((unsigned char)*p); p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (whole > (UINT64_MAX - d) / 10)
+            goto bad;
+        whole = whole * 10 + d;
+    }
+    uint64_t frac = 0, scale = 1; /* fraction = frac / scale, scale = 10^k */
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            goto bad;
+        for (; isdigit((unsigned char)*p); p++) {
+            if (scale < UINT64_C(1000000000000000000)) {
+                frac = frac * 10 + (unsigned)(*p - '0');
+                scale *= 10;
+            }
+        }
+    }
+    const char *unit = p;
+    while (*unit == ' ' || *unit == '\t')
+        unit++;
+    if (unit != p && *unit == '\0') /* spaces only before a unit */
+        goto bad;
+    int shift = device_unit_shift(unit);
+    if (shift < 0)
+        goto bad;
+
+    if (shift > 0 && whole > (UINT64_MAX >> shift))
+        goto bad;
+    uint64_t bytes = whole << shift;
+    if (frac != 0) {
+        /* q = floor(frac · 2^shift / scale), r the remainder; frac < scale
+         * ≤ 10^18 < 2^60 keeps r << 1 in range. */
+        uint64_t q = 0, r = frac;
+        for (int i = 0; i < shift; i++) {
+            r <<= 1;
+            q <<= 1;
+            if (r >= scale) {
+                r -= scale;
+                q |= 1;
+            }
+        }
+        if (r >= scale - r) /* remainder ≥ half: round up */
+            q++;
+        if (q > UINT64_MAX - bytes)
+            goto bad;
+        bytes += q;
+    }
+    *out = bytes;
+    return 0;
+bad:
+    return gm_error_set(err, GM_EINVAL, "invalid size '%s'", text);
+}
+
+/* "512 B" below 1 KiB, else two decimals in the largest unit that keeps the
+ * number ≥ 1 ("1.50 KiB", "80.00 GiB"); a value that would print as
+ * "1024.00" moves up a unit. */
+void gm_format_size(uint64_t bytes, char *buf, unsigned len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (buf == NULL || len == 0)
+        return;
+    if (bytes < 1024) {
+        snprintf(buf, len, "%" PRIu64 " B", bytes);
+        return;
+    }
+    unsigned u = 0;
+    double v = (double)bytes / 1024.0;
+    while (u + 1 < sizeof units / sizeof units[0] && v >= 1023.995) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.2f %s", v, units[u]);
+}

@@ -1,0 +1,332 @@
+/*
+ * sim/params.c — policy parameter sets: parse values of each type, resolve
+ * defaults then "KEY=VALUE" settings, and print values as JSON.
+ *
+ * Parsing is strict: the whole text must be one value of the type, so that
+ * a typo is an error and not a silently different run.  Range rules that
+ * depend on the policy (a power of two, arena ≥ min_block) are checked by the
+ * policy's create, which has all values at once.
+ *
+ * Messages: "unknown parameter 'buddy.foo' (buddy takes: min_block, arena,
+ * release)" and "invalid value 'x' for buddy.min_block: <why>".
+ */
+#include "gmsim/policy.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Index of text among "a|b|c" choices (case-insensitive), or -1. */
+static int params_choice(const char *choices, const char *text)
+{
+    size_t n = strlen(text);
+    int idx = 0;
+    for (const char *c = choices; c != NULL; idx++) {
+        const char *bar = strchr(c, '|');
+        size_t len = bar ? (size_t)(bar - c) : strlen(c);
+        if (len == n && n > 0 && strncasecmp(c, text, n) == 0)
+            return idx;
+        c = bar ? bar + 1 : NULL;
+    }
+    return -1;
+}
+
+/* The n-th choice of "a|b|c" into buf ("" when out of range). */
+static void params_choice_name(const char *choices, int n, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    const char *c = choices;
+    for (int i = 0; c != NULL && i < n; i++) {
+        c = strchr(c, '|');
+        if (c != NULL)
+            c++;
+    }
+    if (c == NULL || n < 0)
+        return;
+    const char *bar = strchr(c, '|');
+    size_t l = bar ? (size_t)(bar - c) : strlen(c);
+    if (l >= len)
+        l = len - 1;
+    memcpy(buf, c, l);
+    buf[l] = '\0';
+}
+
+static int params_bool(const char *t)
+{
+    static const char *const yes[] = {"true", "1", "yes", "on"};
+    static const char *const no[] = {"false", "0", "no", "off"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcasecmp(t, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(t, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/*
+ * Parse text as spec's type.  `policy` (may be NULL) prefixes the key in
+ * messages.  GM_PARAM_STRING values point at text (not copied).
+ */
+static int params_parse(const char *policy, const gm_param_spec_t *spec, const char *text,
+                        gm_param_value_t *out, gm_error_t *err)
+{
+    const char *why = NULL;
+    char whybuf[256];
+    gm_param_value_t v;
+    memset(&v, 0, sizeof v);
+    if (text == NULL)
+        text = "";
+
+    switch (spec->type) {
+    case GM_PARAM_SIZE:
+        if (gm_parse_size(text, &v.size, NULL) != 0)
+            why = "expected a size in bytes such as 512, 64KiB or 1.5GiB";
+        break;
+    case GM_PARAM_INT: {
+        char *end;
+        errno = 0;
+        long long x = strtoll(text, &end, 10);
+        if (end == text || *end != '\0' || isspace((unsigned char)text[0]))
+            why = "expected an integer";
+        else if (errno == ERANGE)
+            why = "out of range for a 64-bit integer";
+        v.i = x;
+        break;
+    }
+    case GM_PARAM_DOUBLE: {
+        char *end;
+        errno = 0;
+        double x = strtod(text, &end);
+        if (end == text || *end != '\0' || isspace((unsigned char)text[0]))
+            why = "expected a number";
+        else if (!isfinite(x) || errno == ERANGE)
+            why = "expected a finite number";
+        v.d = x;
+        break;
+    }
+    case GM_PARAM_BOOL:
+        v.b = params_bool(text);
+        if (v.b < 0)
+            why = "expected true/false, 1/0, yes/no or on/off";
+        break;
+    case GM_PARAM_ENUM:
+        v.e = params_choice(spec->choices ? spec->choices : "", text);
+        if (v.e < 0) {
+            snprintf(whybuf, sizeof whybuf, "expected one of %s",
+                     spec->choices ? spec->choices : "(no choices)");
+            why = whybuf;
+        }
+        break;
+    case GM_PARAM_STRING:
+        v.s = text;
+        break;
+    default:
+        why = "parameter of unknown type";
+        break;
+    }
+    if (why != NULL)
+        return gm_error_set(err, GM_EINVAL, "invalid value '%s' for %s%s%s: %s", text,
+                            policy ? policy : "", policy ? "." : "", spec->name, why);
+    *out = v;
+    return 0;
+}
+
+int gm_param_parse(const gm_param_spec_t *spec, const char *text, gm_param_value_t *out,
+                   gm_error_t *err)
+{
+    return params_parse(NULL, spec, text, out, err);
+}
+
+/* Store v as parameter i, owning a copy of a string value. */
+static int params_store(gm_params_t *p, size_t i, gm_param_value_t v, gm_error_t *err)
+{
+    if (p->ops->params[i].type == GM_PARAM_STRING) {
+        char *copy = strdup(v.s ? v.s : "");
+        if (copy == NULL)
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        free(p->strings[i]);
+        p->strings[i] = copy;
+        v.s = copy;
+    }
+    p->values[i] = v;
+    return 0;
+}
+
+/* On failure *p is left released (safe to release again). */
+int gm_params_init(gm_params_t *p, const gm_policy_ops_t *ops, gm_error_t *err)
+{
+    memset(p, 0, sizeof *p);
+    if (ops == NULL)
+        return gm_error_set(err, GM_EINVAL, "no policy given");
+    size_t n = ops->nparams ? ops->nparams : 1;
+    p->ops = ops;
+    p->values = calloc(n, sizeof *p->values);
+    p->strings = calloc(n, sizeof *p->strings);
+    if (p->values == NULL || p->strings == NULL) {
+        gm_params_release(p);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < ops->nparams; i++) {
+        gm_param_value_t v;
+        int rc = params_parse(ops->name, &ops->params[i], ops->params[i].def, &v, err);
+        if (rc == 0)
+            rc = params_store(p, i, v, err);
+        if (rc != 0) {
+            gm_error_prefix(err, "bad default in policy '%s'", ops->name);
+            gm_params_release(p);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* "buddy.min_block" and "min_block" name the same key of buddy. */
+int gm_params_set(gm_params_t *p, const char *key, const char *value, gm_error_t *err)
+{
+    const gm_policy_ops_t *ops = p->ops;
+    if (ops == NULL)
+        return gm_error_set(err, GM_ESTATE, "parameter set not initialized");
+    if (key == NULL)
+        key = "";
+    size_t nl = strlen(ops->name);
+    const char *k = key;
+    if (strncmp(k, ops->name, nl) == 0 && k[nl] == '.')
+        k += nl + 1;
+    for (size_t i = 0; i < ops->nparams; i++) {
+        if (strcmp(ops->params[i].name, k) != 0)
+            continue;
+        gm_param_value_t v;
+        int rc = params_parse(ops->name, &ops->params[i], value, &v, err);
+        return rc != 0 ? rc : params_store(p, i, v, err);
+    }
+
+    char list[GM_ERROR_MSG_MAX / 2];
+    size_t used = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < ops->nparams && used < sizeof list; i++) {
+        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                         ops->params[i].name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (ops->nparams == 0)
+        return gm_error_set(err, GM_EINVAL, "unknown parameter '%s.%s' (%s takes no parameters)",
+                            ops->name, k, ops->name);
+    return gm_error_set(err, GM_EINVAL, "unknown parameter '%s.%s' (%s takes: %s)", ops->name, k,
+                        ops->name, list);
+}
+
+void gm_params_release(gm_params_t *p)
+{
+    if (p == NULL)
+        return;
+    if (p->strings != NULL && p->ops != NULL)
+        for (size_t i = 0; i < p->ops->nparams; i++)
+            free(p->strings[i]);
+    free(p->strings);
+    free(p->values);
+    memset(p, 0, sizeof *p);
+}
+
+/* JSON string literal of s into buf (RFC 8259 escapes). */
+static void params_json_string(const char *s, char *buf, size_t len)
+{
+    size_t o = 0;
+#define PARAMS_PUT(c)          \
+    do {                       \
+        if (o + 1 < len)       \
+            buf[o++] = (c);    \
+    } while (0)
+    PARAMS_PUT('"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        static const char hex[] = "0123456789abcdef";
+        switch (*c) {
+        case '"':
+            PARAMS_PUT('\\');
+            PARAMS_PUT('"');
+            break;
+        case '\\':
+            PARAMS_PUT('\\');
+            PARAMS_PUT('\\');
+            break;
+        case '\n':
+            PARAMS_PUT('\\');
+            PARAMS_PUT('n');
+            break;
+        case '\t':
+            PARAMS_PUT('\\');
+            PARAMS_PUT('t');
+            break;
+        case '\r':
+            PARAMS_PUT('\\');
+            PARAMS_PUT('r');
+            break;
+        default:
+            if (*c < 0x20) {
+                const char esc[6] = {'\\', 'u', '0', '0', hex[*c >> 4], hex[*c & 15]};
+                for (int i = 0; i < 6; i++)
+                    PARAMS_PUT(esc[i]);
+            } else {
+                PARAMS_PUT((char)*c);
+            }
+        }
+    }
+    PARAMS_PUT('"');
+#undef PARAMS_PUT
+    buf[o] = '\0';
+}
+
+/* Sizes and integers as numbers, doubles in the shortest form that reads
+ * back exactly (null when not finite), bools as true/false, an enum as its
+ * choice's name in quotes, a string quoted and escaped. */
+void gm_param_json(const gm_param_spec_t *spec, gm_param_value_t v, char *buf, size_t len)
+{
+    if (buf == NULL || len == 0)
+        return;
+    switch (spec->type) {
+    case GM_PARAM_SIZE:
+        snprintf(buf, len, "%" PRIu64, v.size);
+        break;
+    case GM_PARAM_INT:
+        snprintf(buf, len, "%" PRId64, v.i);
+        break;
+    case GM_PARAM_DOUBLE:
+        if (!isfinite(v.d)) {
+            snprintf(buf, len, "null");
+        } else {
+            char tmp[64];
+            for (int prec = 15; prec <= 17; prec++) {
+                snprintf(tmp, sizeof tmp, "%.*g", prec, v.d);
+                if (strtod(tmp, NULL) == v.d)
+                    break;
+            }
+            snprintf(buf, len, "%s", tmp);
+        }
+        break;
+    case GM_PARAM_BOOL:
+        snprintf(buf, len, "%s", v.b ? "true" : "false");
+        break;
+    case GM_PARAM_ENUM: {
+        char name[128];
+        params_choice_name(spec->choices ? spec->choices : "", v.e, name, sizeof name);
+        params_json_string(name, buf, len);
+        break;
+    }
+    case GM_PARAM_STRING:
+        if (v.s == NULL)
+            snprintf(buf, len, "null");
+        else
+            params_json_string(v.s, buf, len);
+        break;
+    default:
+        snprintf(buf, len, "null");
+        break;
+    }
+}

@@ -1,0 +1,107 @@
+`gmsim replay` runs a stored trace through policies in one pass.
+
+  $ gmsim synth --events 20000 --seed 3 --live-max 1GiB -o t.db
+  wrote 'random' into 't.db': 20000 events (9997 allocs, 9997 frees, 6 marks), load 875.26 MiB
+
+The table: the trace's LOAD, then one row per policy (ns/event, the last
+column, is a measured time: sed drops it):
+
+  $ gmsim replay t.db --policy buddy | sed 's/ *[0-9.]*$//'
+  trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every policy)
+  
+  policy  peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag       waste  dev mallocs  dev frees  dev time  ooms  ns/event
+  buddy        2.00 GiB        1.27 GiB  63.3%       42.7%   +134.0%      49.4%     49.3%  250.10 MiB            2          0    0.5 ms     0
+
+A policy's figures do not depend on which other policies run beside it:
+
+  $ row() { awk -v p="$1" '$1 == p { $NF = ""; print }'; }
+  $ gmsim replay t.db --policy native | row native > alone
+  $ gmsim replay t.db --policy native,buddy | row native | cmp - alone && echo same
+  same
+  $ gmsim replay t.db --policy buddy,native | row native | cmp - alone && echo same
+  same
+  $ gmsim replay t.db --policy buddy | row buddy > alone
+  $ gmsim replay t.db --policy buddy,native | row buddy | cmp - alone && echo same
+  same
+  $ gmsim replay t.db --policy native,buddy | row buddy | cmp - alone && echo same
+  same
+
+`all` is every registered policy, once each, in registry order:
+
+  $ gmsim replay t.db --policy all,buddy | awk 'NR > 3 { print $1 }' > ran
+  $ gmsim policies --json | sed -n 's/^      "name": "\(.*\)",$/\1/p' | cmp - ran && echo every policy
+  every policy
+
+JSON: the trace, its LOAD, the device, and per run the policy, every
+resolved parameter and exactly the metrics of docs/metrics.md:
+
+  $ gmsim replay t.db --policy buddy --param buddy.arena=256MiB --param buddy.release=empty --json
+  {
+    "trace": "random",
+    "events": 20000,
+    "load": 917775268,
+    "device": {
+      "capacity": 0,
+      "granularity": 512
+    },
+    "runs": [
+      {
+        "policy": "buddy",
+        "params": {
+          "min_block": 512,
+          "arena": 268435456,
+          "release": "empty"
+        },
+        "metrics": {
+          "peak_requested": 917775268,
+          "peak_allocated": [0-9.e+-]+, (re)
+          "peak_reserved": [0-9.e+-]+, (re)
+          "utilization": [0-9.e+-]+, (re)
+          "efficiency": [0-9.e+-]+, (re)
+          "overhead": [0-9.e+-]+, (re)
+          "frag_at_peak": [0-9.e+-]+, (re)
+          "internal_waste_at_peak": [0-9.e+-]+, (re)
+          "external_frag_at_peak": [0-9.e+-]+, (re)
+          "device_mallocs": [0-9.e+-]+, (re)
+          "device_frees": [0-9.e+-]+, (re)
+          "device_time_ns": [0-9.e+-]+, (re)
+          "ooms": 0,
+          "first_oom_event": -1,
+          "events": 20000,
+          "sim_ns_per_event": [0-9.e+-]+ (re)
+        }
+      }
+    ]
+  }
+
+Parameters apply in order, the last one wins:
+
+  $ gmsim replay t.db -p buddy -P buddy.arena=64MiB -P buddy.arena=128MiB --json | grep '"arena"'
+          "arena": 134217728,
+
+A finite device: requests beyond it are OOMs, a result and not an error:
+
+  $ gmsim replay t.db --policy native,buddy --capacity 1536MiB | sed 's/ *[0-9.]*$//'
+  trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every policy), capacity 1.50 GiB
+  
+  policy +peak reserved +peak allocated +util +efficiency +overhead +frag@peak +ext frag +waste +dev mallocs +dev frees +dev time +ooms +ns/event (re)
+  native .* 0 (re)
+  buddy .* [1-9][0-9]* (re)
+  'buddy' ran out of memory [0-9]+ times, first at event (re)
+
+--check runs every policy's invariant checks after every event:
+
+  $ gmsim replay t.db --policy all --check > /dev/null && echo checked
+  checked
+
+With one trace in the store --trace may be left out; with several it is
+needed:
+
+  $ gmsim synth --events 100 -o t.db --name other > /dev/null
+  $ gmsim replay t.db --policy native
+  gmsim: 't.db' holds 2 traces; choose one with --trace: 'other', 'random'
+  usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
+                      [--capacity SIZE] [--granularity SIZE] [--check] [--json]
+  [2]
+  $ gmsim replay t.db --trace other --policy native | head -1
+  trace 'other': 100 events, load 1.10 GiB (peak requested: the floor for every policy)

@@ -1,0 +1,250 @@
+/*
+ * tests/test_json.c — the JSON writer: escaping (RFC 8259, control
+ * characters, invalid UTF-8), nesting and commas, compact and pretty
+ * layout, numbers (round trip of doubles, integer limits, non-finite as
+ * null).
+ */
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Output of the JSON written by fn, in a malloc'd string. */
+typedef void (*json_fn)(gm_json_t *j);
+
+static char *render(json_fn fn, int pretty)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert(f != NULL);
+    gm_json_t j;
+    gm_json_init(&j, f, pretty);
+    fn(&j);
+    fclose(f);
+    return buf;
+}
+
+static char *string_literal(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    gm_json_write_string(f, s);
+    fclose(f);
+    return buf;
+}
+
+#define EXPECT_STRING(in, out)                                                           \
+    do {                                                                                 \
+        char *got_ = string_literal(in);                                                 \
+        cr_expect_str_eq(got_, out, "escaping %s", #in);                                 \
+        free(got_);                                                                      \
+    } while (0)
+
+Test(json, escapes_quotes_backslashes_and_named_controls)
+{
+    EXPECT_STRING("plain", "\"plain\"");
+    EXPECT_STRING("", "\"\"");
+    EXPECT_STRING("a\"b", "\"a\\\"b\"");
+    EXPECT_STRING("a\\b", "\"a\\\\b\"");
+    EXPECT_STRING("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
+    EXPECT_STRING("/", "\"/\""); /* the solidus need not be escaped */
+}
+
+Test(json, escapes_other_controls_as_u00xx)
+{
+    EXPECT_STRING("\x01", "\"\\u0001\"");
+    EXPECT_STRING("a\x1f" "b", "\"a\\u001fb\"");
+    EXPECT_STRING("\x0b", "\"\\u000b\"");
+    EXPECT_STRING("\x7f", "\"\x7f\""); /* DEL is not a control for JSON */
+}
+
+Test(json, passes_utf8_and_replaces_invalid_bytes)
+{
+    EXPECT_STRING("µs ≥ 𝄞", "\"µs ≥ 𝄞\"");
+    EXPECT_STRING("a\xff" "b", "\"a\\ufffdb\"");
+    EXPECT_STRING("\xc3", "\"\\ufffd\"");              /* truncated at the end */
+    EXPECT_STRING("\xc0\xaf", "\"\\ufffd\\ufffd\"");   /* overlong */
+    EXPECT_STRING("\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""); /* surrogate */
+}
+
+static void nested(gm_json_t *j)
+{
+    gm_json_begin_object(j);
+    gm_json_key(j, "a");
+    gm_json_u64(j, 1);
+    gm_json_key(j, "list");
+    gm_json_begin_array(j);
+    gm_json_i64(j, -2);
+    gm_json_begin_object(j);
+    gm_json_end_object(j);
+    gm_json_begin_array(j);
+    gm_json_end_array(j);
+    gm_json_str(j, NULL);
+    gm_json_bool(j, 1);
+    gm_json_bool(j, 0);
+    gm_json_null(j);
+    gm_json_end_array(j);
+    gm_json_key(j, "o");
+    gm_json_begin_object(j);
+    gm_json_key(j, "k\n");
+    gm_json_str(j, "v");
+    gm_json_key(j, "raw");
+    gm_json_raw(j, "{\"x\":[1,2]}");
+    gm_json_end_object(j);
+    gm_json_end_object(j);
+    gm_json_finish(j);
+}
+
+Test(json, nesting_and_commas_compact)
+{
+    char *s = render(nested, 0);
+    cr_expect_str_eq(s, "{\"a\":1,\"list\":[-2,{},[],null,true,false,null],"
+                        "\"o\":{\"k\\n\":\"v\",\"raw\":{\"x\":[1,2]}}}\n");
+    free(s);
+}
+
+Test(json, nesting_pretty)
+{
+    char *s = render(nested, 1);
+    cr_expect_str_eq(s, "{\n"
+                        "  \"a\": 1,\n"
+                        "  \"list\": [\n"
+                        "    -2,\n"
+                        "    {},\n"
+                        "    [],\n"
+                        "    null,\n"
+                        "    true,\n"
+                        "    false,\n"
+                        "    null\n"
+                        "  ],\n"
+                        "  \"o\": {\n"
+                        "    \"k\\n\": \"v\",\n"
+                        "    \"raw\": {\"x\":[1,2]}\n"
+                        "  }\n"
+                        "}\n");
+    free(s);
+}
+
+static void top_level_values(gm_json_t *j)
+{
+    gm_json_u64(j, 7);
+    gm_json_finish(j);
+    gm_json_begin_array(j);
+    gm_json_end_array(j);
+    gm_json_finish(j);
+}
+
+Test(json, successive_top_level_values)
+{
+    char *s = render(top_level_values, 0);
+    cr_expect_str_eq(s, "7\n[]\n");
+    free(s);
+}
+
+static void integers(gm_json_t *j)
+{
+    gm_json_begin_array(j);
+    gm_json_u64(j, 0);
+    gm_json_u64(j, UINT64_MAX);
+    gm_json_i64(j, INT64_MIN);
+    gm_json_i64(j, INT64_MAX);
+    gm_json_end_array(j);
+}
+
+Test(json, integer_limits)
+{
+    char *s = render(integers, 0);
+    cr_expect_str_eq(s, "[0,18446744073709551615,-9223372036854775808,9223372036854775807]");
+    free(s);
+}
+
+static double dbl_value;
+static void one_double(gm_json_t *j) { gm_json_double(j, dbl_value); }
+
+static char *render_double(double v)
+{
+    dbl_value = v;
+    return render(one_double, 0);
+}
+
+Test(json, doubles_shortest_round_trip)
+{
+    static const struct {
+        double v;
+        const char *text;
+    } cases[] = {
+        {0.0, "0"}, {1.0, "1"}, {0.1, "0.1"}, {-2.5, "-2.5"}, {1e300, "1e+300"},
+        {1.0 / 3.0, "0.3333333333333333"}, {0.1 + 0.2, "0.30000000000000004"},
+        {123456789.0, "123456789"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *s = render_double(cases[i].v);
+        cr_expect_str_eq(s, cases[i].text);
+        free(s);
+    }
+    /* Every value reads back exactly. */
+    uint64_t rng = 42;
+    for (int i = 0; i < 2000; i++) {
+        uint64_t bits = gt_rand(&rng);
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        if (!isfinite(v))
+            continue;
+        char *s = render_double(v);
+        cr_expect(strtod(s, NULL) == v, "%s does not read back", s);
+        free(s);
+    }
+    char *s = render_double(DBL_MIN);
+    cr_expect(strtod(s, NULL) == DBL_MIN);
+    free(s);
+}
+
+Test(json, non_finite_doubles_are_null)
+{
+    const double vals[] = {NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < 3; i++) {
+        char *s = render_double(vals[i]);
+        cr_expect_str_eq(s, "null");
+        free(s);
+    }
+}
+
+static void null_and_empty_raw(gm_json_t *j)
+{
+    gm_json_begin_array(j);
+    gm_json_raw(j, NULL);
+    gm_json_raw(j, "");
+    gm_json_str(j, NULL);
+    gm_json_end_array(j);
+}
+
+Test(json, raw_null_and_empty)
+{
+    char *s = render(null_and_empty_raw, 0);
+    cr_expect_str_eq(s, "[null,null,null]");
+    free(s);
+}
+
+static void deep(gm_json_t *j)
+{
+    for (int i = 0; i < 10; i++)
+        gm_json_begin_array(j);
+    gm_json_u64(j, 1);
+    gm_json_u64(j, 2);
+    for (int i = 0; i < 10; i++) {
+        gm_json_end_array(j);
+        gm_json_u64(j, (uint64_t)i);
+    }
+}
+
+Test(json, deep_nesting_places_commas_per_level)
+{
+    char *s = render(deep, 0);
+    cr_expect_str_eq(s, "[[[[[[[[[[1,2],0],1],2],3],4],5],6],7],8]9");
+    free(s);
+}

@@ -1,0 +1,396 @@
+/*
+ * tests/test_replay.c — the replay engine: exact metrics on hand-built
+ * traces, OOM recording, bad events, one pass over many policies equal to
+ * separate passes, the timeline, empty_cache marks, and store-fed replay.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static gm_event_t ev_alloc(uint64_t id, uint64_t size)
+{
+    return (gm_event_t){.op = GM_OP_ALLOC, .id = id, .size = size};
+}
+
+static gm_event_t ev_free(uint64_t id) { return (gm_event_t){.op = GM_OP_FREE, .id = id}; }
+
+/* Replay events through the named policies (with KEY=VALUE settings applied
+ * to every policy that has the key); returns the engine, finished. */
+static gm_replay_t *replay_events(const gm_event_t *ev, size_t n, const char *const *policies,
+                                  size_t npolicies, uint64_t capacity, int check_level,
+                                  const char *const *settings)
+{
+    gm_error_t err = {0};
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cfg.device.capacity = capacity;
+    cfg.check_level = check_level;
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(&cfg, &r, &err), 0);
+    for (size_t i = 0; i < npolicies; i++) {
+        const gm_policy_ops_t *ops = gm_policy_find(policies[i]);
+        cr_assert_not_null(ops, "policy %s", policies[i]);
+        gm_params_t p;
+        cr_assert_eq(gm_params_init(&p, ops, &err), 0, "%s", err.msg);
+        for (size_t k = 0; settings && settings[k]; k += 2) {
+            for (size_t q = 0; q < ops->nparams; q++)
+                if (strcmp(ops->params[q].name, settings[k]) == 0)
+                    cr_assert_eq(gm_params_set(&p, settings[k], settings[k + 1], &err), 0, "%s",
+                                 err.msg);
+        }
+        cr_assert_eq(gm_replay_add(r, &p, &err), 0, "%s", err.msg);
+        gm_params_release(&p);
+    }
+    cr_assert_eq(gm_replay_feed(r, ev, n, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_replay_finish(r, &err), 0, "%s", err.msg);
+    return r;
+}
+
+Test(replay, native_metrics_are_exact)
+{
+    /* Device granularity 512: 1000 → 1024, 3000 → 3072, 100 → 512. */
+    gm_event_t ev[] = {ev_alloc(0, 1000), ev_alloc(1, 3000), ev_free(0),
+                       ev_alloc(2, 100),  ev_free(1),         ev_free(2)};
+    const char *pol[] = {"native"};
+    gm_replay_t *r = replay_events(ev, 6, pol, 1, 0, 2, NULL);
+    const gm_metrics_t *m = gm_replay_metrics(r, 0);
+    cr_assert_eq(gm_replay_load(r), 4000);
+    cr_assert_eq(m->peak_requested, 4000);
+    cr_assert_eq(m->peak_allocated, 4096);
+    cr_assert_eq(m->peak_reserved, 4096);
+    cr_assert_float_eq(m->utilization, 1.0, 1e-12);
+    cr_assert_float_eq(m->efficiency, 4000.0 / 4096.0, 1e-12);
+    cr_assert_float_eq(m->overhead, 4096.0 / 4000.0 - 1.0, 1e-12);
+    cr_assert_float_eq(m->frag_at_peak, 0.0, 1e-12);
+    cr_assert_eq(m->internal_waste_at_peak, 96);
+    cr_assert_float_eq(m->external_frag_at_peak, 0.0, 1e-12);
+    cr_assert_eq(m->device_mallocs, 3);
+    cr_assert_eq(m->device_frees, 3);
+    cr_assert_gt(m->device_time_ns, 0);
+    cr_assert_eq(m->ooms, 0);
+    cr_assert_eq(m->first_oom_event, -1);
+    cr_assert_eq(m->events, 6);
+    gm_replay_destroy(r);
+}
+
+Test(replay, buddy_fragmentation_at_peak)
+{
+    /* One 600-byte request in a 1 MiB arena: block 1024, largest free block
+     * the 512 KiB buddy at the top. */
+    gm_event_t ev[] = {ev_alloc(0, 600), ev_free(0)};
+    const char *pol[] = {"buddy"};
+    const char *set[] = {"arena", "1MiB", "min_block", "512", NULL};
+    gm_replay_t *r = replay_events(ev, 2, pol, 1, 0, 2, set);
+    const gm_metrics_t *m = gm_replay_metrics(r, 0);
+    uint64_t arena = 1 << 20;
+    cr_assert_eq(m->peak_reserved, arena);
+    cr_assert_eq(m->peak_allocated, 1024);
+    cr_assert_eq(m->internal_waste_at_peak, 1024 - 600);
+    cr_assert_float_eq(m->frag_at_peak, 1.0 - 1024.0 / (double)arena, 1e-12);
+    double unused = (double)(arena - 1024);
+    cr_assert_float_eq(m->external_frag_at_peak, (unused - (double)(arena / 2)) / unused, 1e-12);
+    cr_assert_float_eq(m->utilization, 1024.0 / (double)arena, 1e-12);
+    gm_replay_destroy(r);
+}
+
+Test(replay, oom_is_recorded_with_event_index)
+{
+    gm_event_t ev[] = {ev_alloc(0, 2048), ev_alloc(1, 2048), ev_alloc(2, 512),
+                       ev_free(2),        ev_free(0),        ev_alloc(3, 512),
+                       ev_free(1),        ev_free(3)};
+    const char *pol[] = {"native"};
+    gm_replay_t *r = replay_events(ev, 8, pol, 1, 4096, 2, NULL);
+    const gm_metrics_t *m = gm_replay_metrics(r, 0);
+    cr_assert_eq(m->ooms, 1);
+    cr_assert_eq(m->first_oom_event, 2);
+    cr_assert_eq(m->peak_reserved, 4096);
+    cr_assert_eq(m->device_mallocs, 3);
+    cr_assert_eq(m->device_frees, 3);
+    gm_replay_destroy(r);
+}
+
+static void expect_feed_error(const gm_event_t *ev, size_t n, const char *needle)
+{
+    gm_error_t err = {0};
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(NULL, &r, &err), 0);
+    gm_params_t p;
+    cr_assert_eq(gm_params_init(&p, gm_policy_find("native"), &err), 0);
+    cr_assert_eq(gm_replay_add(r, &p, &err), 0);
+    gm_params_release(&p);
+    int rc = gm_replay_feed(r, ev, n, &err);
+    cr_assert_eq(rc, GM_EFORMAT, "rc %d", rc);
+    cr_assert_not_null(strstr(err.msg, needle), "message '%s' lacks '%s'", err.msg, needle);
+    cr_assert_neq(gm_replay_finish(r, &err), 0, "a failed replay cannot finish");
+    gm_replay_destroy(r);
+}
+
+Test(replay, bad_events_are_errors_with_index)
+{
+    gm_event_t unknown[] = {ev_alloc(0, 10), ev_free(5)};
+    expect_feed_error(unknown, 2, "event 1: free of id 5");
+    gm_event_t twice[] = {ev_alloc(0, 10), ev_free(0), ev_free(0)};
+    expect_feed_error(twice, 3, "event 2: free of id 0");
+    gm_event_t zero[] = {ev_alloc(0, 0)};
+    expect_feed_error(zero, 1, "event 0: invalid size 0");
+    gm_event_t huge[] = {ev_alloc(0, 10), ev_alloc(1, GM_SIZE_LIMIT + 1)};
+    expect_feed_error(huge, 2, "event 1: invalid size");
+    gm_event_t dup[] = {ev_alloc(3, 10), ev_alloc(3, 10)};
+    expect_feed_error(dup, 2, "event 1: allocation id 3 is already live");
+}
+
+/* A seeded random trace with a bounded live set. */
+static gm_event_t *random_events(size_t n, uint64_t seed)
+{
+    gm_event_t *ev = calloc(n, sizeof *ev);
+    uint64_t *live = malloc(n * sizeof *live);
+    size_t nlive = 0;
+    uint64_t next = 0, rng = seed, ts = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = gt_rand(&rng);
+        ts += 100 + x % 1000;
+        size_t left = n - i;
+        int do_free = nlive > 0 && (nlive >= left || nlive > 200 || x % 100 < 45);
+        if (do_free) {
+            size_t k = (x >> 8) % 4 ? nlive - 1 : (size_t)((x >> 16) % nlive);
+            ev[i] = ev_free(live[k]);
+            live[k] = live[--nlive];
+        } else {
+            uint64_t size = (x >> 20) % 10 == 0 ? (x >> 32) % (64u << 20) + 1 : (x >> 32) % 70000 + 1;
+            ev[i] = ev_alloc(next, size);
+            ev[i].stream = (x >> 40) % 8 == 0;
+            live[nlive++] = next++;
+        }
+        ev[i].ts_ns = ts;
+    }
+    free(live);
+    return ev;
+}
+
+static void metrics_equal(const gm_metrics_t *a, const gm_metrics_t *b)
+{
+#define CMP(name, type) \
+    if (strcmp(#name, "sim_ns_per_event") != 0) cr_assert(a->name == b->name, "metric " #name " differs");
+    GM_METRICS(CMP)
+#undef CMP
+}
+
+Test(replay, one_pass_over_many_policies_equals_separate_passes)
+{
+    size_t n = 200000;
+    gm_event_t *ev = random_events(n, 11);
+    const char *all[] = {"native", "buddy", "buddy"};
+    const char *set[] = {"release", "empty", NULL};
+    gm_replay_t *together = replay_events(ev, n, all, 3, 0, 1, set);
+    for (size_t i = 0; i < 3; i++) {
+        gm_replay_t *alone = replay_events(ev, n, &all[i], 1, 0, 1, set);
+        metrics_equal(gm_replay_metrics(together, i), gm_replay_metrics(alone, 0));
+        gm_replay_destroy(alone);
+    }
+    /* And every policy respects the floor. */
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_geq(gm_replay_metrics(together, i)->peak_reserved, gm_replay_load(together));
+    gm_replay_destroy(together);
+    free(ev);
+}
+
+Test(replay, chunked_feed_equals_one_feed)
+{
+    size_t n = 50000;
+    gm_event_t *ev = random_events(n, 5);
+    const char *pol[] = {"buddy"};
+    gm_replay_t *whole = replay_events(ev, n, pol, 1, 0, 0, NULL);
+
+    gm_error_t err;
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(NULL, &r, &err), 0);
+    gm_params_t p;
+    gm_params_init(&p, gm_policy_find("buddy"), &err);
+    gm_replay_add(r, &p, &err);
+    gm_params_release(&p);
+    for (size_t i = 0; i < n; i += 777)
+        cr_assert_eq(gm_replay_feed(r, ev + i, n - i < 777 ? n - i : 777, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_replay_finish(r, &err), 0);
+    metrics_equal(gm_replay_metrics(whole, 0), gm_replay_metrics(r, 0));
+    gm_replay_destroy(r);
+    gm_replay_destroy(whole);
+    free(ev);
+}
+
+Test(replay, timeline_is_downsampled_and_keeps_peaks)
+{
+    size_t n = 300000;
+    gm_event_t *ev = random_events(n, 3);
+    const char *pol[] = {"native", "buddy"};
+    gm_replay_t *r = replay_events(ev, n, pol, 2, 0, 0, NULL);
+    for (size_t i = 0; i < 2; i++) {
+        size_t np;
+        const gm_timeline_point_t *tl = gm_replay_timeline(r, i, &np);
+        cr_assert_geq(np, 1000);
+        cr_assert_leq(np, 4000);
+        uint64_t maxreq = 0, maxres = 0, maxall = 0;
+        for (size_t k = 0; k < np; k++) {
+            if (k)
+                cr_assert_gt(tl[k].event, tl[k - 1].event);
+            cr_assert_geq(tl[k].reserved, tl[k].allocated);
+            maxreq = tl[k].requested > maxreq ? tl[k].requested : maxreq;
+            maxres = tl[k].reserved > maxres ? tl[k].reserved : maxres;
+            maxall = tl[k].allocated > maxall ? tl[k].allocated : maxall;
+        }
+        const gm_metrics_t *m = gm_replay_metrics(r, i);
+        cr_assert_eq(tl[np - 1].event, n - 1);
+        cr_assert_eq(tl[np - 1].ts_ns, ev[n - 1].ts_ns);
+        cr_assert_eq(maxreq, m->peak_requested);
+        cr_assert_eq(maxres, m->peak_reserved);
+        cr_assert_eq(maxall, m->peak_allocated);
+    }
+    gm_replay_destroy(r);
+    free(ev);
+}
+
+/* A policy that counts empty_cache calls, to test MARK handling. */
+typedef struct {
+    gm_policy_t base;
+    int emptied;
+} counting_t;
+static const gm_policy_ops_t counting_ops;
+static int counting_create(gm_device_t *dev, const gm_param_value_t *v, gm_policy_t **out,
+                           gm_error_t *err)
+{
+    (void)v;
+    (void)err;
+    counting_t *c = calloc(1, sizeof *c);
+    c->base.ops = &counting_ops;
+    c->base.dev = dev;
+    *out = &c->base;
+    return 0;
+}
+static int counting_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
+{
+    uint64_t got;
+    if (gm_device_malloc(p->dev, req->size, 0, &out->addr, &got))
+        return GM_ALLOC_OOM;
+    out->size = got;
+    return 0;
+}
+static int counting_free(gm_policy_t *p, const gm_block_t *b, uint32_t stream)
+{
+    (void)stream;
+    gm_device_free(p->dev, b->addr, b->size);
+    return 0;
+}
+static void counting_stats(gm_policy_t *p, gm_policy_stats_t *st)
+{
+    (void)p;
+    memset(st, 0, sizeof *st);
+}
+static int counting_check(gm_policy_t *p, char *why, size_t len)
+{
+    (void)p;
+    (void)why;
+    (void)len;
+    return 0;
+}
+static void counting_destroy(gm_policy_t *p) { free(p); }
+static void counting_empty(gm_policy_t *p)
+{
+    GM_POLICY_DOWNCAST(counting_t, p, counting_ops)->emptied++;
+}
+static const gm_policy_ops_t counting_ops = {
+    .name = "counting", .help = "test policy", .create = counting_create,
+    .alloc = counting_alloc, .free = counting_free, .stats = counting_stats,
+    .check = counting_check, .destroy = counting_destroy, .empty_cache = counting_empty};
+
+Test(replay, empty_cache_marks_reach_the_policy)
+{
+    gm_event_t ev[] = {ev_alloc(0, 10), {.op = GM_OP_MARK, .tag = 1}, {.op = GM_OP_MARK, .tag = 0},
+                       ev_free(0), {.op = GM_OP_MARK, .tag = 1}};
+    gm_error_t err;
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(NULL, &r, &err), 0);
+    gm_params_t p;
+    cr_assert_eq(gm_params_init(&p, &counting_ops, &err), 0);
+    cr_assert_eq(gm_replay_add(r, &p, &err), 0, "%s", err.msg);
+    gm_params_release(&p);
+    gm_replay_set_empty_cache_tag(r, 1);
+    cr_assert_eq(gm_replay_feed(r, ev, 5, &err), 0);
+    cr_assert_eq(gm_replay_finish(r, &err), 0);
+    counting_t *c = GM_POLICY_DOWNCAST(counting_t, gm_replay_policy(r, 0), counting_ops);
+    cr_assert_not_null(c);
+    cr_assert_eq(c->emptied, 2);
+    cr_assert_eq(gm_replay_metrics(r, 0)->events, 5);
+    gm_replay_destroy(r);
+}
+
+Test(replay, add_after_feed_is_refused)
+{
+    gm_error_t err;
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(NULL, &r, &err), 0);
+    gm_event_t e = ev_alloc(0, 1);
+    cr_assert_eq(gm_replay_feed(r, &e, 1, &err), 0);
+    gm_params_t p;
+    gm_params_init(&p, gm_policy_find("native"), &err);
+    cr_assert_eq(gm_replay_add(r, &p, &err), GM_ESTATE);
+    gm_params_release(&p);
+    gm_replay_destroy(r);
+}
+
+Test(replay, from_store_equals_from_memory)
+{
+    size_t n = 150000;
+    gm_event_t *ev = random_events(n, 21);
+    gm_error_t err = {0};
+    const char *path = gt_tmpfile("replay-store.db");
+    gm_store_t *s;
+    cr_assert_eq(gm_store_open(path, GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
+    gm_writer_t *w;
+    uint32_t idx;
+    cr_assert_eq(gm_writer_begin(s, "t", GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_stream(w, 0, &idx, &err), 0);
+    cr_assert_eq(gm_writer_stream(w, 1, &idx, &err), 0);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(gm_writer_add(w, &ev[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+
+    const char *pol[] = {"native", "buddy"};
+    gm_replay_t *mem = replay_events(ev, n, pol, 2, 0, 0, NULL);
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(NULL, &r, &err), 0);
+    for (size_t i = 0; i < 2; i++) {
+        gm_params_t p;
+        gm_params_init(&p, gm_policy_find(pol[i]), &err);
+        cr_assert_eq(gm_replay_add(r, &p, &err), 0);
+        gm_params_release(&p);
+    }
+    cr_assert_eq(gm_replay_trace(r, s, "t", &err), 0, "%s", err.msg);
+    for (size_t i = 0; i < 2; i++)
+        metrics_equal(gm_replay_metrics(mem, i), gm_replay_metrics(r, i));
+    gm_replay_destroy(r);
+    gm_replay_destroy(mem);
+
+    cr_assert_eq(gm_replay_create(NULL, &r, &err), 0);
+    cr_assert_eq(gm_replay_trace(r, s, "missing", &err), GM_ENOTFOUND);
+    gm_replay_destroy(r);
+    gm_store_close(s);
+    free(ev);
+}
+
+Test(replay, waste_at_peak_counts_only_served_requests)
+{
+    /* The 3000-byte request fails; at the peak the policy holds 1024 bytes
+     * for the 1000-byte request: waste 24, whatever failed beside it. */
+    gm_event_t ev[] = {ev_alloc(0, 1000), ev_alloc(1, 3000), ev_free(1), ev_free(0)};
+    const char *pol[] = {"native"};
+    gm_replay_t *r = replay_events(ev, 4, pol, 1, 2048, 2, NULL);
+    const gm_metrics_t *m = gm_replay_metrics(r, 0);
+    cr_assert_eq(m->ooms, 1);
+    cr_assert_eq(m->first_oom_event, 1);
+    cr_assert_eq(m->peak_reserved, 1024);
+    cr_assert_eq(m->internal_waste_at_peak, 24);
+    cr_assert_eq(m->peak_requested, 4000);
+    gm_replay_destroy(r);
+}

@@ -1,0 +1,1650 @@
+/*
+ * traces/store.c — the trace store: SQLite file, streaming writer and reader
+ * (API in gmsim/store.h, schema and chunk format in docs/store.md).
+ *
+ * Schema (PRAGMA user_version = GM_STORE_SCHEMA_VERSION, WAL journal):
+ *
+ *   traces    one row per trace: counts, LOAD, digest, attrs (JSON text)
+ *   chunks    (trace_id, seq): events [first_event, first_event + nevents)
+ *             encoded by traces/codec.c; first_alloc is the stored ordinal
+ *             of the chunk's first ALLOC, the one number a chunk needs to
+ *             decode on its own; nallocs its ALLOC count
+ *   streams, tags, frames   the interned tables, (trace_id, idx)
+ *   runs, timelines         replay results (written by later code)
+ *
+ * Writer.  gm_writer_begin opens a write transaction (BEGIN IMMEDIATE) that
+ * gm_writer_finish commits and anything else rolls back, so no reader ever
+ * sees part of a trace.  The new trace's rows use a fresh id (max + 1); its
+ * `traces` row and, with GM_WRITE_REPLACE, the deletion of the old trace
+ * happen only in finish, so the old trace stays readable on this connection
+ * until then.  Memory is one chunk of events, the codec's buffers, the live
+ * set (caller id → slot with stored id and size), and the interned tables.
+ *
+ * Validation (gm_writer_add): the k-th ALLOC given must carry id k (zero-size
+ * ones included); stored ids are renumbered densely over the ALLOCs kept.
+ * Zero-size ALLOCs stay in the live set with the mark STORE_DROPPED so that
+ * their FREE is dropped too (and a second FREE is still a double free).
+ *
+ * Digest: MurmurHash3_x64_128 over the canonical content: each chunk's
+ * uncompressed columns and directory (gm__chunk_digest), then the interned
+ * tables ('S' count handles as 8-byte little-endian, 'T' count then
+ * length-prefixed names, 'F' likewise).  It does not depend on zlib, the
+ * trace name, its attributes or the time it was written.
+ *
+ * Reader.  One chunk is fetched (by trace_id and seq, a fresh indexed
+ * lookup each time, so no statement stays open between calls) and decoded
+ * into a buffer of GM_CHUNK_EVENTS events.  Each chunk's seq, first_event,
+ * first_alloc, nevents and nallocs must follow from the ones before, and the
+ * totals must match the traces row: a mismatch is GM_ECORRUPT.
+ */
+#include "gmsim/store.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "traces/codec.h"
+#include "traces/idmap.h"
+
+#define STORE_BUSY_MS 5000
+#define STORE_DROPPED UINT64_MAX /* live-set value of a dropped zero-size ALLOC */
+#define STORE_JSON_DEPTH 64
+
+struct gm_store {
+    sqlite3 *db;
+    char *path;
+    unsigned flags;
+    int writer_active;
+};
+
+static const char store_schema[] =
+    "CREATE TABLE traces (\n"
+    "  id          INTEGER PRIMARY KEY,\n"
+    "  name        TEXT NOT NULL UNIQUE,\n"
+    "  events      INTEGER NOT NULL,\n"
+    "  allocs      INTEGER NOT NULL,\n"
+    "  frees       INTEGER NOT NULL,\n"
+    "  marks       INTEGER NOT NULL,\n"
+    "  segs        INTEGER NOT NULL,\n"
+    "  load        INTEGER NOT NULL,\n"
+    "  live_at_end INTEGER NOT NULL,\n"
+    "  chunks      INTEGER NOT NULL,\n"
+    "  bytes       INTEGER NOT NULL,\n"
+    "  digest      TEXT NOT NULL,\n"
+    "  attrs       TEXT NOT NULL DEFAULT '{}',\n"
+    "  created     TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE chunks (\n"
+    "  trace_id    INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE\n"
+    "                DEFERRABLE INITIALLY DEFERRED,\n"
+    "  seq         INTEGER NOT NULL,\n"
+    "  first_event INTEGER NOT NULL,\n"
+    "  nevents     INTEGER NOT NULL,\n"
+    "  first_alloc INTEGER NOT NULL,\n"
+    "  nallocs     INTEGER NOT NULL,\n"
+    "  data        BLOB NOT NULL,\n"
+    "  PRIMARY KEY (trace_id, seq)\n"
+    ");\n"
+    "CREATE TABLE streams (\n"
+    "  trace_id    INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE\n"
+    "                DEFERRABLE INITIALLY DEFERRED,\n"
+    "  idx         INTEGER NOT NULL,\n"
+    "  handle      INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (trace_id, idx)\n"
+    ");\n"
+    "CREATE TABLE tags (\n"
+    "  trace_id    INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE\n"
+    "                DEFERRABLE INITIALLY DEFERRED,\n"
+    "  idx         INTEGER NOT NULL,\n"
+    "  name        TEXT NOT NULL,\n"
+    "  PRIMARY KEY (trace_id, idx)\n"
+    ");\n"
+    "CREATE TABLE frames (\n"
+    "  trace_id    INTEGER NOT NULL REFERENCES traces(id) ON DELETE CASCADE\n"
+    "                DEFERRABLE INITIALLY DEFERRED,\n"
+    "  idx         INTEGER NOT NULL,\n"
+    "  text        TEXT NOT NULL,\n"
+    "  PRIMARY KEY (trace_id, idx)\n"
+    ");\n"
+    "CREATE TABLE runs (\n"
+    "  id            INTEGER PRIMARY KEY,\n"
+    "  trace_digest  TEXT,\n"
+    "  trace_name    TEXT,\n"
+    "  policy        TEXT,\n"
+    "  params        TEXT,\n"
+    "  gmsim_version TEXT,\n"
+    "  metrics       TEXT,\n"
+    "  created       TEXT\n"
+    ");\n"
+    "CREATE INDEX runs_by_digest ON runs (trace_digest);\n"
+    "CREATE TABLE timelines (\n"
+    "  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE\n"
+    "                DEFERRABLE INITIALLY DEFERRED,\n"
+    "  point       INTEGER NOT NULL,\n"
+    "  event       INTEGER,\n"
+    "  ts_ns       INTEGER,\n"
+    "  requested   INTEGER,\n"
+    "  allocated   INTEGER,\n"
+    "  reserved    INTEGER,\n"
+    "  PRIMARY KEY (run_id, point)\n"
+    ");\n";
+
+/* ---- SQLite helpers ------------------------------------------------------ */
+
+/* A GM_E* code for an SQLite result code. */
+static int store_code(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_NOMEM:
+        return GM_ENOMEM;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return GM_ECORRUPT;
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+        return GM_EIO;
+    default:
+        return GM_EDB;
+    }
+}
+
+/* Set err from the connection's last error: "'PATH': WHAT: MESSAGE". */
+static int store_fail(const gm_store_t *s, gm_error_t *err, int rc, const char *what)
+{
+    return gm_error_set(err, store_code(rc), "'%s': %s: %s", s->path, what,
+                        s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+}
+
+static int store_prepare(gm_store_t *s, const char *sql, sqlite3_stmt **st, gm_error_t *err)
+{
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+    if (rc != SQLITE_OK) {
+        *st = NULL;
+        return store_fail(s, err, rc, "cannot prepare a statement");
+    }
+    return 0;
+}
+
+/* Run a statement without parameters or results (transaction control). */
+static int store_exec(gm_store_t *s, const char *sql, gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, sql, &st, err);
+    if (rc)
+        return rc;
+    int r = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE && r != SQLITE_ROW)
+        return store_fail(s, err, r, sql);
+    return 0;
+}
+
+static void store_rollback(gm_store_t *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* One integer from a one-row query with an optional text parameter.
+ * 1 and *v on a row, 0 when no row, or a negative code. */
+static int store_query_int(gm_store_t *s, const char *sql, const char *param, int64_t *v,
+                           gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, sql, &st, err);
+    if (rc)
+        return rc;
+    if (param)
+        sqlite3_bind_text(st, 1, param, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        *v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        return 1;
+    }
+    sqlite3_finalize(st);
+    if (r == SQLITE_DONE)
+        return 0;
+    return store_fail(s, err, r, "query failed");
+}
+
+/* ---- growable text and JSON ---------------------------------------------- */
+
+typedef struct store_buf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} store_buf_t;
+
+static void store_buf_add(store_buf_t *b, const char *s, size_t len)
+{
+    if (b->oom)
+        return;
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->n + len + 1)
+            cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (np == NULL) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+}
+
+static void store_buf_str(store_buf_t *b, const char *s) { store_buf_add(b, s, strlen(s)); }
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
+static size_t store_utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned min;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, min = 0x10000;
+    else
+        return 0;
+    unsigned cp = c & (0x3fu >> (n - 1));
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* Append s as a JSON string literal (RFC 8259): quotes, backslashes and
+ * control characters escaped, invalid UTF-8 bytes replaced by U+FFFD. */
+static void store_json_string(store_buf_t *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    store_buf_add(b, "\"", 1);
+    while (*p) {
+        unsigned c = *p;
+        char esc[8];
+        if (c == '"' || c == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)c;
+            store_buf_add(b, esc, 2);
+            p++;
+        } else if (c < 0x20) {
+            const char *named = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r"
+                              : c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
+            if (named) {
+                store_buf_str(b, named);
+            } else {
+                snprintf(esc, sizeof esc, "\\u%04x", c);
+                store_buf_str(b, esc);
+            }
+            p++;
+        } else {
+            size_t n = store_utf8_len(p);
+            if (n == 0) {
+                store_buf_str(b, "\\ufffd");
+                p++;
+            } else {
+                store_buf_add(b, (const char *)p, n);
+                p += n;
+            }
+        }
+    }
+    store_buf_add(b, "\"", 1);
+}
+
+static const char *store_json_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+/* Skip one JSON value at p (after whitespace); NULL if there is none. */
+static const char *store_json_value(const char *p, int depth)
+{
+    p = store_json_ws(p);
+    if (depth > STORE_JSON_DEPTH)
+        return NULL;
+    switch (*p) {
+    case '{':
+    case '[': {
+        char close = *p == '{' ? '}' : ']';
+        p = store_json_ws(p + 1);
+        if (*p == close)
+            return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (*p != '"' || (p = store_json_value(p, depth + 1)) == NULL)
+                    return NULL;
+                p = store_json_ws(p);
+                if (*p++ != ':')
+                    return NULL;
+            }
+            if ((p = store_json_value(p, depth + 1)) == NULL)
+                return NULL;
+            p = store_json_ws(p);
+            if (*p == close)
+                return p + 1;
+            if (*p++ != ',')
+                return NULL;
+            p = store_json_ws(p);
+        }
+    }
+    case '"':
+        for (p++;;) {
+            unsigned char c = (unsigned char)*p;
+            if (c == '"')
+                return p + 1;
+            if (c < 0x20)
+                return NULL;
+            if (c == '\\') {
+                p++;
+                if (*p == 'u') {
+                    for (int i = 1; i <= 4; i++) {
+                        char h = p[i];
+                        if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') ||
+                              (h >= 'A' && h <= 'F')))
+                            return NULL;
+                    }
+                    p += 5;
+                } else if (*p && strchr("\"\\/bfnrt", *p)) {
+                    p++;
+                } else {
+                    return NULL;
+                }
+            } else {
+                size_t n = store_utf8_len((const unsigned char *)p);
+                if (n == 0)
+                    return NULL;
+                p += n;
+            }
+        }
+    case 't':
+        return strncmp(p, "true", 4) == 0 ? p + 4 : NULL;
+    case 'f':
+        return strncmp(p, "false", 5) == 0 ? p + 5 : NULL;
+    case 'n':
+        return strncmp(p, "null", 4) == 0 ? p + 4 : NULL;
+    default: {
+        if (*p == '-')
+            p++;
+        if (*p == '0')
+            p++;
+        else if (*p >= '1' && *p <= '9')
+            while (*p >= '0' && *p <= '9')
+                p++;
+        else
+            return NULL;
+        if (*p == '.') {
+            p++;
+            if (!(*p >= '0' && *p <= '9'))
+                return NULL;
+            while (*p >= '0' && *p <= '9')
+                p++;
+        }
+        if (*p == 'e' || *p == 'E') {
+            p++;
+            if (*p == '+' || *p == '-')
+                p++;
+            if (!(*p >= '0' && *p <= '9'))
+                return NULL;
+            while (*p >= '0' && *p <= '9')
+                p++;
+        }
+        return p;
+    }
+    }
+}
+
+/* 1 if text is exactly one JSON value (whitespace around it allowed). */
+static int store_json_valid(const char *text)
+{
+    const char *p = store_json_value(text, 0);
+    return p != NULL && *store_json_ws(p) == '\0';
+}
+
+/* ---- open / close -------------------------------------------------------- */
+
+static int store_is_memory(const char *path) { return strcmp(path, ":memory:") == 0 || !*path; }
+
+/* Create the schema in an empty database (inside a write transaction, so
+ * that two processes creating the same file do not both do it). */
+static int store_create_schema(gm_store_t *s, gm_error_t *err)
+{
+    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    if (rc)
+        return rc;
+    int64_t version = 0, tables = 0;
+    if ((rc = store_query_int(s, "PRAGMA user_version", NULL, &version, err)) < 0 ||
+        (rc = store_query_int(s, "SELECT count(*) FROM sqlite_master", NULL, &tables, err)) < 0)
+        goto fail;
+    if (version == 0 && tables == 0) {
+        char *msg = NULL;
+        int r = sqlite3_exec(s->db, store_schema, NULL, NULL, &msg);
+        sqlite3_free(msg);
+        if (r != SQLITE_OK) {
+            rc = store_fail(s, err, r, "cannot create the schema");
+            goto fail;
+        }
+        char pragma[64];
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", GM_STORE_SCHEMA_VERSION);
+        if ((rc = store_exec(s, pragma, err)))
+            goto fail;
+    }
+    return store_exec(s, "COMMIT", err);
+fail:
+    store_rollback(s);
+    return rc;
+}
+
+/* Check the file holds our schema (creating it in an empty file opened for
+ * writing); the errors of gm_store_open. */
+static int store_check_schema(gm_store_t *s, gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int r = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
+    if (r == SQLITE_OK) {
+        r = sqlite3_step(st);
+        if (r == SQLITE_ROW) {
+            int64_t version = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+            int64_t tables = 0, ours = 0;
+            int rc = store_query_int(s, "SELECT count(*) FROM sqlite_master", NULL, &tables, err);
+            if (rc < 0)
+                return rc;
+            rc = store_query_int(s,
+                                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                 "name IN ('traces', 'chunks', 'streams', 'tags', 'frames')",
+                                 NULL, &ours, err);
+            if (rc < 0)
+                return rc;
+            if (version == 0 && tables == 0 && (s->flags & GM_STORE_WRITE)) {
+                rc = store_create_schema(s, err);
+                if (rc)
+                    return rc;
+                return store_check_schema(s, err);
+            }
+            if (version == 0 || (version == GM_STORE_SCHEMA_VERSION && ours != 5))
+                return gm_error_set(err, GM_EFORMAT, "'%s' is not a gmsim trace store", s->path);
+            if (version != GM_STORE_SCHEMA_VERSION)
+                return gm_error_set(err, GM_ESCHEMA,
+                                    "'%s' has schema version %lld, this gmsim reads version %d",
+                                    s->path, (long long)version, GM_STORE_SCHEMA_VERSION);
+            return 0;
+        }
+        sqlite3_finalize(st);
+    }
+    if ((r & 0xff) == SQLITE_NOTADB)
+        return gm_error_set(err, GM_EFORMAT, "cannot open '%s': file is not a database", s->path);
+    return gm_error_set(err, store_code(r) == GM_EDB ? GM_EIO : store_code(r),
+                        "cannot open '%s': %s", s->path, sqlite3_errmsg(s->db));
+}
+
+int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t *err)
+{
+    *out = NULL;
+    if (path == NULL)
+        return gm_error_set(err, GM_EINVAL, "no store path given");
+    if (flags & ~GM_STORE_WRITE)
+        return gm_error_set(err, GM_EINVAL, "cannot open '%s': unknown flags 0x%x", path, flags);
+    int memory = store_is_memory(path);
+    struct stat st;
+    if (!memory && !(flags & GM_STORE_WRITE) && stat(path, &st) != 0) {
+        int e = errno;
+        return gm_error_set(err, GM_EIO, "cannot open '%s': %s", path,
+                            e == ENOENT ? "no such file" : strerror(e));
+    }
+    if (!memory && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return gm_error_set(err, GM_EIO, "cannot open '%s': is a directory", path);
+
+    gm_store_t *s = calloc(1, sizeof *s);
+    if (s == NULL || (s->path = strdup(path)) == NULL) {
+        free(s);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    s->flags = flags;
+    int oflags = flags & GM_STORE_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                                        : SQLITE_OPEN_READONLY;
+    int r = sqlite3_open_v2(path, &s->db, oflags, NULL);
+    int rc;
+    if (r != SQLITE_OK) {
+        rc = gm_error_set(err, GM_EIO, "cannot open '%s': %s", path,
+                          s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(r));
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+    sqlite3_extended_result_codes(s->db, 0);
+    if ((rc = store_check_schema(s, err)))
+        goto fail;
+    if ((flags & GM_STORE_WRITE) && !memory) {
+        /* WAL: readers in other processes are not blocked by a writer.  It
+         * may be refused (some network file systems); the store works
+         * without it, so a failure here is not an error. */
+        sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+        sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
+    }
+    if ((rc = store_exec(s, "PRAGMA foreign_keys = ON", err)))
+        goto fail;
+    *out = s;
+    return 0;
+fail:
+    gm_store_close(s);
+    return rc;
+}
+
+void gm_store_close(gm_store_t *s)
+{
+    if (s == NULL)
+        return;
+    if (s->db) {
+        store_rollback(s);
+        sqlite3_close_v2(s->db);
+    }
+    free(s->path);
+    free(s);
+}
+
+const char *gm_store_path(const gm_store_t *s) { return s->path; }
+
+/* ---- trace summaries ----------------------------------------------------- */
+
+#define STORE_INFO_COLUMNS                                                              \
+    "id, name, events, allocs, frees, marks, segs, load, live_at_end, chunks, bytes, " \
+    "digest, attrs"
+
+void gm_trace_info_release(gm_trace_info_t *info)
+{
+    if (info == NULL)
+        return;
+    free(info->name);
+    free(info->attrs);
+    memset(info, 0, sizeof *info);
+}
+
+void gm_trace_info_free_list(gm_trace_info_t *list, size_t n)
+{
+    for (size_t i = 0; list && i < n; i++)
+        gm_trace_info_release(&list[i]);
+    free(list);
+}
+
+static char *store_strdup_col(sqlite3_stmt *st, int col, const char *dflt)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return strdup(t ? (const char *)t : dflt);
+}
+
+/* Fill info from a row of STORE_INFO_COLUMNS.  0 or GM_ENOMEM. */
+static int store_info_row(sqlite3_stmt *st, gm_trace_info_t *info)
+{
+    memset(info, 0, sizeof *info);
+    info->id = sqlite3_column_int64(st, 0);
+    info->name = store_strdup_col(st, 1, "");
+    info->events = (uint64_t)sqlite3_column_int64(st, 2);
+    info->allocs = (uint64_t)sqlite3_column_int64(st, 3);
+    info->frees = (uint64_t)sqlite3_column_int64(st, 4);
+    info->marks = (uint64_t)sqlite3_column_int64(st, 5);
+    info->segs = (uint64_t)sqlite3_column_int64(st, 6);
+    info->load = (uint64_t)sqlite3_column_int64(st, 7);
+    info->live_at_end = (uint64_t)sqlite3_column_int64(st, 8);
+    info->chunks = (uint64_t)sqlite3_column_int64(st, 9);
+    info->bytes = (uint64_t)sqlite3_column_int64(st, 10);
+    const unsigned char *d = sqlite3_column_text(st, 11);
+    snprintf(info->digest, sizeof info->digest, "%s", d ? (const char *)d : "");
+    info->attrs = store_strdup_col(st, 12, "{}");
+    if (info->name == NULL || info->attrs == NULL) {
+        gm_trace_info_release(info);
+        return GM_ENOMEM;
+    }
+    return 0;
+}
+
+int gm_store_list(gm_store_t *s, gm_trace_info_t **out, size_t *n, gm_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT " STORE_INFO_COLUMNS " FROM traces ORDER BY name", &st, err);
+    if (rc)
+        return rc;
+    gm_trace_info_t *list = NULL;
+    size_t cnt = 0, cap = 0;
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            gm_trace_info_t *nl = realloc(list, ncap * sizeof *nl);
+            if (nl == NULL) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                goto fail;
+            }
+            list = nl;
+            cap = ncap;
+        }
+        if (store_info_row(st, &list[cnt])) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            goto fail;
+        }
+        cnt++;
+    }
+    if (r != SQLITE_DONE) {
+        rc = store_fail(s, err, r, "cannot list traces");
+        goto fail;
+    }
+    sqlite3_finalize(st);
+    *out = list;
+    *n = cnt;
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    gm_trace_info_free_list(list, cnt);
+    return rc;
+}
+
+int gm_store_find(gm_store_t *s, const char *name, gm_trace_info_t *out, gm_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "SELECT " STORE_INFO_COLUMNS " FROM traces WHERE name = ?1", &st,
+                           err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        rc = store_info_row(st, out) ? gm_error_set(err, GM_ENOMEM, "out of memory") : 0;
+    } else if (r == SQLITE_DONE) {
+        rc = gm_error_set(err, GM_ENOTFOUND, "no trace '%s' in '%s'", name, s->path);
+    } else {
+        rc = store_fail(s, err, r, "cannot read traces");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Delete every row of trace `id` (inside the caller's transaction). */
+static int store_delete_id(gm_store_t *s, int64_t id, gm_error_t *err)
+{
+    static const char *const sql[] = {
+        "DELETE FROM chunks WHERE trace_id = ?1", "DELETE FROM streams WHERE trace_id = ?1",
+        "DELETE FROM tags WHERE trace_id = ?1",   "DELETE FROM frames WHERE trace_id = ?1",
+        "DELETE FROM traces WHERE id = ?1",
+    };
+    for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
+        sqlite3_stmt *st;
+        int rc = store_prepare(s, sql[i], &st, err);
+        if (rc)
+            return rc;
+        sqlite3_bind_int64(st, 1, id);
+        int r = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (r != SQLITE_DONE)
+            return store_fail(s, err, r, "cannot delete a trace");
+    }
+    return 0;
+}
+
+int gm_store_delete(gm_store_t *s, const char *name, gm_error_t *err)
+{
+    if (!(s->flags & GM_STORE_WRITE))
+        return gm_error_set(err, GM_EINVAL, "cannot delete trace '%s': '%s' is open read-only",
+                            name, s->path);
+    if (s->writer_active)
+        return gm_error_set(err, GM_ESTATE, "cannot delete trace '%s': a writer is active on '%s'",
+                            name, s->path);
+    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    if (rc)
+        return rc;
+    int64_t id;
+    rc = store_query_int(s, "SELECT id FROM traces WHERE name = ?1", name, &id, err);
+    if (rc == 0)
+        rc = gm_error_set(err, GM_ENOTFOUND, "no trace '%s' in '%s'", name, s->path);
+    if (rc < 0)
+        goto fail;
+    if ((rc = store_delete_id(s, id, err)) || (rc = store_exec(s, "COMMIT", err)))
+        goto fail;
+    return 0;
+fail:
+    store_rollback(s);
+    return rc;
+}
+
+/* ---- interned string tables ---------------------------------------------- */
+
+typedef struct store_strtab {
+    char **items;    /* in index order */
+    size_t n, cap;
+    uint32_t *slots; /* open addressing over items: 0 empty, else position + 1 */
+    size_t mask;     /* slots capacity − 1 */
+} store_strtab_t;
+
+static uint64_t store_strhash(const char *s)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static void store_strtab_release(store_strtab_t *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->items[i]);
+    free(t->items);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* Position of text in t (interning it if new) into *pos.  0 or GM_ENOMEM. */
+static int store_strtab_intern(store_strtab_t *t, const char *text, size_t *pos)
+{
+    if (t->slots == NULL || 2 * (t->n + 1) > t->mask + 1) {
+        size_t cap = t->slots ? 2 * (t->mask + 1) : 64;
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (slots == NULL)
+            return GM_ENOMEM;
+        for (size_t i = 0; i < t->n; i++) {
+            size_t j = store_strhash(t->items[i]) & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = (uint32_t)(i + 1);
+        }
+        free(t->slots);
+        t->slots = slots;
+        t->mask = cap - 1;
+    }
+    size_t j = store_strhash(text) & t->mask;
+    for (; t->slots[j]; j = (j + 1) & t->mask) {
+        if (strcmp(t->items[t->slots[j] - 1], text) == 0) {
+            *pos = t->slots[j] - 1;
+            return 0;
+        }
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        char **items = realloc(t->items, cap * sizeof *items);
+        if (items == NULL)
+            return GM_ENOMEM;
+        t->items = items;
+        t->cap = cap;
+    }
+    char *copy = strdup(text);
+    if (copy == NULL)
+        return GM_ENOMEM;
+    t->items[t->n] = copy;
+    t->slots[j] = (uint32_t)(t->n + 1);
+    *pos = t->n++;
+    return 0;
+}
+
+/* ---- writer -------------------------------------------------------------- */
+
+typedef struct store_slot {
+    uint64_t stored_id;
+    uint64_t size; /* the next free slot's index while on the free list */
+} store_slot_t;
+
+struct gm_writer {
+    gm_store_t *s;
+    char *name;
+    unsigned flags;
+    int failed;
+    int64_t trace_id;
+    sqlite3_stmt *ins_chunk;
+    gm__codec_t codec;
+    gm__digest_t digest;
+    gm_event_t *buf; /* GM_CHUNK_EVENTS events */
+    size_t nbuf;
+
+    uint64_t position;    /* events given */
+    uint64_t caller_next; /* the id the next ALLOC must carry */
+    gm__idmap_t live;     /* caller id → slot index, or STORE_DROPPED */
+    store_slot_t *slots;
+    size_t nslots, capslots, free_slot; /* free list head, SIZE_MAX if empty */
+
+    uint64_t events, allocs, frees, marks, segs, dropped;
+    uint64_t requested, load, chunks, bytes;
+    uint64_t chunk_first_alloc; /* stored ALLOCs before the buffered chunk */
+
+    uint64_t *streams;
+    size_t nstreams, capstreams;
+    gm__idmap_t stream_index;  /* handle → index */
+    int64_t stream_max_handle; /* index of handle UINT64_MAX (not an idmap key), or -1 */
+    store_strtab_t tags, frames;
+
+    char **attr_keys, **attr_vals;
+    size_t nattrs, capattrs;
+};
+
+static void store_writer_free(gm_writer_t *w)
+{
+    if (w->s)
+        w->s->writer_active = 0;
+    sqlite3_finalize(w->ins_chunk);
+    gm__codec_release(&w->codec);
+    free(w->buf);
+    gm__idmap_release(&w->live);
+    free(w->slots);
+    free(w->streams);
+    gm__idmap_release(&w->stream_index);
+    store_strtab_release(&w->tags);
+    store_strtab_release(&w->frames);
+    for (size_t i = 0; i < w->nattrs; i++) {
+        free(w->attr_keys[i]);
+        free(w->attr_vals[i]);
+    }
+    free(w->attr_keys);
+    free(w->attr_vals);
+    free(w->name);
+    free(w);
+}
+
+int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t **out,
+                    gm_error_t *err)
+{
+    *out = NULL;
+    if (name == NULL || *name == '\0')
+        return gm_error_set(err, GM_EINVAL, "trace name is empty");
+    if (!(s->flags & GM_STORE_WRITE))
+        return gm_error_set(err, GM_EINVAL, "cannot write trace '%s': '%s' is open read-only",
+                            name, s->path);
+    if (s->writer_active)
+        return gm_error_set(err, GM_ESTATE, "cannot write trace '%s': a writer is active on '%s'",
+                            name, s->path);
+    gm_writer_t *w = calloc(1, sizeof *w);
+    if (w == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    gm__codec_init(&w->codec, GM__CHUNK_LEVEL);
+    gm__digest_init(&w->digest);
+    gm__idmap_init(&w->live);
+    gm__idmap_init(&w->stream_index);
+    w->stream_max_handle = -1;
+    w->free_slot = SIZE_MAX;
+    w->flags = flags;
+    if ((w->name = strdup(name)) == NULL ||
+        (w->buf = malloc(GM_CHUNK_EVENTS * sizeof *w->buf)) == NULL) {
+        store_writer_free(w);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+
+    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    if (rc) {
+        store_writer_free(w);
+        return rc;
+    }
+    w->s = s;
+    s->writer_active = 1;
+    int64_t v;
+    rc = store_query_int(s, "SELECT id FROM traces WHERE name = ?1", name, &v, err);
+    if (rc > 0 && !(flags & GM_WRITE_REPLACE))
+        rc = gm_error_set(err, GM_EEXIST, "trace '%s' already exists in '%s'", name, s->path);
+    if (rc < 0)
+        goto fail;
+    rc = store_query_int(s, "SELECT coalesce(max(id), 0) + 1 FROM traces", NULL, &w->trace_id, err);
+    if (rc < 0)
+        goto fail;
+    if ((rc = store_prepare(s,
+                            "INSERT INTO chunks (trace_id, seq, first_event, nevents, "
+                            "first_alloc, nallocs, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                            &w->ins_chunk, err)))
+        goto fail;
+    *out = w;
+    return 0;
+fail:
+    store_rollback(s);
+    store_writer_free(w);
+    return rc;
+}
+
+/* Mark w failed with the error already in err. */
+static int store_writer_failed(gm_writer_t *w, int rc)
+{
+    w->failed = 1;
+    return rc;
+}
+
+int gm_writer_stream(gm_writer_t *w, uint64_t handle, uint32_t *index, gm_error_t *err)
+{
+    if (w->failed)
+        return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
+    uint64_t v;
+    int known = handle == UINT64_MAX ? w->stream_max_handle >= 0
+                                     : gm__idmap_get(&w->stream_index, handle, &v);
+    if (known) {
+        *index = handle == UINT64_MAX ? (uint32_t)w->stream_max_handle : (uint32_t)v;
+        return 0;
+    }
+    if (w->nstreams >= UINT32_MAX)
+        return gm_error_set(err, GM_EINVAL, "trace '%s': too many streams", w->name);
+    if (w->nstreams == w->capstreams) {
+        size_t cap = w->capstreams ? 2 * w->capstreams : 8;
+        uint64_t *ns = realloc(w->streams, cap * sizeof *ns);
+        if (ns == NULL)
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        w->streams = ns;
+        w->capstreams = cap;
+    }
+    if (handle == UINT64_MAX)
+        w->stream_max_handle = (int64_t)w->nstreams;
+    else if (gm__idmap_put(&w->stream_index, handle, w->nstreams))
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    w->streams[w->nstreams] = handle;
+    *index = (uint32_t)w->nstreams++;
+    return 0;
+}
+
+static int store_writer_intern(gm_writer_t *w, store_strtab_t *t, const char *text,
+                               uint32_t base, uint32_t *index, const char *what, gm_error_t *err)
+{
+    if (w->failed)
+        return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
+    if (text == NULL)
+        return gm_error_set(err, GM_EINVAL, "trace '%s': no %s text given", w->name, what);
+    if (t->n >= UINT32_MAX - 1)
+        return gm_error_set(err, GM_EINVAL, "trace '%s': too many %s", w->name, what);
+    size_t pos;
+    if (store_strtab_intern(t, text, &pos))
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    *index = (uint32_t)pos + base;
+    return 0;
+}
+
+int gm_writer_tag(gm_writer_t *w, const char *name, uint32_t *index, gm_error_t *err)
+{
+    return store_writer_intern(w, &w->tags, name, 0, index, "tag", err);
+}
+
+int gm_writer_frames(gm_writer_t *w, const char *text, uint32_t *index, gm_error_t *err)
+{
+    return store_writer_intern(w, &w->frames, text, 1, index, "frames", err);
+}
+
+/* Set attribute key to the JSON text value (copied). */
+static int store_writer_attr(gm_writer_t *w, const char *key, const char *value, gm_error_t *err)
+{
+    if (w->failed)
+        return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
+    if (key == NULL || *key == '\0')
+        return gm_error_set(err, GM_EINVAL, "trace '%s': attribute key is empty", w->name);
+    char *v = strdup(value);
+    if (v == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < w->nattrs; i++) {
+        if (strcmp(w->attr_keys[i], key) == 0) {
+            free(w->attr_vals[i]);
+            w->attr_vals[i] = v;
+            return 0;
+        }
+    }
+    if (w->nattrs == w->capattrs) {
+        size_t cap = w->capattrs ? 2 * w->capattrs : 8;
+        char **nk = realloc(w->attr_keys, cap * sizeof *nk);
+        if (nk)
+            w->attr_keys = nk;
+        char **nv = nk ? realloc(w->attr_vals, cap * sizeof *nv) : NULL;
+        if (nv)
+            w->attr_vals = nv;
+        if (nk == NULL || nv == NULL) {
+            free(v);
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        }
+        w->capattrs = cap;
+    }
+    char *k = strdup(key);
+    if (k == NULL) {
+        free(v);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    w->attr_keys[w->nattrs] = k;
+    w->attr_vals[w->nattrs++] = v;
+    return 0;
+}
+
+int gm_writer_attr_json(gm_writer_t *w, const char *key, const char *json_value, gm_error_t *err)
+{
+    if (json_value == NULL || !store_json_valid(json_value))
+        return gm_error_set(err, GM_EINVAL, "trace '%s': attribute '%s' is not one JSON value",
+                            w->name, key ? key : "");
+    /* kept without the whitespace around it */
+    const char *start = store_json_ws(json_value);
+    size_t len = strlen(start);
+    while (len && strchr(" \t\n\r", start[len - 1]))
+        len--;
+    char *v = strndup(start, len);
+    if (v == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    int rc = store_writer_attr(w, key, v, err);
+    free(v);
+    return rc;
+}
+
+int gm_writer_attr_str(gm_writer_t *w, const char *key, const char *value, gm_error_t *err)
+{
+    if (value == NULL)
+        return store_writer_attr(w, key, "null", err);
+    store_buf_t b = {0};
+    store_json_string(&b, value);
+    if (b.oom) {
+        free(b.p);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    int rc = store_writer_attr(w, key, b.p, err);
+    free(b.p);
+    return rc;
+}
+
+int gm_writer_attr_int(gm_writer_t *w, const char *key, int64_t value, gm_error_t *err)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%lld", (long long)value);
+    return store_writer_attr(w, key, num, err);
+}
+
+uint64_t gm_writer_position(const gm_writer_t *w) { return w->position; }
+
+/* Encode and insert the buffered events as the next chunk. */
+static int store_writer_flush(gm_writer_t *w, gm_error_t *err)
+{
+    if (w->nbuf == 0)
+        return 0;
+    const uint8_t *blob;
+    size_t len;
+    uint64_t nallocs;
+    int rc = gm__chunk_encode(&w->codec, w->buf, w->nbuf, w->chunk_first_alloc, &blob, &len,
+                              &nallocs, err);
+    if (rc) {
+        gm_error_prefix(err, "trace '%s' chunk %llu", w->name, (unsigned long long)w->chunks);
+        return rc;
+    }
+    gm__chunk_digest(&w->codec, &w->digest);
+    sqlite3_stmt *st = w->ins_chunk;
+    sqlite3_bind_int64(st, 1, w->trace_id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)w->chunks);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)(w->events - w->nbuf));
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)w->nbuf);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)w->chunk_first_alloc);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)nallocs);
+    sqlite3_bind_blob(st, 7, blob, (int)len, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (r != SQLITE_DONE)
+        return store_fail(w->s, err, r, "cannot write a chunk");
+    w->chunks++;
+    w->bytes += len;
+    w->chunk_first_alloc += nallocs;
+    w->nbuf = 0;
+    return 0;
+}
+
+/* The error of event w->position: "trace 'NAME': event N: ...". */
+static int store_reject(gm_writer_t *w, gm_error_t *err, const char *fmt, ...) GM_PRINTF(3, 4);
+static int store_reject(gm_writer_t *w, gm_error_t *err, const char *fmt, ...)
+{
+    char msg[GM_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    w->failed = 1;
+    return gm_error_set(err, GM_EFORMAT, "event %llu: %s", (unsigned long long)w->position, msg);
+}
+
+static int store_slot_new(gm_writer_t *w, uint64_t stored_id, uint64_t size, size_t *slot)
+{
+    if (w->free_slot != SIZE_MAX) {
+        *slot = w->free_slot;
+        w->free_slot = (size_t)w->slots[*slot].size;
+    } else {
+        if (w->nslots == w->capslots) {
+            size_t cap = w->capslots ? 2 * w->capslots : 1024;
+            store_slot_t *ns = realloc(w->slots, cap * sizeof *ns);
+            if (ns == NULL)
+                return GM_ENOMEM;
+            w->slots = ns;
+            w->capslots = cap;
+        }
+        *slot = w->nslots++;
+    }
+    w->slots[*slot] = (store_slot_t){stored_id, size};
+    return 0;
+}
+
+int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
+{
+    if (w->failed)
+        return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
+    gm_event_t e = *ev;
+    uint64_t v;
+    if (e.op >= GM_OP_COUNT)
+        return store_reject(w, err, "unknown op %u", e.op);
+    if (e.stream != 0 && e.stream >= w->nstreams)
+        return store_reject(w, err, "stream index %u was never interned", e.stream);
+    if ((e.tag != 0 || e.op == GM_OP_MARK) && e.tag >= w->tags.n)
+        return store_reject(w, err, "tag index %u was never interned", e.tag);
+    if (e.frames != 0 && e.frames > w->frames.n)
+        return store_reject(w, err, "frames index %u was never interned", e.frames);
+
+    switch (e.op) {
+    case GM_OP_ALLOC:
+        if (e.id != w->caller_next)
+            return store_reject(w, err, "alloc id %llu out of order, expected %llu",
+                                (unsigned long long)e.id, (unsigned long long)w->caller_next);
+        if (e.size > GM_SIZE_LIMIT)
+            return store_reject(w, err, "size %llu above the 2^48 limit",
+                                (unsigned long long)e.size);
+        if (e.size == 0) {
+            if (gm__idmap_put(&w->live, e.id, STORE_DROPPED))
+                goto nomem;
+            w->caller_next++;
+            w->dropped++;
+            w->position++;
+            return 0;
+        } else {
+            size_t slot;
+            if (store_slot_new(w, w->allocs, e.size, &slot))
+                goto nomem;
+            if (gm__idmap_put(&w->live, e.id, slot)) {
+                w->slots[slot].size = w->free_slot;
+                w->free_slot = slot;
+                goto nomem;
+            }
+            w->caller_next++;
+            e.id = w->allocs++;
+            w->requested += e.size;
+            if (w->requested > w->load)
+                w->load = w->requested;
+        }
+        break;
+    case GM_OP_FREE:
+        if (e.id >= w->caller_next)
+            return store_reject(w, err, "free of unknown id %llu", (unsigned long long)e.id);
+        if (!gm__idmap_remove(&w->live, e.id, &v))
+            return store_reject(w, err, "double free of id %llu", (unsigned long long)e.id);
+        if (v == STORE_DROPPED) {
+            w->position++;
+            return 0;
+        }
+        e.id = w->slots[v].stored_id;
+        w->requested -= w->slots[v].size;
+        w->slots[v].size = w->free_slot;
+        w->free_slot = (size_t)v;
+        w->frees++;
+        break;
+    case GM_OP_MARK:
+        w->marks++;
+        break;
+    default:
+        if (e.size > GM_SIZE_LIMIT)
+            return store_reject(w, err, "size %llu above the 2^48 limit",
+                                (unsigned long long)e.size);
+        w->segs++;
+        break;
+    }
+    w->buf[w->nbuf++] = e;
+    w->events++;
+    w->position++;
+    if (w->nbuf == GM_CHUNK_EVENTS) {
+        int rc = store_writer_flush(w, err);
+        if (rc)
+            return store_writer_failed(w, rc);
+    }
+    return 0;
+nomem:
+    return store_writer_failed(w, gm_error_set(err, GM_ENOMEM, "out of memory"));
+}
+
+/* Feed the interned tables into the digest (see the file comment). */
+static void store_digest_tables(gm_writer_t *w)
+{
+    uint8_t b[9];
+    b[0] = 'S';
+    for (int i = 0; i < 8; i++)
+        b[1 + i] = (uint8_t)((uint64_t)w->nstreams >> (8 * i));
+    gm__digest_update(&w->digest, b, 9);
+    for (size_t k = 0; k < w->nstreams; k++) {
+        for (int i = 0; i < 8; i++)
+            b[i] = (uint8_t)(w->streams[k] >> (8 * i));
+        gm__digest_update(&w->digest, b, 8);
+    }
+    const store_strtab_t *tabs[2] = {&w->tags, &w->frames};
+    for (int t = 0; t < 2; t++) {
+        b[0] = t == 0 ? 'T' : 'F';
+        for (int i = 0; i < 8; i++)
+            b[1 + i] = (uint8_t)((uint64_t)tabs[t]->n >> (8 * i));
+        gm__digest_update(&w->digest, b, 9);
+        for (size_t k = 0; k < tabs[t]->n; k++) {
+            uint64_t len = strlen(tabs[t]->items[k]);
+            for (int i = 0; i < 8; i++)
+                b[i] = (uint8_t)(len >> (8 * i));
+            gm__digest_update(&w->digest, b, 8);
+            gm__digest_update(&w->digest, tabs[t]->items[k], (size_t)len);
+        }
+    }
+}
+
+/* Insert the interned tables' rows. */
+static int store_write_tables(gm_writer_t *w, gm_error_t *err)
+{
+    gm_store_t *s = w->s;
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, "INSERT INTO streams (trace_id, idx, handle) VALUES (?1, ?2, ?3)",
+                           &st, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < w->nstreams; i++) {
+        sqlite3_bind_int64(st, 1, w->trace_id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)w->streams[i]);
+        int r = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (r != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return store_fail(s, err, r, "cannot write streams");
+        }
+    }
+    sqlite3_finalize(st);
+    static const char *const sql[2] = {
+        "INSERT INTO tags (trace_id, idx, name) VALUES (?1, ?2, ?3)",
+        "INSERT INTO frames (trace_id, idx, text) VALUES (?1, ?2, ?3)",
+    };
+    const store_strtab_t *tabs[2] = {&w->tags, &w->frames};
+    for (int t = 0; t < 2; t++) {
+        if ((rc = store_prepare(s, sql[t], &st, err)))
+            return rc;
+        for (size_t i = 0; i < tabs[t]->n; i++) {
+            sqlite3_bind_int64(st, 1, w->trace_id);
+            sqlite3_bind_int64(st, 2, (sqlite3_int64)(i + (size_t)t));
+            sqlite3_bind_text(st, 3, tabs[t]->items[i], -1, SQLITE_STATIC);
+            int r = sqlite3_step(st);
+            sqlite3_reset(st);
+            if (r != SQLITE_DONE) {
+                sqlite3_finalize(st);
+                return store_fail(s, err, r, t == 0 ? "cannot write tags" : "cannot write frames");
+            }
+        }
+        sqlite3_finalize(st);
+    }
+    return 0;
+}
+
+/* The attrs JSON object: the attributes in first-set order, then
+ * dropped_zero_size (or in its place if the caller set it). */
+static char *store_attrs_json(const gm_writer_t *w)
+{
+    store_buf_t b = {0};
+    char num[32];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)w->dropped);
+    int have_dropped = 0;
+    store_buf_str(&b, "{");
+    for (size_t i = 0; i < w->nattrs; i++) {
+        if (i)
+            store_buf_str(&b, ", ");
+        store_json_string(&b, w->attr_keys[i]);
+        store_buf_str(&b, ": ");
+        if (strcmp(w->attr_keys[i], "dropped_zero_size") == 0) {
+            store_buf_str(&b, num);
+            have_dropped = 1;
+        } else {
+            store_buf_str(&b, w->attr_vals[i]);
+        }
+    }
+    if (!have_dropped) {
+        store_buf_str(&b, w->nattrs ? ", \"dropped_zero_size\": " : "\"dropped_zero_size\": ");
+        store_buf_str(&b, num);
+    }
+    store_buf_str(&b, "}");
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
+{
+    gm_store_t *s = w->s;
+    int rc;
+    char *attrs = NULL;
+    if (w->failed) {
+        rc = gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
+        goto fail;
+    }
+    if ((rc = store_writer_flush(w, err)) || (rc = store_write_tables(w, err)))
+        goto fail;
+    store_digest_tables(w);
+    char digest[33];
+    gm__digest_final(&w->digest, digest);
+    if ((attrs = store_attrs_json(w)) == NULL) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (w->flags & GM_WRITE_REPLACE) {
+        int64_t old;
+        rc = store_query_int(s, "SELECT id FROM traces WHERE name = ?1", w->name, &old, err);
+        if (rc < 0 || (rc > 0 && (rc = store_delete_id(s, old, err))))
+            goto fail;
+    }
+    sqlite3_stmt *st;
+    if ((rc = store_prepare(s,
+                            "INSERT INTO traces (id, name, events, allocs, frees, marks, segs, "
+                            "load, live_at_end, chunks, bytes, digest, attrs, created) VALUES "
+                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+                            "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                            &st, err)))
+        goto fail;
+    sqlite3_bind_int64(st, 1, w->trace_id);
+    sqlite3_bind_text(st, 2, w->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)w->events);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)w->allocs);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)w->frees);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)w->marks);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)w->segs);
+    sqlite3_bind_int64(st, 8, (sqlite3_int64)w->load);
+    sqlite3_bind_int64(st, 9, (sqlite3_int64)(w->allocs - w->frees));
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)w->chunks);
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)w->bytes);
+    sqlite3_bind_text(st, 12, digest, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 13, attrs, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE) {
+        rc = store_fail(s, err, r, "cannot write the trace summary");
+        goto fail;
+    }
+    if ((rc = store_exec(s, "COMMIT", err)))
+        goto fail;
+    free(attrs);
+    store_writer_free(w);
+    return 0;
+fail:
+    free(attrs);
+    store_rollback(s);
+    store_writer_free(w);
+    return rc;
+}
+
+void gm_writer_abort(gm_writer_t *w)
+{
+    if (w == NULL)
+        return;
+    store_rollback(w->s);
+    store_writer_free(w);
+}
+
+/* ---- reader -------------------------------------------------------------- */
+
+struct gm_reader {
+    gm_store_t *s;
+    gm_trace_info_t info;
+    sqlite3_stmt *sel;
+    gm__codec_t codec;
+    gm_event_t *buf;      /* GM_CHUNK_EVENTS events */
+    uint64_t seq;         /* next chunk */
+    uint64_t events;      /* events decoded so far */
+    uint64_t allocs;      /* ALLOCs decoded so far */
+    uint64_t *streams;
+    uint32_t nstreams;
+    char **tags;
+    uint32_t ntags;
+    char **frames;        /* frames[0] is NULL: index 0 means none */
+    uint32_t nframes;     /* including index 0 */
+    int failed;           /* a chunk was damaged: repeat its error */
+    gm_error_t failure;
+};
+
+/* Load one interned table: rows (idx, value) in idx order, idx dense from
+ * base.  Strings when strs != NULL, else integers into ints. */
+static int store_load_table(gm_reader_t *r, const char *sql, uint32_t base, char ***strs,
+                            uint64_t **ints, uint32_t *count, gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(r->s, sql, &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, r->info.id);
+    size_t n = base, cap = 0;
+    int q;
+    while ((q = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((uint64_t)sqlite3_column_int64(st, 0) != n || n >= UINT32_MAX) {
+            rc = gm_error_set(err, GM_ECORRUPT,
+                              "trace '%s': interned table index %lld, expected %zu", r->info.name,
+                              (long long)sqlite3_column_int64(st, 0), n);
+            goto out;
+        }
+        if (n + 1 > cap) {
+            cap = cap ? 2 * cap : 16;
+            void *np = strs ? (void *)realloc(*strs, cap * sizeof **strs)
+                            : (void *)realloc(*ints, cap * sizeof **ints);
+            if (np == NULL) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                goto out;
+            }
+            if (strs) {
+                *strs = np;
+                if (n == base && base)
+                    (*strs)[0] = NULL;
+            } else {
+                *ints = np;
+            }
+        }
+        if (strs) {
+            (*strs)[n] = store_strdup_col(st, 1, "");
+            if ((*strs)[n] == NULL) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                goto out;
+            }
+        } else {
+            (*ints)[n] = (uint64_t)sqlite3_column_int64(st, 1);
+        }
+        n++;
+        *count = (uint32_t)n;
+    }
+    if (q != SQLITE_DONE)
+        rc = store_fail(r->s, err, q, "cannot read an interned table");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int gm_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_t *err)
+{
+    *out = NULL;
+    gm_reader_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    r->s = s;
+    gm__codec_init(&r->codec, GM__CHUNK_LEVEL);
+    int rc = gm_store_find(s, name, &r->info, err);
+    if (rc)
+        goto fail;
+    if ((r->buf = malloc(GM_CHUNK_EVENTS * sizeof *r->buf)) == NULL) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = store_load_table(r,
+                               "SELECT idx, handle FROM streams WHERE trace_id = ?1 ORDER BY idx",
+                               0, NULL, &r->streams, &r->nstreams, err)) ||
+        (rc = store_load_table(r, "SELECT idx, name FROM tags WHERE trace_id = ?1 ORDER BY idx", 0,
+                               &r->tags, NULL, &r->ntags, err)) ||
+        (rc = store_load_table(r, "SELECT idx, text FROM frames WHERE trace_id = ?1 ORDER BY idx",
+                               1, &r->frames, NULL, &r->nframes, err)))
+        goto fail;
+    sqlite3_stmt *st;
+    if ((rc = store_prepare(s, "SELECT count(*) FROM chunks WHERE trace_id = ?1", &st, err)))
+        goto fail;
+    sqlite3_bind_int64(st, 1, r->info.id);
+    int q = sqlite3_step(st);
+    int64_t nchunks = q == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (q != SQLITE_ROW) {
+        rc = store_fail(s, err, q, "cannot count chunks");
+        goto fail;
+    }
+    if ((uint64_t)nchunks != r->info.chunks) {
+        rc = gm_error_set(err, GM_ECORRUPT, "trace '%s': %lld chunks stored, %llu expected",
+                          name, (long long)nchunks, (unsigned long long)r->info.chunks);
+        goto fail;
+    }
+    if ((rc = store_prepare(s,
+                            "SELECT first_event, nevents, first_alloc, nallocs, data FROM chunks "
+                            "WHERE trace_id = ?1 AND seq = ?2",
+                            &r->sel, err)))
+        goto fail;
+    *out = r;
+    return 0;
+fail:
+    gm_reader_close(r);
+    return rc;
+}
+
+/* Record a damaged-chunk error (repeated by later calls). */
+static int store_reader_damaged(gm_reader_t *r, gm_error_t *err, int rc)
+{
+    r->failed = rc;
+    if (err)
+        r->failure = *err;
+    else
+        gm_error_set(&r->failure, rc, "trace '%s': damaged", r->info.name);
+    return rc;
+}
+
+int gm_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n, gm_error_t *err)
+{
+    *events = r->buf;
+    *n = 0;
+    if (r->failed) {
+        if (err)
+            *err = r->failure;
+        return r->failed;
+    }
+    const char *name = r->info.name;
+    if (r->seq == r->info.chunks) {
+        if (r->events != r->info.events || r->allocs != r->info.allocs) {
+            gm_error_set(err, GM_ECORRUPT, "trace '%s': %llu events and %llu allocs in the chunks, "
+                         "%llu and %llu in the summary", name, (unsigned long long)r->events,
+                         (unsigned long long)r->allocs, (unsigned long long)r->info.events,
+                         (unsigned long long)r->info.allocs);
+            return store_reader_damaged(r, err, GM_ECORRUPT);
+        }
+        return 0;
+    }
+    sqlite3_stmt *st = r->sel;
+    sqlite3_bind_int64(st, 1, r->info.id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->seq);
+    int q = sqlite3_step(st);
+    unsigned long long seq = r->seq;
+    int rc;
+    if (q != SQLITE_ROW) {
+        sqlite3_reset(st);
+        if (q == SQLITE_DONE) {
+            gm_error_set(err, GM_ECORRUPT, "trace '%s' chunk %llu: missing", name, seq);
+            return store_reader_damaged(r, err, GM_ECORRUPT);
+        }
+        return store_fail(r->s, err, q, "cannot read a chunk");
+    }
+    uint64_t first_event = (uint64_t)sqlite3_column_int64(st, 0);
+    uint64_t nevents = (uint64_t)sqlite3_column_int64(st, 1);
+    uint64_t first_alloc = (uint64_t)sqlite3_column_int64(st, 2);
+    uint64_t nallocs = (uint64_t)sqlite3_column_int64(st, 3);
+    const uint8_t *blob = sqlite3_column_blob(st, 4);
+    size_t len = (size_t)sqlite3_column_bytes(st, 4);
+    if (first_event != r->events || first_alloc != r->allocs) {
+        sqlite3_reset(st);
+        gm_error_set(err, GM_ECORRUPT,
+                     "trace '%s' chunk %llu: starts at event %llu and alloc %llu, expected "
+                     "%llu and %llu", name, seq, (unsigned long long)first_event,
+                     (unsigned long long)first_alloc, (unsigned long long)r->events,
+                     (unsigned long long)r->allocs);
+        return store_reader_damaged(r, err, GM_ECORRUPT);
+    }
+    size_t got = 0;
+    uint64_t got_allocs = 0;
+    gm_error_t local;
+    rc = gm__chunk_decode(&r->codec, blob ? blob : (const uint8_t *)"", len, first_alloc,
+                          r->buf, GM_CHUNK_EVENTS, &got, &got_allocs, err ? err : &local);
+    sqlite3_reset(st);
+    if (rc) {
+        gm_error_prefix(err, "trace '%s' chunk %llu (from event %llu)", name, seq,
+                        (unsigned long long)first_event);
+        return rc == GM_ENOMEM ? rc : store_reader_damaged(r, err, rc);
+    }
+    if (got != nevents || got_allocs != nallocs || got == 0) {
+        gm_error_set(err, GM_ECORRUPT,
+                     "trace '%s' chunk %llu: %zu events and %llu allocs decoded, %llu and %llu "
+                     "recorded", name, seq, got, (unsigned long long)got_allocs,
+                     (unsigned long long)nevents, (unsigned long long)nallocs);
+        return store_reader_damaged(r, err, GM_ECORRUPT);
+    }
+    r->seq++;
+    r->events += got;
+    r->allocs += got_allocs;
+    *n = got;
+    return 0;
+}
+
+const gm_trace_info_t *gm_reader_info(const gm_reader_t *r) { return &r->info; }
+
+const char *gm_reader_tag(const gm_reader_t *r, uint32_t index)
+{
+    return index < r->ntags ? r->tags[index] : NULL;
+}
+
+uint64_t gm_reader_stream(const gm_reader_t *r, uint32_t index)
+{
+    return index < r->nstreams ? r->streams[index] : 0;
+}
+
+const char *gm_reader_frames(const gm_reader_t *r, uint32_t index)
+{
+    return index > 0 && index < r->nframes ? r->frames[index] : NULL;
+}
+
+uint32_t gm_reader_tag_count(const gm_reader_t *r) { return r->ntags; }
+uint32_t gm_reader_stream_count(const gm_reader_t *r) { return r->nstreams; }
+
+int64_t gm_reader_find_tag(const gm_reader_t *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->ntags; i++)
+        if (strcmp(r->tags[i], name) == 0)
+            return i;
+    return -1;
+}
+
+void gm_reader_close(gm_reader_t *r)
+{
+    if (r == NULL)
+        return;
+    sqlite3_finalize(r->sel);
+    gm__codec_release(&r->codec);
+    free(r->buf);
+    free(r->streams);
+    for (uint32_t i = 0; i < r->ntags; i++)
+        free(r->tags[i]);
+    free(r->tags);
+    for (uint32_t i = 1; i < r->nframes; i++)
+        free(r->frames[i]);
+    free(r->frames);
+    gm_trace_info_release(&r->info);
+    free(r);
+}
