@@ -25,6 +25,7 @@
  */
 #include "gmsim/replay.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -540,6 +541,124 @@ void gm_replay_destroy(gm_replay_t *r)
     free(r);
 }
 
+/*
+ * Reading a stored trace overlaps decoding with replay: a second thread
+ * decodes chunk k+1 (SQLite read, inflate, column decode) into one of two
+ * buffers while this thread replays chunk k from the other.  The events and
+ * their order are the same as a plain loop over gm_reader_next, so results
+ * are identical; memory is two chunks more.
+ */
+typedef struct engine_prefetch {
+    gm_reader_t *rd;
+    gm_event_t *buf[2];
+    size_t n[2];
+    int full[2];
+    int done; /* the producer has stopped: end of trace or error */
+    int stop; /* the consumer wants the producer to stop */
+    int rc;
+    gm_error_t err;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} engine_prefetch_t;
+
+static void *engine_prefetch_main(void *arg)
+{
+    engine_prefetch_t *pf = arg;
+    for (unsigned k = 0;; k ^= 1) {
+        pthread_mutex_lock(&pf->mu);
+        while (pf->full[k] && !pf->stop)
+            pthread_cond_wait(&pf->cv, &pf->mu);
+        int stop = pf->stop;
+        pthread_mutex_unlock(&pf->mu);
+        const gm_event_t *ev = NULL;
+        size_t n = 0;
+        int rc = stop ? 0 : gm_reader_next(pf->rd, &ev, &n, &pf->err);
+        if (rc == 0 && n > 0)
+            memcpy(pf->buf[k], ev, n * sizeof *ev);
+        pthread_mutex_lock(&pf->mu);
+        if (rc != 0 || n == 0 || stop) {
+            pf->rc = rc;
+            pf->done = 1;
+        } else {
+            pf->n[k] = n;
+            pf->full[k] = 1;
+        }
+        pthread_cond_broadcast(&pf->cv);
+        pthread_mutex_unlock(&pf->mu);
+        if (pf->done)
+            return NULL;
+    }
+}
+
+/* Feed every chunk of rd through r, decoding ahead on a second thread.
+ * *replay_failed tells a replay error from a read error. */
+static int engine_feed_prefetched(gm_replay_t *r, gm_reader_t *rd, int *replay_failed,
+                                  gm_error_t *err)
+{
+    engine_prefetch_t pf;
+    memset(&pf, 0, sizeof pf);
+    pf.rd = rd;
+    pf.buf[0] = malloc(GM_CHUNK_EVENTS * sizeof(gm_event_t));
+    pf.buf[1] = malloc(GM_CHUNK_EVENTS * sizeof(gm_event_t));
+    pthread_t thread;
+    int started = pf.buf[0] && pf.buf[1] && pthread_mutex_init(&pf.mu, NULL) == 0;
+    if (started && pthread_cond_init(&pf.cv, NULL) != 0) {
+        pthread_mutex_destroy(&pf.mu);
+        started = 0;
+    }
+    if (started && pthread_create(&thread, NULL, engine_prefetch_main, &pf) != 0) {
+        pthread_cond_destroy(&pf.cv);
+        pthread_mutex_destroy(&pf.mu);
+        started = 0;
+    }
+    if (!started) {
+        /* No thread to be had: the plain loop gives the same result. */
+        free(pf.buf[0]);
+        free(pf.buf[1]);
+        const gm_event_t *ev;
+        size_t n;
+        int rc;
+        while ((rc = gm_reader_next(rd, &ev, &n, err)) == 0 && n > 0)
+            if ((rc = gm_replay_feed(r, ev, n, err)) != 0) {
+                *replay_failed = 1;
+                break;
+            }
+        return rc;
+    }
+
+    int rc = 0;
+    for (unsigned k = 0;; k ^= 1) {
+        pthread_mutex_lock(&pf.mu);
+        while (!pf.full[k] && !pf.done)
+            pthread_cond_wait(&pf.cv, &pf.mu);
+        int have = pf.full[k];
+        pthread_mutex_unlock(&pf.mu);
+        if (!have)
+            break;
+        rc = gm_replay_feed(r, pf.buf[k], pf.n[k], err);
+        *replay_failed = rc != 0;
+        pthread_mutex_lock(&pf.mu);
+        pf.full[k] = 0;
+        if (rc)
+            pf.stop = 1;
+        pthread_cond_broadcast(&pf.cv);
+        pthread_mutex_unlock(&pf.mu);
+        if (rc)
+            break;
+    }
+    pthread_join(thread, NULL);
+    if (rc == 0 && pf.rc != 0) {
+        rc = pf.rc;
+        if (err)
+            *err = pf.err;
+    }
+    pthread_cond_destroy(&pf.cv);
+    pthread_mutex_destroy(&pf.mu);
+    free(pf.buf[0]);
+    free(pf.buf[1]);
+    return rc;
+}
+
 int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t *err)
 {
     gm_reader_t *rd;
@@ -547,15 +666,10 @@ int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t 
     if (rc)
         return rc;
     gm_replay_set_empty_cache_tag(r, gm_reader_find_tag(rd, "empty_cache"));
-    const gm_event_t *ev;
-    size_t n;
-    while ((rc = gm_reader_next(rd, &ev, &n, err)) == 0 && n > 0) {
-        rc = gm_replay_feed(r, ev, n, err);
-        if (rc) {
-            gm_error_prefix(err, "trace '%s'", name);
-            break;
-        }
-    }
+    int replay_failed = 0;
+    rc = engine_feed_prefetched(r, rd, &replay_failed, err);
+    if (replay_failed)
+        gm_error_prefix(err, "trace '%s'", name);
     gm_reader_close(rd);
     if (rc == 0)
         rc = gm_replay_finish(r, err);

@@ -48,12 +48,15 @@
  * the free lists.  Each set keeps a cursor, its lowest member: taking the
  * lowest free block is one load, and finding the next one after it is
  * taken reads the word just touched, or climbs the summaries
- * (⌈log64 2^a⌉ words at most) — nothing is scanned linearly.  Above the
+ * (⌈log64 2^a⌉ words at most) — nothing is scanned linearly.  A set of one
+ * block, the usual case while splitting and merging, leaves its summaries
+ * zero ("sparse") until a second block joins it.  Above the
  * arenas, a set of arena slots per order (same scheme) and a 64-bit mask of
  * the orders with any free block make the search independent of the number
  * of arenas.  An address maps to its arena by a shift (every arena is
  * aligned to the arena size, an over-size block is at its arena's base) and
- * a small hash table behind a one-entry cache.
+ * the shared id map (traces/idmap.h, arena key → slot) behind a one-entry
+ * cache.
  *
  * Invariants (check):
  *   - the blocks (free and allocated) of every arena tile it exactly: every
@@ -61,8 +64,9 @@
  *   - no block is both free and allocated;
  *   - no two free buddies are left unmerged ("free block that should have
  *     merged");
- *   - every summary bit says whether the word below is non-zero, every cursor
- *     is its set's lowest member, an arena is in the slot set of order j iff
+ *   - every summary bit says whether the word below is non-zero (all are zero
+ *     in a sparse set, which has one member at most), every cursor is its
+ *     set's lowest member, an arena is in the slot set of order j iff
  *     it has a free block of order j, bit j of the order mask is set iff some
  *     arena is;
  *   - the address map finds every arena; arenas are aligned to their size;
@@ -76,6 +80,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "traces/idmap.h"
 
 #define BUDDY_MAX_A 24     /* at most 2^24 min-blocks per arena */
 #define BUDDY_LEVELS 5     /* summary levels for up to 2^30 bits */
@@ -198,11 +204,6 @@ typedef struct buddy_arena {
     uint32_t sparse;               /* regular: bit j: order j's set is sparse */
 } buddy_arena_t;
 
-typedef struct buddy_mapent {
-    uint64_t key; /* (base >> arena_shift) + 1; 0 = empty */
-    uint32_t slot;
-} buddy_mapent_t;
-
 typedef struct buddy {
     gm_policy_t base;
     /* parameters */
@@ -224,11 +225,9 @@ typedef struct buddy {
     uint32_t set_min[BUDDY_ORDERS + 1]; /* the sets' cursors */
     uint64_t order_mask; /* bit j: some arena has a free block of order j */
 
-    /* address → arena */
-    buddy_mapent_t *map;
-    uint64_t map_mask;
-    unsigned map_shift;
-    uint32_t map_count;
+    /* address → arena: key (base >> arena_shift) + 1 → slot; key 0 is
+     * never stored, so last_key = 0 marks the cache empty */
+    gm__idmap_t map;
     uint64_t last_key; /* one-entry cache of the map */
     buddy_arena_t *last;
 
@@ -320,78 +319,18 @@ static inline void buddy_slots_del(buddy_t *b, unsigned j, uint32_t slot)
 
 /* ---- address map ---------------------------------------------------------- */
 
-static inline uint64_t buddy_map_home(const buddy_t *b, uint64_t key)
-{
-    return (key * UINT64_C(0x9e3779b97f4a7c15)) >> b->map_shift;
-}
-
-static void buddy_map_put(buddy_t *b, uint64_t key, uint32_t slot)
-{
-    uint64_t i = buddy_map_home(b, key);
-    while (b->map[i].key != 0)
-        i = (i + 1) & b->map_mask;
-    b->map[i].key = key;
-    b->map[i].slot = slot;
-    b->map_count++;
-}
-
-/* Make room for one more key (load ≤ 1/2).  GM_ENOMEM on failure. */
-static int buddy_map_reserve(buddy_t *b)
-{
-    if (2 * ((uint64_t)b->map_count + 1) <= b->map_mask + 1)
-        return 0;
-    uint64_t oldcap = b->map_mask + 1, cap = 2 * oldcap;
-    buddy_mapent_t *old = b->map, *map = calloc(cap, sizeof *map);
-    if (map == NULL)
-        return GM_ENOMEM;
-    b->map = map;
-    b->map_mask = cap - 1;
-    b->map_shift--;
-    b->map_count = 0;
-    for (uint64_t i = 0; i < oldcap; i++)
-        if (old[i].key != 0)
-            buddy_map_put(b, old[i].key, old[i].slot);
-    free(old);
-    return 0;
-}
-
-static void buddy_map_del(buddy_t *b, uint64_t key)
-{
-    uint64_t i = buddy_map_home(b, key);
-    while (b->map[i].key != key) {
-        if (b->map[i].key == 0)
-            return;
-        i = (i + 1) & b->map_mask;
-    }
-    for (uint64_t j = i;;) {
-        j = (j + 1) & b->map_mask;
-        if (b->map[j].key == 0)
-            break;
-        uint64_t home = buddy_map_home(b, b->map[j].key);
-        if (((j - home) & b->map_mask) >= ((j - i) & b->map_mask)) {
-            b->map[i] = b->map[j];
-            i = j;
-        }
-    }
-    b->map[i].key = 0;
-    b->map_count--;
-}
-
 /* The arena whose first arena-sized range holds addr, or NULL. */
 static inline buddy_arena_t *buddy_lookup(buddy_t *b, uint64_t addr)
 {
     uint64_t key = (addr >> b->arena_shift) + 1;
     if (key == b->last_key)
         return b->last;
-    for (uint64_t i = buddy_map_home(b, key);; i = (i + 1) & b->map_mask) {
-        if (b->map[i].key == key) {
-            b->last_key = key;
-            b->last = b->arenas[b->map[i].slot];
-            return b->last;
-        }
-        if (b->map[i].key == 0)
-            return NULL;
-    }
+    uint64_t slot;
+    if (!gm__idmap_get(&b->map, key, &slot))
+        return NULL;
+    b->last_key = key;
+    b->last = b->arenas[slot];
+    return b->last;
 }
 
 /* ---- free blocks ------------------------------------------------------------ */
@@ -498,7 +437,7 @@ static void buddy_free_del(buddy_t *b, buddy_arena_t *ar, unsigned j, uint64_t i
 static void buddy_release(buddy_t *b, buddy_arena_t *ar)
 {
     gm_device_free(b->base.dev, ar->base, ar->got);
-    buddy_map_del(b, (ar->base >> b->arena_shift) + 1);
+    gm__idmap_remove(&b->map, (ar->base >> b->arena_shift) + 1, NULL);
     b->last_key = 0;
     b->last = NULL;
     b->arenas[ar->slot] = NULL;
@@ -561,8 +500,8 @@ static int buddy_arena_new(buddy_t *b, unsigned order, buddy_arena_t **out)
         if (slot == b->slotcap && buddy_sets_grow(b, 2 * b->slotcap) != 0)
             rc = GM_ENOMEM;
     }
-    if (rc == 0)
-        rc = buddy_map_reserve(b);
+    if (rc == 0) /* the last step that can fail: nothing after it does */
+        rc = gm__idmap_put(&b->map, (addr >> b->arena_shift) + 1, slot);
     if (rc != 0) {
         free(bits);
         free(ar);
@@ -584,7 +523,6 @@ static int buddy_arena_new(buddy_t *b, unsigned order, buddy_arena_t **out)
     ar->order = order;
     ar->over = order > b->a ? BUDDY_OVER_FREE : 0;
     b->arenas[slot] = ar;
-    buddy_map_put(b, (addr >> b->arena_shift) + 1, slot);
     buddy_free_add(b, ar, order, 0);
     *out = ar;
     return 0;
@@ -641,11 +579,8 @@ static int buddy_create(gm_device_t *dev, const gm_param_value_t *values, gm_pol
     for (unsigned j = 0; j <= BUDDY_ORDERS; j++)
         b->set_min[j] = BUDDY_NONE;
 
-    b->map_mask = 63;
-    b->map_shift = 64 - 6;
-    b->map = calloc(64, sizeof *b->map);
-    if (b->map == NULL || buddy_sets_grow(b, 64) != 0) {
-        free(b->map);
+    gm__idmap_init(&b->map);
+    if (buddy_sets_grow(b, 64) != 0) {
         free(b->arenas);
         free(b);
         return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'buddy'");
@@ -986,8 +921,9 @@ static int buddy_check(gm_policy_t *p, char *why, size_t whylen)
         if ((int)(b->order_mask >> j & 1) != (pop != 0))
             BUDDY_BAD(&ck, "order mask bit %u out of date", j);
     }
-    if (narenas != b->map_count)
-        BUDDY_BAD(&ck, "address map holds %u arenas, %" PRIu64 " exist", b->map_count, narenas);
+    if (narenas != gm__idmap_count(&b->map))
+        BUDDY_BAD(&ck, "address map holds %zu arenas, %" PRIu64 " exist",
+                  gm__idmap_count(&b->map), narenas);
     if (ck.alloc_bytes != b->allocated)
         BUDDY_BAD(&ck, "allocated bytes %" PRIu64 " differ from the blocks' %" PRIu64,
                   b->allocated, ck.alloc_bytes);
@@ -1022,7 +958,7 @@ static void buddy_destroy(gm_policy_t *p)
         free(b->spares[i]);
     free(b->arenas);
     free(b->sets);
-    free(b->map);
+    gm__idmap_release(&b->map);
     free(b);
 }
 

@@ -9,9 +9,11 @@
  * malloc and free for every event.
  *
  * A block is {device address, device-rounded size}.  The live blocks are
- * kept in an open-addressing hash table keyed by address (linear probing,
- * backward-shift deletion) so that free() can reject a block that is not
- * live (a double free, a wrong size) instead of corrupting the accounting.
+ * kept in the shared id map (traces/idmap.h), address → size, so that free()
+ * can reject a block that is not live (a double free, a wrong size) instead
+ * of corrupting the accounting.  The device never returns address 0 or
+ * UINT64_MAX (the map's reserved key): its addresses are non-zero multiples
+ * of the granularity.
  *
  * Invariants (check): the live blocks' sizes sum to `allocated`, which
  * equals the device's reserved bytes; their number equals the device's
@@ -25,17 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct native_slot {
-    uint64_t addr; /* 0 = empty (the device never returns 0) */
-    uint64_t size;
-} native_slot_t;
+#include "traces/idmap.h"
 
 typedef struct native {
     gm_policy_t base;
-    native_slot_t *slots;
-    uint64_t mask; /* capacity − 1, capacity a power of two */
-    unsigned shift; /* 64 − log2(capacity): the hash takes the top bits */
-    uint64_t count;
+    gm__idmap_t live; /* live block address → device-rounded size */
     uint64_t allocated;
 } native_t;
 
@@ -43,86 +39,16 @@ extern const gm_policy_ops_t gm__policy_native;
 
 #define NATIVE(p) GM_POLICY_DOWNCAST(native_t, p, gm__policy_native)
 
-static uint64_t native_hash(const native_t *n, uint64_t addr)
-{
-    return (addr * UINT64_C(0x9e3779b97f4a7c15)) >> n->shift;
-}
-
-/* Insert a key that is not present; the table has room (load ≤ 1/2). */
-static void native_put(native_t *n, uint64_t addr, uint64_t size)
-{
-    uint64_t i = native_hash(n, addr);
-    while (n->slots[i].addr != 0)
-        i = (i + 1) & n->mask;
-    n->slots[i].addr = addr;
-    n->slots[i].size = size;
-    n->count++;
-}
-
-/* Double the table.  GM_ENOMEM (table unchanged) when out of host memory. */
-static int native_grow(native_t *n)
-{
-    uint64_t oldcap = n->mask + 1, cap = 2 * oldcap;
-    native_slot_t *old = n->slots, *slots = calloc(cap, sizeof *slots);
-    if (slots == NULL)
-        return GM_ENOMEM;
-    n->slots = slots;
-    n->mask = cap - 1;
-    n->shift--;
-    n->count = 0;
-    for (uint64_t i = 0; i < oldcap; i++)
-        if (old[i].addr != 0)
-            native_put(n, old[i].addr, old[i].size);
-    free(old);
-    return 0;
-}
-
-/* Index of addr in the table, or −1. */
-static int64_t native_find(const native_t *n, uint64_t addr)
-{
-    for (uint64_t i = native_hash(n, addr);; i = (i + 1) & n->mask) {
-        if (n->slots[i].addr == addr)
-            return (int64_t)i;
-        if (n->slots[i].addr == 0)
-            return -1;
-    }
-}
-
-/* Remove slot i, shifting later members of its probe run back. */
-static void native_remove(native_t *n, uint64_t i)
-{
-    uint64_t j = i;
-    for (;;) {
-        j = (j + 1) & n->mask;
-        if (n->slots[j].addr == 0)
-            break;
-        uint64_t home = native_hash(n, n->slots[j].addr);
-        /* Move j into the hole at i unless its home lies in (i, j]. */
-        if (((j - home) & n->mask) >= ((j - i) & n->mask)) {
-            n->slots[i] = n->slots[j];
-            i = j;
-        }
-    }
-    n->slots[i].addr = 0;
-    n->slots[i].size = 0;
-    n->count--;
-}
-
 static int native_create(gm_device_t *dev, const gm_param_value_t *values, gm_policy_t **out,
                          gm_error_t *err)
 {
     (void)values;
     native_t *n = calloc(1, sizeof *n);
-    if (n != NULL)
-        n->slots = calloc(64, sizeof *n->slots);
-    if (n == NULL || n->slots == NULL) {
-        free(n);
+    if (n == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'native'");
-    }
     n->base.ops = &gm__policy_native;
     n->base.dev = dev;
-    n->mask = 63;
-    n->shift = 64 - 6;
+    gm__idmap_init(&n->live);
     *out = &n->base;
     return 0;
 }
@@ -132,12 +58,15 @@ static int native_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out
     native_t *n = NATIVE(p);
     if (n == NULL)
         return GM_EINVAL;
-    if (2 * (n->count + 1) > n->mask + 1 && native_grow(n) != 0)
-        return GM_ENOMEM;
     uint64_t addr, got;
     if (gm_device_malloc(p->dev, req->size, 0, &addr, &got) != 0)
         return GM_ALLOC_OOM;
-    native_put(n, addr, got);
+    if (gm__idmap_put(&n->live, addr, got) != 0) {
+        /* Out of host memory: give the block back.  The device's counters
+         * (and peak) keep the round trip; the replay stops on GM_ENOMEM. */
+        gm_device_free(p->dev, addr, got);
+        return GM_ENOMEM;
+    }
     n->allocated += got;
     out->addr = addr;
     out->size = got;
@@ -150,10 +79,15 @@ static int native_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
     native_t *n = NATIVE(p);
     if (n == NULL || blk->addr == 0)
         return GM_EINVAL;
-    int64_t i = native_find(n, blk->addr);
-    if (i < 0 || n->slots[i].size != blk->size)
+    uint64_t size;
+    if (!gm__idmap_remove(&n->live, blk->addr, &size))
         return GM_EINVAL;
-    native_remove(n, (uint64_t)i);
+    if (size != blk->size) {
+        /* A live block freed with the wrong size: put it back.  This cannot
+         * fail: the map just held it, so it has room without growing. */
+        gm__idmap_put(&n->live, blk->addr, size);
+        return GM_EINVAL;
+    }
     n->allocated -= blk->size;
     gm_device_free(p->dev, blk->addr, blk->size);
     return 0;
@@ -184,24 +118,26 @@ static int native_check(gm_policy_t *p, char *why, size_t whylen)
         return bad;
     }
     const gm_device_t *dev = p->dev;
+    const gm__idmap_t *m = &n->live;
     uint64_t g = dev->cfg.granularity, count = 0, sum = 0;
-    for (uint64_t i = 0; i <= n->mask; i++) {
-        const native_slot_t *s = &n->slots[i];
-        if (s->addr == 0)
+    /* idmap has no iterator: walk its cells (capacity mask + 1 once allocated). */
+    for (size_t i = 0; m->keys != NULL && i <= m->mask; i++) {
+        uint64_t addr = m->keys[i], size = m->vals[i], found;
+        if (addr == GM__IDMAP_EMPTY)
             continue;
         count++;
-        sum += s->size;
-        if (s->size == 0 || s->size % g != 0)
+        sum += size;
+        if (size == 0 || size % g != 0)
             NATIVE_BAD("block at 0x%" PRIx64 " has size %" PRIu64
                        ", not a multiple of the granularity",
-                       s->addr, s->size);
-        if (s->addr % g != 0 || s->addr + s->size > dev->next_addr)
-            NATIVE_BAD("block at 0x%" PRIx64 " was not handed out by the device", s->addr);
-        if (native_find(n, s->addr) != (int64_t)i)
-            NATIVE_BAD("block at 0x%" PRIx64 " cannot be found in the table", s->addr);
+                       addr, size);
+        if (addr == 0 || addr % g != 0 || addr + size > dev->next_addr)
+            NATIVE_BAD("block at 0x%" PRIx64 " was not handed out by the device", addr);
+        if (!gm__idmap_get(m, addr, &found) || found != size)
+            NATIVE_BAD("block at 0x%" PRIx64 " cannot be found in the table", addr);
     }
-    if (count != n->count)
-        NATIVE_BAD("table holds %" PRIu64 " blocks but counts %" PRIu64, count, n->count);
+    if (count != gm__idmap_count(m))
+        NATIVE_BAD("table holds %" PRIu64 " blocks but counts %zu", count, gm__idmap_count(m));
     if (sum != n->allocated)
         NATIVE_BAD("live blocks sum to %" PRIu64 " bytes but allocated is %" PRIu64, sum,
                    n->allocated);
@@ -219,7 +155,7 @@ static void native_destroy(gm_policy_t *p)
     native_t *n = NATIVE(p);
     if (n == NULL)
         return;
-    free(n->slots);
+    gm__idmap_release(&n->live);
     free(n);
 }
 

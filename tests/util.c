@@ -125,8 +125,10 @@ gm_event_t *gt_minimalloc_events(const char *path, size_t *n, uint64_t *capacity
     uint64_t count = 0;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        unsigned long long id, lo, hi, sz;
-        if (sscanf(line, "%llu,%llu,%llu,%llu", &id, &lo, &hi, &sz) != 4)
+        unsigned long long lo, hi, sz;
+        /* The id column is a name ("0", "b1", …): buffers are numbered in
+         * file order instead. */
+        if (sscanf(line, "%*[^,],%llu,%llu,%llu", &lo, &hi, &sz) != 3)
             continue; /* header */
         if (m + 2 > cap) {
             cap *= 2;
