@@ -80,14 +80,9 @@ static int native_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
     if (n == NULL || blk->addr == 0)
         return GM_EINVAL;
     uint64_t size;
-    if (!gm__idmap_remove(&n->live, blk->addr, &size))
+    if (!gm__idmap_get(&n->live, blk->addr, &size) || size != blk->size)
         return GM_EINVAL;
-    if (size != blk->size) {
-        /* A live block freed with the wrong size: put it back.  This cannot
-         * fail: the map just held it, so it has room without growing. */
-        gm__idmap_put(&n->live, blk->addr, size);
-        return GM_EINVAL;
-    }
+    gm__idmap_remove(&n->live, blk->addr, NULL);
     n->allocated -= blk->size;
     gm_device_free(p->dev, blk->addr, blk->size);
     return 0;
@@ -120,11 +115,8 @@ static int native_check(gm_policy_t *p, char *why, size_t whylen)
     const gm_device_t *dev = p->dev;
     const gm__idmap_t *m = &n->live;
     uint64_t g = dev->cfg.granularity, count = 0, sum = 0;
-    /* idmap has no iterator: walk its cells (capacity mask + 1 once allocated). */
-    for (size_t i = 0; m->keys != NULL && i <= m->mask; i++) {
-        uint64_t addr = m->keys[i], size = m->vals[i], found;
-        if (addr == GM__IDMAP_EMPTY)
-            continue;
+    uint64_t addr, size, found;
+    for (size_t pos = 0; gm__idmap_next(m, &pos, &addr, &size);) {
         count++;
         sum += size;
         if (size == 0 || size % g != 0)

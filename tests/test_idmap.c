@@ -88,3 +88,27 @@ Test(idmap, size_follows_live_set)
     cr_assert_leq(m.mask + 1, 64);
     gm__idmap_release(&m);
 }
+
+Test(idmap, iteration_visits_every_entry_once)
+{
+    gm__idmap_t m;
+    gm__idmap_init(&m);
+    size_t pos = 0;
+    uint64_t k, v;
+    cr_assert_eq(gm__idmap_next(&m, &pos, &k, &v), 0);
+    for (uint64_t key = 0; key < 1000; key++)
+        cr_assert_eq(gm__idmap_put(&m, key * 3, key), 0);
+    for (uint64_t key = 0; key < 1000; key += 2)
+        cr_assert_eq(gm__idmap_remove(&m, key * 3, NULL), 1);
+    unsigned char seen[1000] = {0};
+    size_t n = 0;
+    for (pos = 0; gm__idmap_next(&m, &pos, &k, &v);) {
+        cr_assert_eq(k, v * 3);
+        cr_assert_eq(v % 2, 1);
+        cr_assert_eq(seen[v], 0);
+        seen[v] = 1;
+        n++;
+    }
+    cr_assert_eq(n, 500);
+    gm__idmap_release(&m);
+}
