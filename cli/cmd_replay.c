@@ -1,7 +1,7 @@
 /*
  * cli/cmd_replay.c — `gmsim replay DB [--trace NAME] --policy P[,P...]
  * [--param P.KEY=VALUE]... [--capacity SIZE] [--granularity SIZE] [--check]
- * [--json]`.
+ * [--json [--timeline]]`.
  *
  * Parses the policies and their parameters (defaults, then each --param in
  * command-line order), hands them to one gm_replay (one pass over the trace
@@ -21,7 +21,8 @@
 
 static const char replay_usage[] =
     "usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...\n"
-    "                    [--capacity SIZE] [--granularity SIZE] [--check] [--json]\n"
+    "                    [--capacity SIZE] [--granularity SIZE] [--check]\n"
+    "                    [--json [--timeline]]\n"
     "\n"
     "Replay a stored trace through simulated allocator policies, all in one\n"
     "pass, and print their peak memory and fragmentation (docs/metrics.md).\n"
@@ -38,6 +39,8 @@ static const char replay_usage[] =
     "      --check             check every policy's invariants after every\n"
     "                          event (slow)\n"
     "      --json              print JSON instead of a table (docs/formats.md)\n"
+    "      --timeline          with --json: add each run's memory timeline (about\n"
+    "                          2,000 points of requested/allocated/reserved)\n"
     "  -h, --help              show this help\n"
     "\n"
     "Sizes take KiB/MiB/GiB/TiB suffixes.\n";
@@ -193,7 +196,29 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     }
 }
 
-static void replay_json(const char *name, gm_replay_t *r, const gm_device_config_t *dev)
+/* One run's timeline: the columns once, then a compact row per point. */
+static void replay_json_timeline(gm_json_t *j, const gm_replay_t *r, size_t i)
+{
+    size_t n;
+    const gm_timeline_point_t *tl = gm_replay_timeline(r, i, &n);
+    gm_json_key(j, "timeline");
+    gm_json_begin_object(j);
+    gm_json_key(j, "columns");
+    gm_json_raw(j, "[\"event\", \"ts_ns\", \"requested\", \"allocated\", \"reserved\"]");
+    gm_json_key(j, "points");
+    gm_json_begin_array(j);
+    for (size_t k = 0; k < n; k++) {
+        char row[128];
+        snprintf(row, sizeof row, "[%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 "]",
+                 tl[k].event, tl[k].ts_ns, tl[k].requested, tl[k].allocated, tl[k].reserved);
+        gm_json_raw(j, row);
+    }
+    gm_json_end_array(j);
+    gm_json_end_object(j);
+}
+
+static void replay_json(const char *name, gm_replay_t *r, const gm_device_config_t *dev,
+                        int timeline)
 {
     gm_json_t j;
     gm_json_init(&j, stdout, 1);
@@ -242,6 +267,8 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
 #undef REPLAY_JSON_I64
 #undef REPLAY_JSON_F64
         gm_json_end_object(&j);
+        if (timeline)
+            replay_json_timeline(&j, r, i);
         gm_json_end_object(&j);
     }
     gm_json_end_array(&j);
@@ -284,7 +311,7 @@ static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, g
 
 int gm__cmd_replay(int argc, char **argv)
 {
-    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON };
+    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policy", required_argument, NULL, 'p'},
@@ -293,13 +320,14 @@ int gm__cmd_replay(int argc, char **argv)
         {"granularity", required_argument, NULL, OPT_GRANULARITY},
         {"check", no_argument, NULL, OPT_CHECK},
         {"json", no_argument, NULL, OPT_JSON},
+        {"timeline", no_argument, NULL, OPT_TIMELINE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
     const char *trace = NULL;
-    int json = 0, c, rc = GM_CLI_OK;
+    int json = 0, timeline = 0, c, rc = GM_CLI_OK;
     gm_replay_t *r = NULL;
     gm_store_t *s = NULL;
     char *name = NULL;
@@ -336,6 +364,7 @@ int gm__cmd_replay(int argc, char **argv)
             break;
         case OPT_CHECK: cfg.check_level = 2; break;
         case OPT_JSON: json = 1; break;
+        case OPT_TIMELINE: timeline = 1; break;
         case 'h': rc = gm__cli_help(replay_usage); goto out;
         default: rc = gm__cli_option_error(replay_usage, argv, c); break;
         }
@@ -348,6 +377,10 @@ int gm__cmd_replay(int argc, char **argv)
     }
     if (argc - optind > 1) {
         rc = gm__cli_usage_error(replay_usage, "too many arguments: '%s'", argv[optind + 1]);
+        goto out;
+    }
+    if (timeline && !json) {
+        rc = gm__cli_usage_error(replay_usage, "--timeline goes with --json");
         goto out;
     }
     if (npolicies == 0) {
@@ -374,7 +407,7 @@ int gm__cmd_replay(int argc, char **argv)
     }
     gm__cli_status_clear();
     if (json)
-        replay_json(name, r, &cfg.device);
+        replay_json(name, r, &cfg.device, timeline);
     else
         replay_table(name, r, &cfg.device);
 out:

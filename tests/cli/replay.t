@@ -101,7 +101,23 @@ needed:
   $ gmsim replay t.db --policy native
   gmsim: 't.db' holds 2 traces; choose one with --trace: 'other', 'random'
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--check] [--json]
+                      [--capacity SIZE] [--granularity SIZE] [--check]
+                      [--json [--timeline]]
   [2]
   $ gmsim replay t.db --trace other --policy native | head -1
   trace 'other': 100 events, load 1.10 GiB (peak requested: the floor for every policy)
+
+--timeline adds each run's downsampled memory timeline to the JSON: one
+point per event for a short trace, the columns named once:
+
+  $ gmsim replay t.db --trace other --policy buddy --json --timeline | grep -A1 '"columns"'
+          "columns": ["event", "ts_ns", "requested", "allocated", "reserved"],
+          "points": [
+  $ gmsim replay t.db --trace other --policy buddy --json --timeline | grep -c '^ *\[[0-9]'
+  100
+  $ gmsim replay t.db --policy native --timeline
+  gmsim: --timeline goes with --json
+  usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
+                      [--capacity SIZE] [--granularity SIZE] [--check]
+                      [--json [--timeline]]
+  [2]
