@@ -106,9 +106,18 @@ int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64
 
 /* ---- stores and traces ---------------------------------------------------- */
 
+/* "" and ":memory:" would give SQLite a private store that vanishes on close:
+ * a command writing there would report success and keep nothing. */
+static int cli_store_path_ok(const char *path)
+{
+    return path[0] != '\0' && strcmp(path, ":memory:") != 0;
+}
+
 int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out)
 {
     gm_error_t err = {0};
+    if (!cli_store_path_ok(path))
+        return gm__cli_error("cannot open '%s': a store is a file; give its name", path);
     if (gm_store_open(path, flags, out, &err) != 0)
         return gm__cli_error("%s", err.msg);
     return GM_CLI_OK;
@@ -221,6 +230,8 @@ static void cli_report(const char *verb, const char *db, const gm_trace_info_t *
 int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const char *verb,
                         gm__cli_fill_fn fill, void *ctx)
 {
+    if (!cli_store_path_ok(db))
+        return gm__cli_error("cannot write to '%s': a store is a file; give its name", db);
     struct stat st;
     int existed = stat(db, &st) == 0;
     gm_error_t err = {0};

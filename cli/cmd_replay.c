@@ -298,7 +298,9 @@ static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, g
         rc = gm__cli_error("%s", err.msg);
     for (size_t i = 0; rc == GM_CLI_OK && i < a->nops; i++)
         if (gm_replay_add(*out, &sets[i], &err) != 0)
-            rc = gm__cli_error("%s", err.msg);
+            /* GM_EINVAL: a value the policy refuses (checked at create). */
+            rc = err.code == GM_EINVAL ? gm__cli_usage_error(replay_usage, "%s", err.msg)
+                                       : gm__cli_error("%s", err.msg);
     for (size_t i = 0; i < ready; i++)
         gm_params_release(&sets[i]);
     free(sets);
@@ -351,15 +353,21 @@ int gm__cmd_replay(int argc, char **argv)
         case 'P': a.params[a.nparams++] = optarg; break;
         case OPT_CAPACITY:
             rc = gm__cli_size_arg(replay_usage, "--capacity", optarg, &cfg.device.capacity);
+            if (rc == 0 && cfg.device.capacity == 0)
+                rc = gm__cli_usage_error(replay_usage,
+                                         "invalid value for --capacity: '%s' is no bytes (leave "
+                                         "--capacity out for an unlimited device)",
+                                         optarg);
             break;
         case OPT_GRANULARITY:
             rc = gm__cli_size_arg(replay_usage, "--granularity", optarg,
                                   &cfg.device.granularity);
             if (rc == 0 && (cfg.device.granularity == 0 ||
-                            (cfg.device.granularity & (cfg.device.granularity - 1))))
+                            (cfg.device.granularity & (cfg.device.granularity - 1)) ||
+                            cfg.device.granularity > GM_DEVICE_GRANULARITY_MAX))
                 rc = gm__cli_usage_error(replay_usage,
                                          "invalid value for --granularity: '%s' is not a power "
-                                         "of two",
+                                         "of two from 1 B to 1 TiB",
                                          optarg);
             break;
         case OPT_CHECK: cfg.check_level = 2; break;

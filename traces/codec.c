@@ -712,7 +712,7 @@ static int codec_bad(gm_error_t *err, size_t i, int why, uint64_t what, uint64_t
 
 /* The decode loop, inlined twice: with mask 0 (no optional column: the
  * common case, three cursors) and with the chunk's mask. */
-CODEC_INLINE int codec_events(const gm__codec_t *c, unsigned mask, uint64_t first_alloc,
+CODEC_INLINE int codec_events(gm__codec_t *c, unsigned mask, uint64_t first_alloc,
                               gm_event_t *out, uint64_t *nallocs, gm_error_t *err)
 {
     const size_t n = c->last_n;
@@ -726,7 +726,10 @@ CODEC_INLINE int codec_events(const gm__codec_t *c, unsigned mask, uint64_t firs
     const uint8_t *pg = c->last_col[GM__COL_FLAGS], *eg = pg + c->last_len[GM__COL_FLAGS];
     const uint8_t *px = c->last_col[GM__COL_AUX], *ex = px + c->last_len[GM__COL_AUX];
     uint64_t nalloc = first_alloc, ts = c->last_ts_first - ts_min, addr = 0, what = 0;
-    uint32_t stream = 0;
+    /* The ORs of the indices (codec.h).  or_mark lives in c: MARKs are
+     * rare, and one more register in this loop costs ~1% of decode speed. */
+    uint32_t stream = 0, or_stream = 0, or_tag = 0, or_frames = 0;
+    c->or_mark = 0;
     int why = 0;
     gm_event_t *e = out, *const end = out + n;
     for (; e != end; e++) {
@@ -754,6 +757,7 @@ CODEC_INLINE int codec_events(const gm__codec_t *c, unsigned mask, uint64_t firs
             nalloc += 1 - is_free;
             stream += codec_unzz32((uint32_t)codec_get_small(&ps));
             estream = stream;
+            or_stream |= stream;
         } else if (op == GM_OP_MARK) {
             if (CODEC_UNLIKELY(pay > UINT32_MAX)) {
                 why = CODEC_BAD_TAG;
@@ -761,6 +765,7 @@ CODEC_INLINE int codec_events(const gm__codec_t *c, unsigned mask, uint64_t firs
                 goto bad;
             }
             tag = (uint32_t)pay;
+            c->or_mark |= pay + 1;
         } else if (op == GM_OP_COUNT) { /* 7: the only value of 3 bits that is no op */
             why = CODEC_BAD_OP;
             what = op;
@@ -793,6 +798,7 @@ CODEC_INLINE int codec_events(const gm__codec_t *c, unsigned mask, uint64_t firs
                     goto bad;
                 }
                 frames = (uint32_t)v;
+                or_frames |= frames;
             }
             if (mask & 0x08)
                 flags = *pg++;
@@ -825,6 +831,8 @@ CODEC_INLINE int codec_events(const gm__codec_t *c, unsigned mask, uint64_t firs
                     why = CODEC_BAD_INDEX;
                     goto bad;
                 }
+                or_stream |= estream;
+                or_tag |= tag;
             }
             if (CODEC_UNLIKELY((pd > ed) | (pa > ea) | (pf > ef) | (pg > eg) | (px > ex))) {
                 why = CODEC_BAD_SHORT;
@@ -852,6 +860,9 @@ CODEC_INLINE int codec_events(const gm__codec_t *c, unsigned mask, uint64_t firs
         goto bad;
     }
     *nallocs = nalloc - first_alloc;
+    c->or_stream = or_stream;
+    c->or_tag = or_tag;
+    c->or_frames = or_frames;
     return 0;
 bad:
     return codec_bad(err, (size_t)(e - out), why, what, nalloc);

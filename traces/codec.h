@@ -68,6 +68,12 @@ typedef struct gm__codec {
     uint64_t last_ts_first, last_ts_min, last_ts_scale;
     const uint8_t *last_col[GM__COL_COUNT];
     size_t last_len[GM__COL_COUNT];
+    /* Decoder: bounds on the interned indices of the last chunk decoded, so
+     * that the store checks them against its tables without another pass
+     * over the events: the bitwise OR of the events' streams, of their tags,
+     * of each MARK's tag + 1 (0 without MARKs), and of their frames.  An OR
+     * is at least the largest value: OR < limit proves every value is. */
+    uint64_t or_stream, or_tag, or_mark, or_frames;
 } gm__codec_t;
 
 /* Initialize with a zlib level (1-9; anything else means GM__CHUNK_LEVEL).

@@ -2,8 +2,8 @@
  * traces/idmap.h — an open-addressing hash map from 64-bit keys to 64-bit
  * values, for live sets: the store writer's id renumbering, the importers'
  * address maps, the replay engine's id → slot map, the policies' address
- * and arena maps.  Its size follows the number of live entries, not the
- * number ever inserted.
+ * and arena maps.  Its size follows the peak number of live entries (it
+ * never shrinks), not the number ever inserted.
  *
  * Linear probing with backward-shift deletion (no tombstones), so lookups
  * stay short however many inserts and removes a long trace makes; key and

@@ -36,6 +36,16 @@
  * into a buffer of GM_CHUNK_EVENTS events.  Each chunk's seq, first_event,
  * first_alloc, nevents and nallocs must follow from the ones before, and the
  * totals must match the traces row: a mismatch is GM_ECORRUPT.
+ *
+ * A store file is outside data (damaged, or edited by hand with SQL), so
+ * what is read is checked to be what the writer could have written, and
+ * anything else is refused with the file or trace and the place named: at
+ * open, the tables and the columns read (GM_EFORMAT); in every summary row,
+ * counts that are integers >= 0 and attrs that are a JSON object; at reader
+ * open, counts that add up, interned tables dense from their base, and as
+ * many chunk rows as the summary says; in every chunk, events that refer
+ * only to rows of the interned tables (GM_ECORRUPT).  What reading does not
+ * depend on (digest, LOAD, bytes, creation time) is shown as it is.
  */
 #include "gmsim/store.h"
 
@@ -457,6 +467,39 @@ fail:
     return rc;
 }
 
+/* The columns the store reads, table by table. */
+static const char *const store_columns[][2] = {
+    {"traces", "id, name, events, allocs, frees, marks, segs, load, live_at_end, chunks, bytes, "
+               "digest, attrs, created"},
+    {"chunks", "trace_id, seq, first_event, nevents, first_alloc, nallocs, data"},
+    {"streams", "trace_id, idx, handle"},
+    {"tags", "trace_id, idx, name"},
+    {"frames", "trace_id, idx, text"},
+};
+
+/* Check that a file of our version has our tables with their columns, so
+ * that a damaged or hand-edited schema is refused at open with the table
+ * named, not at the first query.  0 or GM_EFORMAT. */
+static int store_check_tables(gm_store_t *s, gm_error_t *err)
+{
+    for (size_t i = 0; i < sizeof store_columns / sizeof store_columns[0]; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT %s FROM %s", store_columns[i][1], store_columns[i][0]);
+        sqlite3_stmt *st;
+        int r = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        sqlite3_finalize(st);
+        if (r == SQLITE_ERROR && strncmp(sqlite3_errmsg(s->db), "no such table", 13) == 0)
+            return gm_error_set(err, GM_EFORMAT, "'%s' is not a gmsim trace store: no table %s",
+                                s->path, store_columns[i][0]);
+        if (r == SQLITE_ERROR)
+            return gm_error_set(err, GM_EFORMAT, "'%s' is not a gmsim trace store: table %s: %s",
+                                s->path, store_columns[i][0], sqlite3_errmsg(s->db));
+        if (r != SQLITE_OK)
+            return store_fail(s, err, r, "cannot read the schema");
+    }
+    return 0;
+}
+
 /* Check the file holds our schema (creating it in an empty file opened for
  * writing); the errors of gm_store_open. */
 static int store_check_schema(gm_store_t *s, gm_error_t *err)
@@ -484,13 +527,15 @@ static int store_check_schema(gm_store_t *s, gm_error_t *err)
                     return rc;
                 return store_check_schema(s, err);
             }
-            if (version == 0 || (version == GM_STORE_SCHEMA_VERSION && ours != 5))
+            /* version 0 is no version, unless the tables say the file is a
+             * store whose version was reset */
+            if (version == 0 && ours != 5)
                 return gm_error_set(err, GM_EFORMAT, "'%s' is not a gmsim trace store", s->path);
             if (version != GM_STORE_SCHEMA_VERSION)
                 return gm_error_set(err, GM_ESCHEMA,
                                     "'%s' has schema version %lld, this gmsim reads version %d",
                                     s->path, (long long)version, GM_STORE_SCHEMA_VERSION);
-            return 0;
+            return store_check_tables(s, err);
         }
         sqlite3_finalize(st);
     }
@@ -594,27 +639,52 @@ static char *store_strdup_col(sqlite3_stmt *st, int col, const char *dflt)
     return strdup(t ? (const char *)t : dflt);
 }
 
-/* Fill info from a row of STORE_INFO_COLUMNS.  0 or GM_ENOMEM. */
-static int store_info_row(sqlite3_stmt *st, gm_trace_info_t *info)
+/*
+ * Fill info from a row of STORE_INFO_COLUMNS.  A row gmsim cannot have
+ * written (a count that is not an integer >= 0, attrs that are not a JSON
+ * object) is GM_ECORRUPT naming the file, trace and column: the summary
+ * is shown and trusted as it is, so it is checked as it is read.  0,
+ * GM_ECORRUPT or GM_ENOMEM, with err filled; info is released on failure.
+ */
+static int store_info_row(const gm_store_t *s, sqlite3_stmt *st, gm_trace_info_t *info,
+                          gm_error_t *err)
 {
     memset(info, 0, sizeof *info);
     info->id = sqlite3_column_int64(st, 0);
     info->name = store_strdup_col(st, 1, "");
-    info->events = (uint64_t)sqlite3_column_int64(st, 2);
-    info->allocs = (uint64_t)sqlite3_column_int64(st, 3);
-    info->frees = (uint64_t)sqlite3_column_int64(st, 4);
-    info->marks = (uint64_t)sqlite3_column_int64(st, 5);
-    info->segs = (uint64_t)sqlite3_column_int64(st, 6);
-    info->load = (uint64_t)sqlite3_column_int64(st, 7);
-    info->live_at_end = (uint64_t)sqlite3_column_int64(st, 8);
-    info->chunks = (uint64_t)sqlite3_column_int64(st, 9);
-    info->bytes = (uint64_t)sqlite3_column_int64(st, 10);
-    const unsigned char *d = sqlite3_column_text(st, 11);
-    snprintf(info->digest, sizeof info->digest, "%s", d ? (const char *)d : "");
     info->attrs = store_strdup_col(st, 12, "{}");
     if (info->name == NULL || info->attrs == NULL) {
         gm_trace_info_release(info);
-        return GM_ENOMEM;
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    uint64_t *const counts[] = {&info->events, &info->allocs,      &info->frees,
+                                &info->marks,  &info->segs,        &info->load,
+                                &info->live_at_end, &info->chunks, &info->bytes};
+    for (int k = 0; k < (int)(sizeof counts / sizeof counts[0]); k++) {
+        int64_t v = sqlite3_column_int64(st, 2 + k);
+        int type = sqlite3_column_type(st, 2 + k);
+        if (type != SQLITE_INTEGER || v < 0) {
+            static const char *const types[] = {"?", "an integer", "a real", "text", "a blob",
+                                                "null"};
+            const char *column = sqlite3_column_name(st, 2 + k);
+            if (type == SQLITE_INTEGER)
+                gm_error_set(err, GM_ECORRUPT, "'%s': trace '%s': %s is %lld, not a count",
+                             s->path, info->name, column, (long long)v);
+            else
+                gm_error_set(err, GM_ECORRUPT, "'%s': trace '%s': %s is %s, not a count",
+                             s->path, info->name, column, types[type >= 1 && type <= 5 ? type : 0]);
+            gm_trace_info_release(info);
+            return GM_ECORRUPT;
+        }
+        *counts[k] = (uint64_t)v;
+    }
+    const unsigned char *d = sqlite3_column_text(st, 11);
+    snprintf(info->digest, sizeof info->digest, "%s", d ? (const char *)d : "");
+    if (*store_json_ws(info->attrs) != '{' || !store_json_valid(info->attrs)) {
+        gm_error_set(err, GM_ECORRUPT, "'%s': trace '%s': attrs is not a JSON object", s->path,
+                     info->name);
+        gm_trace_info_release(info);
+        return GM_ECORRUPT;
     }
     return 0;
 }
@@ -641,10 +711,8 @@ int gm_store_list(gm_store_t *s, gm_trace_info_t **out, size_t *n, gm_error_t *e
             list = nl;
             cap = ncap;
         }
-        if (store_info_row(st, &list[cnt])) {
-            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        if ((rc = store_info_row(s, st, &list[cnt], err)))
             goto fail;
-        }
         cnt++;
     }
     if (r != SQLITE_DONE) {
@@ -672,7 +740,7 @@ int gm_store_find(gm_store_t *s, const char *name, gm_trace_info_t *out, gm_erro
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {
-        rc = store_info_row(st, out) ? gm_error_set(err, GM_ENOMEM, "out of memory") : 0;
+        rc = store_info_row(s, st, out, err);
     } else if (r == SQLITE_DONE) {
         rc = gm_error_set(err, GM_ENOTFOUND, "no trace '%s' in '%s'", name, s->path);
     } else {
@@ -900,7 +968,16 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
         rc = gm_error_set(err, GM_EEXIST, "trace '%s' already exists in '%s'", name, s->path);
     if (rc < 0)
         goto fail;
-    rc = store_query_int(s, "SELECT coalesce(max(id), 0) + 1 FROM traces", NULL, &w->trace_id, err);
+    /* Above every id in use, orphan rows' too (a trace row deleted by hand
+     * with foreign keys off leaves its chunks): the new rows never collide
+     * with them.  Each max() is one lookup in a primary key. */
+    rc = store_query_int(s,
+                         "SELECT max(coalesce((SELECT max(id) FROM traces), 0), "
+                         "coalesce((SELECT max(trace_id) FROM chunks), 0), "
+                         "coalesce((SELECT max(trace_id) FROM streams), 0), "
+                         "coalesce((SELECT max(trace_id) FROM tags), 0), "
+                         "coalesce((SELECT max(trace_id) FROM frames), 0)) + 1",
+                         NULL, &w->trace_id, err);
     if (rc < 0)
         goto fail;
     if ((rc = store_prepare(s,
@@ -1413,10 +1490,11 @@ struct gm_reader {
     gm_error_t failure;
 };
 
-/* Load one interned table: rows (idx, value) in idx order, idx dense from
- * base.  Strings when strs != NULL, else integers into ints. */
-static int store_load_table(gm_reader_t *r, const char *sql, uint32_t base, char ***strs,
-                            uint64_t **ints, uint32_t *count, gm_error_t *err)
+/* Load interned table `table` (SELECT idx, value ... ORDER BY idx): idx
+ * dense from base, a missing row or one out of place is GM_ECORRUPT naming
+ * the table.  Strings when strs != NULL, else integers into ints. */
+static int store_load_table(gm_reader_t *r, const char *table, const char *sql, uint32_t base,
+                            char ***strs, uint64_t **ints, uint32_t *count, gm_error_t *err)
 {
     sqlite3_stmt *st;
     int rc = store_prepare(r->s, sql, &st, err);
@@ -1426,10 +1504,13 @@ static int store_load_table(gm_reader_t *r, const char *sql, uint32_t base, char
     size_t n = base, cap = 0;
     int q;
     while ((q = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((uint64_t)sqlite3_column_int64(st, 0) != n || n >= UINT32_MAX) {
+        if (sqlite3_column_type(st, 0) != SQLITE_INTEGER ||
+            (uint64_t)sqlite3_column_int64(st, 0) != n || n >= UINT32_MAX) {
+            const unsigned char *idx = sqlite3_column_text(st, 0);
             rc = gm_error_set(err, GM_ECORRUPT,
-                              "trace '%s': interned table index %lld, expected %zu", r->info.name,
-                              (long long)sqlite3_column_int64(st, 0), n);
+                              "trace '%s': table %s: index %.40s where %zu was expected (a row "
+                              "is missing or out of place)",
+                              r->info.name, table, idx ? (const char *)idx : "NULL", n);
             goto out;
         }
         if (n + 1 > cap) {
@@ -1460,11 +1541,45 @@ static int store_load_table(gm_reader_t *r, const char *sql, uint32_t base, char
         n++;
         *count = (uint32_t)n;
     }
-    if (q != SQLITE_DONE)
-        rc = store_fail(r->s, err, q, "cannot read an interned table");
+    if (q != SQLITE_DONE) {
+        char what[GM_ERROR_MSG_MAX];
+        snprintf(what, sizeof what, "trace '%s': cannot read table %s", r->info.name, table);
+        rc = store_fail(r->s, err, q, what);
+    }
 out:
     sqlite3_finalize(st);
     return rc;
+}
+
+/* The summary's counts must agree with one another as the writer makes
+ * them (that they agree with the chunks is checked as they are read):
+ * events = allocs + frees + marks + segs, live_at_end = allocs − frees,
+ * and chunks of GM_CHUNK_EVENTS events but the last.  0 or GM_ECORRUPT. */
+static int store_check_summary(const gm_store_t *s, const gm_trace_info_t *t, gm_error_t *err)
+{
+    /* every count is below 2^63 (store_info_row): no sum of two wraps */
+    uint64_t af = t->allocs + t->frees, ms = t->marks + t->segs;
+    if (af < t->allocs || af > UINT64_MAX - ms || t->events != af + ms)
+        return gm_error_set(err, GM_ECORRUPT,
+                            "'%s': trace '%s': summary of %llu events is not its %llu allocs + "
+                            "%llu frees + %llu marks + %llu segs",
+                            s->path, t->name, (unsigned long long)t->events,
+                            (unsigned long long)t->allocs, (unsigned long long)t->frees,
+                            (unsigned long long)t->marks, (unsigned long long)t->segs);
+    if (t->frees > t->allocs || t->live_at_end != t->allocs - t->frees)
+        return gm_error_set(err, GM_ECORRUPT,
+                            "'%s': trace '%s': summary of %llu allocations live at the end is not "
+                            "its %llu allocs - %llu frees",
+                            s->path, t->name, (unsigned long long)t->live_at_end,
+                            (unsigned long long)t->allocs, (unsigned long long)t->frees);
+    uint64_t chunks = t->events / GM_CHUNK_EVENTS + (t->events % GM_CHUNK_EVENTS != 0);
+    if (t->chunks != chunks)
+        return gm_error_set(err, GM_ECORRUPT,
+                            "'%s': trace '%s': summary of %llu chunks for %llu events, %llu "
+                            "expected",
+                            s->path, t->name, (unsigned long long)t->chunks,
+                            (unsigned long long)t->events, (unsigned long long)chunks);
+    return 0;
 }
 
 int gm_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_t *err)
@@ -1482,12 +1597,16 @@ int gm_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_
         rc = gm_error_set(err, GM_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = store_load_table(r,
+    if ((rc = store_check_summary(s, &r->info, err)))
+        goto fail;
+    if ((rc = store_load_table(r, "streams",
                                "SELECT idx, handle FROM streams WHERE trace_id = ?1 ORDER BY idx",
                                0, NULL, &r->streams, &r->nstreams, err)) ||
-        (rc = store_load_table(r, "SELECT idx, name FROM tags WHERE trace_id = ?1 ORDER BY idx", 0,
+        (rc = store_load_table(r, "tags",
+                               "SELECT idx, name FROM tags WHERE trace_id = ?1 ORDER BY idx", 0,
                                &r->tags, NULL, &r->ntags, err)) ||
-        (rc = store_load_table(r, "SELECT idx, text FROM frames WHERE trace_id = ?1 ORDER BY idx",
+        (rc = store_load_table(r, "frames",
+                               "SELECT idx, text FROM frames WHERE trace_id = ?1 ORDER BY idx",
                                1, &r->frames, NULL, &r->nframes, err)))
         goto fail;
     sqlite3_stmt *st;
@@ -1498,7 +1617,9 @@ int gm_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_
     int64_t nchunks = q == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
     sqlite3_finalize(st);
     if (q != SQLITE_ROW) {
-        rc = store_fail(s, err, q, "cannot count chunks");
+        char what[GM_ERROR_MSG_MAX];
+        snprintf(what, sizeof what, "trace '%s': cannot count its chunks", name);
+        rc = store_fail(s, err, q, what);
         goto fail;
     }
     if ((uint64_t)nchunks != r->info.chunks) {
@@ -1516,6 +1637,41 @@ int gm_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_
 fail:
     gm_reader_close(r);
     return rc;
+}
+
+/*
+ * Check that the n events just decoded into r->buf refer only to rows of
+ * the trace's interned tables, as the writer requires: a stream other than
+ * 0, a tag other than 0 or any MARK's tag, a frames other than 0 must
+ * index a row.  The codec's ORs of the indices (codec.h) settle it for the
+ * whole chunk without a pass over it; only when one reaches a limit are
+ * the events walked, for the culprit (or for none: an OR may reach a limit
+ * that every value is below).  0, or GM_ECORRUPT naming the event.
+ */
+static int store_reader_indices(const gm_reader_t *r, size_t n, gm_error_t *err)
+{
+    const gm__codec_t *c = &r->codec;
+    uint64_t slim = r->nstreams ? r->nstreams : 1, tlim = r->ntags ? r->ntags : 1;
+    uint64_t flim = r->nframes ? r->nframes : 1;
+    if (c->or_stream < slim && c->or_tag < tlim && c->or_mark <= r->ntags && c->or_frames < flim)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        const gm_event_t *e = &r->buf[i];
+        const char *field, *table;
+        uint32_t v, rows;
+        if (e->stream >= slim)
+            field = "stream", table = "streams", v = e->stream, rows = r->nstreams;
+        else if (e->tag >= tlim || (e->op == GM_OP_MARK && e->tag >= r->ntags))
+            field = "tag", table = "tags", v = e->tag, rows = r->ntags;
+        else if (e->frames >= flim)
+            field = table = "frames", v = e->frames, rows = r->nframes ? r->nframes - 1 : 0;
+        else
+            continue;
+        return gm_error_set(err, GM_ECORRUPT,
+                            "event %zu: %s index %u, but the %s table has %u row%s", i, field, v,
+                            table, rows, rows == 1 ? "" : "s");
+    }
+    return 0;
 }
 
 /* Record a damaged-chunk error (repeated by later calls). */
@@ -1561,7 +1717,9 @@ int gm_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n, gm_erro
             gm_error_set(err, GM_ECORRUPT, "trace '%s' chunk %llu: missing", name, seq);
             return store_reader_damaged(r, err, GM_ECORRUPT);
         }
-        return store_fail(r->s, err, q, "cannot read a chunk");
+        char what[GM_ERROR_MSG_MAX];
+        snprintf(what, sizeof what, "trace '%s' chunk %llu: cannot read it", name, seq);
+        return store_fail(r->s, err, q, what);
     }
     uint64_t first_event = (uint64_t)sqlite3_column_int64(st, 0);
     uint64_t nevents = (uint64_t)sqlite3_column_int64(st, 1);
@@ -1572,10 +1730,9 @@ int gm_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n, gm_erro
     if (first_event != r->events || first_alloc != r->allocs) {
         sqlite3_reset(st);
         gm_error_set(err, GM_ECORRUPT,
-                     "trace '%s' chunk %llu: starts at event %llu and alloc %llu, expected "
-                     "%llu and %llu", name, seq, (unsigned long long)first_event,
-                     (unsigned long long)first_alloc, (unsigned long long)r->events,
-                     (unsigned long long)r->allocs);
+                     "trace '%s' chunk %llu: starts at event %lld and alloc %lld, expected "
+                     "%llu and %llu", name, seq, (long long)first_event, (long long)first_alloc,
+                     (unsigned long long)r->events, (unsigned long long)r->allocs);
         return store_reader_damaged(r, err, GM_ECORRUPT);
     }
     size_t got = 0;
@@ -1591,9 +1748,14 @@ int gm_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n, gm_erro
     }
     if (got != nevents || got_allocs != nallocs || got == 0) {
         gm_error_set(err, GM_ECORRUPT,
-                     "trace '%s' chunk %llu: %zu events and %llu allocs decoded, %llu and %llu "
+                     "trace '%s' chunk %llu: %zu events and %llu allocs decoded, %lld and %lld "
                      "recorded", name, seq, got, (unsigned long long)got_allocs,
-                     (unsigned long long)nevents, (unsigned long long)nallocs);
+                     (long long)nevents, (long long)nallocs);
+        return store_reader_damaged(r, err, GM_ECORRUPT);
+    }
+    if ((rc = store_reader_indices(r, got, err ? err : &local))) {
+        gm_error_prefix(err, "trace '%s' chunk %llu (from event %llu)", name, seq,
+                        (unsigned long long)first_event);
         return store_reader_damaged(r, err, GM_ECORRUPT);
     }
     r->seq++;

@@ -27,9 +27,13 @@ typedef struct gm_cost_model {
     double free_per_gib_ns;
 } gm_cost_model_t;
 
+/* Largest granularity (device addresses start at 1 TiB, aligned to it). */
+#define GM_DEVICE_GRANULARITY_MAX (UINT64_C(1) << 40)
+
 typedef struct gm_device_config {
     uint64_t capacity;    /* bytes; 0 = unlimited */
-    uint64_t granularity; /* power of two ≥ 1; default 512 */
+    uint64_t granularity; /* power of two, 1 to GM_DEVICE_GRANULARITY_MAX; default 512;
+                             gm_device_init rounds any other value up (and caps it) */
     gm_cost_model_t cost;
 } gm_device_config_t;
 

@@ -70,9 +70,14 @@ typedef struct gm_replay gm_replay_t;
 
 void gm_replay_config_default(gm_replay_config_t *cfg);
 
+/* Create an engine (cfg NULL: defaults).  GM_ENOMEM; the caller destroys
+ * *out. */
 int gm_replay_create(const gm_replay_config_t *cfg, gm_replay_t **out, gm_error_t *err);
 
-/* Add a policy with resolved parameter values (copied).  Before any feed. */
+/* Add a policy with resolved parameter values (copied) and create it on its
+ * own device.  Before any feed, else GM_ESTATE; GM_EINVAL when the policy
+ * refuses a value (the message names policy, parameter and value);
+ * GM_ENOMEM.  On failure r is as before. */
 int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err);
 
 /* Index of the tag that means "empty the caches here" (MARK events with it
@@ -88,7 +93,9 @@ void gm_replay_set_empty_cache_tag(gm_replay_t *r, int64_t tag);
  */
 int gm_replay_feed(gm_replay_t *r, const gm_event_t *events, size_t n, gm_error_t *err);
 
-/* Finish: compute the derived metrics.  No feed after this. */
+/* Finish: compute the derived metrics.  No feed after this.  GM_ESTATE
+ * after a failed feed; GM_ECORRUPT if check_level ≥ 1 and a policy's final
+ * check fails. */
 int gm_replay_finish(gm_replay_t *r, gm_error_t *err);
 
 size_t gm_replay_count(const gm_replay_t *r);
@@ -104,7 +111,9 @@ gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i);
 void gm_replay_destroy(gm_replay_t *r);
 
 /* Stream trace `name` of store s through r, chunk by chunk (sets the
- * empty_cache tag from the trace's tags), then finish. */
+ * empty_cache tag from the trace's tags), then finish.  The errors of
+ * gm_reader_open/next (GM_ENOTFOUND, GM_ECORRUPT, …) and of
+ * gm_replay_feed/finish, the latter prefixed with the trace's name. */
 int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t *err);
 
 #endif

@@ -62,14 +62,17 @@ typedef struct gm_trace_info {
 
 void gm_trace_info_release(gm_trace_info_t *info);
 
-/* All traces in name order.  The caller frees with gm_trace_info_free_list. */
+/* All traces in name order.  The caller frees with gm_trace_info_free_list.
+ * GM_EDB on a database error, GM_ECORRUPT for a damaged traces row (the
+ * message names the file and trace), GM_ENOMEM. */
 int gm_store_list(gm_store_t *s, gm_trace_info_t **out, size_t *n, gm_error_t *err);
 void gm_trace_info_free_list(gm_trace_info_t *list, size_t n);
 
 /* One trace by name; GM_ENOTFOUND (message names trace and file) if absent. */
 int gm_store_find(gm_store_t *s, const char *name, gm_trace_info_t *out, gm_error_t *err);
 
-/* Delete a trace and its chunks; GM_ENOTFOUND if absent. */
+/* Delete a trace and its chunks; GM_ENOTFOUND if absent, GM_EINVAL on a
+ * read-only store, GM_ESTATE while a writer is open, GM_EDB. */
 int gm_store_delete(gm_store_t *s, const char *name, gm_error_t *err);
 
 /* ---- streaming writer ---------------------------------------------------- */
@@ -84,13 +87,16 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
                     gm_error_t *err);
 
 /* Intern a stream handle / tag name / stack-frames text; *index receives its
- * index (tags and streams from 0; frames from 1, 0 meaning none). */
+ * index (tags and streams from 0; frames from 1, 0 meaning none).  Interning
+ * the same value again gives the same index.  GM_EINVAL for a NULL or
+ * over-long text, GM_ENOMEM, GM_ESTATE after the writer failed. */
 int gm_writer_stream(gm_writer_t *w, uint64_t handle, uint32_t *index, gm_error_t *err);
 int gm_writer_tag(gm_writer_t *w, const char *name, uint32_t *index, gm_error_t *err);
 int gm_writer_frames(gm_writer_t *w, const char *text, uint32_t *index, gm_error_t *err);
 
 /* Set a trace attribute (last write of a key wins).  json_value must be one
- * valid JSON value; gm_writer_attr_str quotes and escapes its value. */
+ * valid JSON value (else GM_EINVAL); gm_writer_attr_str quotes and escapes
+ * its value.  GM_EINVAL for a NULL or empty key, GM_ENOMEM. */
 int gm_writer_attr_json(gm_writer_t *w, const char *key, const char *json_value, gm_error_t *err);
 int gm_writer_attr_str(gm_writer_t *w, const char *key, const char *value, gm_error_t *err);
 int gm_writer_attr_int(gm_writer_t *w, const char *key, int64_t value, gm_error_t *err);

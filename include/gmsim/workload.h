@@ -43,7 +43,9 @@ size_t gm_workload_next(gm_workload_t *wl, gm_event_t *buf, size_t max);
 void gm_workload_destroy(gm_workload_t *wl);
 
 /* Write a whole workload into w (interning the streams and the "step" tag,
- * and recording the config in the trace attributes); does not finish w. */
+ * and recording the config in the trace attributes); does not finish w.
+ * GM_EINVAL for an unusable config, or the writer's errors (w can then only
+ * be aborted). */
 int gm_workload_write(const gm_workload_config_t *cfg, gm_writer_t *w, gm_error_t *err);
 
 #endif

@@ -153,7 +153,7 @@ policies and formats, bad --param:
                       [--json [--timeline]]
   [2]
   $ gmsim replay t.db --policy buddy --granularity 1000
-  gmsim: invalid value for --granularity: '1000' is not a power of two
+  gmsim: invalid value for --granularity: '1000' is not a power of two from 1 B to 1 TiB
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
                       [--capacity SIZE] [--granularity SIZE] [--check]
                       [--json [--timeline]]
@@ -162,3 +162,30 @@ policies and formats, bad --param:
   gmsim: unknown option '--all'
   usage: gmsim policies [--json]
   [2]
+
+A value a policy refuses is a usage error too, as is a device that can hold
+nothing or a granularity past the device's range:
+
+  $ gmsim replay t.db --policy buddy --param buddy.min_block=500
+  gmsim: invalid value '500' for buddy.min_block: not a power of two
+  usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
+                      [--capacity SIZE] [--granularity SIZE] [--check]
+                      [--json [--timeline]]
+  [2]
+  $ gmsim replay t.db --policy buddy --capacity 0.4 > /dev/null 2>&1
+  [2]
+  $ gmsim replay t.db --policy buddy --granularity 2TiB > /dev/null 2>&1
+  [2]
+
+A store is a file: an empty name or SQLite's ':memory:' would keep nothing,
+so they are refused rather than reported as written:
+
+  $ gmsim synth --events 10 -o ''
+  gmsim: cannot write to '': a store is a file; give its name
+  [1]
+  $ gmsim synth --events 10 -o :memory:
+  gmsim: cannot write to ':memory:': a store is a file; give its name
+  [1]
+  $ gmsim info :memory:
+  gmsim: cannot open ':memory:': a store is a file; give its name
+  [1]
