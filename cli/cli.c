@@ -9,7 +9,6 @@
  */
 #include "cli/cli.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -17,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "replay/text.h"
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -87,20 +88,10 @@ int gm__cli_size_arg(const char *usage, const char *opt, const char *text, uint6
 
 int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64_t *out)
 {
-    int base = 10;
-    const char *p = text;
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        base = 16;
-        p += 2;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(p, &end, base);
-    if (*p == '\0' || *end != '\0' || *p == '-' || *p == '+' || *p == ' ' || errno == ERANGE)
+    if (gm__parse_u64(text, out) != 0)
         return gm__cli_usage_error(usage,
                                    "invalid value for %s: '%s' is not an unsigned integer", opt,
                                    text);
-    *out = v;
     return 0;
 }
 
@@ -391,10 +382,7 @@ void gm__cli_table_release(gm__cli_table_t *t)
 const char *gm__cli_strerror(int e)
 {
     static char buf[256];
-    snprintf(buf, sizeof buf, "%s", strerror(e));
-    if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
-        buf[0] = (char)(buf[0] - 'A' + 'a');
-    return buf;
+    return gm__strerror(e, buf, sizeof buf);
 }
 
 const char *gm__cli_size(uint64_t bytes)

@@ -61,7 +61,8 @@ int gm__cli_help(const char *usage);
  * usage error and return GM_CLI_USAGE, else 0. */
 int gm__cli_size_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
-/* Parse an unsigned integer (decimal, or 0x hex) given to `opt`; as above. */
+/* Parse an unsigned integer (decimal, or 0x hex: the strict rule of
+ * gm__parse_u64, as for CSV fields) given to `opt`; as above. */
 int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
 /* ---- stores and traces ---------------------------------------------------- */
@@ -122,8 +123,8 @@ void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...) GM_PRINTF(2, 3
 void gm__cli_table_print(const gm__cli_table_t *t, FILE *f, const char *indent);
 void gm__cli_table_release(gm__cli_table_t *t);
 
-/* strerror(e) with a lowercase first letter, as messages are lowercase
- * (static buffer, valid until the next call). */
+/* gm__strerror(e) (lowercase first letter, as messages are lowercase) in a
+ * static buffer, valid until the next call. */
 const char *gm__cli_strerror(int e);
 
 /* gm_format_size into a static rotating buffer (8 slots): for printf. */

@@ -1,7 +1,7 @@
 /*
  * cli/cmd_replay.c — `gmsim replay DB [--trace NAME] --policy P[,P...]
  * [--param P.KEY=VALUE]... [--capacity SIZE] [--granularity SIZE] [--check]
- * [--json [--timeline]]`.
+ * [--json [--timeline]] [--save]`.
  *
  * Parses the policies and their parameters (defaults, then each --param in
  * command-line order), hands them to one gm_replay (one pass over the trace
@@ -22,7 +22,7 @@
 static const char replay_usage[] =
     "usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...\n"
     "                    [--capacity SIZE] [--granularity SIZE] [--check]\n"
-    "                    [--json [--timeline]]\n"
+    "                    [--json [--timeline]] [--save]\n"
     "\n"
     "Replay a stored trace through simulated allocator policies, all in one\n"
     "pass, and print their peak memory and fragmentation (docs/metrics.md).\n"
@@ -41,6 +41,8 @@ static const char replay_usage[] =
     "      --json              print JSON instead of a table (docs/formats.md)\n"
     "      --timeline          with --json: add each run's memory timeline (about\n"
     "                          2,000 points of requested/allocated/reserved)\n"
+    "      --save              keep each run (parameters, device, metrics and\n"
+    "                          timeline) in DB's runs and timelines tables\n"
     "  -h, --help              show this help\n"
     "\n"
     "Sizes take KiB/MiB/GiB/TiB suffixes.\n";
@@ -217,8 +219,69 @@ static void replay_json_timeline(gm_json_t *j, const gm_replay_t *r, size_t i)
     gm_json_end_object(j);
 }
 
+static void replay_json_params(gm_json_t *j, const void *arg)
+{
+    const gm_params_t *p = arg;
+    gm_json_begin_object(j);
+    for (size_t k = 0; k < p->ops->nparams; k++) {
+        char buf[512];
+        gm_param_json(&p->ops->params[k], p->values[k], buf, sizeof buf);
+        gm_json_key(j, p->ops->params[k].name);
+        gm_json_raw(j, buf);
+    }
+    gm_json_end_object(j);
+}
+
+static void replay_json_metrics(gm_json_t *j, const void *arg)
+{
+    const gm_metrics_t *m = arg;
+    gm_json_begin_object(j);
+#define REPLAY_JSON_U64(v) gm_json_u64(j, v)
+#define REPLAY_JSON_I64(v) gm_json_i64(j, v)
+#define REPLAY_JSON_F64(v) gm_json_double(j, v)
+#define REPLAY_METRIC(name, type) \
+    gm_json_key(j, #name);        \
+    REPLAY_JSON_##type(m->name);
+    GM_METRICS(REPLAY_METRIC)
+#undef REPLAY_METRIC
+#undef REPLAY_JSON_U64
+#undef REPLAY_JSON_I64
+#undef REPLAY_JSON_F64
+    gm_json_end_object(j);
+}
+
+static void replay_json_device(gm_json_t *j, const void *arg)
+{
+    const gm_device_config_t *dev = arg;
+    gm_json_begin_object(j);
+    gm_json_key(j, "capacity");
+    gm_json_u64(j, dev->capacity);
+    gm_json_key(j, "granularity");
+    gm_json_u64(j, dev->granularity);
+    gm_json_end_object(j);
+}
+
+/* Compact JSON text of what fn writes; NULL when out of memory.  The caller
+ * frees it. */
+static char *replay_json_text(void (*fn)(gm_json_t *, const void *), const void *arg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        return NULL;
+    gm_json_t j;
+    gm_json_init(&j, f, 0);
+    fn(&j, arg);
+    if (ferror(f) | fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 static void replay_json(const char *name, gm_replay_t *r, const gm_device_config_t *dev,
-                        int timeline)
+                        int timeline, const int64_t *run_ids)
 {
     gm_json_t j;
     gm_json_init(&j, stdout, 1);
@@ -230,43 +293,22 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
     gm_json_key(&j, "load");
     gm_json_u64(&j, gm_replay_load(r));
     gm_json_key(&j, "device");
-    gm_json_begin_object(&j);
-    gm_json_key(&j, "capacity");
-    gm_json_u64(&j, dev->capacity);
-    gm_json_key(&j, "granularity");
-    gm_json_u64(&j, dev->granularity);
-    gm_json_end_object(&j);
+    replay_json_device(&j, dev);
     gm_json_key(&j, "runs");
     gm_json_begin_array(&j);
     for (size_t i = 0; i < gm_replay_count(r); i++) {
         const gm_params_t *p = gm_replay_params(r, i);
-        const gm_metrics_t *m = gm_replay_metrics(r, i);
         gm_json_begin_object(&j);
         gm_json_key(&j, "policy");
         gm_json_str(&j, p->ops->name);
-        gm_json_key(&j, "params");
-        gm_json_begin_object(&j);
-        for (size_t k = 0; k < p->ops->nparams; k++) {
-            char buf[512];
-            gm_param_json(&p->ops->params[k], p->values[k], buf, sizeof buf);
-            gm_json_key(&j, p->ops->params[k].name);
-            gm_json_raw(&j, buf);
+        if (run_ids) {
+            gm_json_key(&j, "run_id");
+            gm_json_i64(&j, run_ids[i]);
         }
-        gm_json_end_object(&j);
+        gm_json_key(&j, "params");
+        replay_json_params(&j, p);
         gm_json_key(&j, "metrics");
-        gm_json_begin_object(&j);
-#define REPLAY_JSON_U64(v) gm_json_u64(&j, v)
-#define REPLAY_JSON_I64(v) gm_json_i64(&j, v)
-#define REPLAY_JSON_F64(v) gm_json_double(&j, v)
-#define REPLAY_METRIC(name, type) \
-    gm_json_key(&j, #name);       \
-    REPLAY_JSON_##type(m->name);
-        GM_METRICS(REPLAY_METRIC)
-#undef REPLAY_METRIC
-#undef REPLAY_JSON_U64
-#undef REPLAY_JSON_I64
-#undef REPLAY_JSON_F64
-        gm_json_end_object(&j);
+        replay_json_metrics(&j, gm_replay_metrics(r, i));
         if (timeline)
             replay_json_timeline(&j, r, i);
         gm_json_end_object(&j);
@@ -274,6 +316,43 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
     gm_json_end_array(&j);
     gm_json_end_object(&j);
     gm_json_finish(&j);
+}
+
+/* Save every run of r, with its timeline, into the store at path (reopened
+ * for writing); run_ids[i] gets run i's id.  GM_CLI_* status. */
+static int replay_save(const char *path, const char *name, gm_replay_t *r,
+                       const gm_device_config_t *dev, int64_t *run_ids)
+{
+    gm_store_t *s;
+    gm_error_t err = {0};
+    int rc = gm__cli_open_store(path, GM_STORE_WRITE, &s);
+    if (rc)
+        return rc;
+    gm_trace_info_t info;
+    if (gm_store_find(s, name, &info, &err) != 0) {
+        gm_store_close(s);
+        return gm__cli_error("%s", err.msg);
+    }
+    char *device = replay_json_text(replay_json_device, dev);
+    for (size_t i = 0; rc == GM_CLI_OK && i < gm_replay_count(r); i++) {
+        const gm_params_t *p = gm_replay_params(r, i);
+        char *params = replay_json_text(replay_json_params, p);
+        char *metrics = replay_json_text(replay_json_metrics, gm_replay_metrics(r, i));
+        gm_run_record_t run = {.trace = name, .trace_digest = info.digest,
+                               .policy = p->ops->name, .params = params, .device = device,
+                               .metrics = metrics};
+        run.timeline = gm_replay_timeline(r, i, &run.npoints);
+        if (params == NULL || metrics == NULL || device == NULL)
+            rc = gm__cli_error("out of memory");
+        else if (gm_store_save_run(s, &run, &run_ids[i], &err) != 0)
+            rc = gm__cli_error("%s", err.msg);
+        free(params);
+        free(metrics);
+    }
+    free(device);
+    gm_trace_info_release(&info);
+    gm_store_close(s);
+    return rc;
 }
 
 /* Create the replay with every selected policy; GM_CLI_* status. */
@@ -313,7 +392,7 @@ static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, g
 
 int gm__cmd_replay(int argc, char **argv)
 {
-    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE };
+    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE, OPT_SAVE };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policy", required_argument, NULL, 'p'},
@@ -323,13 +402,15 @@ int gm__cmd_replay(int argc, char **argv)
         {"check", no_argument, NULL, OPT_CHECK},
         {"json", no_argument, NULL, OPT_JSON},
         {"timeline", no_argument, NULL, OPT_TIMELINE},
+        {"save", no_argument, NULL, OPT_SAVE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
     const char *trace = NULL;
-    int json = 0, timeline = 0, c, rc = GM_CLI_OK;
+    int json = 0, timeline = 0, save = 0, c, rc = GM_CLI_OK;
+    int64_t *run_ids = NULL;
     gm_replay_t *r = NULL;
     gm_store_t *s = NULL;
     char *name = NULL;
@@ -373,6 +454,7 @@ int gm__cmd_replay(int argc, char **argv)
         case OPT_CHECK: cfg.check_level = 2; break;
         case OPT_JSON: json = 1; break;
         case OPT_TIMELINE: timeline = 1; break;
+        case OPT_SAVE: save = 1; break;
         case 'h': rc = gm__cli_help(replay_usage); goto out;
         default: rc = gm__cli_option_error(replay_usage, argv, c); break;
         }
@@ -414,11 +496,31 @@ int gm__cmd_replay(int argc, char **argv)
         goto out;
     }
     gm__cli_status_clear();
-    if (json)
-        replay_json(name, r, &cfg.device, timeline);
-    else
+    if (save) {
+        gm_store_close(s); /* reopened for writing */
+        s = NULL;
+        run_ids = calloc(gm_replay_count(r), sizeof *run_ids);
+        if (run_ids == NULL)
+            rc = gm__cli_error("out of memory");
+        else
+            rc = replay_save(argv[optind], name, r, &cfg.device, run_ids);
+        if (rc)
+            goto out;
+    }
+    if (json) {
+        replay_json(name, r, &cfg.device, timeline, run_ids);
+    } else {
         replay_table(name, r, &cfg.device);
+        size_t n = gm_replay_count(r);
+        if (save && n == 1)
+            printf("saved the run in '%s' (table runs, id %" PRId64 ")\n", argv[optind],
+                   run_ids[0]);
+        else if (save)
+            printf("saved %zu runs in '%s' (table runs, ids %" PRId64 " to %" PRId64 ")\n", n,
+                   argv[optind], run_ids[0], run_ids[n - 1]);
+    }
 out:
+    free(run_ids);
     free(name);
     if (s)
         gm_store_close(s);

@@ -233,6 +233,10 @@ static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, gm_error
             if (e->size == 0 || e->size > GM_SIZE_LIMIT)
                 return gm_error_set(err, GM_EFORMAT, "event %llu: invalid size %llu",
                                     (unsigned long long)index, (unsigned long long)e->size);
+            if (e->size > GM_LIVE_LIMIT - r->requested)
+                return gm_error_set(err, GM_EFORMAT,
+                                    "event %llu: live requested bytes would pass the 2^62 limit",
+                                    (unsigned long long)index);
             if (r->nfree) {
                 slot = r->free_slots[--r->nfree];
             } else {
@@ -255,6 +259,9 @@ static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, gm_error
             case 1:
                 /* The slot leaks, harmlessly: the replay has failed. */
                 return gm_error_set(err, GM_EFORMAT, "event %llu: allocation id %llu is already live",
+                                    (unsigned long long)index, (unsigned long long)e->id);
+            case GM_EINVAL:
+                return gm_error_set(err, GM_EFORMAT, "event %llu: invalid allocation id %llu",
                                     (unsigned long long)index, (unsigned long long)e->id);
             default:
                 return gm_error_set(err, GM_ENOMEM, "out of memory");

@@ -17,6 +17,12 @@
  * to the same value (so 0.1 prints as 0.1 and every value round-trips);
  * NaN and infinities, which JSON cannot express, print as null.
  *
+ * The escaper and the double formatter are the library's only ones
+ * (replay/jsonfmt.h): the store's attrs and gm_param_json use them too.  One
+ * escaper serves both a FILE and a caller's buffer; a buffer that is too
+ * small gets a shorter literal cut between whole characters and escapes,
+ * with its closing quote, so that it stays valid JSON.
+ *
  * Nesting deeper than GM_JSON_DEPTH − 1 is a caller bug: the writer keeps
  * writing but shares the deepest level's comma state.  Output errors are left
  * sticky in ferror(f) for the caller to check once at the end.
@@ -27,6 +33,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "replay/jsonfmt.h"
 
 static int json_level(const gm_json_t *j)
 {
@@ -122,16 +130,8 @@ void gm_json_i64(gm_json_t *j, int64_t v)
 void gm_json_double(gm_json_t *j, double v)
 {
     json_prefix(j);
-    if (!isfinite(v)) {
-        fputs("null", j->f);
-        return;
-    }
-    char buf[40];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
+    char buf[GM__JSON_DOUBLE_MAX];
+    gm__json_format_double(buf, sizeof buf, v);
     fputs(buf, j->f);
 }
 
@@ -159,11 +159,26 @@ void gm_json_finish(gm_json_t *j)
     j->after_key = 0;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (1–4), or 0 if it is not one
- * (overlong forms, surrogates and code points above U+10FFFF are not). */
-static size_t json_utf8_len(const unsigned char *s)
+/* ---- the shared formatters (replay/jsonfmt.h) ----------------------------- */
+
+int gm__json_format_double(char *buf, size_t len, double v)
+{
+    if (!isfinite(v))
+        return snprintf(buf, len, "null");
+    char tmp[GM__JSON_DOUBLE_MAX];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v)
+            break;
+    }
+    return snprintf(buf, len, "%s", tmp);
+}
+
+size_t gm__utf8_len(const unsigned char *s)
 {
     unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
     if (c >= 0xc2 && c <= 0xdf)
         return (s[1] & 0xc0) == 0x80 ? 2 : 0;
     if (c >= 0xe0 && c <= 0xef) {
@@ -178,45 +193,108 @@ static size_t json_utf8_len(const unsigned char *s)
     return 0;
 }
 
-void gm_json_write_string(FILE *f, const char *s)
+/*
+ * Where an escaped literal goes: a FILE, or a buffer that keeps the longest
+ * prefix of whole pieces for which there is room, keeping back one byte for
+ * the closing quote and one for the NUL.  `need` counts every byte of the
+ * whole literal, kept or not.
+ */
+typedef struct json_out {
+    FILE *f;     /* the file, or NULL for the buffer */
+    char *buf;
+    size_t cap;  /* bytes of buf pieces may fill: len − 2, 0 when len < 3 */
+    size_t used; /* bytes of pieces in buf */
+    size_t need;
+    int full;    /* a piece did not fit: drop every later one */
+} json_out_t;
+
+/* n bytes of output.  Only a prefix of a `split` piece (a run of plain
+ * ASCII) may be kept; any other piece (an escape, a UTF-8 sequence) is kept
+ * whole or not at all. */
+static void json_put(json_out_t *o, const void *p, size_t n, int split)
 {
+    o->need += n;
+    if (o->f != NULL) {
+        fwrite(p, 1, n, o->f);
+        return;
+    }
+    if (o->full)
+        return;
+    size_t room = o->cap - o->used;
+    if (n > room) {
+        o->full = 1;
+        if (!split || room == 0)
+            return;
+        n = room;
+    }
+    memcpy(o->buf + o->used, p, n);
+    o->used += n;
+}
+
+/* The escaped text of s, without the quotes around it. */
+static void json_escape(json_out_t *o, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s;
-    fputc('"', f);
     while (*p) {
         unsigned c = *p;
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            /* Copy the run of plain ASCII in one call. */
+            /* The run of plain ASCII in one piece. */
             const unsigned char *q = p;
             while (*q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\')
                 q++;
-            fwrite(p, 1, (size_t)(q - p), f);
+            json_put(o, p, (size_t)(q - p), 1);
             p = q;
             continue;
         }
         if (c >= 0x80) {
-            /* The NUL terminator stops json_utf8_len reading past the end:
-             * a continuation byte is never 0. */
-            size_t n = json_utf8_len(p);
+            size_t n = gm__utf8_len(p);
             if (n == 0) {
-                fputs("\\ufffd", f);
+                json_put(o, "\\ufffd", 6, 0);
                 p++;
             } else {
-                fwrite(p, 1, n, f);
+                json_put(o, p, n, 0);
                 p += n;
             }
             continue;
         }
+        const char *named = NULL;
         switch (c) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\b': fputs("\\b", f); break;
-        case '\f': fputs("\\f", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default: fprintf(f, "\\u%04x", c); break;
+        case '"': named = "\\\""; break;
+        case '\\': named = "\\\\"; break;
+        case '\b': named = "\\b"; break;
+        case '\f': named = "\\f"; break;
+        case '\n': named = "\\n"; break;
+        case '\r': named = "\\r"; break;
+        case '\t': named = "\\t"; break;
+        }
+        if (named != NULL) {
+            json_put(o, named, 2, 0);
+        } else {
+            const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            json_put(o, esc, sizeof esc, 0);
         }
         p++;
     }
-    fputc('"', f);
+}
+
+size_t gm__json_escape_buf(char *buf, size_t len, const char *s)
+{
+    json_out_t o = {.buf = buf, .cap = len >= 3 ? len - 2 : 0};
+    json_put(&o, "\"", 1, 0);
+    json_escape(&o, s);
+    if (len > 0) {
+        if (o.used > 0)
+            buf[o.used++] = '"'; /* the byte kept back for it */
+        buf[o.used] = '\0';
+    }
+    return o.need + 1;
+}
+
+void gm_json_write_string(FILE *f, const char *s)
+{
+    json_out_t o = {.f = f};
+    json_put(&o, "\"", 1, 0);
+    json_escape(&o, s);
+    json_put(&o, "\"", 1, 0);
 }

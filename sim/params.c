@@ -21,6 +21,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "replay/jsonfmt.h"
+
 /* Index of text among "a|b|c" choices (case-insensitive), or -1. */
 static int params_choice(const char *choices, const char *text)
 {
@@ -235,98 +237,62 @@ void gm_params_release(gm_params_t *p)
     memset(p, 0, sizeof *p);
 }
 
-/* JSON string literal of s into buf (RFC 8259 escapes). */
-static void params_json_string(const char *s, char *buf, size_t len)
+/* text into buf if it fits whole, else null (or "" when len < 5): a number
+ * cut short would be valid JSON but a different value. */
+static void params_json_put(char *buf, size_t len, const char *text)
 {
-    size_t o = 0;
-#define PARAMS_PUT(c)          \
-    do {                       \
-        if (o + 1 < len)       \
-            buf[o++] = (c);    \
-    } while (0)
-    PARAMS_PUT('"');
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        static const char hex[] = "0123456789abcdef";
-        switch (*c) {
-        case '"':
-            PARAMS_PUT('\\');
-            PARAMS_PUT('"');
-            break;
-        case '\\':
-            PARAMS_PUT('\\');
-            PARAMS_PUT('\\');
-            break;
-        case '\n':
-            PARAMS_PUT('\\');
-            PARAMS_PUT('n');
-            break;
-        case '\t':
-            PARAMS_PUT('\\');
-            PARAMS_PUT('t');
-            break;
-        case '\r':
-            PARAMS_PUT('\\');
-            PARAMS_PUT('r');
-            break;
-        default:
-            if (*c < 0x20) {
-                const char esc[6] = {'\\', 'u', '0', '0', hex[*c >> 4], hex[*c & 15]};
-                for (int i = 0; i < 6; i++)
-                    PARAMS_PUT(esc[i]);
-            } else {
-                PARAMS_PUT((char)*c);
-            }
-        }
-    }
-    PARAMS_PUT('"');
-#undef PARAMS_PUT
-    buf[o] = '\0';
+    if (strlen(text) >= len)
+        text = len > strlen("null") ? "null" : "";
+    memcpy(buf, text, strlen(text) + 1);
 }
 
-/* Sizes and integers as numbers, doubles in the shortest form that reads
+/*
+ * Sizes and integers as numbers, doubles in the shortest form that reads
  * back exactly (null when not finite), bools as true/false, an enum as its
- * choice's name in quotes, a string quoted and escaped. */
+ * choice's name in quotes, a string quoted and escaped (gm__json_escape_buf:
+ * invalid UTF-8 becomes \ufffd).
+ *
+ * buf always holds valid JSON when len >= 5, however long the value: a
+ * string or enum name that does not fit is shortened (whole characters, the
+ * closing quote kept); any other value that does not fit is written as null.
+ * With len < 5 a value that does not fit leaves buf the empty C string (a
+ * string is still shortened when len is 3 or 4).
+ */
 void gm_param_json(const gm_param_spec_t *spec, gm_param_value_t v, char *buf, size_t len)
 {
     if (buf == NULL || len == 0)
         return;
+    char num[GM__JSON_DOUBLE_MAX]; /* also holds any 64-bit integer */
     switch (spec->type) {
     case GM_PARAM_SIZE:
-        snprintf(buf, len, "%" PRIu64, v.size);
+        snprintf(num, sizeof num, "%" PRIu64, v.size);
+        params_json_put(buf, len, num);
         break;
     case GM_PARAM_INT:
-        snprintf(buf, len, "%" PRId64, v.i);
+        snprintf(num, sizeof num, "%" PRId64, v.i);
+        params_json_put(buf, len, num);
         break;
     case GM_PARAM_DOUBLE:
-        if (!isfinite(v.d)) {
-            snprintf(buf, len, "null");
-        } else {
-            char tmp[64];
-            for (int prec = 15; prec <= 17; prec++) {
-                snprintf(tmp, sizeof tmp, "%.*g", prec, v.d);
-                if (strtod(tmp, NULL) == v.d)
-                    break;
-            }
-            snprintf(buf, len, "%s", tmp);
-        }
+        gm__json_format_double(num, sizeof num, v.d);
+        params_json_put(buf, len, num);
         break;
     case GM_PARAM_BOOL:
-        snprintf(buf, len, "%s", v.b ? "true" : "false");
+        params_json_put(buf, len, v.b ? "true" : "false");
         break;
     case GM_PARAM_ENUM: {
         char name[128];
         params_choice_name(spec->choices ? spec->choices : "", v.e, name, sizeof name);
-        params_json_string(name, buf, len);
+        gm__json_escape_buf(buf, len, name);
         break;
     }
     case GM_PARAM_STRING:
         if (v.s == NULL)
-            snprintf(buf, len, "null");
+            params_json_put(buf, len, "null");
         else
-            params_json_string(v.s, buf, len);
+            gm__json_escape_buf(buf, len, v.s);
         break;
     default:
-        snprintf(buf, len, "null");
+        params_json_put(buf, len, "null");
         break;
     }
 }

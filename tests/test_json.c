@@ -2,7 +2,8 @@
  * tests/test_json.c — the JSON writer: escaping (RFC 8259, control
  * characters, invalid UTF-8), nesting and commas, compact and pretty
  * layout, numbers (round trip of doubles, integer limits, non-finite as
- * null).
+ * null); the shared escaper and double formatter of replay/jsonfmt.h,
+ * including a buffer too small for the literal.
  */
 #include <criterion/criterion.h>
 #include <float.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay/jsonfmt.h"
 #include "util.h"
 
 /* Output of the JSON written by fn, in a malloc'd string. */
@@ -247,4 +249,94 @@ Test(json, deep_nesting_places_commas_per_level)
     char *s = render(deep, 0);
     cr_expect_str_eq(s, "[[[[[[[[[[1,2],0],1],2],3],4],5],6],7],8]9");
     free(s);
+}
+
+/* ---- replay/jsonfmt.h: the one escaper and double formatter -------------- */
+
+static const char *const escape_inputs[] = {
+    "", "plain", "a\"b\\c", "\b\f\n\r\t", "\x01\x1f\x7f", "µs ≥ 𝄞",
+    "a\xff" "b", "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+    "mixed \"µ\"\x02\xe2\x82 end",
+};
+#define NINPUTS (sizeof escape_inputs / sizeof escape_inputs[0])
+
+Test(jsonfmt, buffer_and_file_escape_alike)
+{
+    for (size_t i = 0; i < NINPUTS; i++) {
+        const char *in = escape_inputs[i];
+        char *want = string_literal(in);
+        char buf[256];
+        size_t n = gm__json_escape_buf(buf, sizeof buf, in);
+        cr_expect_eq(n, strlen(want), "length of input %zu", i);
+        cr_expect_str_eq(buf, want, "input %zu", i);
+        cr_expect_eq(gm__json_escape_buf(NULL, 0, in), n, "measuring input %zu", i);
+        cr_expect(gt_json_string_valid(buf), "input %zu: %s", i, buf);
+        free(want);
+    }
+}
+
+Test(jsonfmt, control_characters_and_invalid_utf8)
+{
+    char buf[64];
+    gm__json_escape_buf(buf, sizeof buf, "\x01\b\x0b\x1f\"\\");
+    cr_expect_str_eq(buf, "\"\\u0001\\b\\u000b\\u001f\\\"\\\\\"");
+    gm__json_escape_buf(buf, sizeof buf, "a\xff\xc3(\xe2\x82\xac");
+    cr_expect_str_eq(buf, "\"a\\ufffd\\ufffd(\xe2\x82\xac\"");
+}
+
+/* Every buffer size gives a valid literal that is the full one cut between
+ * whole characters and escapes, with the closing quote. */
+Test(jsonfmt, truncation_keeps_json_valid)
+{
+    for (size_t i = 0; i < NINPUTS; i++) {
+        const char *in = escape_inputs[i];
+        char full[256];
+        size_t n = gm__json_escape_buf(full, sizeof full, in);
+        for (size_t len = 1; len <= n + 1; len++) {
+            char buf[256];
+            memset(buf, 'X', sizeof buf);
+            cr_expect_eq(gm__json_escape_buf(buf, len, in), n, "input %zu len %zu", i, len);
+            size_t got = strlen(buf);
+            cr_expect_lt(got, len, "input %zu len %zu overruns", i, len);
+            cr_expect_eq(buf[len], 'X', "input %zu len %zu writes past len", i, len);
+            if (len < 3) {
+                cr_expect_str_eq(buf, "", "input %zu len %zu", i, len);
+                continue;
+            }
+            cr_expect(gt_json_string_valid(buf), "input %zu len %zu: %s", i, len, buf);
+            cr_expect_eq(memcmp(buf, full, got - 1), 0, "input %zu len %zu: a prefix", i, len);
+            if (len == n + 1)
+                cr_expect_str_eq(buf, full, "input %zu fits exactly", i);
+            else
+                cr_expect_lt(got, n, "input %zu len %zu", i, len);
+        }
+    }
+    char tiny[3] = "ZZ";
+    cr_expect_eq(gm__json_escape_buf(tiny, 0, "abc"), 5);
+    cr_expect_str_eq(tiny, "ZZ", "len 0 writes nothing");
+    cr_expect_eq(gm__json_escape_buf(tiny, sizeof tiny, "abc"), 5);
+    cr_expect_str_eq(tiny, "\"\"");
+    /* a multi-byte character or an escape is never cut in half */
+    char buf[8];
+    gm__json_escape_buf(buf, sizeof buf, "ab\xe2\x82\xac");
+    cr_expect_str_eq(buf, "\"ab\xe2\x82\xac\"");
+    gm__json_escape_buf(buf, 7, "ab\xe2\x82\xac");
+    cr_expect_str_eq(buf, "\"ab\"");
+    gm__json_escape_buf(buf, 7, "ab\x01");
+    cr_expect_str_eq(buf, "\"ab\"");
+}
+
+Test(jsonfmt, format_double)
+{
+    char buf[GM__JSON_DOUBLE_MAX];
+    cr_expect_eq(gm__json_format_double(buf, sizeof buf, 0.1), 3);
+    cr_expect_str_eq(buf, "0.1");
+    gm__json_format_double(buf, sizeof buf, -DBL_MAX);
+    cr_expect_str_eq(buf, "-1.7976931348623157e+308");
+    gm__json_format_double(buf, sizeof buf, -DBL_TRUE_MIN);
+    cr_expect(strtod(buf, NULL) == -DBL_TRUE_MIN, "%s", buf);
+    cr_expect_eq(gm__json_format_double(buf, sizeof buf, NAN), 4);
+    cr_expect_str_eq(buf, "null");
+    gm__json_format_double(buf, sizeof buf, -INFINITY);
+    cr_expect_str_eq(buf, "null");
 }

@@ -254,6 +254,46 @@ Test(params, json)
     cr_expect_eq(strlen(tiny), 3, "truncated and terminated");
 }
 
+/* A value too long for the buffer still gives valid JSON: a string is cut
+ * between whole characters and escapes and keeps its closing quote; a
+ * number or bool becomes null (a number cut short would be another value). */
+Test(params, json_truncation_stays_valid)
+{
+    gm_param_value_t v = {.s = "tab\there \"µ\" \x01 bad\xff end"};
+    char full[128];
+    gm_param_json(spec_of(GM_PARAM_STRING), v, full, sizeof full);
+    cr_expect_str_eq(full, "\"tab\\there \\\"µ\\\" \\u0001 bad\\ufffd end\"");
+    for (size_t len = 3; len <= strlen(full) + 1; len++) {
+        char buf[128];
+        gm_param_json(spec_of(GM_PARAM_STRING), v, buf, len);
+        cr_expect(gt_json_string_valid(buf), "len %zu: %s", len, buf);
+        cr_expect_lt(strlen(buf), len);
+    }
+    for (size_t len = 1; len < 3; len++) {
+        char buf[4] = "XXX";
+        gm_param_json(spec_of(GM_PARAM_STRING), v, buf, len);
+        cr_expect_str_eq(buf, "", "len %zu", len);
+    }
+
+    char buf[8];
+    v.size = UINT64_C(1073741824);
+    gm_param_json(spec_of(GM_PARAM_SIZE), v, buf, sizeof buf);
+    cr_expect_str_eq(buf, "null", "a size that does not fit");
+    gm_param_json(spec_of(GM_PARAM_SIZE), v, buf, 4);
+    cr_expect_str_eq(buf, "", "not even null fits");
+    v.b = 0;
+    gm_param_json(spec_of(GM_PARAM_BOOL), v, buf, 6);
+    cr_expect_str_eq(buf, "false");
+    gm_param_json(spec_of(GM_PARAM_BOOL), v, buf, 5);
+    cr_expect_str_eq(buf, "null");
+    v.d = 0.1 + 0.2;
+    gm_param_json(spec_of(GM_PARAM_DOUBLE), v, buf, sizeof buf);
+    cr_expect_str_eq(buf, "null");
+    v.e = 1;
+    gm_param_json(spec_of(GM_PARAM_ENUM), v, buf, 5);
+    cr_expect_str_eq(buf, "\"fa\"", "an enum name is a string: shortened");
+}
+
 Test(params, registry)
 {
     cr_assert_geq(gm_policy_count(), 2);

@@ -394,3 +394,17 @@ Test(replay, waste_at_peak_counts_only_served_requests)
     cr_assert_eq(m->peak_requested, 4000);
     gm_replay_destroy(r);
 }
+
+Test(replay, absurd_totals_and_ids_are_format_errors)
+{
+    /* 2^14 live allocations of 2^48 bytes reach the 2^62 limit; one more
+     * passes it. */
+    size_t n = ((size_t)1 << 14) + 1;
+    gm_event_t *ev = calloc(n, sizeof *ev);
+    for (size_t i = 0; i < n; i++)
+        ev[i] = ev_alloc(i, GM_SIZE_LIMIT);
+    expect_feed_error(ev, n, "event 16384: live requested bytes would pass the 2^62 limit");
+    free(ev);
+    gm_event_t bad_id[] = {ev_alloc(UINT64_MAX, 10)};
+    expect_feed_error(bad_id, 1, "event 0: invalid allocation id");
+}

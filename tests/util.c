@@ -162,3 +162,54 @@ gm_event_t *gt_minimalloc_events(const char *path, size_t *n, uint64_t *capacity
     *n = m;
     return ev;
 }
+
+/* Length of the well-formed UTF-8 sequence at p (2–4) by decoding it, or 0. */
+static size_t gt_utf8_len(const unsigned char *p)
+{
+    size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc0 ? 2 : 0;
+    if (n == 0 || p[0] > 0xf7)
+        return 0;
+    uint32_t cp = p[0] & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3fu);
+    }
+    static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+int gt_json_string_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (*p++ != '"')
+        return 0;
+    for (;;) {
+        if (*p == '"')
+            return p[1] == '\0';
+        if (*p < 0x20) /* a raw control character, or the end without a quote */
+            return 0;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (p[i] == '\0' || !strchr("0123456789abcdefABCDEF", p[i]))
+                        return 0;
+                p += 5;
+            } else if (*p != '\0' && strchr("\"\\/bfnrt", *p)) {
+                p++;
+            } else {
+                return 0;
+            }
+        } else if (*p < 0x80) {
+            p++;
+        } else {
+            size_t n = gt_utf8_len(p);
+            if (n == 0)
+                return 0;
+            p += n;
+        }
+    }
+}

@@ -32,4 +32,9 @@ char *gt_read_file(const char *path, size_t *len);
  */
 gm_event_t *gt_minimalloc_events(const char *path, size_t *n, uint64_t *capacity);
 
+/* 1 if s is exactly one JSON string literal (RFC 8259: quotes, well-formed
+ * escapes, no raw control characters, well-formed UTF-8), else 0.  Written
+ * apart from the library's escaper, to check it. */
+int gt_json_string_valid(const char *s);
+
 #endif

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "replay/text.h"
 #include "traces/idmap.h"
 
 #define CSV_FIELDS 6
@@ -76,16 +77,6 @@ static int csv_src_line(csv_src_t *src, const char **out, size_t *n)
     *out = src->line;
     *n = (size_t)k;
     return 1;
-}
-
-/* strerror(e) into buf with a lowercase first letter (messages are
- * lowercase); returns buf. */
-static const char *csv_strerror(int e, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s", strerror(e));
-    if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
-        buf[0] = (char)(buf[0] - 'A' + 'a');
-    return buf;
 }
 
 /* ---- records and fields ---------------------------------------------------- */
@@ -166,7 +157,7 @@ static int csv_read_error(csv_reader_t *rd, int rc, gm_error_t *err)
 {
     char why[128];
     return gm_error_set(err, rc, "cannot read '%s': %s", rd->filename,
-                        rc == GM_ENOMEM ? "out of memory" : csv_strerror(errno, why, sizeof why));
+                        rc == GM_ENOMEM ? "out of memory" : gm__strerror(errno, why, sizeof why));
 }
 
 /* Read the next record that is not blank or a comment into rd->rec.
@@ -273,45 +264,6 @@ static int csv_split(csv_reader_t *rd, gm_error_t *err)
     return 0;
 }
 
-/* Parse an unsigned decimal or 0x-hex number.  0 ok, -1 not a number,
- * -2 too large for 64 bits. */
-static int csv_parse_u64(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        s += 2;
-        if (*s == '\0')
-            return -1;
-        for (; *s; s++) {
-            unsigned d;
-            if (*s >= '0' && *s <= '9')
-                d = (unsigned)(*s - '0');
-            else if (*s >= 'a' && *s <= 'f')
-                d = (unsigned)(*s - 'a' + 10);
-            else if (*s >= 'A' && *s <= 'F')
-                d = (unsigned)(*s - 'A' + 10);
-            else
-                return -1;
-            if (v >> 60)
-                return -2;
-            v = v << 4 | d;
-        }
-    } else {
-        if (*s == '\0')
-            return -1;
-        for (; *s; s++) {
-            if (*s < '0' || *s > '9')
-                return -1;
-            unsigned d = (unsigned)(*s - '0');
-            if (v > (UINT64_MAX - d) / 10)
-                return -2;
-            v = v * 10 + d;
-        }
-    }
-    *out = v;
-    return 0;
-}
-
 /* Field `col` as a number; an empty field gives `empty` when allowed
  * (empty_ok), else the error "missing NAME". */
 static int csv_number(csv_reader_t *rd, int col, int empty_ok, uint64_t empty, uint64_t *out,
@@ -325,8 +277,8 @@ static int csv_number(csv_reader_t *rd, int col, int empty_ok, uint64_t empty, u
         }
         return csv_error(rd, err, "missing %s", csv_names[col]);
     }
-    int rc = csv_parse_u64(s, out);
-    if (rc == -2)
+    int rc = gm__parse_u64(s, out);
+    if (rc == GM__U64_RANGE)
         return csv_error(rd, err, "%s '%.64s' is too large", csv_names[col], s);
     if (rc)
         return csv_error(rd, err, "invalid %s '%.64s' (expected an unsigned integer)",
@@ -643,7 +595,7 @@ int gm_csv_export(gm_reader_t *r, FILE *out, gm_error_t *err)
     if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
         char why[128];
         rc = gm_error_set(err, GM_EIO, "cannot write csv: %s",
-                          errno ? csv_strerror(errno, why, sizeof why) : "output error");
+                          errno ? gm__strerror(errno, why, sizeof why) : "output error");
     }
     return rc;
 }

@@ -10,7 +10,8 @@
  *             of the chunk's first ALLOC, the one number a chunk needs to
  *             decode on its own; nallocs its ALLOC count
  *   streams, tags, frames   the interned tables, (trace_id, idx)
- *   runs, timelines         replay results (written by later code)
+ *   runs, timelines         replay results (gm_store_save_run): one row per
+ *             run with params, device and metrics as JSON text; its timeline
  *
  * Writer.  gm_writer_begin opens a write transaction (BEGIN IMMEDIATE) that
  * gm_writer_finish commits and anything else rolls back, so no reader ever
@@ -48,6 +49,7 @@
  * depend on (digest, LOAD, bytes, creation time) is shown as it is.
  */
 #include "gmsim/store.h"
+#include "gmsim/version.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -58,6 +60,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "replay/jsonfmt.h"
 #include "traces/codec.h"
 #include "traces/idmap.h"
 
@@ -127,6 +130,7 @@ static const char store_schema[] =
     "  trace_name    TEXT,\n"
     "  policy        TEXT,\n"
     "  params        TEXT,\n"
+    "  device        TEXT,\n"
     "  gmsim_version TEXT,\n"
     "  metrics       TEXT,\n"
     "  created       TEXT\n"
@@ -257,69 +261,20 @@ static void store_buf_add(store_buf_t *b, const char *s, size_t len)
 
 static void store_buf_str(store_buf_t *b, const char *s) { store_buf_add(b, s, strlen(s)); }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
-static size_t store_utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned min;
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4, min = 0x10000;
-    else
-        return 0;
-    unsigned cp = c & (0x3fu >> (n - 1));
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3fu);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
-/* Append s as a JSON string literal (RFC 8259): quotes, backslashes and
- * control characters escaped, invalid UTF-8 bytes replaced by U+FFFD. */
+/* Append s as a JSON string literal (gm__json_escape_buf: quotes,
+ * backslashes and control characters escaped, invalid UTF-8 bytes replaced
+ * by U+FFFD).  Out of memory sets b->oom. */
 static void store_json_string(store_buf_t *b, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    store_buf_add(b, "\"", 1);
-    while (*p) {
-        unsigned c = *p;
-        char esc[8];
-        if (c == '"' || c == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)c;
-            store_buf_add(b, esc, 2);
-            p++;
-        } else if (c < 0x20) {
-            const char *named = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r"
-                              : c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
-            if (named) {
-                store_buf_str(b, named);
-            } else {
-                snprintf(esc, sizeof esc, "\\u%04x", c);
-                store_buf_str(b, esc);
-            }
-            p++;
-        } else {
-            size_t n = store_utf8_len(p);
-            if (n == 0) {
-                store_buf_str(b, "\\ufffd");
-                p++;
-            } else {
-                store_buf_add(b, (const char *)p, n);
-                p += n;
-            }
-        }
+    size_t n = gm__json_escape_buf(NULL, 0, s);
+    char *lit = malloc(n + 1);
+    if (lit == NULL) {
+        b->oom = 1;
+        return;
     }
-    store_buf_add(b, "\"", 1);
+    gm__json_escape_buf(lit, n + 1, s);
+    store_buf_add(b, lit, n);
+    free(lit);
 }
 
 static const char *store_json_ws(const char *p)
@@ -383,7 +338,7 @@ static const char *store_json_value(const char *p, int depth)
                     return NULL;
                 }
             } else {
-                size_t n = store_utf8_len((const unsigned char *)p);
+                size_t n = gm__utf8_len((const unsigned char *)p);
                 if (n == 0)
                     return NULL;
                 p += n;
@@ -1230,6 +1185,8 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
         if (e.size > GM_SIZE_LIMIT)
             return store_reject(w, err, "size %llu above the 2^48 limit",
                                 (unsigned long long)e.size);
+        if (e.size > GM_LIVE_LIMIT - w->requested)
+            return store_reject(w, err, "live requested bytes would pass the 2^62 limit");
         if (e.size == 0) {
             if (gm__idmap_put(&w->live, e.id, STORE_DROPPED))
                 goto nomem;
@@ -1582,7 +1539,7 @@ static int store_check_summary(const gm_store_t *s, const gm_trace_info_t *t, gm
     return 0;
 }
 
-int gm_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_t *err)
+static int store_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_t *err)
 {
     *out = NULL;
     gm_reader_t *r = calloc(1, sizeof *r);
@@ -1685,7 +1642,8 @@ static int store_reader_damaged(gm_reader_t *r, gm_error_t *err, int rc)
     return rc;
 }
 
-int gm_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n, gm_error_t *err)
+static int store_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n,
+                             gm_error_t *err)
 {
     *events = r->buf;
     *n = 0;
@@ -1765,6 +1723,25 @@ int gm_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n, gm_erro
     return 0;
 }
 
+/* Messages about a trace's contents ("trace 't' chunk 2: …") get the file
+ * in front, as every other store error names it. */
+static int store_name_file(const gm_store_t *s, int rc, gm_error_t *err)
+{
+    if (rc != 0 && err != NULL && strncmp(err->msg, "trace '", 7) == 0)
+        gm_error_prefix(err, "'%s'", s->path);
+    return rc;
+}
+
+int gm_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_t *err)
+{
+    return store_name_file(s, store_reader_open(s, name, out, err), err);
+}
+
+int gm_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n, gm_error_t *err)
+{
+    return store_name_file(r->s, store_reader_next(r, events, n, err), err);
+}
+
 const gm_trace_info_t *gm_reader_info(const gm_reader_t *r) { return &r->info; }
 
 const char *gm_reader_tag(const gm_reader_t *r, uint32_t index)
@@ -1809,4 +1786,71 @@ void gm_reader_close(gm_reader_t *r)
     free(r->frames);
     gm_trace_info_release(&r->info);
     free(r);
+}
+
+/* ---- replay results ------------------------------------------------------ */
+
+int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm_error_t *err)
+{
+    if (!(s->flags & GM_STORE_WRITE))
+        return gm_error_set(err, GM_EINVAL, "cannot save a run: '%s' is open read-only", s->path);
+    if (s->writer_active)
+        return gm_error_set(err, GM_ESTATE, "cannot save a run: a writer is active on '%s'",
+                            s->path);
+    const char *json[] = {run->params, run->device, run->metrics};
+    for (size_t i = 0; i < 3; i++)
+        if (json[i] == NULL || !store_json_valid(json[i]))
+            return gm_error_set(err, GM_EINVAL, "cannot save a run of '%s': %s is not JSON",
+                                run->policy, i == 0 ? "params" : i == 1 ? "device" : "metrics");
+    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = store_prepare(s,
+                       "INSERT INTO runs (trace_digest, trace_name, policy, params, device, "
+                       "gmsim_version, metrics, created) VALUES (?, ?, ?, ?, ?, ?, ?, "
+                       "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                       &st, err);
+    if (rc)
+        goto fail;
+    const char *text[] = {run->trace_digest, run->trace, run->policy, run->params,
+                          run->device,       gm_version(), run->metrics};
+    for (int i = 0; i < 7; i++)
+        sqlite3_bind_text(st, i + 1, text[i], -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE) {
+        rc = store_fail(s, err, r, "cannot save a run");
+        goto fail;
+    }
+    int64_t run_id = sqlite3_last_insert_rowid(s->db);
+    rc = store_prepare(s,
+                       "INSERT INTO timelines (run_id, point, event, ts_ns, requested, allocated, "
+                       "reserved) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       &st, err);
+    if (rc)
+        goto fail;
+    for (size_t k = 0; k < run->npoints; k++) {
+        const gm_timeline_point_t *p = &run->timeline[k];
+        /* Byte and event figures stay below 2^63 (sizes are capped at 2^48). */
+        int64_t v[] = {run_id, (int64_t)k, (int64_t)p->event, (int64_t)p->ts_ns,
+                       (int64_t)p->requested, (int64_t)p->allocated, (int64_t)p->reserved};
+        sqlite3_reset(st);
+        for (int i = 0; i < 7; i++)
+            sqlite3_bind_int64(st, i + 1, v[i]);
+        if ((r = sqlite3_step(st)) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            rc = store_fail(s, err, r, "cannot save a run's timeline");
+            goto fail;
+        }
+    }
+    sqlite3_finalize(st);
+    if ((rc = store_exec(s, "COMMIT", err)))
+        goto fail;
+    if (id)
+        *id = run_id;
+    return 0;
+fail:
+    store_rollback(s);
+    return rc;
 }

@@ -51,15 +51,6 @@ typedef struct gm_metrics {
 #undef GM__METRIC_FIELD
 } gm_metrics_t;
 
-/* One timeline point: the maxima over a run of events ending at `event`. */
-typedef struct gm_timeline_point {
-    uint64_t event; /* index of the last event covered */
-    uint64_t ts_ns; /* its time stamp */
-    uint64_t requested;
-    uint64_t allocated;
-    uint64_t reserved;
-} gm_timeline_point_t;
-
 typedef struct gm_replay_config {
     gm_device_config_t device; /* each policy gets a device with this config */
     size_t timeline_points;    /* target points (default 2000); 0 = none */

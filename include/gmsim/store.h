@@ -149,4 +149,37 @@ int64_t gm_reader_find_tag(const gm_reader_t *r, const char *name);
 
 void gm_reader_close(gm_reader_t *r);
 
+/* ---- replay results (the runs and timelines tables) ---------------------- */
+
+/* One timeline point: the maxima over a run of events ending at `event`. */
+typedef struct gm_timeline_point {
+    uint64_t event; /* index of the last event covered */
+    uint64_t ts_ns; /* its time stamp */
+    uint64_t requested;
+    uint64_t allocated;
+    uint64_t reserved;
+} gm_timeline_point_t;
+
+/* A replay run as the store keeps it.  The store knows nothing of policies:
+ * parameters, device settings and metrics come as JSON object text. */
+typedef struct gm_run_record {
+    const char *trace;        /* trace name */
+    const char *trace_digest; /* its content digest */
+    const char *policy;
+    const char *params;  /* JSON object: every parameter, resolved */
+    const char *device;  /* JSON object: the simulated device's settings */
+    const char *metrics; /* JSON object: the metrics of docs/metrics.md */
+    const gm_timeline_point_t *timeline;
+    size_t npoints;
+} gm_run_record_t;
+
+/*
+ * Append a run to the runs table and its timeline to the timelines table,
+ * in one transaction, with the gmsim version and the time; *id (may be
+ * NULL) gets the run's id.  GM_EINVAL on a store opened read-only or for
+ * text that is not JSON, GM_ESTATE while a writer is open, GM_EIO/GM_EDB
+ * from SQLite (nothing is saved then).
+ */
+int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm_error_t *err);
+
 #endif

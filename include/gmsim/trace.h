@@ -40,6 +40,11 @@ typedef enum gm_op {
 /* Largest size accepted in a trace (2^48 bytes); larger is rejected. */
 #define GM_SIZE_LIMIT (UINT64_C(1) << 48)
 
+/* Largest sum of live requested bytes (2^62): an allocation that would pass
+ * it is rejected, so every byte figure fits a signed 64-bit integer (SQLite,
+ * JSON consumers) with room for a policy's rounding. */
+#define GM_LIVE_LIMIT (UINT64_C(1) << 62)
+
 /* Event flags. */
 #define GM_EVENT_PREEXISTING 0x01u /* ALLOC alive before recording started */
 

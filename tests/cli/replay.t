@@ -102,7 +102,7 @@ needed:
   gmsim: 't.db' holds 2 traces; choose one with --trace: 'other', 'random'
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
                       [--capacity SIZE] [--granularity SIZE] [--check]
-                      [--json [--timeline]]
+                      [--json [--timeline]] [--save]
   [2]
   $ gmsim replay t.db --trace other --policy native | head -1
   trace 'other': 100 events, load 1.10 GiB (peak requested: the floor for every policy)
@@ -119,5 +119,24 @@ point per event for a short trace, the columns named once:
   gmsim: --timeline goes with --json
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
                       [--capacity SIZE] [--granularity SIZE] [--check]
-                      [--json [--timeline]]
+                      [--json [--timeline]] [--save]
   [2]
+
+--save keeps each run in the store's runs table (parameters, device and
+metrics as JSON, the gmsim version, the time) and its timeline in the
+timelines table, so results can be read back with plain SQL:
+
+  $ gmsim replay t.db --trace other --policy native,buddy --save | tail -1
+  saved 2 runs in 't.db' (table runs, ids 1 to 2)
+  $ gmsim replay t.db --trace other --policy buddy --param buddy.release=empty --save --json | grep '"run_id"'
+        "run_id": 3,
+  $ sqlite3 t.db "SELECT id, trace_name, policy, params, device FROM runs ORDER BY id"
+  1|other|native|{}|{"capacity":0,"granularity":512}
+  2|other|buddy|{"min_block":512,"arena":1073741824,"release":"never"}|{"capacity":0,"granularity":512}
+  3|other|buddy|{"min_block":512,"arena":1073741824,"release":"empty"}|{"capacity":0,"granularity":512}
+  $ sqlite3 t.db "SELECT json_extract(metrics, '$.peak_reserved') = (SELECT max(reserved) FROM timelines WHERE run_id = 2) FROM runs WHERE id = 2"
+  1
+  $ sqlite3 t.db "SELECT run_id, count(*) FROM timelines GROUP BY run_id"
+  1|100
+  2|100
+  3|100

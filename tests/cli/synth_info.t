@@ -89,6 +89,26 @@ A name already taken needs --replace; bad arguments are usage errors (exit
   usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
                      -o DB [--name NAME] [--replace] [--json]
   [2]
+
+Numbers follow the rule of CSV fields: decimal or 0x hex, no sign, no spaces.
+
+  $ gmsim synth --events 10 --seed 0x0x10 -o v.db
+  gmsim: invalid value for --seed: '0x0x10' is not an unsigned integer
+  usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
+                     -o DB [--name NAME] [--replace] [--json]
+  [2]
+  $ gmsim synth --events "$(printf '\t10')" -o v.db
+  gmsim: invalid value for --events: '.10' is not an unsigned integer (re)
+  usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
+                     -o DB [--name NAME] [--replace] [--json]
+  [2]
+  $ gmsim synth --events 10 --seed 18446744073709551616 -o v.db
+  gmsim: invalid value for --seed: '18446744073709551616' is not an unsigned integer
+  usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
+                     -o DB [--name NAME] [--replace] [--json]
+  [2]
+  $ gmsim synth --events 0x10 --seed 0xFFFFFFFFFFFFFFFF -o hex.db
+  wrote 'random' into 'hex.db': 16 events .* (re)
   $ gmsim synth --events 10 --live-max lots -o v.db
   gmsim: invalid value for --live-max: invalid size 'lots'
   usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]

@@ -11,10 +11,10 @@ reading the events stops at the damaged chunk:
   $ sqlite3 chunk.db "UPDATE chunks SET data = x'00' WHERE seq = 2"
   $ gmsim info chunk.db > /dev/null
   $ gmsim replay chunk.db --policy all
-  gmsim: trace 'random' chunk 2 (from event 131072): chunk header: bad magic
+  gmsim: 'chunk.db': trace 'random' chunk 2 (from event 131072): chunk header: bad magic
   [1]
   $ gmsim export chunk.db -o out.csv
-  gmsim: trace 'random' chunk 2 (from event 131072): chunk header: bad magic
+  gmsim: 'chunk.db': trace 'random' chunk 2 (from event 131072): chunk header: bad magic
   [1]
 
 A row of an interned table deleted that events refer to:
@@ -22,7 +22,7 @@ A row of an interned table deleted that events refer to:
   $ cp t.db stream.db
   $ sqlite3 stream.db "DELETE FROM streams WHERE idx = 1"
   $ gmsim replay stream.db --policy buddy
-  gmsim: trace 'random' chunk 0 (from event 0): event 39: stream index 1, but the streams table has 1 row
+  gmsim: 'stream.db': trace 'random' chunk 0 (from event 0): event 39: stream index 1, but the streams table has 1 row
   [1]
 
 A summary that is not a gmsim summary: attributes that are not JSON, a

@@ -1,0 +1,30 @@
+/*
+ * replay/text.h — small text helpers that the library and the command line
+ * share (internal; implemented in replay/text.c): errno text in the style
+ * of gmsim messages, and the one rule for an unsigned 64-bit number.
+ */
+#ifndef GM_REPLAY_TEXT_H
+#define GM_REPLAY_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* strerror(e) into buf (len > 0) with its first letter lowercased, as
+ * messages are lowercase ("No such file" → "no such file"; an all-caps
+ * word such as "EOF" stays); returns buf. */
+const char *gm__strerror(int e, char *buf, size_t len);
+
+enum {
+    GM__U64_INVALID = -1, /* not a number */
+    GM__U64_RANGE = -2    /* a number, but above UINT64_MAX */
+};
+
+/*
+ * Parse the whole of s as an unsigned integer: decimal digits, or "0x"/"0X"
+ * and hex digits (either case).  Nothing else is allowed: no sign, no
+ * spaces, no second "0x", no empty digits.  0 with *out set, or
+ * GM__U64_INVALID / GM__U64_RANGE (*out untouched).
+ */
+int gm__parse_u64(const char *s, uint64_t *out);
+
+#endif
