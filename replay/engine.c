@@ -63,6 +63,11 @@ typedef struct engine_run {
     gm_metrics_t m;
 } engine_run_t;
 
+typedef struct engine_slot {
+    uint64_t size;   /* requested bytes */
+    uint32_t stream; /* stream of the ALLOC */
+} engine_slot_t;
+
 struct gm_replay {
     gm_replay_config_t cfg;
     engine_run_t **runs; /* each run apart: its policy points at its device */
@@ -72,8 +77,7 @@ struct gm_replay {
     uint32_t *free_slots;
     size_t nfree, free_cap;
     uint32_t nslots;    /* slots ever handed out */
-    uint64_t *slot_size; /* requested bytes of the slot's allocation */
-    uint32_t *slot_stream;
+    engine_slot_t *slots; /* the live allocation in each slot */
     size_t slot_cap;
 
     /* Per-chunk scratch from pass 1. */
@@ -243,14 +247,9 @@ static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, gm_error
                 if (r->nslots == ENGINE_NO_SLOT - 1)
                     return gm_error_set(err, GM_ENOMEM, "event %llu: too many live allocations",
                                         (unsigned long long)index);
-                size_t cap = r->slot_cap;
-                if (engine_grow((void **)&r->slot_size, &cap, r->nslots + 1, sizeof *r->slot_size))
+                if (engine_grow((void **)&r->slots, &r->slot_cap, r->nslots + 1,
+                                sizeof *r->slots))
                     return gm_error_set(err, GM_ENOMEM, "out of memory");
-                cap = r->slot_cap;
-                if (engine_grow((void **)&r->slot_stream, &cap, r->nslots + 1,
-                                sizeof *r->slot_stream))
-                    return gm_error_set(err, GM_ENOMEM, "out of memory");
-                r->slot_cap = cap;
                 slot = r->nslots++;
             }
             switch (gm__idmap_insert(&r->live, e->id, slot)) {
@@ -266,8 +265,7 @@ static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, gm_error
             default:
                 return gm_error_set(err, GM_ENOMEM, "out of memory");
             }
-            r->slot_size[slot] = e->size;
-            r->slot_stream[slot] = e->stream;
+            r->slots[slot] = (engine_slot_t){e->size, e->stream};
             r->requested += e->size;
             if (r->requested > r->peak_requested)
                 r->peak_requested = r->requested;
@@ -277,8 +275,8 @@ static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, gm_error
                 return gm_error_set(err, GM_EFORMAT, "event %llu: free of id %llu that is not live",
                                     (unsigned long long)index, (unsigned long long)e->id);
             slot = (uint32_t)slot64;
-            r->ev_stream[i] = r->slot_stream[slot];
-            r->requested -= r->slot_size[slot];
+            r->ev_stream[i] = r->slots[slot].stream;
+            r->requested -= r->slots[slot].size;
             if (engine_grow((void **)&r->free_slots, &r->free_cap, r->nfree + 1,
                             sizeof *r->free_slots))
                 return gm_error_set(err, GM_ENOMEM, "out of memory");
@@ -540,8 +538,7 @@ void gm_replay_destroy(gm_replay_t *r)
     free(r->runs);
     gm__idmap_release(&r->live);
     free(r->free_slots);
-    free(r->slot_size);
-    free(r->slot_stream);
+    free(r->slots);
     free(r->ev_slot);
     free(r->ev_requested);
     free(r->ev_stream);
