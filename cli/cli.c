@@ -76,6 +76,29 @@ int gm__cli_help(const char *usage)
     return GM_CLI_OK;
 }
 
+int gm__cli_json_only(int argc, char **argv, const char *usage, int *json, int *args,
+                      int *status)
+{
+    enum { OPT_JSON = 256 };
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    *json = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: *json = 1; break;
+        case 'h': *status = gm__cli_help(usage); return 1;
+        default: *status = gm__cli_option_error(usage, argv, c); return 1;
+        }
+    }
+    *args = optind;
+    return GM_CLI_OK;
+}
+
 /* ---- option values -------------------------------------------------------- */
 
 int gm__cli_size_arg(const char *usage, const char *opt, const char *text, uint64_t *out)

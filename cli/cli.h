@@ -55,6 +55,15 @@ int gm__cli_option_error(const char *usage, char **argv, int c);
 /* Print the whole usage text on stdout; returns GM_CLI_OK (for --help). */
 int gm__cli_help(const char *usage);
 
+/*
+ * Options of a verb whose only option is --json (besides --help): *json is
+ * set and *args gets the index of the first argument.  Returns GM_CLI_OK to
+ * go on; otherwise the verb returns *status at once (after --help, 0; after
+ * an option error, the usage status).
+ */
+int gm__cli_json_only(int argc, char **argv, const char *usage, int *json, int *args,
+                      int *status);
+
 /* ---- option values -------------------------------------------------------- */
 
 /* Parse a size (gm_parse_size) given to option `opt`; on failure print a

@@ -6,7 +6,6 @@
  * text); --json prints the same and more (digest, chunks, live at end) as
  * one object: {"store", "traces": [{"name", "events", …, "attrs": {…}}]}.
  */
-#include <getopt.h>
 #include <inttypes.h>
 
 #include "cli/cli.h"
@@ -79,28 +78,16 @@ static void info_table(const char *path, const gm_trace_info_t *list, size_t n)
 
 int gm__cmd_info(int argc, char **argv)
 {
-    enum { OPT_JSON = 256 };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON: json = 1; break;
-        case 'h': return gm__cli_help(info_usage);
-        default: return gm__cli_option_error(info_usage, argv, c);
-        }
-    }
-    if (optind >= argc)
+    int json, first, status;
+    if (gm__cli_json_only(argc, argv, info_usage, &json, &first, &status))
+        return status;
+    if (first >= argc)
         return gm__cli_usage_error(info_usage, "missing the store to read (DB)");
-    if (argc - optind > 1)
-        return gm__cli_usage_error(info_usage, "too many arguments: '%s'", argv[optind + 1]);
+    if (argc - first > 1)
+        return gm__cli_usage_error(info_usage, "too many arguments: '%s'", argv[first + 1]);
 
     gm_store_t *s;
-    int rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s);
+    int rc = gm__cli_open_store(argv[first], GM_STORE_READONLY, &s);
     if (rc)
         return rc;
     gm_trace_info_t *list;
@@ -110,9 +97,9 @@ int gm__cmd_info(int argc, char **argv)
         rc = gm__cli_error("%s", err.msg);
     } else {
         if (json)
-            info_json(argv[optind], list, n);
+            info_json(argv[first], list, n);
         else
-            info_table(argv[optind], list, n);
+            info_table(argv[first], list, n);
         gm_trace_info_free_list(list, n);
     }
     gm_store_close(s);

@@ -3,7 +3,6 @@
  * (gm_policy_count/gm_policy_at, in registry order) with its parameters:
  * name, type, default, help and, for enumerations, the choices.
  */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -115,23 +114,11 @@ static void policies_json(void)
 
 int gm__cmd_policies(int argc, char **argv)
 {
-    enum { OPT_JSON = 256 };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON: json = 1; break;
-        case 'h': return gm__cli_help(policies_usage);
-        default: return gm__cli_option_error(policies_usage, argv, c);
-        }
-    }
-    if (optind < argc)
-        return gm__cli_usage_error(policies_usage, "too many arguments: '%s'", argv[optind]);
+    int json, first, status;
+    if (gm__cli_json_only(argc, argv, policies_usage, &json, &first, &status))
+        return status;
+    if (first < argc)
+        return gm__cli_usage_error(policies_usage, "too many arguments: '%s'", argv[first]);
     if (json)
         policies_json();
     else
