@@ -1614,3 +1614,57 @@ Test(store, tampered_schema)
     /* tables gmsim does not read yet (replay results) may go */
     st_expect_harmless("noruns.db", "DROP TABLE timelines; DROP TABLE runs");
 }
+
+/* ---- replay results ------------------------------------------------------ */
+
+Test(store, runs_are_saved_with_their_timelines)
+{
+    const char *path = gt_tmpfile("runs.db");
+    unlink(path);
+    gm_error_t err = {0};
+    gm_store_t *s;
+    cr_assert_eq(gm_store_open(path, GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
+    gm_timeline_point_t tl[3] = {{0, 10, 100, 512, 1024}, {1, 20, 300, 1024, 2048},
+                                 {2, 30, 0, 0, 2048}};
+    gm_run_record_t run = {.trace = "t", .trace_digest = "00ff", .policy = "buddy",
+                           .params = "{\"arena\": 1024}", .device = "{\"capacity\": 0}",
+                           .metrics = "{\"peak_reserved\": 2048}", .timeline = tl, .npoints = 3};
+    int64_t id1 = 0, id2 = 0;
+    cr_assert_eq(gm_store_save_run(s, &run, &id1, &err), 0, "%s", err.msg);
+    run.npoints = 0;
+    cr_assert_eq(gm_store_save_run(s, &run, &id2, &err), 0, "%s", err.msg);
+    cr_assert_gt(id2, id1);
+
+    /* text that is not JSON is refused, and nothing is saved */
+    run.metrics = "{\"peak_reserved\": ";
+    cr_assert_eq(gm_store_save_run(s, &run, NULL, &err), GM_EINVAL);
+    cr_assert(strstr(err.msg, "metrics is not JSON") != NULL, "%s", err.msg);
+    gm_store_close(s);
+
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db,
+                                    "SELECT count(*), max(reserved), sum(requested), "
+                                    "(SELECT count(*) FROM runs), "
+                                    "(SELECT json_extract(metrics, '$.peak_reserved') FROM runs "
+                                    "WHERE id = ?1) FROM timelines WHERE run_id = ?1",
+                                    -1, &st, NULL),
+                 SQLITE_OK);
+    sqlite3_bind_int64(st, 1, id1);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_eq(sqlite3_column_int64(st, 0), 3);
+    cr_assert_eq(sqlite3_column_int64(st, 1), 2048);
+    cr_assert_eq(sqlite3_column_int64(st, 2), 400);
+    cr_assert_eq(sqlite3_column_int64(st, 3), 2);
+    cr_assert_eq(sqlite3_column_int64(st, 4), 2048);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+
+    /* a store opened read-only takes no run */
+    cr_assert_eq(gm_store_open(path, GM_STORE_READONLY, &s, &err), 0, "%s", err.msg);
+    run.metrics = "{}";
+    cr_assert_eq(gm_store_save_run(s, &run, NULL, &err), GM_EINVAL);
+    cr_assert(strstr(err.msg, "read-only") != NULL, "%s", err.msg);
+    gm_store_close(s);
+}
