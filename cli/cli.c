@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "replay/text.h"
@@ -312,6 +313,36 @@ void gm__cli_status(const char *fmt, ...)
     va_end(ap);
     fflush(stderr);
     cli_status_shown = 1;
+}
+
+void gm__cli_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    static struct timespec start, last;
+    static uint64_t prev = UINT64_MAX; /* done at the last call; a smaller done starts anew */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (done < prev || prev == UINT64_MAX) {
+        start = now;
+        last.tv_sec = 0;
+    }
+    prev = done;
+    double since_last = (double)(now.tv_sec - last.tv_sec) +
+                        (double)(now.tv_nsec - last.tv_nsec) * 1e-9;
+    if (since_last < 0.1 && done < total)
+        return;
+    last = now;
+    double elapsed = (double)(now.tv_sec - start.tv_sec) +
+                     (double)(now.tv_nsec - start.tv_nsec) * 1e-9;
+    double frac = total ? (double)done / (double)total : 1.0;
+    char bar[21];
+    int fill = (int)(frac * 20.0);
+    for (int i = 0; i < 20; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[20] = '\0';
+    double rate = elapsed > 0 ? (double)done / elapsed : 0.0;
+    double eta = rate > 0 ? (double)(total - done) / rate : 0.0;
+    gm__cli_status("%s [%s] %3.0f%%  %.1f M events/s  ETA %.0f s", (const char *)ctx, bar,
+                   frac * 100.0, rate / 1e6, eta);
 }
 
 void gm__cli_status_clear(void)

@@ -61,6 +61,11 @@ int gm__cli_help(const char *usage);
  * go on; otherwise the verb returns *status at once (after --help, 0; after
  * an option error, the usage status).
  */
+/* A progress bar on stderr for gm_replay_config_t.progress (ctx: the
+ * label, a const char *), when stdout and stderr are terminals; at most ten
+ * updates a second; cleared by gm__cli_status_clear. */
+void gm__cli_progress(void *ctx, uint64_t done, uint64_t total);
+
 int gm__cli_json_only(int argc, char **argv, const char *usage, int *json, int *args,
                       int *status);
 

@@ -484,12 +484,16 @@ int gm__cmd_replay(int argc, char **argv)
         goto out;
 
     /* Arguments first (usage errors win over file errors), then the store. */
+    char label[256] = "replaying"; /* the progress bar's, filled in below */
+    cfg.progress = gm__cli_progress;
+    cfg.progress_ctx = label;
     if ((rc = replay_setup(&a, &cfg, &r)) ||
         (rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s)) ||
         (rc = gm__cli_pick_trace(s, replay_usage, trace, &name)))
         goto out;
-    gm__cli_status("replaying '%s' through %zu polic%s...", name, a.nops,
-                   a.nops == 1 ? "y" : "ies");
+    snprintf(label, sizeof label, "replaying '%s' through %zu polic%s", name, a.nops,
+             a.nops == 1 ? "y" : "ies");
+    gm__cli_status("%s...", label);
     if (gm_replay_trace(r, s, name, &err) != 0) {
         gm__cli_status_clear();
         rc = gm__cli_error("%s", err.msg);

@@ -596,9 +596,16 @@ static void *engine_prefetch_main(void *arg)
 
 /* Feed every chunk of rd through r, decoding ahead on a second thread.
  * *replay_failed tells a replay error from a read error. */
+static void engine_progress(const gm_replay_t *r, uint64_t total)
+{
+    if (r->cfg.progress)
+        r->cfg.progress(r->cfg.progress_ctx, r->events, total);
+}
+
 static int engine_feed_prefetched(gm_replay_t *r, gm_reader_t *rd, int *replay_failed,
                                   gm_error_t *err)
 {
+    uint64_t total = gm_reader_info(rd)->events;
     engine_prefetch_t pf;
     memset(&pf, 0, sizeof pf);
     pf.rd = rd;
@@ -626,6 +633,8 @@ static int engine_feed_prefetched(gm_replay_t *r, gm_reader_t *rd, int *replay_f
             if ((rc = gm_replay_feed(r, ev, n, err)) != 0) {
                 *replay_failed = 1;
                 break;
+            } else {
+                engine_progress(r, total);
             }
         return rc;
     }
@@ -641,6 +650,8 @@ static int engine_feed_prefetched(gm_replay_t *r, gm_reader_t *rd, int *replay_f
             break;
         rc = gm_replay_feed(r, pf.buf[k], pf.n[k], err);
         *replay_failed = rc != 0;
+        if (rc == 0)
+            engine_progress(r, total);
         pthread_mutex_lock(&pf.mu);
         pf.full[k] = 0;
         if (rc)

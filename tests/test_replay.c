@@ -408,3 +408,55 @@ Test(replay, absurd_totals_and_ids_are_format_errors)
     gm_event_t bad_id[] = {ev_alloc(UINT64_MAX, 10)};
     expect_feed_error(bad_id, 1, "event 0: invalid allocation id");
 }
+
+typedef struct {
+    uint64_t calls, last, total;
+    int decreasing;
+} progress_t;
+
+static void progress_note(void *ctx, uint64_t done, uint64_t total)
+{
+    progress_t *p = ctx;
+    p->decreasing |= done < p->last;
+    p->calls++;
+    p->last = done;
+    p->total = total;
+}
+
+Test(replay, progress_is_reported_per_chunk)
+{
+    size_t n = 150000; /* three chunks */
+    gm_event_t *ev = random_events(n, 8);
+    gm_error_t err = {0};
+    gm_store_t *s;
+    cr_assert_eq(gm_store_open(gt_tmpfile("progress.db"), GM_STORE_WRITE, &s, &err), 0, "%s",
+                 err.msg);
+    gm_writer_t *w;
+    uint32_t idx;
+    cr_assert_eq(gm_writer_begin(s, "p", GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_stream(w, 0, &idx, &err), 0);
+    cr_assert_eq(gm_writer_stream(w, 1, &idx, &err), 0);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(gm_writer_add(w, &ev[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+
+    progress_t pr = {0};
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cfg.progress = progress_note;
+    cfg.progress_ctx = &pr;
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(&cfg, &r, &err), 0);
+    gm_params_t p;
+    gm_params_init(&p, gm_policy_find("buddy"), &err);
+    cr_assert_eq(gm_replay_add(r, &p, &err), 0);
+    gm_params_release(&p);
+    cr_assert_eq(gm_replay_trace(r, s, "p", &err), 0, "%s", err.msg);
+    cr_assert_eq(pr.calls, 3);
+    cr_assert_eq(pr.last, n);
+    cr_assert_eq(pr.total, n);
+    cr_assert_eq(pr.decreasing, 0);
+    gm_replay_destroy(r);
+    gm_store_close(s);
+    free(ev);
+}

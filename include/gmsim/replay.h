@@ -55,6 +55,10 @@ typedef struct gm_replay_config {
     gm_device_config_t device; /* each policy gets a device with this config */
     size_t timeline_points;    /* target points (default 2000); 0 = none */
     int check_level;           /* 0 none, 1 at the end, 2 after every event */
+    /* Optional: gm_replay_trace calls it after each chunk with the events
+     * replayed so far and the trace's total (a progress bar's input). */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
 } gm_replay_config_t;
 
 typedef struct gm_replay gm_replay_t;
