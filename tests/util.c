@@ -1,9 +1,12 @@
 /*
  * tests/util.c — helpers shared by the tests, fuzz targets and benchmark.
  */
+#define _XOPEN_SOURCE 700 /* nftw */
+
 #include "util.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +34,39 @@ const char *gt_data_path(const char *rel, const char **why)
     return path;
 }
 
+static char util_tmpdir[256];
+static pid_t util_tmpdir_owner;
+
+static int util_remove(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* At exit, the process that made the directory removes it with its files
+ * (a forked child that exits leaves it to its parent). */
+static void util_tmpdir_cleanup(void)
+{
+    if (util_tmpdir[0] != '\0' && getpid() == util_tmpdir_owner && !getenv("GM_KEEP_TMP"))
+        nftw(util_tmpdir, util_remove, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 const char *gt_tmpdir(void)
 {
-    static char dir[256];
-    if (dir[0] == '\0') {
+    if (util_tmpdir[0] == '\0') {
         const char *base = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/gmsim-test-XXXXXX", base && *base ? base : "/tmp");
-        if (mkdtemp(dir) == NULL) {
+        snprintf(util_tmpdir, sizeof util_tmpdir, "%s/gmsim-test-XXXXXX",
+                 base && *base ? base : "/tmp");
+        if (mkdtemp(util_tmpdir) == NULL) {
             perror("mkdtemp");
             abort();
         }
+        util_tmpdir_owner = getpid();
+        atexit(util_tmpdir_cleanup);
     }
-    return dir;
+    return util_tmpdir;
 }
 
 const char *gt_tmpfile(const char *name)

@@ -13,8 +13,9 @@
  * *why when the data folder or the file is absent. */
 const char *gt_data_path(const char *rel, const char **why);
 
-/* A fresh empty temporary directory (created once per process) and a path
- * inside it (static buffer, rotates over 8 slots). */
+/* A fresh empty temporary directory (created once per process, removed
+ * with its files when that process exits unless GM_KEEP_TMP is set) and a
+ * path inside it (static buffer, rotates over 8 slots). */
 const char *gt_tmpdir(void);
 const char *gt_tmpfile(const char *name);
 
