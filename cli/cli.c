@@ -190,18 +190,6 @@ static void cli_remove_store(const char *db)
     }
 }
 
-/* The "dropped_zero_size" attribute the writer records, 0 when absent. */
-static uint64_t cli_dropped(const char *attrs)
-{
-    const char *p = attrs ? strstr(attrs, "\"dropped_zero_size\"") : NULL;
-    if (p == NULL)
-        return 0;
-    p += strlen("\"dropped_zero_size\"");
-    while (*p == ' ' || *p == ':')
-        p++;
-    return strtoull(p, NULL, 10);
-}
-
 void gm__cli_json_trace(gm_json_t *j, const gm_trace_info_t *t)
 {
     gm_json_begin_object(j);
@@ -236,7 +224,7 @@ static void cli_report(const char *verb, const char *db, const gm_trace_info_t *
            " frees, %" PRIu64 " marks), load %s",
            verb, info->name, db, info->events, info->allocs, info->frees, info->marks,
            gm__cli_size(info->load));
-    uint64_t dropped = cli_dropped(info->attrs);
+    uint64_t dropped = info->dropped;
     if (dropped)
         printf(", %" PRIu64 " zero-size request%s dropped", dropped, dropped == 1 ? "" : "s");
     putchar('\n');

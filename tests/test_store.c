@@ -577,6 +577,8 @@ Test(store, zero_size_allocations_dropped_and_counted)
     gm_writer_t *w;
     gm_error_t err;
     cr_assert_eq(gm_writer_begin(s, "z", 0, &w, &err), 0);
+    /* a nested member of the same name does not confuse info.dropped */
+    cr_assert_eq(gm_writer_attr_json(w, "source", "{\"dropped_zero_size\": 5}", &err), 0);
     cr_assert_eq(gm_writer_attr_int(w, "dropped_zero_size", 99, &err), 0); /* overridden */
     for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
         cr_assert_eq(gm_writer_add(w, &ev[i], &err), 0, "%s", err.msg);
@@ -584,7 +586,9 @@ Test(store, zero_size_allocations_dropped_and_counted)
     cr_assert_eq(gm_writer_finish(w, &err), 0);
     gm_trace_info_t info;
     cr_assert_eq(gm_store_find(s, "z", &info, &err), 0);
-    cr_assert_str_eq(info.attrs, "{\"dropped_zero_size\": 2}");
+    cr_assert_str_eq(info.attrs,
+                     "{\"source\": {\"dropped_zero_size\": 5}, \"dropped_zero_size\": 2}");
+    cr_assert_eq(info.dropped, 2);
     cr_assert_eq(info.events, 5);
     cr_assert_eq(info.allocs, 3);
     cr_assert_eq(info.frees, 2);

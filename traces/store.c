@@ -388,6 +388,30 @@ static int store_json_valid(const char *text)
     return p != NULL && *store_json_ws(p) == '\0';
 }
 
+/* The value of top-level member `key` (a plain key, no escapes) of a valid
+ * JSON object read as a non-negative integer; 0 when absent or not one. */
+static uint64_t store_json_member_u64(const char *object, const char *key)
+{
+    size_t klen = strlen(key);
+    const char *p = store_json_ws(object);
+    if (*p++ != '{')
+        return 0;
+    for (p = store_json_ws(p); *p == '"'; p = store_json_ws(p + 1)) {
+        int match = strncmp(p + 1, key, klen) == 0 && p[1 + klen] == '"';
+        if ((p = store_json_value(p, 1)) == NULL)
+            return 0;
+        p = store_json_ws(store_json_ws(p) + 1); /* past ':' */
+        if (match)
+            return *p >= '0' && *p <= '9' ? strtoull(p, NULL, 10) : 0;
+        if ((p = store_json_value(p, 1)) == NULL)
+            return 0;
+        p = store_json_ws(p);
+        if (*p != ',')
+            return 0;
+    }
+    return 0;
+}
+
 /* ---- open / close -------------------------------------------------------- */
 
 static int store_is_memory(const char *path) { return strcmp(path, ":memory:") == 0 || !*path; }
@@ -641,6 +665,7 @@ static int store_info_row(const gm_store_t *s, sqlite3_stmt *st, gm_trace_info_t
         gm_trace_info_release(info);
         return GM_ECORRUPT;
     }
+    info->dropped = store_json_member_u64(info->attrs, "dropped_zero_size");
     return 0;
 }
 

@@ -54,6 +54,7 @@ typedef struct gm_trace_info {
     uint64_t segs;       /* SEG_* events */
     uint64_t load;       /* peak requested bytes (LOAD) */
     uint64_t live_at_end;/* allocations never freed */
+    uint64_t dropped;    /* zero-size requests dropped (attribute dropped_zero_size) */
     uint64_t chunks;
     uint64_t bytes;      /* compressed bytes of all chunks */
     char digest[33];     /* content digest, 32 hex digits */
