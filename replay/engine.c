@@ -90,6 +90,7 @@ struct gm_replay {
     uint64_t peak_requested;
     uint64_t events;
     int64_t empty_cache_tag;
+    int64_t sync_tag;
     int started;
     int finished;
     int failed;
@@ -123,6 +124,7 @@ int gm_replay_create(const gm_replay_config_t *cfg, gm_replay_t **out, gm_error_
         gm_replay_config_default(&r->cfg);
     gm__idmap_init(&r->live);
     r->empty_cache_tag = -1;
+    r->sync_tag = -1;
     *out = r;
     return 0;
 }
@@ -144,6 +146,7 @@ static int engine_params_copy(gm_params_t *dst, const gm_params_t *src, gm_error
             return rc;
         }
     }
+    dst->set = src->set;
     return 0;
 }
 
@@ -186,6 +189,35 @@ int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
 }
 
 void gm_replay_set_empty_cache_tag(gm_replay_t *r, int64_t tag) { r->empty_cache_tag = tag; }
+void gm_replay_set_sync_tag(gm_replay_t *r, int64_t tag) { r->sync_tag = tag; }
+
+int gm_replay_needs_lifetimes(const gm_replay_t *r)
+{
+    for (size_t i = 0; i < r->nruns; i++)
+        if (r->runs[i]->policy->ops->flags & GM_POLICY_NEEDS_LIFETIMES)
+            return 1;
+    return 0;
+}
+
+int gm_replay_prepare(gm_replay_t *r, const gm_trace_context_t *ctx, gm_error_t *err)
+{
+    if (r->started)
+        return gm_error_set(err, GM_ESTATE, "prepare must come before the first event");
+    for (size_t i = 0; i < r->nruns; i++) {
+        engine_run_t *run = r->runs[i];
+        const gm_policy_ops_t *ops = run->policy->ops;
+        if (ops->prepare == NULL)
+            continue;
+        gm_trace_context_t c = *ctx;
+        c.params_set = run->params.set;
+        int rc = ops->prepare(run->policy, &c, err);
+        if (rc) {
+            gm_error_prefix(err, "policy %s", ops->name);
+            return rc;
+        }
+    }
+    return 0;
+}
 
 static int engine_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -370,7 +402,7 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
         int rc;
         switch (e->op) {
         case GM_OP_ALLOC: {
-            gm_request_t req = {e->size, e->id, e->stream};
+            gm_request_t req = {e->size, e->id, e->stream, e->flags};
             rc = ops->alloc(p, &req, &blocks[slot]);
             if (rc == 0) {
                 run->allocated += blocks[slot].size;
@@ -403,6 +435,8 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
         case GM_OP_MARK:
             if ((int64_t)e->tag == r->empty_cache_tag && ops->empty_cache)
                 ops->empty_cache(p);
+            else if ((int64_t)e->tag == r->sync_tag && ops->sync)
+                ops->sync(p);
             break;
         default:
             break; /* SEG_* are observations, never requests */
@@ -674,6 +708,52 @@ static int engine_feed_prefetched(gm_replay_t *r, gm_reader_t *rd, int *replay_f
     return rc;
 }
 
+/* Every allocation's lifetime, from a first pass over the stored trace. */
+static int engine_lifetimes(gm_store_t *s, const char *name, gm_lifetime_t **out, size_t *nout,
+                            gm_error_t *err)
+{
+    gm_reader_t *rd;
+    int rc = gm_reader_open(s, name, &rd, err);
+    if (rc)
+        return rc;
+    size_t n = (size_t)gm_reader_info(rd)->allocs;
+    gm_lifetime_t *lt = malloc((n ? n : 1) * sizeof *lt);
+    if (lt == NULL) {
+        gm_reader_close(rd);
+        return gm_error_set(err, GM_ENOMEM, "out of memory for %zu lifetimes", n);
+    }
+    uint64_t index = 0;
+    const gm_event_t *ev;
+    size_t k;
+    while ((rc = gm_reader_next(rd, &ev, &k, err)) == 0 && k > 0) {
+        for (size_t i = 0; i < k; i++, index++) {
+            const gm_event_t *e = &ev[i];
+            if (e->op != GM_OP_ALLOC && e->op != GM_OP_FREE)
+                continue;
+            if (e->id >= n) {
+                rc = gm_error_set(err, GM_ECORRUPT, "trace '%s': event %llu: id %llu beyond the "
+                                  "%zu allocations the summary counts", name,
+                                  (unsigned long long)index, (unsigned long long)e->id, n);
+                break;
+            }
+            if (e->op == GM_OP_ALLOC)
+                lt[e->id] = (gm_lifetime_t){e->size, index, GM_LIFETIME_OPEN};
+            else
+                lt[e->id].end = index;
+        }
+        if (rc)
+            break;
+    }
+    gm_reader_close(rd);
+    if (rc) {
+        free(lt);
+        return rc;
+    }
+    *out = lt;
+    *nout = n;
+    return 0;
+}
+
 int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t *err)
 {
     gm_reader_t *rd;
@@ -681,6 +761,25 @@ int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t 
     if (rc)
         return rc;
     gm_replay_set_empty_cache_tag(r, gm_reader_find_tag(rd, "empty_cache"));
+    gm_replay_set_sync_tag(r, gm_reader_find_tag(rd, "synchronize"));
+    const gm_trace_info_t *info = gm_reader_info(rd);
+    gm_trace_context_t ctx = {.name = name, .attrs = info->attrs, .events = info->events};
+    gm_layout_t *layout = NULL;
+    gm_lifetime_t *lifetimes = NULL;
+    rc = gm_store_layout(s, name, &layout, err);
+    if (rc == 0 && gm_replay_needs_lifetimes(r))
+        rc = engine_lifetimes(s, name, &lifetimes, &ctx.nlifetimes, err);
+    ctx.layout = layout;
+    ctx.lifetimes = lifetimes;
+    if (rc == 0)
+        rc = gm_replay_prepare(r, &ctx, err);
+    gm_layout_free(layout);
+    free(lifetimes);
+    if (rc) {
+        gm_reader_close(rd);
+        gm_error_prefix(err, "trace '%s'", name);
+        return rc;
+    }
     int replay_failed = 0;
     rc = engine_feed_prefetched(r, rd, &replay_failed, err);
     if (replay_failed)

@@ -205,7 +205,11 @@ int gm_params_set(gm_params_t *p, const char *key, const char *value, gm_error_t
             continue;
         gm_param_value_t v;
         int rc = params_parse(ops->name, &ops->params[i], value, &v, err);
-        return rc != 0 ? rc : params_store(p, i, v, err);
+        if (rc == 0)
+            rc = params_store(p, i, v, err);
+        if (rc == 0 && i < 64)
+            p->set |= UINT64_C(1) << i;
+        return rc;
     }
 
     char list[GM_ERROR_MSG_MAX / 2];

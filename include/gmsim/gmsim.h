@@ -9,6 +9,7 @@
 #include "gmsim/trace.h"
 #include "gmsim/store.h"
 #include "gmsim/device.h"
+#include "gmsim/layout.h"
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
 #include "gmsim/json.h"

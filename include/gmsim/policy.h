@@ -22,6 +22,7 @@
 
 #include "gmsim/device.h"
 #include "gmsim/error.h"
+#include "gmsim/layout.h"
 
 /* ---- parameters ---------------------------------------------------------- */
 
@@ -51,7 +52,39 @@ typedef union gm_param_value {
     const char *s; /* GM_PARAM_STRING: owned by the gm_params_t */
 } gm_param_value_t;
 
+/* ---- what a policy may know of the trace --------------------------------- */
+
+/* One allocation's lifetime, indexed by allocation id: the event indices of
+ * its ALLOC and FREE (GM_LIFETIME_OPEN when never freed). */
+#define GM_LIFETIME_OPEN UINT64_MAX
+typedef struct gm_lifetime {
+    uint64_t size;
+    uint64_t start; /* event index of the ALLOC */
+    uint64_t end;   /* event index of the FREE, or GM_LIFETIME_OPEN */
+} gm_lifetime_t;
+
+/*
+ * Given to a policy's prepare before the first event of a trace.  Every
+ * field may be absent (NULL / 0): a policy must replay without a context.
+ */
+typedef struct gm_trace_context {
+    const char *name;          /* the trace's name */
+    const char *attrs;         /* its attributes: a JSON object text */
+    const gm_layout_t *layout; /* the recorded starting layout, or NULL */
+    /* Every allocation's lifetime (nlifetimes = ALLOC count), for policies
+     * with GM_POLICY_NEEDS_LIFETIMES only; NULL otherwise. */
+    const gm_lifetime_t *lifetimes;
+    size_t nlifetimes;
+    uint64_t events;           /* the trace's event count (0 when unknown) */
+    /* Bit i set: parameter i was given explicitly (--param), not defaulted,
+     * so that it overrides what the trace records. */
+    uint64_t params_set;
+} gm_trace_context_t;
+
 /* ---- the interface ------------------------------------------------------- */
+
+/* gm_policy_ops_t.flags */
+#define GM_POLICY_NEEDS_LIFETIMES 0x1u /* plans ahead: prepare needs ctx->lifetimes */
 
 #define GM_ALLOC_OOM 1 /* alloc result: the request failed after recovery */
 
@@ -66,6 +99,7 @@ typedef struct gm_request {
     uint64_t size;   /* bytes the application asked for, 1 ≤ size ≤ GM_SIZE_LIMIT */
     uint64_t id;     /* allocation ordinal (for policies that plan ahead) */
     uint32_t stream; /* interned stream index */
+    uint32_t flags;  /* the ALLOC event's GM_EVENT_* flags (GM_EVENT_PREEXISTING) */
 } gm_request_t;
 
 typedef struct gm_block {
@@ -84,7 +118,8 @@ struct gm_policy_ops {
     const char *name;
     const char *help; /* one line */
     const gm_param_spec_t *params;
-    size_t nparams;
+    size_t nparams; /* at most 64 */
+    unsigned flags; /* GM_POLICY_* */
 
     /* Create a policy on dev with values resolved in params order.  Returns
      * 0, or a negative code with err filled. */
@@ -110,6 +145,16 @@ struct gm_policy_ops {
     /* Optional (NULL when the policy caches nothing): give cached memory
      * back to the device, as torch.cuda.empty_cache() does. */
     void (*empty_cache)(gm_policy_t *p);
+
+    /* Optional: learn the trace before its first event (recorded settings,
+     * starting layout, lifetimes).  ctx's pointers are valid during the
+     * call only.  0, or a negative code with err filled (the replay fails:
+     * for example a planner given no lifetimes). */
+    int (*prepare)(gm_policy_t *p, const gm_trace_context_t *ctx, gm_error_t *err);
+
+    /* Optional: the device synchronized (a MARK tagged "synchronize"): a
+     * stream-ordered pool may release memory above its threshold. */
+    void (*sync)(gm_policy_t *p);
 };
 
 /* Checked downcast: NULL if p is not of the policy whose table is `ops`. */
@@ -133,6 +178,7 @@ typedef struct gm_params {
     const gm_policy_ops_t *ops;
     gm_param_value_t *values; /* ops->nparams entries */
     char **strings;           /* owned copies for GM_PARAM_STRING */
+    uint64_t set;             /* bit i: parameter i was set by gm_params_set */
 } gm_params_t;
 
 int gm_params_init(gm_params_t *p, const gm_policy_ops_t *ops, gm_error_t *err);

@@ -79,6 +79,18 @@ int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err);
  * call each policy's empty_cache); -1 (the default) for none. */
 void gm_replay_set_empty_cache_tag(gm_replay_t *r, int64_t tag);
 
+/* Index of the tag whose MARKs mean "the device synchronized" (each
+ * policy's sync); -1 (the default) for none. */
+void gm_replay_set_sync_tag(gm_replay_t *r, int64_t tag);
+
+/* Whether a policy added needs every lifetime in its context (a planner). */
+int gm_replay_needs_lifetimes(const gm_replay_t *r);
+
+/* Hand each policy the trace context (its prepare op), before the first
+ * feed (GM_ESTATE after).  A policy's refusal is returned with its name
+ * prefixed.  gm_replay_trace does this itself. */
+int gm_replay_prepare(gm_replay_t *r, const gm_trace_context_t *ctx, gm_error_t *err);
+
 /*
  * Feed n events in trace order.  Errors (GM_EFORMAT, with the event index):
  * a FREE of an id that is not live, an ALLOC of an id already live, a size
@@ -106,7 +118,10 @@ gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i);
 void gm_replay_destroy(gm_replay_t *r);
 
 /* Stream trace `name` of store s through r, chunk by chunk (sets the
- * empty_cache tag from the trace's tags), then finish.  The errors of
+ * empty_cache and synchronize tags from the trace's tags), then finish.
+ * Before the first event it prepares every policy with the trace's
+ * attributes, stored starting layout and, when a policy needs them, every
+ * allocation's lifetime (a first pass over the trace).  The errors of
  * gm_reader_open/next (GM_ENOTFOUND, GM_ECORRUPT, …) and of
  * gm_replay_feed/finish, the latter prefixed with the trace's name. */
 int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t *err);

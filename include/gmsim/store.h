@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "gmsim/error.h"
+#include "gmsim/layout.h"
 #include "gmsim/trace.h"
 
 #define GM_STORE_SCHEMA_VERSION 1
@@ -117,6 +118,11 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err);
 /* Number of events given to gm_writer_add so far (the next event's index). */
 uint64_t gm_writer_position(const gm_writer_t *w);
 
+/* Store the recorded starting layout with the trace (gmsim/layout.h); it is
+ * validated (gm_layout_validate) and copied.  At most once per trace;
+ * GM_EINVAL for an invalid layout, GM_ESTATE the second time. */
+int gm_writer_layout(gm_writer_t *w, const gm_layout_t *layout, gm_error_t *err);
+
 /* Flush, write the trace summary and commit.  Frees w whatever the result;
  * on failure nothing of the trace is left in the store. */
 int gm_writer_finish(gm_writer_t *w, gm_error_t *err);
@@ -149,6 +155,11 @@ uint32_t gm_reader_stream_count(const gm_reader_t *r);
 int64_t gm_reader_find_tag(const gm_reader_t *r, const char *name);
 
 void gm_reader_close(gm_reader_t *r);
+
+/* The starting layout stored with trace `name`: *out is NULL when it has
+ * none.  The caller frees it with gm_layout_free.  GM_ENOTFOUND for an
+ * unknown trace, GM_ECORRUPT for a damaged layout (naming file and trace). */
+int gm_store_layout(gm_store_t *s, const char *name, gm_layout_t **out, gm_error_t *err);
 
 /* ---- replay results (the runs and timelines tables) ---------------------- */
 

@@ -21,6 +21,9 @@
  *
  * Every figure is a ratio or rate from this one run; nothing is compared to
  * numbers from elsewhere.
+ *
+ * Other areas (import, policies, synthesis, sweeps, capture) are sections
+ * (bench.h), run after the core one; `--only core,import` picks sections.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,16 +37,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gmsim/gmsim.h"
+#include "bench/bench.h"
 
-static double bench_now(void)
+double bench_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void bench_die(const char *what, const gm_error_t *err)
+void bench_die(const char *what, const gm_error_t *err)
 {
     fprintf(stderr, "gmsim-bench: %s: %s\n", what, err->msg);
     exit(1);
@@ -145,32 +148,18 @@ static long bench_child_rss_kib(char *const argv[], double *seconds)
 
 static void bench_usage(void)
 {
-    fprintf(stderr, "usage: gmsim-bench [--json] [--events N] [--seed S] [--rss-events N]"
-                    " [--gmsim PATH] [--dir DIR]\n");
+    fprintf(stderr, "usage: gmsim-bench [--json] [--only SECTION,...] [--events N] [--seed S] [--rss-events N]"
+                    " [--gmsim PATH] [--dir DIR] [--data DIR]\n");
     exit(2);
 }
 
-int main(int argc, char **argv)
+/* The core section: store, replay per policy, malloc references, long
+ * replay.  In JSON mode its members go straight into the open top-level
+ * object j; otherwise it prints its table. */
+static void bench_core(const bench_env_t *env, uint64_t rss_events, gm_json_t *jout)
 {
-    int json = 0;
-    uint64_t events = 10000000, seed = 42, rss_events = 100000000;
-    const char *gmsim = NULL, *dir = "/tmp";
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = 1;
-        else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
-            events = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--rss-events") == 0 && i + 1 < argc)
-            rss_events = strtoull(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--gmsim") == 0 && i + 1 < argc)
-            gmsim = argv[++i];
-        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
-            dir = argv[++i];
-        else
-            bench_usage();
-    }
+    uint64_t events = env->events, seed = env->seed;
+    const char *gmsim = env->gmsim, *dir = env->dir;
     gm_error_t err;
     char path[4096];
     snprintf(path, sizeof path, "%s/gmsim-bench-%d.db", dir, (int)getpid());
@@ -187,7 +176,7 @@ int main(int argc, char **argv)
     gm_event_t *ev = malloc(events * sizeof *ev);
     if (ev == NULL) {
         fprintf(stderr, "gmsim-bench: out of memory for %llu events\n", (unsigned long long)events);
-        return 1;
+        exit(1);
     }
     size_t n = 0;
     for (size_t k; (k = gm_workload_next(wl, ev + n, events - n)) > 0;)
@@ -235,7 +224,7 @@ int main(int argc, char **argv)
     gm_reader_close(rd);
     if (nread != n) {
         fprintf(stderr, "gmsim-bench: read %zu events of %zu\n", nread, n);
-        return 1;
+        exit(1);
     }
 
     double malloc_s = bench_malloc(ev, n, nallocs);
@@ -275,10 +264,8 @@ int main(int argc, char **argv)
         unlink(path);
     }
 
-    if (json) {
-        gm_json_t j;
-        gm_json_init(&j, stdout, 1);
-        gm_json_begin_object(&j);
+    if (jout != NULL) {
+        gm_json_t j = *jout; /* shorthand; copied back below */
         gm_json_key(&j, "events");
         gm_json_u64(&j, n);
         gm_json_key(&j, "store");
@@ -326,8 +313,7 @@ int main(int argc, char **argv)
             gm_json_double(&j, rss_s);
             gm_json_end_object(&j);
         }
-        gm_json_end_object(&j);
-        gm_json_finish(&j);
+        *jout = j;
     } else {
         printf("workload: %zu events (seed %llu), checksum %llu\n", n, (unsigned long long)seed,
                (unsigned long long)checksum);
@@ -348,5 +334,76 @@ int main(int argc, char **argv)
             printf("long replay: skipped (no --gmsim binary given)\n");
     }
     free(pol);
+}
+
+typedef struct bench_section {
+    const char *name;
+    void (*run)(const bench_env_t *env, gm_json_t *j);
+} bench_section_t;
+
+static const bench_section_t bench_sections[] = {
+#define BENCH__ENTRY(name) {#name, bench_##name},
+    BENCH_SECTIONS(BENCH__ENTRY)
+#undef BENCH__ENTRY
+    {NULL, NULL},
+};
+
+/* Whether section `name` is in the comma list `only` (NULL: all). */
+static int bench_selected(const char *only, const char *name)
+{
+    if (only == NULL)
+        return 1;
+    size_t len = strlen(name);
+    for (const char *p = only; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, name, n) == 0)
+            return 1;
+        p += n + (end != NULL);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0;
+    uint64_t rss_events = 100000000;
+    const char *only = NULL;
+    bench_env_t env = {.dir = "/tmp", .data_dir = GM_DATA_DIR, .events = 10000000, .seed = 42};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
+            env.events = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            env.seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--rss-events") == 0 && i + 1 < argc)
+            rss_events = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--gmsim") == 0 && i + 1 < argc)
+            env.gmsim = argv[++i];
+        else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+            env.dir = argv[++i];
+        else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
+            env.data_dir = argv[++i];
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else
+            bench_usage();
+    }
+    /* JSON mode: one object, the core members first, then one member per
+     * section.  Text mode: the core table, then each section's JSON. */
+    gm_json_t j;
+    gm_json_init(&j, stdout, 1);
+    if (json)
+        gm_json_begin_object(&j);
+    if (bench_selected(only, "core"))
+        bench_core(&env, rss_events, json ? &j : NULL);
+    if (!json)
+        gm_json_begin_object(&j);
+    for (const bench_section_t *sec = bench_sections; sec->name; sec++)
+        if (bench_selected(only, sec->name))
+            sec->run(&env, &j);
+    gm_json_end_object(&j);
+    gm_json_finish(&j);
     return 0;
 }
