@@ -15,7 +15,10 @@
  *
  * Writer.  gm_writer_begin opens a write transaction (BEGIN IMMEDIATE) that
  * gm_writer_finish commits and anything else rolls back, so no reader ever
- * sees part of a trace.  The new trace's rows use a fresh id (max + 1); its
+ * sees part of a trace.  A writer begun while the connection already has a
+ * transaction open (an import target's, traces/import.c) joins it: finish
+ * does not commit, and a failure rolls the whole transaction back.  The
+ * new trace's rows use a fresh id (max + 1); its
  * `traces` row and, with GM_WRITE_REPLACE, the deletion of the old trace
  * happen only in finish, so the old trace stays readable on this connection
  * until then.  Memory is one chunk of events, the codec's buffers, the live
@@ -63,6 +66,7 @@
 #include "replay/jsonfmt.h"
 #include "traces/codec.h"
 #include "traces/idmap.h"
+#include "traces/store.h"
 
 #define STORE_BUSY_MS 5000
 #define STORE_DROPPED UINT64_MAX /* live-set value of a dropped zero-size ALLOC */
@@ -589,6 +593,9 @@ void gm_store_close(gm_store_t *s)
 }
 
 const char *gm_store_path(const gm_store_t *s) { return s->path; }
+sqlite3 *gm__store_db(gm_store_t *s) { return s->db; }
+int gm__store_writable(const gm_store_t *s) { return (s->flags & GM_STORE_WRITE) != 0; }
+int gm__store_writer_active(const gm_store_t *s) { return s->writer_active; }
 
 /* ---- trace summaries ----------------------------------------------------- */
 
@@ -857,6 +864,7 @@ struct gm_writer {
     char *name;
     unsigned flags;
     int failed;
+    int joined; /* inside the caller's transaction: finish does not commit */
     int64_t trace_id;
     sqlite3_stmt *ins_chunk;
     gm__codec_t codec;
@@ -935,7 +943,8 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
 
-    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    w->joined = !sqlite3_get_autocommit(s->db);
+    int rc = w->joined ? 0 : store_exec(s, "BEGIN IMMEDIATE", err);
     if (rc) {
         store_writer_free(w);
         return rc;
@@ -1431,7 +1440,7 @@ int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
         rc = store_fail(s, err, r, "cannot write the trace summary");
         goto fail;
     }
-    if ((rc = store_exec(s, "COMMIT", err)))
+    if (!w->joined && (rc = store_exec(s, "COMMIT", err)))
         goto fail;
     free(attrs);
     store_writer_free(w);

@@ -1,14 +1,19 @@
 /*
- * gmsim/json.h — a small streaming JSON writer to a FILE.
+ * gmsim/json.h — a small streaming JSON writer to a FILE, and a small
+ * reader of JSON text into a tree (trace attributes, stored run results).
  *
- * It tracks nesting to place commas, escapes strings per RFC 8259, and prints
- * non-finite doubles as null.  Output errors are sticky in ferror(f).
+ * The writer tracks nesting to place commas, escapes strings per RFC 8259,
+ * and prints non-finite doubles as null.  Output errors are sticky in
+ * ferror(f).
  */
 #ifndef GMSIM_JSON_H
 #define GMSIM_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "gmsim/error.h"
 
 #define GM_JSON_DEPTH 32
 
@@ -38,5 +43,40 @@ void gm_json_finish(gm_json_t *j);
 
 /* Write s as a JSON string literal (with quotes) to f. */
 void gm_json_write_string(FILE *f, const char *s);
+
+/* ---- reader -------------------------------------------------------------- */
+
+typedef enum gm_jv_type {
+    GM_JV_NULL,
+    GM_JV_BOOL,
+    GM_JV_NUMBER,
+    GM_JV_STRING,
+    GM_JV_ARRAY,
+    GM_JV_OBJECT,
+} gm_jv_type_t;
+
+typedef struct gm_jv gm_jv_t;
+
+/* Parse one JSON value (RFC 8259; surrounding white space allowed) from
+ * text[0..len).  GM_EFORMAT with the byte offset and what was expected;
+ * GM_ENOMEM.  Nesting deeper than 512 is refused.  The caller frees *out
+ * with gm_jv_free. */
+int gm_json_parse(const char *text, size_t len, gm_jv_t **out, gm_error_t *err);
+void gm_jv_free(gm_jv_t *root);
+
+/* Accessors take NULL (an absent value) and answer as for a mismatch. */
+gm_jv_type_t gm_jv_type(const gm_jv_t *v);            /* NULL → GM_JV_NULL */
+const gm_jv_t *gm_jv_get(const gm_jv_t *obj, const char *key); /* last of duplicate keys; NULL if absent */
+size_t gm_jv_len(const gm_jv_t *v);                   /* members/elements; 0 otherwise */
+const gm_jv_t *gm_jv_at(const gm_jv_t *v, size_t i);  /* i-th element or member value */
+const char *gm_jv_key_at(const gm_jv_t *obj, size_t i); /* i-th member's key */
+double gm_jv_num(const gm_jv_t *v);                   /* 0 unless a number */
+/* Exact integers: 0 when v is a number written as an integer that fits
+ * (no fraction, no exponent), else -1 and *out untouched. */
+int gm_jv_u64(const gm_jv_t *v, uint64_t *out);
+int gm_jv_i64(const gm_jv_t *v, int64_t *out);
+const char *gm_jv_str(const gm_jv_t *v);              /* decoded UTF-8; NULL unless a string */
+size_t gm_jv_strlen(const gm_jv_t *v);                /* its length in bytes (may hold NULs) */
+int gm_jv_bool(const gm_jv_t *v);                     /* 1 for true, else 0 */
 
 #endif

@@ -1,0 +1,22 @@
+/*
+ * traces/store.h — library-internal access to a store's SQLite handle, for
+ * the parts of the store kept in their own files (layouts, run queries).
+ * Everything outside traces/ goes through gmsim/store.h.
+ */
+#ifndef GMSIM_TRACES_STORE_H
+#define GMSIM_TRACES_STORE_H
+
+#include <sqlite3.h>
+
+#include "gmsim/store.h"
+
+/* The store's connection (owned by the store). */
+sqlite3 *gm__store_db(gm_store_t *s);
+
+/* Whether the store was opened with GM_STORE_WRITE. */
+int gm__store_writable(const gm_store_t *s);
+
+/* Whether a writer is open on the store (writes elsewhere must wait). */
+int gm__store_writer_active(const gm_store_t *s);
+
+#endif
