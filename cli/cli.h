@@ -31,7 +31,8 @@ enum { GM_CLI_OK = 0, GM_CLI_ERROR = 1, GM_CLI_USAGE = 2 };
     X(info, "list the traces in a store")                                 \
     X(synth, "write a synthetic workload into a store")                   \
     X(replay, "replay a trace through simulated allocators")              \
-    X(policies, "list the allocator policies and their parameters")
+    X(policies, "list the allocator policies and their parameters")      \
+    X(calibrate, "measure a GPU's cudaMalloc/cudaFree latency into a cost profile")
 
 #define GM__CLI_DECLARE(verb, summary) int gm__cmd_##verb(int argc, char **argv);
 GM_CLI_VERBS(GM__CLI_DECLARE)
@@ -143,5 +144,16 @@ const char *gm__cli_strerror(int e);
 
 /* gm_format_size into a static rotating buffer (8 slots): for printf. */
 const char *gm__cli_size(uint64_t bytes);
+
+/* ---- the real GPU (cli/gpu.c) --------------------------------------------- */
+
+/* Parse an --on value: "gpu" (device 0) or "gpu:N"; usage error otherwise. */
+int gm__cli_on_arg(const char *usage, const char *text, int *device);
+
+/* What the GPU measured beside what was simulated: a table, or (json) the
+ * members "device" and "measured" of the open JSON object j. */
+void gm__cli_gpu_table(const gm_gpu_measured_t *m, const gm_metrics_t *sim, uint64_t load,
+                       const char *policy);
+void gm__cli_gpu_json(gm_json_t *j, const gm_gpu_measured_t *m, const gm_metrics_t *sim);
 
 #endif

@@ -43,6 +43,15 @@ static const char replay_usage[] =
     "                          2,000 points of requested/allocated/reserved)\n"
     "      --save              keep each run (parameters, device, metrics and\n"
     "                          timeline) in DB's runs and timelines tables\n"
+    "      --device-profile FILE  model device time with a measured cost profile\n"
+    "                          ('gmsim calibrate')\n"
+    "      --on gpu[:N]        also replay for real on a GPU (one policy): native\n"
+    "                          and async issue every request, other policies their\n"
+    "                          device mallocs and frees; measured figures are\n"
+    "                          printed beside the simulated ones\n"
+    "      --touch             with --on: write every new allocation\n"
+    "      --force             with --on: start even if the trace's expected peak\n"
+    "                          exceeds the GPU's free memory\n"
     "  -h, --help              show this help\n"
     "\n"
     "Sizes take KiB/MiB/GiB/TiB suffixes.\n";
@@ -281,7 +290,7 @@ static char *replay_json_text(void (*fn)(gm_json_t *, const void *), const void 
 }
 
 static void replay_json(const char *name, gm_replay_t *r, const gm_device_config_t *dev,
-                        int timeline, const int64_t *run_ids)
+                        int timeline, const int64_t *run_ids, const gm_gpu_measured_t *measured)
 {
     gm_json_t j;
     gm_json_init(&j, stdout, 1);
@@ -309,6 +318,8 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
         replay_json_params(&j, p);
         gm_json_key(&j, "metrics");
         replay_json_metrics(&j, gm_replay_metrics(r, i));
+        if (measured)
+            gm__cli_gpu_json(&j, measured, gm_replay_metrics(r, i));
         if (timeline)
             replay_json_timeline(&j, r, i);
         gm_json_end_object(&j);
@@ -355,6 +366,27 @@ static int replay_save(const char *path, const char *name, gm_replay_t *r,
     return rc;
 }
 
+/* Replay trace `name` on the GPU with the one selected policy: *out gets
+ * the simulation of the same run, *m what the GPU measured.  GM_CLI_*. */
+static int replay_on_gpu(const replay_args_t *a, const gm_replay_config_t *cfg, gm_store_t *s,
+                         const char *name, const gm_gpu_options_t *opt, gm_replay_t **out,
+                         gm_gpu_measured_t *m)
+{
+    gm_params_t set;
+    gm_error_t err = {0};
+    if (gm_params_init(&set, a->ops[0], &err) != 0)
+        return gm__cli_error("%s", err.msg);
+    int rc = replay_apply_params(a, &set);
+    if (rc == GM_CLI_OK) {
+        gm__cli_status("replaying '%s' on gpu:%d...", name, opt->device);
+        if (gm_gpu_replay(s, name, &set, cfg, opt, out, m, &err) != 0)
+            rc = gm__cli_error("%s", err.msg);
+        gm__cli_status_clear();
+    }
+    gm_params_release(&set);
+    return rc;
+}
+
 /* Create the replay with every selected policy; GM_CLI_* status. */
 static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, gm_replay_t **out)
 {
@@ -392,7 +424,10 @@ static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, g
 
 int gm__cmd_replay(int argc, char **argv)
 {
-    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE, OPT_SAVE };
+    enum {
+        OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE, OPT_SAVE,
+        OPT_ON, OPT_TOUCH, OPT_FORCE, OPT_PROFILE,
+    };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policy", required_argument, NULL, 'p'},
@@ -403,13 +438,21 @@ int gm__cmd_replay(int argc, char **argv)
         {"json", no_argument, NULL, OPT_JSON},
         {"timeline", no_argument, NULL, OPT_TIMELINE},
         {"save", no_argument, NULL, OPT_SAVE},
+        {"on", required_argument, NULL, OPT_ON},
+        {"touch", no_argument, NULL, OPT_TOUCH},
+        {"force", no_argument, NULL, OPT_FORCE},
+        {"device-profile", required_argument, NULL, OPT_PROFILE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
     const char *trace = NULL;
-    int json = 0, timeline = 0, save = 0, c, rc = GM_CLI_OK;
+    int json = 0, timeline = 0, save = 0, on_gpu = 0, c, rc = GM_CLI_OK;
+    gm_gpu_options_t gpu = {0};
+    gm_gpu_measured_t measured;
+    const char *profile_path = NULL;
+    gm_cost_profile_t *profile = NULL;
     int64_t *run_ids = NULL;
     gm_replay_t *r = NULL;
     gm_store_t *s = NULL;
@@ -455,6 +498,13 @@ int gm__cmd_replay(int argc, char **argv)
         case OPT_JSON: json = 1; break;
         case OPT_TIMELINE: timeline = 1; break;
         case OPT_SAVE: save = 1; break;
+        case OPT_ON:
+            on_gpu = 1;
+            rc = gm__cli_on_arg(replay_usage, optarg, &gpu.device);
+            break;
+        case OPT_TOUCH: gpu.touch = 1; break;
+        case OPT_FORCE: gpu.force = 1; break;
+        case OPT_PROFILE: profile_path = optarg; break;
         case 'h': rc = gm__cli_help(replay_usage); goto out;
         default: rc = gm__cli_option_error(replay_usage, argv, c); break;
         }
@@ -482,19 +532,41 @@ int gm__cmd_replay(int argc, char **argv)
         rc = replay_add_policies(&a, policies[i]);
     if (rc)
         goto out;
+    if ((gpu.touch || gpu.force) && !on_gpu) {
+        rc = gm__cli_usage_error(replay_usage, "--touch and --force go with --on gpu");
+        goto out;
+    }
+    if (on_gpu && a.nops != 1) {
+        rc = gm__cli_usage_error(replay_usage, "--on gpu replays one policy at a time (%zu given)",
+                                 a.nops);
+        goto out;
+    }
+    if (profile_path != NULL) {
+        if (gm_cost_profile_load(profile_path, &profile, &err) != 0) {
+            rc = gm__cli_error("%s", err.msg);
+            goto out;
+        }
+        cfg.device.cost.profile = profile;
+    }
 
     /* Arguments first (usage errors win over file errors), then the store. */
     char label[256] = "replaying"; /* the progress bar's, filled in below */
     cfg.progress = gm__cli_progress;
     cfg.progress_ctx = label;
-    if ((rc = replay_setup(&a, &cfg, &r)) ||
-        (rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s)) ||
-        (rc = gm__cli_pick_trace(s, replay_usage, trace, &name)))
+    if (on_gpu) {
+        if ((rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s)) ||
+            (rc = gm__cli_pick_trace(s, replay_usage, trace, &name)) ||
+            (rc = replay_on_gpu(&a, &cfg, s, name, &gpu, &r, &measured)))
+            goto out;
+    } else if ((rc = replay_setup(&a, &cfg, &r)) ||
+               (rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s)) ||
+               (rc = gm__cli_pick_trace(s, replay_usage, trace, &name))) {
         goto out;
+    }
     snprintf(label, sizeof label, "replaying '%s' through %zu polic%s", name, a.nops,
              a.nops == 1 ? "y" : "ies");
     gm__cli_status("%s...", label);
-    if (gm_replay_trace(r, s, name, &err) != 0) {
+    if (!on_gpu && gm_replay_trace(r, s, name, &err) != 0) {
         gm__cli_status_clear();
         rc = gm__cli_error("%s", err.msg);
         goto out;
@@ -512,9 +584,14 @@ int gm__cmd_replay(int argc, char **argv)
             goto out;
     }
     if (json) {
-        replay_json(name, r, &cfg.device, timeline, run_ids);
+        replay_json(name, r, &cfg.device, timeline, run_ids, on_gpu ? &measured : NULL);
     } else {
         replay_table(name, r, &cfg.device);
+        if (on_gpu) {
+            printf("\n");
+            gm__cli_gpu_table(&measured, gm_replay_metrics(r, 0), gm_replay_load(r),
+                              a.ops[0]->name);
+        }
         size_t n = gm_replay_count(r);
         if (save && n == 1)
             printf("saved the run in '%s' (table runs, id %" PRId64 ")\n", argv[optind],
@@ -524,6 +601,7 @@ int gm__cmd_replay(int argc, char **argv)
                    argv[optind], run_ids[0], run_ids[n - 1]);
     }
 out:
+    gm_cost_profile_free(profile);
     free(run_ids);
     free(name);
     if (s)

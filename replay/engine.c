@@ -91,6 +91,7 @@ struct gm_replay {
     uint64_t events;
     int64_t empty_cache_tag;
     int64_t sync_tag;
+    uint64_t position; /* the event a policy is serving now (gm_replay_position) */
     int started;
     int finished;
     int failed;
@@ -399,6 +400,7 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
     for (size_t i = 0; i < n; i++) {
         const gm_event_t *e = &ev[i];
         uint32_t slot = r->ev_slot[i];
+        r->position = r->events + i;
         int rc;
         switch (e->op) {
         case GM_OP_ALLOC: {
@@ -551,6 +553,7 @@ const gm_timeline_point_t *gm_replay_timeline(const gm_replay_t *r, size_t i, si
 
 uint64_t gm_replay_load(const gm_replay_t *r) { return r->peak_requested; }
 uint64_t gm_replay_events(const gm_replay_t *r) { return r->events; }
+uint64_t gm_replay_position(const gm_replay_t *r) { return r->position; }
 
 gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i)
 {

@@ -86,9 +86,31 @@ uint64_t gm_device_round(const gm_device_t *dev, uint64_t size)
     return (size + g - 1) & ~(g - 1);
 }
 
-static double device_cost(double base, double per_gib, uint64_t bytes)
+/* Piecewise-linear interpolation in a measured table (gm_cost_profile_t). */
+static double device_profile_ns(const gm_cost_profile_t *p, const double *ns, uint64_t bytes)
 {
-    return base + per_gib * ((double)bytes / DEVICE_GIB);
+    if (p->n == 1 || bytes <= p->sizes[0])
+        return ns[0];
+    size_t hi = 1;
+    while (hi < p->n - 1 && p->sizes[hi] < bytes)
+        hi++;
+    double x0 = (double)p->sizes[hi - 1], x1 = (double)p->sizes[hi];
+    double t = ns[hi - 1] + (ns[hi] - ns[hi - 1]) * ((double)bytes - x0) / (x1 - x0);
+    return bytes > p->sizes[p->n - 1] && t < ns[p->n - 1] ? ns[p->n - 1] : t;
+}
+
+double gm_cost_malloc_ns(const gm_cost_model_t *m, uint64_t bytes)
+{
+    if (m->profile != NULL)
+        return device_profile_ns(m->profile, m->profile->malloc_ns, bytes);
+    return m->malloc_base_ns + m->malloc_per_gib_ns * ((double)bytes / DEVICE_GIB);
+}
+
+double gm_cost_free_ns(const gm_cost_model_t *m, uint64_t bytes)
+{
+    if (m->profile != NULL)
+        return device_profile_ns(m->profile, m->profile->free_ns, bytes);
+    return m->free_base_ns + m->free_per_gib_ns * ((double)bytes / DEVICE_GIB);
 }
 
 /*
@@ -118,9 +140,11 @@ int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *
         at = (dev->next_addr + align - 1) & ~(align - 1);
         ok = ok && rounded <= UINT64_MAX - at;
     }
+    if (ok && dev->cfg.hooks != NULL && dev->cfg.hooks->malloc != NULL)
+        ok = dev->cfg.hooks->malloc(dev->cfg.hooks_ctx, at, rounded) == 0;
     if (!ok) {
         dev->failed++;
-        dev->time_ns += dev->cfg.cost.malloc_base_ns;
+        dev->time_ns += gm_cost_malloc_ns(&dev->cfg.cost, 0);
         return GM_DEVICE_OOM;
     }
     dev->next_addr = at + rounded;
@@ -128,8 +152,7 @@ int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *
     if (dev->reserved > dev->peak_reserved)
         dev->peak_reserved = dev->reserved;
     dev->mallocs++;
-    dev->time_ns += device_cost(dev->cfg.cost.malloc_base_ns, dev->cfg.cost.malloc_per_gib_ns,
-                                rounded);
+    dev->time_ns += gm_cost_malloc_ns(&dev->cfg.cost, rounded);
     *addr = at;
     *got = rounded;
     return 0;
@@ -139,10 +162,69 @@ int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *
  * rather than wrapping, and the policy's check() reports the mismatch. */
 void gm_device_free(gm_device_t *dev, uint64_t addr, uint64_t got)
 {
-    (void)addr;
+    if (dev->cfg.hooks != NULL && dev->cfg.hooks->free != NULL)
+        dev->cfg.hooks->free(dev->cfg.hooks_ctx, addr, got);
     dev->reserved = got <= dev->reserved ? dev->reserved - got : 0;
     dev->frees++;
-    dev->time_ns += device_cost(dev->cfg.cost.free_base_ns, dev->cfg.cost.free_per_gib_ns, got);
+    dev->time_ns += gm_cost_free_ns(&dev->cfg.cost, got);
+}
+
+/* ---- virtual ranges, mapping, adoption -------------------------------------- */
+
+int gm_device_reserve_va(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *addr)
+{
+    uint64_t g = dev->cfg.granularity;
+    uint64_t rounded = gm_device_round(dev, size ? size : 1);
+    if (align < g)
+        align = g;
+    else if (!device_is_pow2(align))
+        align = device_pow2_ceil(align);
+    if (rounded == UINT64_MAX || align == 0 || dev->next_addr > UINT64_MAX - (align - 1))
+        return GM_DEVICE_OOM;
+    uint64_t at = (dev->next_addr + align - 1) & ~(align - 1);
+    if (rounded > UINT64_MAX - at)
+        return GM_DEVICE_OOM;
+    dev->next_addr = at + rounded;
+    *addr = at;
+    return 0;
+}
+
+static int device_fits(const gm_device_t *dev, uint64_t bytes)
+{
+    if (dev->cfg.capacity == 0)
+        return bytes <= UINT64_MAX - dev->reserved;
+    return dev->reserved <= dev->cfg.capacity && bytes <= dev->cfg.capacity - dev->reserved;
+}
+
+/* Count bytes at addr as reserved if they fit and the hooks agree. */
+static int device_take(gm_device_t *dev, uint64_t addr, uint64_t bytes)
+{
+    if (!device_fits(dev, bytes))
+        return GM_DEVICE_OOM;
+    if (dev->cfg.hooks != NULL && dev->cfg.hooks->malloc != NULL &&
+        dev->cfg.hooks->malloc(dev->cfg.hooks_ctx, addr, bytes) != 0)
+        return GM_DEVICE_OOM;
+    dev->reserved += bytes;
+    if (dev->reserved > dev->peak_reserved)
+        dev->peak_reserved = dev->reserved;
+    return 0;
+}
+
+int gm_device_map(gm_device_t *dev, uint64_t addr, uint64_t bytes)
+{
+    if (device_take(dev, addr, bytes) != 0) {
+        dev->failed++;
+        dev->time_ns += gm_cost_malloc_ns(&dev->cfg.cost, 0);
+        return GM_DEVICE_OOM;
+    }
+    dev->mallocs++;
+    dev->time_ns += gm_cost_malloc_ns(&dev->cfg.cost, bytes);
+    return 0;
+}
+
+int gm_device_adopt(gm_device_t *dev, uint64_t addr, uint64_t bytes)
+{
+    return device_take(dev, addr, bytes);
 }
 
 /* ---- sizes for people ---------------------------------------------------- */

@@ -13,19 +13,43 @@
 #ifndef GMSIM_DEVICE_H
 #define GMSIM_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/error.h"
 
 #define GM_DEVICE_OOM 1 /* result of gm_device_malloc when capacity is exceeded */
 
-/* Latency model: time = base + per_gib × size / GiB, in ns. */
+/* A measured latency table (`gmsim calibrate`): at sizes[i] bytes a device
+ * malloc took malloc_ns[i] and its free free_ns[i]; between two sizes the
+ * time is interpolated linearly, beyond the last extrapolated from the last
+ * two points (never below the last point's time), below the first the
+ * first point's time.  sizes ascend strictly; n ≥ 1. */
+typedef struct gm_cost_profile {
+    size_t n;
+    uint64_t *sizes;
+    double *malloc_ns;
+    double *free_ns;
+    char *source; /* provenance: device name, driver, date (may be NULL) */
+} gm_cost_profile_t;
+
+/* Latency model: time = base + per_gib × size / GiB, in ns, unless a
+ * measured profile is given (then the profile alone). */
 typedef struct gm_cost_model {
     double malloc_base_ns;
     double malloc_per_gib_ns;
     double free_base_ns;
     double free_per_gib_ns;
+    const gm_cost_profile_t *profile; /* owned by the caller; NULL: linear model */
 } gm_cost_model_t;
+
+/* Observers of the device's successful mallocs and frees (the real-GPU
+ * backend issues each one on a GPU).  malloc returns 0, or nonzero to make
+ * the device refuse the malloc (the policy sees GM_DEVICE_OOM). */
+typedef struct gm_device_hooks {
+    int (*malloc)(void *ctx, uint64_t addr, uint64_t size);
+    void (*free)(void *ctx, uint64_t addr, uint64_t size);
+} gm_device_hooks_t;
 
 /* Largest granularity (device addresses start at 1 TiB, aligned to it). */
 #define GM_DEVICE_GRANULARITY_MAX (UINT64_C(1) << 40)
@@ -35,6 +59,8 @@ typedef struct gm_device_config {
     uint64_t granularity; /* power of two, 1 to GM_DEVICE_GRANULARITY_MAX; default 512;
                              gm_device_init rounds any other value up (and caps it) */
     gm_cost_model_t cost;
+    const gm_device_hooks_t *hooks; /* NULL: none */
+    void *hooks_ctx;
 } gm_device_config_t;
 
 typedef struct gm_device {
@@ -66,6 +92,29 @@ int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *
 /* Release a block of `got` bytes obtained from gm_device_malloc. */
 void gm_device_free(gm_device_t *dev, uint64_t addr, uint64_t got);
 
+/*
+ * Virtual memory, for policies that map physical pages on demand into a
+ * range of their own (PyTorch's expandable segments):
+ *
+ * gm_device_reserve_va takes size bytes of address space aligned to `align`
+ * (as gm_device_malloc, 0 = the granularity) without reserving memory: no
+ * capacity check, no malloc counted.  GM_DEVICE_OOM only when the 64-bit
+ * space is exhausted.  Address space is never given back.
+ *
+ * gm_device_map backs `bytes` at addr (inside such a range) with memory:
+ * counted, timed, refused for capacity and shown to the hooks exactly as a
+ * gm_device_malloc of that size (no granularity rounding: the policy maps
+ * whole pages of its own size).
+ * Unmapping is gm_device_free of the mapped bytes.
+ *
+ * gm_device_adopt counts `bytes` at addr (from gm_device_reserve_va) as
+ * reserved without a malloc or its time: memory the device held before the
+ * trace began (a recorded starting layout); the hooks see it as a malloc.  GM_DEVICE_OOM (nothing changes) if it would exceed the capacity.
+ */
+int gm_device_reserve_va(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *addr);
+int gm_device_map(gm_device_t *dev, uint64_t addr, uint64_t bytes);
+int gm_device_adopt(gm_device_t *dev, uint64_t addr, uint64_t bytes);
+
 /* Round size up to the device granularity (saturating at UINT64_MAX). */
 uint64_t gm_device_round(const gm_device_t *dev, uint64_t size);
 
@@ -79,5 +128,18 @@ int gm_parse_size(const char *text, uint64_t *out, gm_error_t *err);
 
 /* Format bytes for people: "1.50 GiB", "512 B". */
 void gm_format_size(uint64_t bytes, char *buf, unsigned len);
+
+/*
+ * Read a cost profile written by `gmsim calibrate` (JSON: {"source": "...",
+ * "points": [{"size": B, "malloc_ns": T, "free_ns": T}, ...]}).  GM_EIO
+ * naming the file, GM_EFORMAT naming the file and what is wrong; the
+ * caller frees *out with gm_cost_profile_free.
+ */
+int gm_cost_profile_load(const char *path, gm_cost_profile_t **out, gm_error_t *err);
+void gm_cost_profile_free(gm_cost_profile_t *p);
+
+/* Modelled ns of one device malloc / free of `bytes` under model m. */
+double gm_cost_malloc_ns(const gm_cost_model_t *m, uint64_t bytes);
+double gm_cost_free_ns(const gm_cost_model_t *m, uint64_t bytes);
 
 #endif

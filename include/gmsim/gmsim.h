@@ -12,6 +12,7 @@
 #include "gmsim/layout.h"
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
+#include "gmsim/gpu.h"
 #include "gmsim/json.h"
 #include "gmsim/workload.h"
 #include "gmsim/csv.h"

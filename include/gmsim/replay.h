@@ -111,6 +111,9 @@ const gm_metrics_t *gm_replay_metrics(const gm_replay_t *r, size_t i);
 const gm_timeline_point_t *gm_replay_timeline(const gm_replay_t *r, size_t i, size_t *n);
 uint64_t gm_replay_load(const gm_replay_t *r); /* peak requested (LOAD) */
 uint64_t gm_replay_events(const gm_replay_t *r);
+/* Index of the event being replayed, for observers called from inside a
+ * policy (device hooks); after a feed, the last event's. */
+uint64_t gm_replay_position(const gm_replay_t *r);
 
 /* The policy instance of run i (for tests: check, stats). */
 gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i);

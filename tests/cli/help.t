@@ -15,6 +15,7 @@ With no verb, gmsim prints its usage on stderr and exits 2:
     synth      write a synthetic workload into a store
     replay     replay a trace through simulated allocators
     policies   list the allocator policies and their parameters
+    calibrate  measure a GPU's cudaMalloc/cudaFree latency into a cost profile
   
     gmsim help VERB, gmsim VERB --help   options of one verb
     gmsim --version                      version and CUDA support
@@ -35,6 +36,7 @@ With no verb, gmsim prints its usage on stderr and exits 2:
     synth      write a synthetic workload into a store
     replay     replay a trace through simulated allocators
     policies   list the allocator policies and their parameters
+    calibrate  measure a GPU's cudaMalloc/cudaFree latency into a cost profile
   
     gmsim help VERB, gmsim VERB --help   options of one verb
     gmsim --version                      version and CUDA support

@@ -1,0 +1,86 @@
+/*
+ * cli/cmd_calibrate.c — `gmsim calibrate --on gpu[:N] [-o FILE] [--reps N]`:
+ * measure cudaMalloc/cudaFree latency over sizes on a real GPU and write a
+ * device cost profile that `--device-profile FILE` feeds to the simulated
+ * device (its device_time_ns).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char calibrate_usage[] =
+    "usage: gmsim calibrate [--on gpu[:N]] [-o FILE] [--reps N]\n"
+    "\n"
+    "Measure how long cudaMalloc and cudaFree take on a GPU, from 512 B up to\n"
+    "a quarter of its free memory, and write the medians as a cost profile:\n"
+    "'gmsim replay --device-profile FILE' then models device time with it.\n"
+    "\n"
+    "options:\n"
+    "      --on gpu[:N]   the GPU (default gpu:0)\n"
+    "  -o, --output FILE  write the profile to FILE (default: standard output)\n"
+    "      --reps N       measurements per size (default 20; the median is kept)\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "The CUDA runtime is loaded at run time (GM_CUDART names another one).\n";
+
+int gm__cmd_calibrate(int argc, char **argv)
+{
+    enum { OPT_ON = 256, OPT_REPS };
+    static const struct option longopts[] = {
+        {"on", required_argument, NULL, OPT_ON},
+        {"output", required_argument, NULL, 'o'},
+        {"reps", required_argument, NULL, OPT_REPS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    gm_gpu_options_t opt = {0};
+    const char *output = NULL;
+    uint64_t reps = 20;
+    int c, rc = GM_CLI_OK;
+    opterr = 0;
+    while (rc == GM_CLI_OK && (c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_ON: rc = gm__cli_on_arg(calibrate_usage, optarg, &opt.device); break;
+        case 'o': output = optarg; break;
+        case OPT_REPS:
+            rc = gm__cli_u64_arg(calibrate_usage, "--reps", optarg, &reps);
+            if (rc == 0 && (reps == 0 || reps > 100000))
+                rc = gm__cli_usage_error(calibrate_usage,
+                                         "invalid value for --reps: '%s' (1 to 100000)", optarg);
+            break;
+        case 'h': return gm__cli_help(calibrate_usage);
+        default: return gm__cli_option_error(calibrate_usage, argv, c);
+        }
+    }
+    if (rc)
+        return rc;
+    if (optind < argc)
+        return gm__cli_usage_error(calibrate_usage, "too many arguments: '%s'", argv[optind]);
+    gm_cost_profile_t *p;
+    gm_error_t err = {0};
+    gm__cli_status("calibrating gpu:%d...", opt.device);
+    int r = gm_gpu_calibrate(&opt, (unsigned)reps, &p, &err);
+    gm__cli_status_clear();
+    if (r != 0)
+        return gm__cli_error("%s", err.msg);
+    FILE *f = output ? fopen(output, "w") : stdout;
+    if (f == NULL) {
+        gm_cost_profile_free(p);
+        return gm__cli_error("cannot write '%s': %s", output, gm__cli_strerror(errno));
+    }
+    int bad = gm_cost_profile_write(p, f) != 0;
+    if (output)
+        bad |= fclose(f) != 0;
+    if (bad)
+        rc = gm__cli_error("cannot write '%s': %s", output ? output : "<stdout>",
+                           gm__cli_strerror(errno));
+    else if (output)
+        fprintf(stderr, "wrote '%s': %zu sizes, %s\n", output, p->n,
+                p->source ? p->source : "measured");
+    gm_cost_profile_free(p);
+    return rc;
+}

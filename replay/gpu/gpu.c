@@ -1,0 +1,607 @@
+/*
+ * replay/gpu/gpu.c — the real-GPU backend (gmsim/gpu.h).
+ *
+ * The CUDA runtime is loaded with dlopen and its entry points resolved by
+ * name, so gmsim needs no GPU, driver or runtime to run, and a test can put
+ * a fake runtime in its place (GM_CUDART).  The toolkit's headers give the
+ * exact types.
+ *
+ * Bookkeeping.  Simulated addresses (from the policy's device) or
+ * allocation ids (native, async) map to real device pointers in a hash map.
+ * In-use device memory is sampled with cudaMemGetInfo after every device
+ * malloc; frees only lower it.  Each device call is timed with the
+ * monotonic clock; medians and 99th percentiles come from the sorted
+ * samples.  On a CUDA error the first error is kept with the event index,
+ * no further call is issued, and everything still allocated is freed
+ * before returning.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gmsim/gpu.h"
+#include "gmsim/json.h"
+#include "traces/idmap.h"
+
+/* ---- the runtime, loaded at run time --------------------------------------- */
+
+#define GPU_RUNTIME_FUNCS(X)                                                              \
+    X(GetDeviceCount, cudaError_t, (int *))                                             \
+    X(SetDevice, cudaError_t, (int))                                                    \
+    X(GetErrorString, const char *, (cudaError_t))                                      \
+    X(DriverGetVersion, cudaError_t, (int *))                                           \
+    X(Malloc, cudaError_t, (void **, size_t))                                           \
+    X(Free, cudaError_t, (void *))                                                      \
+    X(Memset, cudaError_t, (void *, int, size_t))                                       \
+    X(MemGetInfo, cudaError_t, (size_t *, size_t *))                                    \
+    X(DeviceSynchronize, cudaError_t, (void))                                           \
+    X(StreamCreateWithFlags, cudaError_t, (cudaStream_t *, unsigned))                   \
+    X(StreamDestroy, cudaError_t, (cudaStream_t))                                       \
+    X(MemPoolCreate, cudaError_t, (cudaMemPool_t *, const struct cudaMemPoolProps *))   \
+    X(MemPoolDestroy, cudaError_t, (cudaMemPool_t))                                     \
+    X(MemPoolSetAttribute, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *))  \
+    X(MemPoolGetAttribute, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *))  \
+    X(MemPoolTrimTo, cudaError_t, (cudaMemPool_t, size_t))                              \
+    X(MallocFromPoolAsync, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
+    X(FreeAsync, cudaError_t, (void *, cudaStream_t))
+
+typedef struct gpu_rt {
+    void *lib;
+#define GPU_FIELD(name, ret, args) ret(*name) args;
+    GPU_RUNTIME_FUNCS(GPU_FIELD)
+#undef GPU_FIELD
+    /* Optional: the device's name. */
+    cudaError_t (*GetDeviceProperties)(struct cudaDeviceProp *, int);
+} gpu_rt_t;
+
+static void gpu_rt_close(gpu_rt_t *rt)
+{
+    if (rt->lib != NULL)
+        dlclose(rt->lib);
+    memset(rt, 0, sizeof *rt);
+}
+
+/* Load the runtime and select the device; GM_EUNSUPPORTED "no CUDA
+ * device: …" when any of it is missing. */
+static int gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *err)
+{
+    memset(rt, 0, sizeof *rt);
+    const char *path = opt->runtime ? opt->runtime : getenv("GM_CUDART");
+    static const char *const defaults[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12"};
+    if (path != NULL && *path) {
+        rt->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    } else {
+        for (size_t i = 0; i < sizeof defaults / sizeof *defaults && rt->lib == NULL; i++)
+            rt->lib = dlopen(defaults[i], RTLD_NOW | RTLD_LOCAL);
+    }
+    if (rt->lib == NULL)
+        return gm_error_set(err, GM_EUNSUPPORTED, "no CUDA device: cannot load the CUDA runtime (%s)",
+                            dlerror());
+#define GPU_RESOLVE(name, ret, args)                                                        \
+    *(void **)(&rt->name) = dlsym(rt->lib, "cuda" #name);                                   \
+    if (rt->name == NULL) {                                                                 \
+        gpu_rt_close(rt);                                                                   \
+        return gm_error_set(err, GM_EUNSUPPORTED,                                           \
+                            "no CUDA device: the CUDA runtime lacks cuda" #name);           \
+    }
+    GPU_RUNTIME_FUNCS(GPU_RESOLVE)
+#undef GPU_RESOLVE
+    *(void **)(&rt->GetDeviceProperties) = dlsym(rt->lib, "cudaGetDeviceProperties_v2");
+    if (rt->GetDeviceProperties == NULL)
+        *(void **)(&rt->GetDeviceProperties) = dlsym(rt->lib, "cudaGetDeviceProperties");
+    int count = 0;
+    cudaError_t e = rt->GetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        const char *msg = e != cudaSuccess ? rt->GetErrorString(e) : "no CUDA-capable device";
+        gm_error_set(err, GM_EUNSUPPORTED, "no CUDA device: %s", msg ? msg : "unknown error");
+        gpu_rt_close(rt);
+        return GM_EUNSUPPORTED;
+    }
+    if (opt->device < 0 || opt->device >= count) {
+        gpu_rt_close(rt);
+        return gm_error_set(err, GM_EUNSUPPORTED, "no CUDA device: gpu:%d asked for, %d present",
+                            opt->device, count);
+    }
+    if ((e = rt->SetDevice(opt->device)) != cudaSuccess) {
+        gm_error_set(err, GM_EUNSUPPORTED, "no CUDA device: gpu:%d: %s", opt->device,
+                     rt->GetErrorString(e));
+        gpu_rt_close(rt);
+        return GM_EUNSUPPORTED;
+    }
+    return 0;
+}
+
+static void gpu_device_name(gpu_rt_t *rt, int device, char *buf, size_t len)
+{
+    snprintf(buf, len, "gpu:%d", device);
+    if (rt->GetDeviceProperties == NULL)
+        return;
+    /* Room beyond this toolkit's struct, in case the runtime's is larger. */
+    union {
+        struct cudaDeviceProp prop;
+        unsigned char room[sizeof(struct cudaDeviceProp) + 4096];
+    } u;
+    memset(&u, 0, sizeof u);
+    if (rt->GetDeviceProperties(&u.prop, device) == cudaSuccess && u.prop.name[0]) {
+        u.prop.name[sizeof u.prop.name - 1] = '\0';
+        snprintf(buf, len, "%s", u.prop.name);
+    }
+}
+
+/* ---- one GPU pass ------------------------------------------------------------ */
+
+typedef struct gpu_samples {
+    double *ns;
+    size_t n, cap;
+} gpu_samples_t;
+
+typedef struct gpu_pass {
+    gpu_rt_t *rt;
+    const gm_gpu_options_t *opt;
+    gm__idmap_t ptrs;     /* simulated address or allocation id → device pointer */
+    uint64_t baseline;    /* bytes in use before the pass */
+    uint64_t peak_used;   /* in use, minus baseline */
+    gpu_samples_t mallocs, frees;
+    uint64_t event;       /* index of the event being replayed (direct mode) */
+    const gm_replay_t *r; /* the hooked engine, which knows the event (hooked mode) */
+    int failed;           /* a CUDA error happened: issue nothing more */
+    gm_error_t err;       /* the first error */
+} gpu_pass_t;
+
+static double gpu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int gpu_sample_add(gpu_samples_t *s, double ns)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 4096;
+        double *p = realloc(s->ns, cap * sizeof *p);
+        if (p == NULL)
+            return -1;
+        s->ns = p;
+        s->cap = cap;
+    }
+    s->ns[s->n++] = ns;
+    return 0;
+}
+
+static int gpu_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void gpu_latency(gpu_samples_t *s, gm_gpu_latency_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->count = s->n;
+    if (s->n == 0)
+        return;
+    qsort(s->ns, s->n, sizeof *s->ns, gpu_cmp_double);
+    for (size_t i = 0; i < s->n; i++)
+        out->total_ns += s->ns[i];
+    out->median_ns = s->n % 2 ? s->ns[s->n / 2] : (s->ns[s->n / 2 - 1] + s->ns[s->n / 2]) / 2;
+    size_t k = (size_t)((double)(s->n - 1) * 0.99 + 0.5);
+    out->p99_ns = s->ns[k < s->n ? k : s->n - 1];
+}
+
+static int gpu_fail(gpu_pass_t *g, const char *call, uint64_t size, cudaError_t e)
+{
+    if (g->r != NULL)
+        g->event = gm_replay_position(g->r);
+    if (!g->failed) {
+        char sz[32];
+        gm_format_size(size, sz, sizeof sz);
+        gm_error_set(&g->err, GM_EIO, "CUDA error at event %llu (%s of %s): %s",
+                     (unsigned long long)g->event, call, sz, g->rt->GetErrorString(e));
+        g->failed = 1;
+    }
+    return -1;
+}
+
+static uint64_t gpu_used(gpu_pass_t *g)
+{
+    size_t free_b = 0, total = 0;
+    if (g->rt->MemGetInfo(&free_b, &total) != cudaSuccess)
+        return 0;
+    return (uint64_t)(total - free_b);
+}
+
+static void gpu_sample_used(gpu_pass_t *g)
+{
+    uint64_t used = gpu_used(g);
+    uint64_t over = used > g->baseline ? used - g->baseline : 0;
+    if (over > g->peak_used)
+        g->peak_used = over;
+}
+
+/* A device allocation of size bytes recorded under key (cudaMalloc, or
+ * from the pool on stream). */
+static int gpu_alloc(gpu_pass_t *g, uint64_t key, uint64_t size, cudaMemPool_t pool,
+                     cudaStream_t stream)
+{
+    if (g->failed)
+        return -1;
+    void *ptr = NULL;
+    double t0 = gpu_now_ns();
+    cudaError_t e = pool ? g->rt->MallocFromPoolAsync(&ptr, (size_t)size, pool, stream)
+                         : g->rt->Malloc(&ptr, (size_t)size);
+    double dt = gpu_now_ns() - t0;
+    if (e != cudaSuccess)
+        return gpu_fail(g, pool ? "cudaMallocFromPoolAsync" : "cudaMalloc", size, e);
+    if (gm__idmap_insert(&g->ptrs, key, (uint64_t)(uintptr_t)ptr) != 0 ||
+        gpu_sample_add(&g->mallocs, dt) != 0) {
+        g->rt->Free(ptr);
+        gm_error_set(&g->err, GM_ENOMEM, "out of memory at event %llu",
+                     (unsigned long long)g->event);
+        g->failed = 1;
+        return -1;
+    }
+    if (g->opt->touch && (e = g->rt->Memset(ptr, 0xA5, (size_t)size)) != cudaSuccess)
+        return gpu_fail(g, "cudaMemset", size, e);
+    gpu_sample_used(g);
+    return 0;
+}
+
+static void gpu_release(gpu_pass_t *g, uint64_t key, uint64_t size, int async,
+                        cudaStream_t stream)
+{
+    uint64_t ptr;
+    if (gm__idmap_remove(&g->ptrs, key, &ptr) != 1)
+        return; /* its malloc failed or was never issued */
+    if (g->failed) {
+        g->rt->Free((void *)(uintptr_t)ptr);
+        return;
+    }
+    double t0 = gpu_now_ns();
+    cudaError_t e = async ? g->rt->FreeAsync((void *)(uintptr_t)ptr, stream)
+                          : g->rt->Free((void *)(uintptr_t)ptr);
+    double dt = gpu_now_ns() - t0;
+    if (e != cudaSuccess) {
+        gpu_fail(g, async ? "cudaFreeAsync" : "cudaFree", size, e);
+        return;
+    }
+    if (gpu_sample_add(&g->frees, dt) != 0 && !g->failed) {
+        gm_error_set(&g->err, GM_ENOMEM, "out of memory");
+        g->failed = 1;
+    }
+}
+
+/* Free everything still allocated (after an error, or what the trace left
+ * live), without timing it. */
+static void gpu_release_all(gpu_pass_t *g)
+{
+    size_t pos = 0;
+    uint64_t key, ptr;
+    while (gm__idmap_next(&g->ptrs, &pos, &key, &ptr))
+        g->rt->Free((void *)(uintptr_t)ptr);
+    gm__idmap_release(&g->ptrs);
+    gm__idmap_init(&g->ptrs);
+}
+
+static void gpu_pass_release(gpu_pass_t *g)
+{
+    gm__idmap_release(&g->ptrs);
+    free(g->mallocs.ns);
+    free(g->frees.ns);
+}
+
+/* Device hooks of the simulated-policy mode: the key is the simulated
+ * address. */
+static int gpu_hook_malloc(void *ctx, uint64_t addr, uint64_t size)
+{
+    return gpu_alloc(ctx, addr, size, NULL, NULL);
+}
+
+static void gpu_hook_free(void *ctx, uint64_t addr, uint64_t size)
+{
+    gpu_release(ctx, addr, size, 0, NULL);
+}
+
+static const gm_device_hooks_t gpu_hooks = {gpu_hook_malloc, gpu_hook_free};
+
+/* Direct mode (native, async): read the trace and issue each request. */
+static int gpu_direct(gpu_pass_t *g, gm_store_t *s, const char *name, int async,
+                      uint64_t threshold, gm_gpu_measured_t *m, gm_error_t *err)
+{
+    gpu_rt_t *rt = g->rt;
+    gm_reader_t *rd;
+    int rc = gm_reader_open(s, name, &rd, err);
+    if (rc)
+        return rc;
+    int64_t sync_tag = gm_reader_find_tag(rd, "synchronize");
+    int64_t empty_tag = gm_reader_find_tag(rd, "empty_cache");
+    uint32_t nstreams = gm_reader_stream_count(rd);
+    cudaStream_t *streams = calloc(nstreams ? nstreams : 1, sizeof *streams);
+    cudaMemPool_t pool = NULL;
+    uint64_t *sizes = NULL; /* live sizes by id, for messages */
+    if (streams == NULL) {
+        gm_reader_close(rd);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    cudaError_t e = cudaSuccess;
+    if (async) {
+        struct cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = g->opt->device;
+        e = rt->MemPoolCreate(&pool, &props);
+        if (e == cudaSuccess) {
+            uint64_t t = threshold;
+            e = rt->MemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &t);
+        }
+        for (uint32_t i = 0; e == cudaSuccess && i < nstreams; i++)
+            e = rt->StreamCreateWithFlags(&streams[i], cudaStreamNonBlocking);
+        if (e != cudaSuccess)
+            gpu_fail(g, "pool and stream set-up", 0, e);
+    }
+    const gm_event_t *ev;
+    size_t n;
+    uint64_t index = 0;
+    (void)sizes;
+    while (!g->failed && (rc = gm_reader_next(rd, &ev, &n, err)) == 0 && n > 0) {
+        for (size_t i = 0; i < n && !g->failed; i++, index++) {
+            const gm_event_t *x = &ev[i];
+            g->event = index;
+            cudaStream_t st = async && x->stream < nstreams ? streams[x->stream] : NULL;
+            switch (x->op) {
+            case GM_OP_ALLOC: gpu_alloc(g, x->id, x->size, pool, st); break;
+            case GM_OP_FREE: gpu_release(g, x->id, 0, async, st); break;
+            case GM_OP_MARK:
+                if (async && ((int64_t)x->tag == sync_tag || (int64_t)x->tag == empty_tag)) {
+                    e = rt->DeviceSynchronize();
+                    if (e == cudaSuccess && (int64_t)x->tag == empty_tag)
+                        e = rt->MemPoolTrimTo(pool, 0);
+                    if (e != cudaSuccess)
+                        gpu_fail(g, "cudaDeviceSynchronize", 0, e);
+                    else
+                        gpu_sample_used(g);
+                }
+                break;
+            default: break;
+            }
+        }
+    }
+    gm_reader_close(rd);
+    if (async && pool != NULL) {
+        /* What the trace left live goes back to the pool before its figures
+         * are read. */
+        size_t pos = 0;
+        uint64_t key, ptr;
+        while (gm__idmap_next(&g->ptrs, &pos, &key, &ptr))
+            rt->FreeAsync((void *)(uintptr_t)ptr, NULL);
+        gm__idmap_release(&g->ptrs);
+        gm__idmap_init(&g->ptrs);
+        rt->DeviceSynchronize();
+        uint64_t v = 0;
+        if (rt->MemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &v) == cudaSuccess)
+            m->pool_reserved_high = v;
+        v = 0;
+        if (rt->MemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &v) == cudaSuccess)
+            m->pool_used_high = v;
+        m->pool = 1;
+        rt->MemPoolDestroy(pool);
+    }
+    for (uint32_t i = 0; i < nstreams; i++)
+        if (streams[i] != NULL)
+            rt->StreamDestroy(streams[i]);
+    free(streams);
+    return rc;
+}
+
+/* The async policy's release threshold parameter, if it has one. */
+static uint64_t gpu_threshold(const gm_params_t *params)
+{
+    for (size_t i = 0; i < params->ops->nparams; i++) {
+        const gm_param_spec_t *spec = &params->ops->params[i];
+        if (strcmp(spec->name, "release_threshold") == 0 && spec->type == GM_PARAM_SIZE)
+            return params->values[i].size;
+    }
+    return 0;
+}
+
+/* Simulate the policy over the trace with cfg (and hooks, when given). */
+static int gpu_simulate(gm_store_t *s, const char *name, const gm_params_t *params,
+                        const gm_replay_config_t *cfg, gm_replay_t **out, gm_error_t *err)
+{
+    gm_replay_t *r;
+    int rc = gm_replay_create(cfg, &r, err);
+    if (rc == 0 && (rc = gm_replay_add(r, params, err)) == 0)
+        rc = gm_replay_trace(r, s, name, err);
+    if (rc) {
+        gm_replay_destroy(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+int gm_gpu_replay(gm_store_t *s, const char *name, const gm_params_t *params,
+                  const gm_replay_config_t *cfg, const gm_gpu_options_t *opt,
+                  gm_replay_t **out_r, gm_gpu_measured_t *m, gm_error_t *err)
+{
+    gm_replay_config_t base;
+    if (cfg == NULL) {
+        gm_replay_config_default(&base);
+        cfg = &base;
+    }
+    memset(m, 0, sizeof *m);
+    gpu_rt_t rt;
+    int rc = gpu_rt_open(&rt, opt, err);
+    if (rc)
+        return rc;
+    gpu_device_name(&rt, opt->device, m->device_name, sizeof m->device_name);
+
+    /* The simulation first: its peak is what the GPU must hold. */
+    gm_replay_t *sim = NULL;
+    if ((rc = gpu_simulate(s, name, params, cfg, &sim, err)) != 0) {
+        gpu_rt_close(&rt);
+        return rc;
+    }
+    const char *policy = params->ops->name;
+    int native = strcmp(policy, "native") == 0, async = strcmp(policy, "async") == 0;
+    uint64_t expected = native || async ? gm_replay_load(sim) : gm_replay_metrics(sim, 0)->peak_reserved;
+    size_t free_b = 0, total = 0;
+    cudaError_t e = rt.MemGetInfo(&free_b, &total);
+    if (e != cudaSuccess) {
+        gm_replay_destroy(sim);
+        gm_error_set(err, GM_EIO, "cudaMemGetInfo: %s", rt.GetErrorString(e));
+        gpu_rt_close(&rt);
+        return GM_EIO;
+    }
+    m->total_bytes = total;
+    if (expected > free_b && !opt->force) {
+        char need[32], have[32];
+        gm_format_size(expected, need, sizeof need);
+        gm_format_size(free_b, have, sizeof have);
+        gm_replay_destroy(sim);
+        gpu_rt_close(&rt);
+        return gm_error_set(err, GM_EINVAL,
+                            "trace '%s' needs about %s under %s but %s (gpu:%d) has %s free "
+                            "(--force to try anyway)",
+                            name, need, policy, m->device_name, opt->device, have);
+    }
+
+    gpu_pass_t g;
+    memset(&g, 0, sizeof g);
+    g.rt = &rt;
+    g.opt = opt;
+    gm__idmap_init(&g.ptrs);
+    g.baseline = (uint64_t)(total - free_b);
+    m->baseline_used = g.baseline;
+    double t0 = gpu_now_ns();
+    if (native || async) {
+        rc = gpu_direct(&g, s, name, async, gpu_threshold(params), m, err);
+    } else {
+        /* The policy's own device calls, issued as they happen. */
+        gm_replay_config_t hooked = *cfg;
+        hooked.device.hooks = &gpu_hooks;
+        hooked.device.hooks_ctx = &g;
+        gm_replay_t *r2 = NULL;
+        rc = gm_replay_create(&hooked, &r2, err);
+        if (rc == 0) {
+            g.r = r2;
+            if ((rc = gm_replay_add(r2, params, err)) == 0)
+                rc = gm_replay_trace(r2, s, name, err);
+        }
+        if (rc == 0) {
+            gm_replay_destroy(sim);
+            sim = r2;
+        } else {
+            gm_replay_destroy(r2);
+        }
+    }
+    rt.DeviceSynchronize();
+    m->wall_s = (gpu_now_ns() - t0) * 1e-9;
+    gpu_release_all(&g);
+    if (rc == 0 && g.failed) {
+        *err = g.err;
+        rc = g.err.code;
+    }
+    m->peak_used = g.peak_used;
+    gpu_latency(&g.mallocs, &m->malloc_latency);
+    gpu_latency(&g.frees, &m->free_latency);
+    gpu_pass_release(&g);
+    gpu_rt_close(&rt);
+    if (rc) {
+        gm_replay_destroy(sim);
+        return rc;
+    }
+    *out_r = sim;
+    return 0;
+}
+
+/* ---- calibration ------------------------------------------------------------- */
+
+int gm_gpu_calibrate(const gm_gpu_options_t *opt, unsigned reps, gm_cost_profile_t **out,
+                     gm_error_t *err)
+{
+    gpu_rt_t rt;
+    int rc = gpu_rt_open(&rt, opt, err);
+    if (rc)
+        return rc;
+    if (reps == 0)
+        reps = 1;
+    size_t free_b = 0, total = 0;
+    cudaError_t e = rt.MemGetInfo(&free_b, &total);
+    gm_cost_profile_t *p = calloc(1, sizeof *p);
+    enum { MAX_POINTS = 24 };
+    double *tm = malloc(reps * sizeof *tm), *tf = malloc(reps * sizeof *tf);
+    if (p != NULL) {
+        p->sizes = calloc(MAX_POINTS, sizeof *p->sizes);
+        p->malloc_ns = calloc(MAX_POINTS, sizeof *p->malloc_ns);
+        p->free_ns = calloc(MAX_POINTS, sizeof *p->free_ns);
+    }
+    if (p == NULL || p->sizes == NULL || p->malloc_ns == NULL || p->free_ns == NULL ||
+        tm == NULL || tf == NULL) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (e != cudaSuccess) {
+        rc = gm_error_set(err, GM_EIO, "cudaMemGetInfo: %s", rt.GetErrorString(e));
+        goto out;
+    }
+    for (uint64_t size = 512; size <= free_b / 4 && p->n < MAX_POINTS; size *= 4) {
+        for (unsigned k = 0; k < reps; k++) {
+            void *ptr = NULL;
+            double t0 = gpu_now_ns();
+            e = rt.Malloc(&ptr, (size_t)size);
+            double t1 = gpu_now_ns();
+            if (e == cudaSuccess) {
+                e = rt.Free(ptr);
+                tf[k] = gpu_now_ns() - t1;
+            }
+            tm[k] = t1 - t0;
+            if (e != cudaSuccess) {
+                char sz[32];
+                gm_format_size(size, sz, sizeof sz);
+                rc = gm_error_set(err, GM_EIO, "CUDA error calibrating at %s: %s", sz,
+                                  rt.GetErrorString(e));
+                goto out;
+            }
+        }
+        qsort(tm, reps, sizeof *tm, gpu_cmp_double);
+        qsort(tf, reps, sizeof *tf, gpu_cmp_double);
+        p->sizes[p->n] = size;
+        p->malloc_ns[p->n] = tm[reps / 2];
+        p->free_ns[p->n] = tf[reps / 2];
+        p->n++;
+    }
+    if (p->n == 0) {
+        rc = gm_error_set(err, GM_EIO, "gpu:%d has too little free memory to calibrate",
+                          opt->device);
+        goto out;
+    }
+    char name[256], source[512];
+    gpu_device_name(&rt, opt->device, name, sizeof name);
+    int driver = 0;
+    rt.DriverGetVersion(&driver);
+    time_t now = time(NULL);
+    struct tm tmv;
+    char date[32] = "";
+    if (gmtime_r(&now, &tmv) != NULL)
+        strftime(date, sizeof date, "%Y-%m-%d", &tmv);
+    snprintf(source, sizeof source,
+             "measured by gmsim calibrate on %s (gpu:%d), driver %d.%d, %s, median of %u", name,
+             opt->device, driver / 1000, (driver % 1000) / 10, date, reps);
+    p->source = strdup(source);
+out:
+    free(tm);
+    free(tf);
+    gpu_rt_close(&rt);
+    if (rc) {
+        gm_cost_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}

@@ -1,0 +1,134 @@
+/*
+ * sim/profile.c — device cost profiles: the latency table `gmsim calibrate`
+ * measures on a GPU and `--device-profile FILE` feeds to the simulated
+ * device (gm_cost_profile_t in gmsim/device.h).
+ *
+ * The file is JSON: {"source": "who/where/when", "points": [{"size": B,
+ * "malloc_ns": T, "free_ns": T}, ...]} with sizes strictly ascending and
+ * times finite and ≥ 0.  Anything else is refused with the file's name and
+ * the point at fault.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gmsim/device.h"
+#include "gmsim/json.h"
+#include "gmsim/trace.h"
+
+#define PROFILE_MAX_BYTES (16u << 20) /* a profile is a few KiB */
+#define PROFILE_MAX_POINTS 4096
+
+void gm_cost_profile_free(gm_cost_profile_t *p)
+{
+    if (p == NULL)
+        return;
+    free(p->sizes);
+    free(p->malloc_ns);
+    free(p->free_ns);
+    free(p->source);
+    free(p);
+}
+
+static char *profile_read(const char *path, size_t *len, gm_error_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        gm_error_set(err, GM_EIO, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(PROFILE_MAX_BYTES + 1);
+    size_t n = buf ? fread(buf, 1, PROFILE_MAX_BYTES + 1, f) : 0;
+    int bad = buf == NULL || ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        gm_error_set(err, buf ? GM_EIO : GM_ENOMEM, "cannot read '%s'", path);
+        return NULL;
+    }
+    if (n > PROFILE_MAX_BYTES) {
+        free(buf);
+        gm_error_set(err, GM_EFORMAT, "'%s': larger than a cost profile can be (%u bytes)", path,
+                     PROFILE_MAX_BYTES);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int profile_time(const gm_jv_t *v, double *out)
+{
+    if (gm_jv_type(v) != GM_JV_NUMBER)
+        return -1;
+    double d = gm_jv_num(v);
+    if (!isfinite(d) || d < 0)
+        return -1;
+    *out = d;
+    return 0;
+}
+
+int gm_cost_profile_load(const char *path, gm_cost_profile_t **out, gm_error_t *err)
+{
+    size_t len;
+    char *text = profile_read(path, &len, err);
+    if (text == NULL)
+        return err ? err->code : GM_EIO;
+    gm_jv_t *root;
+    int rc = gm_json_parse(text, len, &root, err);
+    free(text);
+    if (rc) {
+        gm_error_prefix(err, "'%s'", path);
+        return rc;
+    }
+    const gm_jv_t *points = gm_jv_get(root, "points");
+    size_t n = gm_jv_len(points);
+    gm_cost_profile_t *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        gm_jv_free(root);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    if (gm_jv_type(points) != GM_JV_ARRAY || n == 0 || n > PROFILE_MAX_POINTS) {
+        rc = gm_error_set(err, GM_EFORMAT,
+                          "'%s': not a cost profile (needs \"points\": 1 to %d entries)", path,
+                          PROFILE_MAX_POINTS);
+        goto out;
+    }
+    p->n = n;
+    p->sizes = malloc(n * sizeof *p->sizes);
+    p->malloc_ns = malloc(n * sizeof *p->malloc_ns);
+    p->free_ns = malloc(n * sizeof *p->free_ns);
+    const char *source = gm_jv_str(gm_jv_get(root, "source"));
+    p->source = source ? strdup(source) : NULL;
+    if (p->sizes == NULL || p->malloc_ns == NULL || p->free_ns == NULL ||
+        (source && p->source == NULL)) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const gm_jv_t *pt = gm_jv_at(points, i);
+        if (gm_jv_u64(gm_jv_get(pt, "size"), &p->sizes[i]) != 0 || p->sizes[i] == 0 ||
+            p->sizes[i] > GM_SIZE_LIMIT ||
+            profile_time(gm_jv_get(pt, "malloc_ns"), &p->malloc_ns[i]) != 0 ||
+            profile_time(gm_jv_get(pt, "free_ns"), &p->free_ns[i]) != 0) {
+            rc = gm_error_set(err, GM_EFORMAT,
+                              "'%s': point %zu needs a size (1 to 2^48 bytes) and finite "
+                              "malloc_ns and free_ns ≥ 0",
+                              path, i);
+            goto out;
+        }
+        if (i > 0 && p->sizes[i] <= p->sizes[i - 1]) {
+            rc = gm_error_set(err, GM_EFORMAT, "'%s': point %zu: sizes must ascend", path, i);
+            goto out;
+        }
+    }
+out:
+    gm_jv_free(root);
+    if (rc) {
+        gm_cost_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}

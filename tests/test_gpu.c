@@ -1,0 +1,367 @@
+/*
+ * tests/test_gpu.c — the real-GPU backend against a fake CUDA runtime
+ * (tests/gpu/fake_cudart.c, loaded in place of libcudart): the three modes
+ * (native, async pool, a simulated policy's device calls), the bookkeeping
+ * that measured figures rest on (in-use sampling, pairing of every malloc
+ * with its free, latencies counted per call), the free-memory check, CUDA
+ * errors named with their event index and followed by freeing everything,
+ * the no-device paths, --touch, and calibration into a cost profile that
+ * the simulated device then uses.  What only a GPU can tell — real
+ * latencies, the driver's own rounding — awaits scripts/gpu-check.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#if GM_HAVE_CUDA
+
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+
+static gm_store_t *gpu_store;
+static void *gpu_fake; /* held open so the fake's state outlives each replay */
+
+static void gpu_env_reset(void)
+{
+    unsetenv("FAKE_CUDA_TOTAL");
+    unsetenv("FAKE_CUDA_BASELINE");
+    unsetenv("FAKE_CUDA_FAIL_MALLOC");
+    unsetenv("FAKE_CUDA_DEVICES");
+    unsetenv("FAKE_CUDA_LOG");
+    unsetenv("FAKE_CUDA_GRANULARITY");
+}
+
+/* A seeded workload (random sizes, bounded live set) and a small trace
+ * with two streams and synchronize/empty_cache marks. */
+static void gpu_setup(void)
+{
+    gpu_env_reset();
+    gpu_fake = dlopen(GM_FAKE_CUDART, RTLD_NOW);
+    cr_assert_not_null(gpu_fake, "%s", dlerror());
+    gm_error_t err;
+    const char *path = gt_tmpfile("gpu.db");
+    unlink(path);
+    cr_assert_eq(gm_store_open(path, GM_STORE_WRITE, &gpu_store, &err), 0, "%s", err.msg);
+    gm_writer_t *w;
+    gm_workload_config_t wc;
+    gm_workload_config_default(&wc);
+    wc.events = 4000;
+    wc.seed = 3;
+    wc.live_max = 2 * GiB;
+    cr_assert_eq(gm_writer_begin(gpu_store, "random", 0, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_workload_write(&wc, w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+
+    cr_assert_eq(gm_writer_begin(gpu_store, "streams", 0, &w, &err), 0, "%s", err.msg);
+    uint32_t s0, s1, sync, empty;
+    cr_assert_eq(gm_writer_stream(w, 0, &s0, &err), 0);
+    cr_assert_eq(gm_writer_stream(w, 7, &s1, &err), 0);
+    cr_assert_eq(gm_writer_tag(w, "synchronize", &sync, &err), 0);
+    cr_assert_eq(gm_writer_tag(w, "empty_cache", &empty, &err), 0);
+    gm_event_t ev[] = {
+        {.op = GM_OP_ALLOC, .id = 0, .size = 3 * MiB, .stream = s0},
+        {.op = GM_OP_ALLOC, .id = 1, .size = 5 * MiB + 100, .stream = s1},
+        {.op = GM_OP_FREE, .id = 0, .stream = s0},
+        {.op = GM_OP_MARK, .tag = sync},
+        {.op = GM_OP_ALLOC, .id = 2, .size = 1 * MiB, .stream = s0},
+        {.op = GM_OP_FREE, .id = 1, .stream = s1},
+        {.op = GM_OP_MARK, .tag = empty},
+        {.op = GM_OP_FREE, .id = 2, .stream = s0},
+    };
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
+        cr_assert_eq(gm_writer_add(w, &ev[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+}
+
+static void gpu_teardown(void)
+{
+    gm_store_close(gpu_store);
+    dlclose(gpu_fake);
+    gpu_env_reset();
+}
+
+TestSuite(gpu, .init = gpu_setup, .fini = gpu_teardown);
+
+static gm_gpu_options_t gpu_opts(void)
+{
+    gm_gpu_options_t o = {.device = 0, .runtime = GM_FAKE_CUDART};
+    return o;
+}
+
+static int gpu_run(const char *trace, const char *policy, const gm_gpu_options_t *o,
+                   gm_replay_t **r, gm_gpu_measured_t *m, gm_error_t *err)
+{
+    gm_params_t params;
+    cr_assert_eq(gm_params_init(&params, gm_policy_find(policy), err), 0);
+    int rc = gm_gpu_replay(gpu_store, trace, &params, NULL, o, r, m, err);
+    gm_params_release(&params);
+    return rc;
+}
+
+/* The fake's live-block count, through the same loaded library. */
+static size_t gpu_fake_live(void)
+{
+    size_t (*live)(void);
+    *(void **)(&live) = dlsym(gpu_fake, "fake_cuda_live");
+    return live ? live() : (size_t)-1;
+}
+
+Test(gpu, native_measures_what_it_simulates)
+{
+    gm_gpu_options_t o = gpu_opts();
+    gm_replay_t *r;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run("random", "native", &o, &r, &m, &err), 0, "%s", err.msg);
+    const gm_metrics_t *mt = gm_replay_metrics(r, 0);
+    /* The fake charges each cudaMalloc its size rounded to 512 B, as the
+     * simulated device does: measured and simulated peaks agree exactly. */
+    cr_assert_eq(m.peak_used, mt->peak_reserved, "measured %llu, simulated %llu",
+                 (unsigned long long)m.peak_used, (unsigned long long)mt->peak_reserved);
+    cr_assert_eq(m.baseline_used, 300 * MiB);
+    cr_assert_eq(m.total_bytes, 16 * GiB);
+    cr_assert_eq(m.malloc_latency.count, mt->device_mallocs);
+    cr_assert_eq(m.free_latency.count, mt->device_frees);
+    cr_assert(m.malloc_latency.median_ns > 0 && m.malloc_latency.p99_ns >= m.malloc_latency.median_ns);
+    cr_assert(m.malloc_latency.total_ns >= m.malloc_latency.p99_ns);
+    cr_assert_str_eq(m.device_name, "fake GPU");
+    cr_assert_eq(gpu_fake_live(), 0, "everything freed");
+    gm_replay_destroy(r);
+}
+
+Test(gpu, simulated_policy_issues_its_device_calls)
+{
+    gm_gpu_options_t o = gpu_opts();
+    gm_replay_t *r;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run("random", "buddy", &o, &r, &m, &err), 0, "%s", err.msg);
+    const gm_metrics_t *mt = gm_replay_metrics(r, 0);
+    cr_assert_eq(m.peak_used, mt->peak_reserved, "measured %llu, simulated %llu",
+                 (unsigned long long)m.peak_used, (unsigned long long)mt->peak_reserved);
+    cr_assert_eq(m.malloc_latency.count, mt->device_mallocs);
+    cr_assert(mt->device_mallocs < gm_replay_metrics(r, 0)->events / 2,
+              "buddy caches: fewer device calls than requests");
+    cr_assert_eq(gpu_fake_live(), 0);
+    gm_replay_destroy(r);
+}
+
+Test(gpu, async_pool_and_streams)
+{
+    if (gm_policy_find("async") == NULL)
+        cr_skip_test("no async policy registered in this build");
+    const char *log = gt_tmpfile("async.log");
+    unlink(log);
+    setenv("FAKE_CUDA_LOG", log, 1);
+    gm_gpu_options_t o = gpu_opts();
+    gm_replay_t *r;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run("streams", "async", &o, &r, &m, &err), 0, "%s", err.msg);
+    cr_assert_eq(m.pool, 1);
+    cr_assert_eq(m.pool_used_high, 8 * MiB + 100, "the two first requests were live at once");
+    cr_assert_geq(m.pool_reserved_high, m.pool_used_high);
+    cr_assert_eq(m.malloc_latency.count, 3);
+    cr_assert_eq(m.free_latency.count, 3);
+    size_t len;
+    char *text = gt_read_file(log, &len);
+    cr_assert_not_null(text);
+    /* Two streams of the trace, two CUDA streams; a sync and a trim at the marks. */
+    char *a = strstr(text, "mallocasync 3145728 ");
+    char *b = strstr(text, "mallocasync 5243000 ");
+    cr_assert(a && b);
+    cr_assert(strncmp(strchr(a + 12, ' '), strchr(b + 12, ' '), 8) != 0 ||
+                  strcmp(strchr(a + 12, ' '), strchr(b + 12, ' ')) != 0,
+              "requests on two trace streams go to two CUDA streams");
+    cr_assert_not_null(strstr(text, "sync"));
+    cr_assert_not_null(strstr(text, "trim 0"));
+    free(text);
+    cr_assert_eq(gpu_fake_live(), 0);
+    gm_replay_destroy(r);
+}
+
+Test(gpu, refuses_a_trace_that_does_not_fit)
+{
+    setenv("FAKE_CUDA_TOTAL", "1073741824", 1); /* 1 GiB, the trace wants up to 2 */
+    gm_gpu_options_t o = gpu_opts();
+    gm_replay_t *r = NULL;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run("random", "native", &o, &r, &m, &err), GM_EINVAL);
+    cr_assert(strstr(err.msg, "needs about") && strstr(err.msg, "--force"), "%s", err.msg);
+    cr_assert_null(r);
+
+    /* Forced: the device runs out, the error names the event, and
+     * everything is freed. */
+    o.force = 1;
+    cr_assert_eq(gpu_run("random", "native", &o, &r, &m, &err), GM_EIO);
+    cr_assert(strstr(err.msg, "CUDA error at event ") && strstr(err.msg, "cudaMalloc") &&
+                  strstr(err.msg, "out of memory"),
+              "%s", err.msg);
+    cr_assert_eq(gpu_fake_live(), 0);
+}
+
+Test(gpu, error_names_the_event)
+{
+    /* The 3rd cudaMalloc fails: under native that is the 3rd ALLOC, the
+     * trace's third event of op ALLOC. */
+    setenv("FAKE_CUDA_FAIL_MALLOC", "3", 1);
+    gm_gpu_options_t o = gpu_opts();
+    gm_replay_t *r = NULL;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), GM_EIO);
+    cr_assert(strstr(err.msg, "at event 4 (cudaMalloc of 1.00 MiB)"), "%s", err.msg);
+    cr_assert_eq(gpu_fake_live(), 0);
+
+    /* A simulated policy's device malloc: the index comes from the engine. */
+    setenv("FAKE_CUDA_FAIL_MALLOC", "2", 1);
+    cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), GM_EIO);
+    cr_assert(strstr(err.msg, "at event 1 "), "%s", err.msg);
+    cr_assert_eq(gpu_run("streams", "buddy", &o, &r, &m, &err), 0,
+                 "buddy makes one device malloc only: %s", err.msg);
+    gm_replay_destroy(r);
+}
+
+Test(gpu, no_device)
+{
+    gm_gpu_options_t o = gpu_opts();
+    gm_replay_t *r = NULL;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    setenv("FAKE_CUDA_DEVICES", "0", 1);
+    cr_assert_eq(gpu_run("random", "native", &o, &r, &m, &err), GM_EUNSUPPORTED);
+    cr_assert_str_eq(err.msg, "no CUDA device: no CUDA-capable device is detected");
+    unsetenv("FAKE_CUDA_DEVICES");
+    o.device = 3;
+    cr_assert_eq(gpu_run("random", "native", &o, &r, &m, &err), GM_EUNSUPPORTED);
+    cr_assert(strstr(err.msg, "gpu:3 asked for, 1 present"), "%s", err.msg);
+    o = gpu_opts();
+    o.runtime = "/nonexistent/libcudart.so";
+    cr_assert_eq(gpu_run("random", "native", &o, &r, &m, &err), GM_EUNSUPPORTED);
+    cr_assert(strstr(err.msg, "no CUDA device: cannot load the CUDA runtime"), "%s", err.msg);
+}
+
+Test(gpu, touch_writes_every_allocation)
+{
+    const char *log = gt_tmpfile("touch.log");
+    unlink(log);
+    setenv("FAKE_CUDA_LOG", log, 1);
+    gm_gpu_options_t o = gpu_opts();
+    o.touch = 1;
+    gm_replay_t *r;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), 0, "%s", err.msg);
+    size_t len, memsets = 0, mallocs = 0;
+    char *text = gt_read_file(log, &len);
+    for (char *p = text; (p = strstr(p, "memset ")) != NULL; p++)
+        memsets++;
+    for (char *p = text; (p = strstr(p, "malloc ")) != NULL; p++)
+        mallocs++;
+    cr_assert_eq(mallocs, 3);
+    cr_assert_eq(memsets, 3);
+    free(text);
+    gm_replay_destroy(r);
+}
+
+Test(gpu, calibrate_and_use_the_profile)
+{
+    setenv("FAKE_CUDA_TOTAL", "4294967296", 1);
+    gm_gpu_options_t o = gpu_opts();
+    gm_cost_profile_t *p;
+    gm_error_t err;
+    cr_assert_eq(gm_gpu_calibrate(&o, 5, &p, &err), 0, "%s", err.msg);
+    cr_assert_geq(p->n, 5);
+    cr_assert_eq(p->sizes[0], 512);
+    for (size_t i = 1; i < p->n; i++)
+        cr_assert_gt(p->sizes[i], p->sizes[i - 1]);
+    cr_assert_leq(p->sizes[p->n - 1], (4 * GiB - 300 * MiB) / 4);
+    cr_assert(strstr(p->source, "fake GPU") && strstr(p->source, "driver 13.0"), "%s", p->source);
+    cr_assert_eq(gpu_fake_live(), 0);
+
+    const char *path = gt_tmpfile("profile.json");
+    FILE *f = fopen(path, "w");
+    cr_assert_eq(gm_cost_profile_write(p, f), 0);
+    fclose(f);
+    gm_cost_profile_t *q;
+    cr_assert_eq(gm_cost_profile_load(path, &q, &err), 0, "%s", err.msg);
+    cr_assert_eq(q->n, p->n);
+    for (size_t i = 0; i < p->n; i++) {
+        cr_assert_eq(q->sizes[i], p->sizes[i]);
+        cr_assert_float_eq(q->malloc_ns[i], p->malloc_ns[i], 1e-6 * (1 + p->malloc_ns[i]));
+    }
+    cr_assert_str_eq(q->source, p->source);
+
+    /* The simulated device charges the profile's time. */
+    gm_device_config_t dc;
+    gm_device_config_default(&dc);
+    dc.cost.profile = q;
+    gm_device_t dev;
+    gm_device_init(&dev, &dc);
+    uint64_t addr, got;
+    cr_assert_eq(gm_device_malloc(&dev, q->sizes[1], 0, &addr, &got), 0);
+    cr_assert_float_eq(dev.time_ns, q->malloc_ns[1], 1e-6 * (1 + q->malloc_ns[1]));
+    gm_cost_profile_free(p);
+    gm_cost_profile_free(q);
+}
+
+#else
+
+Test(gpu, built_without_cuda)
+{
+    gm_gpu_options_t o = {0};
+    gm_cost_profile_t *p;
+    gm_error_t err;
+    cr_assert_eq(gm_gpu_calibrate(&o, 1, &p, &err), GM_EUNSUPPORTED);
+    cr_assert(strstr(err.msg, "no CUDA device"), "%s", err.msg);
+}
+
+#endif
+
+Test(gpu_profile, interpolation_and_bad_files)
+{
+    uint64_t sizes[] = {1000, 2000, 4000};
+    double mns[] = {10, 20, 30}, fns[] = {1, 2, 3};
+    gm_cost_profile_t p = {3, sizes, mns, fns, NULL};
+    gm_cost_model_t m = {0};
+    m.profile = &p;
+    cr_assert_float_eq(gm_cost_malloc_ns(&m, 10), 10, 1e-9);
+    cr_assert_float_eq(gm_cost_malloc_ns(&m, 1500), 15, 1e-9);
+    cr_assert_float_eq(gm_cost_malloc_ns(&m, 3000), 25, 1e-9);
+    cr_assert_float_eq(gm_cost_malloc_ns(&m, 8000), 50, 1e-9, "extrapolated");
+    cr_assert_float_eq(gm_cost_free_ns(&m, 4000), 3, 1e-9);
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"", "invalid JSON at byte 0"},
+        {"{}", "not a cost profile"},
+        {"{\"points\": []}", "not a cost profile"},
+        {"{\"points\": [{\"size\": 0, \"malloc_ns\": 1, \"free_ns\": 1}]}", "point 0"},
+        {"{\"points\": [{\"size\": 10, \"malloc_ns\": -1, \"free_ns\": 1}]}", "point 0"},
+        {"{\"points\": [{\"size\": 10, \"malloc_ns\": 1, \"free_ns\": 1},"
+         " {\"size\": 10, \"malloc_ns\": 1, \"free_ns\": 1}]}",
+         "point 1: sizes must ascend"},
+    };
+    const char *path = gt_tmpfile("bad-profile.json");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        fputs(bad[i].text, f);
+        fclose(f);
+        gm_cost_profile_t *q = NULL;
+        gm_error_t err;
+        cr_assert_eq(gm_cost_profile_load(path, &q, &err), GM_EFORMAT, "case %zu", i);
+        cr_assert(strstr(err.msg, path) && strstr(err.msg, bad[i].want), "case %zu: %s", i,
+                  err.msg);
+    }
+    gm_cost_profile_t *q;
+    gm_error_t err;
+    cr_assert_eq(gm_cost_profile_load("/nonexistent/p.json", &q, &err), GM_EIO);
+    cr_assert(strstr(err.msg, "cannot open '/nonexistent/p.json'"), "%s", err.msg);
+}
