@@ -16,7 +16,8 @@
  * of magnitude for cudaMalloc/cudaFree on a current datacenter GPU (a call
  * costs about 10 µs, mapping costs a fraction of a millisecond per GiB; a
  * free about 5 µs plus unmapping).  They are placeholders until a measured
- * profile (replay on a real GPU, `gmsim fit`) replaces them.
+ * profile (`gmsim calibrate` on a GPU, `--device-profile FILE`) replaces
+ * them; profiles/default.json is this same model written as a profile.
  */
 #include "gmsim/device.h"
 

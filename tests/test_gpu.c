@@ -365,3 +365,31 @@ Test(gpu_profile, interpolation_and_bad_files)
     cr_assert_eq(gm_cost_profile_load("/nonexistent/p.json", &q, &err), GM_EIO);
     cr_assert(strstr(err.msg, "cannot open '/nonexistent/p.json'"), "%s", err.msg);
 }
+
+/* The shipped profile is the built-in linear model written out: the two
+ * agree at every point and in between. */
+Test(gpu_profile, shipped_default_matches_the_builtin_model)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/profiles/default.json", GM_SOURCE_DIR);
+    gm_cost_profile_t *p;
+    gm_error_t err;
+    cr_assert_eq(gm_cost_profile_load(path, &p, &err), 0, "%s", err.msg);
+    cr_assert(strstr(p->source, "uncalibrated"), "the provenance says what it is");
+    gm_device_config_t dc;
+    gm_device_config_default(&dc);
+    gm_cost_model_t prof = dc.cost;
+    prof.profile = p;
+    for (size_t i = 0; i + 1 < p->n; i++) {
+        uint64_t sizes[] = {p->sizes[i], (p->sizes[i] + p->sizes[i + 1]) / 2};
+        for (size_t k = 0; k < 2; k++) {
+            double a = gm_cost_malloc_ns(&dc.cost, sizes[k]), b = gm_cost_malloc_ns(&prof, sizes[k]);
+            cr_assert_float_eq(a, b, 1e-9 * a, "malloc at %llu: %f vs %f",
+                               (unsigned long long)sizes[k], a, b);
+            a = gm_cost_free_ns(&dc.cost, sizes[k]);
+            b = gm_cost_free_ns(&prof, sizes[k]);
+            cr_assert_float_eq(a, b, 1e-9 * a, "free at %llu", (unsigned long long)sizes[k]);
+        }
+    }
+    gm_cost_profile_free(p);
+}
