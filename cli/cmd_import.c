@@ -1,59 +1,101 @@
 /*
- * cli/cmd_import.c — `gmsim import FILE -o DB [--format FMT] [--name NAME]
- * [--replace]`.
+ * cli/cmd_import.c — `gmsim import FILE... -o DB [--format FMT] [--name NAME]
+ * [--mem-kinds LIST] [--replace] [--json]`.
  *
  * Import formats are a registry (CMD_IMPORT_FORMATS): each has a name, a
- * one-line description, the library's importer and a content sniffer for
- * `--format auto` (the default).  Auto detection reads the first
- * CMD_IMPORT_HEAD bytes; a non-seekable input (a pipe, stdin) is spooled to
- * a temporary file first so the importer still sees it from the start.
- * Adding a format is one X line and, where needed, one sniffer.
+ * one-line description, the library's importer (a gm_import_fn) and a
+ * content sniffer for `--format auto` (the default), tried in list order.
+ * Adding a format is one X line.
  *
- * The trace is named after the file's base name without its extension
- * ("runs/step1.csv" → "step1") unless --name; stdin gives "stdin".  A
- * failed import leaves the store as it was (gm__cli_write_trace).
+ * Each FILE is read in turn:
+ *   1. its first CMD_IMPORT_HEAD bytes are read; gzip data (magic 1f 8b,
+ *      whatever the name) is inflated through zlib into a temporary file,
+ *      every member of a multi-member file included, and the head is read
+ *      again from the inflated data;
+ *   2. a non-seekable input (a pipe, stdin) is spooled to a temporary file,
+ *      so the importer still sees it from the start (and SQLite-based
+ *      formats get a file);
+ *   3. the format is detected from the head unless --format;
+ *   4. the importer writes through an import target: one transaction, so a
+ *      file that fails leaves nothing of itself in the store.
+ * A failing FILE is reported (file and place) and the next FILE is
+ * imported all the same; the command exits 1 if any failed, and the
+ * traces of the files that imported are kept.  A store the command created
+ * is removed if nothing at all was imported into it.
+ *
+ * Traces are named after the file's base name without ".gz" and then
+ * without its last extension ("runs/step1.csv.gz" → "step1") unless --name
+ * (one FILE only); stdin gives "stdin".  An importer writing several traces
+ * (devices, processes) adds suffixes ("run.dev1").  Two files of one
+ * command may not give the same trace name.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "cli/cli.h"
+#include "gmsim/formats.h"
+#include "gmsim/import.h"
 
 #define CMD_IMPORT_HEAD 4096
 
 static const char import_usage[] =
-    "usage: gmsim import FILE -o DB [--format FMT] [--name NAME] [--replace] [--json]\n"
+    "usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]\n"
+    "                    [--replace] [--json]\n"
     "\n"
-    "Read a trace file and store it as a new trace in the store DB (created if\n"
-    "missing).  FILE '-' reads standard input.\n"
+    "Read trace files and store them as traces in the store DB (created if\n"
+    "missing).  FILE '-' reads standard input; gzip'd files are read as they\n"
+    "are.  Each file is one unit: a file that fails leaves nothing of itself,\n"
+    "the other files are imported all the same, and the exit status is 1.\n"
     "\n"
     "options:\n"
     "  -o, --output DB     the store to write into (required)\n"
     "  -f, --format FMT    the input format: auto (the default: detect it from\n"
-    "                      the content) or csv\n"
-    "  -n, --name NAME     the trace's name (default: FILE's base name without\n"
-    "                      its extension, 'stdin' for standard input)\n"
-    "      --replace       replace a trace of the same name\n"
-    "      --json          report the stored trace as JSON (as 'gmsim info --json')\n"
+    "                      the content) or one of the formats below\n"
+    "  -n, --name NAME     the trace's name (one FILE only; default: FILE's\n"
+    "                      base name without .gz and its extension, 'stdin'\n"
+    "                      for standard input); several traces of one file\n"
+    "                      get suffixes: NAME.dev1, NAME.pid42.dev0\n"
+    "      --mem-kinds LIST\n"
+    "                      nsys: the memory kinds to keep, comma-separated:\n"
+    "                      pageable, pinned, device, array, managed,\n"
+    "                      device_static, managed_static, unknown, or all\n"
+    "                      (default: device)\n"
+    "      --replace       replace traces of the same names\n"
+    "      --json          report the stored traces as JSON: {\"store\": DB,\n"
+    "                      \"traces\": [...]} (each as 'gmsim info --json')\n"
     "  -h, --help          show this help\n"
     "\n"
-    "The formats are described in docs/formats.md.  On any error nothing is\n"
-    "written: the store is left as it was.\n";
+    "formats (docs/formats.md), detected in this order:\n";
 
-typedef int (*import_fn)(FILE *in, const char *filename, gm_writer_t *w, gm_error_t *err);
-typedef int (*import_sniff_fn)(const char *head, size_t len);
+typedef int (*import_sniff_fn)(const void *head, size_t len);
 
-static int import_sniff_csv(const char *head, size_t len);
+static int import_sniff_csv(const void *head, size_t len);
 
-/* X(name, description, importer, sniffer) */
-#define CMD_IMPORT_FORMATS(X) \
-    X(csv, "ts_ns,op,id,size,stream,device rows", gm_csv_import, import_sniff_csv)
+/* X(name, description, importer, sniffer) — auto detection tries the
+ * sniffers in this order (the most specific first, csv last). */
+#define CMD_IMPORT_FORMATS(X)                                                              \
+    X(torch, "PyTorch memory snapshot (pickle)", gm_torch_import, gm_torch_sniff)          \
+    X(nsys, "Nsight Systems SQLite export (CUDA_GPU_MEMORY_USAGE_EVENTS)", gm_nsys_import, \
+      gm_nsys_sniff)                                                                       \
+    X(rmm, "RAPIDS RMM log (Thread,Time,Action,Pointer,Size,Stream)", gm_rmm_import,       \
+      gm_rmm_sniff)                                                                        \
+    X(dsa, "placement instance (id,lower,upper,size; capacity in the name)",               \
+      gm_dsa_import, gm_dsa_sniff)                                                         \
+    X(stalloc, "STAlloc trace log (status ptr size stream)", gm_stalloc_import,            \
+      gm_stalloc_sniff)                                                                    \
+    X(csv, "ts_ns,op,id,size,stream,device rows (gmsim's own)", gm_csv_import,             \
+      import_sniff_csv)
 
 typedef struct import_format {
     const char *name;
     const char *help;
-    import_fn import;
+    gm_import_fn import;
     import_sniff_fn sniff;
 } import_format_t;
 
@@ -67,8 +109,9 @@ static const import_format_t import_formats[] = {
 
 /* CSV: the first line that is not blank or a comment is a header (its
  * second field is "op") or a row whose second field is a known op. */
-static int import_sniff_csv(const char *head, size_t len)
+static int import_sniff_csv(const void *data, size_t len)
 {
+    const char *head = data;
     if (memchr(head, '\0', len) != NULL)
         return 0;
     const char *p = head, *end = head + len;
@@ -115,54 +158,196 @@ static void import_format_names(char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, ", %s", import_formats[i].name);
 }
 
-/* Detect the format of *in (which may be replaced by a spooled copy).
- * NULL with a message printed when none matches or the input fails. */
-static const import_format_t *import_detect(FILE **in, const char *shown)
+/* The usage text and the formats of the registry. */
+static int import_help(void)
 {
+    fputs(import_usage, stdout);
+    for (size_t i = 0; i < IMPORT_NFORMATS; i++)
+        printf("  %-9s%s\n", import_formats[i].name, import_formats[i].help);
+    return GM_CLI_OK;
+}
+
+/* ---- one input: open, inflate, spool, detect --------------------------------- */
+
+typedef struct import_input {
+    FILE *in;          /* what the importer reads, at offset 0 */
+    const char *shown; /* the input's name in messages */
     char head[CMD_IMPORT_HEAD];
-    size_t n = fread(head, 1, sizeof head, *in);
-    if (ferror(*in)) {
-        gm__cli_error("cannot read '%s': %s", shown, gm__cli_strerror(errno));
+    size_t nhead;
+    int gzip;          /* the input was gzip'd */
+} import_input_t;
+
+/* Copy `pre` and then the rest of f into a new temporary file, inflating
+ * gzip data when `inflate_it`.  NULL with a message printed on failure. */
+static FILE *import_spool(FILE *f, const char *pre, size_t npre, int inflate_it,
+                          const char *shown)
+{
+    FILE *tmp = tmpfile();
+    if (tmp == NULL) {
+        gm__cli_error("cannot create a temporary file: %s", gm__cli_strerror(errno));
         return NULL;
     }
-    if (fseek(*in, 0, SEEK_SET) != 0) {
-        /* Not seekable: keep what was read and the rest in a temporary file. */
-        FILE *tmp = tmpfile();
-        if (tmp == NULL) {
-            gm__cli_error("cannot create a temporary file: %s", gm__cli_strerror(errno));
-            return NULL;
+    static unsigned char ibuf[65536], obuf[65536];
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflate_it && inflateInit2(&z, 15 + 16) != Z_OK) {
+        gm__cli_error("out of memory");
+        fclose(tmp);
+        return NULL;
+    }
+    uint64_t consumed = 0; /* compressed bytes fed so far */
+    int in_member = 1, failed = 0;
+    size_t n = npre;
+    memcpy(ibuf, pre, npre);
+    for (;;) {
+        if (n == 0) {
+            n = fread(ibuf, 1, sizeof ibuf, f);
+            if (n == 0) {
+                if (ferror(f)) {
+                    gm__cli_error("cannot read '%s': %s", shown, gm__cli_strerror(errno));
+                    failed = 1;
+                }
+                break;
+            }
         }
-        char buf[65536];
-        size_t k = n;
-        memcpy(buf, head, n);
-        do {
-            if (fwrite(buf, 1, k, tmp) != k) {
+        if (!inflate_it) {
+            if (fwrite(ibuf, 1, n, tmp) != n) {
                 gm__cli_error("cannot spool '%s' to a temporary file: %s", shown,
                               gm__cli_strerror(errno));
-                fclose(tmp);
-                return NULL;
+                failed = 1;
+                break;
             }
-        } while ((k = fread(buf, 1, sizeof buf, *in)) > 0);
-        if (ferror(*in) || fseek(tmp, 0, SEEK_SET) != 0) {
-            gm__cli_error("cannot read '%s': %s", shown, gm__cli_strerror(errno));
-            fclose(tmp);
-            return NULL;
+            n = 0;
+            continue;
         }
-        if (*in != stdin)
-            fclose(*in);
-        *in = tmp;
+        z.next_in = ibuf;
+        z.avail_in = (uInt)n;
+        /* Until the input is used up and zlib has no output pending (a
+         * full output buffer may hide more). */
+        do {
+            if (!in_member) {
+                if (z.avail_in == 0)
+                    break;
+                /* Another gzip member follows (as `cat a.gz b.gz` makes). */
+                if (inflateReset(&z) != Z_OK) {
+                    failed = 1;
+                    break;
+                }
+                in_member = 1;
+            }
+            z.next_out = obuf;
+            z.avail_out = sizeof obuf;
+            uInt before = z.avail_in;
+            int zr = inflate(&z, Z_NO_FLUSH);
+            consumed += before - z.avail_in;
+            size_t out = sizeof obuf - z.avail_out;
+            if (out && fwrite(obuf, 1, out, tmp) != out) {
+                gm__cli_error("cannot inflate '%s' to a temporary file: %s", shown,
+                              gm__cli_strerror(errno));
+                failed = 1;
+                break;
+            }
+            if (zr == Z_STREAM_END) {
+                in_member = 0;
+            } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+                gm__cli_error("'%s': corrupt gzip data at compressed byte %" PRIu64 ": %s", shown,
+                              consumed, z.msg ? z.msg : "invalid data");
+                failed = 1;
+            } else if (zr == Z_BUF_ERROR && z.avail_in > 0 && out == 0) {
+                gm__cli_error("'%s': corrupt gzip data at compressed byte %" PRIu64, shown,
+                              consumed);
+                failed = 1;
+            }
+        } while (!failed && (z.avail_in > 0 || z.avail_out == 0));
+        n = 0;
+        if (failed)
+            break;
     }
+    if (inflate_it) {
+        if (!failed && in_member) {
+            gm__cli_error("'%s': truncated gzip data (ends at compressed byte %" PRIu64 ")",
+                          shown, consumed);
+            failed = 1;
+        }
+        inflateEnd(&z);
+    }
+    if (!failed && (fflush(tmp) != 0 || fseek(tmp, 0, SEEK_SET) != 0)) {
+        gm__cli_error("cannot spool '%s' to a temporary file: %s", shown,
+                      gm__cli_strerror(errno));
+        failed = 1;
+    }
+    if (failed) {
+        fclose(tmp);
+        return NULL;
+    }
+    return tmp;
+}
+
+/* Open path ('-' for stdin) into *ii, inflated and seekable, head read.
+ * GM_CLI_OK, or GM_CLI_ERROR with a message printed. */
+static int import_open(const char *path, import_input_t *ii)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    ii->shown = is_stdin ? "<stdin>" : path;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (f == NULL)
+        return gm__cli_error("cannot open '%s': %s", path, gm__cli_strerror(errno));
+    struct stat st;
+    if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return gm__cli_error("cannot read '%s': is a directory", path);
+    }
+    ii->nhead = fread(ii->head, 1, sizeof ii->head, f);
+    if (ferror(f)) {
+        gm__cli_error("cannot read '%s': %s", ii->shown, gm__cli_strerror(errno));
+        if (f != stdin)
+            fclose(f);
+        return GM_CLI_ERROR;
+    }
+    ii->gzip = ii->nhead >= 2 && (unsigned char)ii->head[0] == 0x1f &&
+               (unsigned char)ii->head[1] == 0x8b;
+    if (ii->gzip || fseek(f, 0, SEEK_SET) != 0) {
+        /* Inflate, or keep what was read and the rest, in a temporary file. */
+        FILE *tmp = import_spool(f, ii->head, ii->nhead, ii->gzip, ii->shown);
+        if (f != stdin)
+            fclose(f);
+        if (tmp == NULL)
+            return GM_CLI_ERROR;
+        f = tmp;
+        if (ii->gzip) {
+            ii->nhead = fread(ii->head, 1, sizeof ii->head, f);
+            if (ferror(f) || fseek(f, 0, SEEK_SET) != 0) {
+                fclose(f);
+                return gm__cli_error("cannot read '%s': %s", ii->shown,
+                                     gm__cli_strerror(errno));
+            }
+        }
+    }
+    ii->in = f;
+    return GM_CLI_OK;
+}
+
+static void import_close(import_input_t *ii)
+{
+    if (ii->in != NULL && ii->in != stdin)
+        fclose(ii->in);
+    ii->in = NULL;
+}
+
+static const import_format_t *import_detect(const import_input_t *ii)
+{
     for (size_t i = 0; i < IMPORT_NFORMATS; i++)
-        if (import_formats[i].sniff && import_formats[i].sniff(head, n))
+        if (import_formats[i].sniff && import_formats[i].sniff(ii->head, ii->nhead))
             return &import_formats[i];
     char names[128];
     import_format_names(names, sizeof names);
-    gm__cli_error("cannot detect the format of '%s' (choose one with --format: %s)", shown,
-                  names);
+    gm__cli_error("cannot detect the format of '%s'%s (choose one with --format: %s)", ii->shown,
+                  ii->gzip ? " (after gunzip)" : "", names);
     return NULL;
 }
 
-/* The default trace name: the base name without its last extension. */
+/* The default trace name: the base name without ".gz", then without its
+ * last extension. */
 static char *import_default_name(const char *path)
 {
     if (strcmp(path, "-") == 0)
@@ -172,91 +357,267 @@ static char *import_default_name(const char *path)
     char *name = strdup(*base ? base : path);
     if (name == NULL)
         return NULL;
+    size_t n = strlen(name);
+    if (n > 3 && strcmp(name + n - 3, ".gz") == 0)
+        name[n - 3] = '\0';
     char *dot = strrchr(name, '.');
     if (dot != NULL && dot != name)
         *dot = '\0';
     return name;
 }
 
-typedef struct import_ctx {
-    const import_format_t *fmt;
-    FILE *in;
-    const char *shown; /* the input's name in messages */
-    const char *path;  /* NULL for stdin */
-} import_ctx_t;
+/* ---- the command ------------------------------------------------------------ */
 
-static int import_fill(gm_writer_t *w, void *ctx, gm_error_t *err)
+typedef struct import_run {
+    gm_store_t *s;
+    const char *db;
+    unsigned store_flags; /* GM_WRITE_REPLACE */
+    gm_import_options_t opts;
+    const char *format, *name;
+    int json;
+    char **names;   /* traces imported by this command */
+    char **sources; /* the file each came from */
+    size_t n, cap;
+} import_run_t;
+
+/* The one-line report of an imported trace (the line gm__cli_write_trace
+ * prints for one trace). */
+static void import_report(const char *db, const gm_trace_info_t *info)
 {
-    import_ctx_t *c = ctx;
-    int rc = 0;
-    if (c->path != NULL)
-        rc = gm_writer_attr_str(w, "file", c->path, err);
-    if (rc == 0) {
-        gm__cli_status("importing '%s'...", c->shown);
-        rc = c->fmt->import(c->in, c->shown, w, err);
+    printf("imported '%s' into '%s': %" PRIu64 " events (%" PRIu64 " allocs, %" PRIu64
+           " frees, %" PRIu64 " marks), load %s",
+           info->name, db, info->events, info->allocs, info->frees, info->marks,
+           gm__cli_size(info->load));
+    if (info->dropped)
+        printf(", %" PRIu64 " zero-size request%s dropped", info->dropped,
+               info->dropped == 1 ? "" : "s");
+    putchar('\n');
+}
+
+static int import_remember(import_run_t *run, const char *name, const char *source)
+{
+    if (run->n == run->cap) {
+        size_t cap = run->cap ? 2 * run->cap : 8;
+        char **a = realloc(run->names, cap * sizeof *a);
+        if (a == NULL)
+            return -1;
+        run->names = a;
+        char **b = realloc(run->sources, cap * sizeof *b);
+        if (b == NULL)
+            return -1;
+        run->sources = b;
+        run->cap = cap;
     }
-    return rc;
+    if ((run->names[run->n] = strdup(name)) == NULL)
+        return -1;
+    if ((run->sources[run->n] = strdup(source)) == NULL) {
+        free(run->names[run->n]);
+        return -1;
+    }
+    run->n++;
+    return 0;
+}
+
+/* Import one FILE as one unit; GM_CLI_OK or GM_CLI_ERROR (printed). */
+static int import_file(import_run_t *run, const char *path)
+{
+    import_input_t ii = {0};
+    int rc = import_open(path, &ii);
+    if (rc)
+        return rc;
+    const import_format_t *fmt =
+        strcmp(run->format, "auto") == 0 ? import_detect(&ii) : import_find(run->format);
+    char *owned = NULL;
+    const char *name = run->name;
+    if (fmt == NULL) {
+        import_close(&ii);
+        return GM_CLI_ERROR;
+    }
+    if (name == NULL && (name = owned = import_default_name(path)) == NULL) {
+        import_close(&ii);
+        return gm__cli_error("out of memory");
+    }
+    gm_error_t err = {0};
+    gm_import_target_t *t = NULL;
+    gm_import_options_t opts = run->opts;
+    if (strcmp(path, "-") != 0)
+        opts.file = path;
+    rc = gm_import_target_create(run->s, name, run->store_flags, &t, &err);
+    if (rc == 0) {
+        gm_import_set_options(t, &opts);
+        gm__cli_status("importing '%s' (%s)...", ii.shown, fmt->name);
+        rc = fmt->import(ii.in, ii.shown, t, &err);
+        gm__cli_status_clear();
+        if (rc == 0 && gm_import_count(t) == 0)
+            rc = gm_error_set(&err, GM_EFORMAT, "'%s': no trace in it", ii.shown);
+        /* Two files of one command may not write the same trace. */
+        for (size_t i = 0; rc == 0 && i < gm_import_count(t); i++)
+            for (size_t k = 0; rc == 0 && k < run->n; k++)
+                if (strcmp(gm_import_name(t, i), run->names[k]) == 0)
+                    rc = gm_error_set(&err, GM_EEXIST,
+                                      "trace '%s' of '%s' is already imported from '%s' (give "
+                                      "the files different names)",
+                                      run->names[k], ii.shown, run->sources[k]);
+        /* A name taken by an earlier file of this command: say so. */
+        for (size_t k = 0; rc == GM_EEXIST && k < run->n; k++) {
+            char quoted[GM_ERROR_MSG_MAX];
+            snprintf(quoted, sizeof quoted, "trace '%s' ", run->names[k]);
+            if (strstr(err.msg, quoted) == err.msg)
+                gm_error_set(&err, GM_EEXIST,
+                             "trace '%s' of '%s' is already imported from '%s' (give the files "
+                             "different names)",
+                             run->names[k], ii.shown, run->sources[k]);
+        }
+        size_t count = rc == 0 ? gm_import_count(t) : 0;
+        char **names = count ? calloc(count, sizeof *names) : NULL;
+        for (size_t i = 0; names && i < count; i++)
+            names[i] = strdup(gm_import_name(t, i));
+        if (rc == 0) {
+            rc = gm_import_commit(t, &err);
+        } else {
+            gm_import_abort(t);
+        }
+        t = NULL;
+        for (size_t i = 0; rc == 0 && i < count; i++) {
+            if (names == NULL || names[i] == NULL || import_remember(run, names[i], ii.shown)) {
+                rc = gm_error_set(&err, GM_ENOMEM, "out of memory");
+                break;
+            }
+            if (!run->json) {
+                gm_trace_info_t info;
+                if (gm_store_find(run->s, names[i], &info, &err) == 0) {
+                    import_report(run->db, &info);
+                    gm_trace_info_release(&info);
+                }
+            }
+        }
+        for (size_t i = 0; names && i < count; i++)
+            free(names[i]);
+        free(names);
+    }
+    import_close(&ii);
+    free(owned);
+    if (rc != 0) {
+        gm__cli_error("%s", err.msg);
+        if (rc == GM_EEXIST && run->store_flags == 0 && strstr(err.msg, "already exists"))
+            fputs("hint: use --replace to overwrite it\n", stderr);
+        return GM_CLI_ERROR;
+    }
+    return GM_CLI_OK;
+}
+
+/* {"store": DB, "traces": [...]} for the traces imported. */
+static void import_json(const import_run_t *run)
+{
+    gm_json_t j;
+    gm_json_init(&j, stdout, 1);
+    gm_json_begin_object(&j);
+    gm_json_key(&j, "store");
+    gm_json_str(&j, run->db);
+    gm_json_key(&j, "traces");
+    gm_json_begin_array(&j);
+    for (size_t i = 0; i < run->n; i++) {
+        gm_trace_info_t info;
+        gm_error_t err = {0};
+        if (gm_store_find(run->s, run->names[i], &info, &err) == 0) {
+            gm__cli_json_trace(&j, &info);
+            gm_trace_info_release(&info);
+        }
+    }
+    gm_json_end_array(&j);
+    gm_json_end_object(&j);
+    gm_json_finish(&j);
+}
+
+/* Remove a store file this command created, with its companions. */
+static void import_remove_store(const char *db)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    char path[4096];
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (snprintf(path, sizeof path, "%s%s", db, suffixes[i]) < (int)sizeof path)
+            unlink(path);
 }
 
 int gm__cmd_import(int argc, char **argv)
 {
-    enum { OPT_REPLACE = 256, OPT_JSON };
+    enum { OPT_REPLACE = 256, OPT_JSON, OPT_MEM_KINDS };
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"format", required_argument, NULL, 'f'},
-        {"name", required_argument, NULL, 'n'},   {"replace", no_argument, NULL, OPT_REPLACE},
-        {"json", no_argument, NULL, OPT_JSON},    {"help", no_argument, NULL, 'h'},
+        {"output", required_argument, NULL, 'o'},
+        {"format", required_argument, NULL, 'f'},
+        {"name", required_argument, NULL, 'n'},
+        {"mem-kinds", required_argument, NULL, OPT_MEM_KINDS},
+        {"replace", no_argument, NULL, OPT_REPLACE},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db = NULL, *format = "auto", *name = NULL;
-    unsigned flags = 0;
+    import_run_t run = {.format = "auto"};
+    const char *mem_kinds = NULL;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:f:n:h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'o': db = optarg; break;
-        case 'f': format = optarg; break;
-        case 'n': name = optarg; break;
-        case OPT_REPLACE: flags |= GM__CLI_REPLACE; break;
-        case OPT_JSON: flags |= GM__CLI_JSON; break;
-        case 'h': return gm__cli_help(import_usage);
+        case 'o': run.db = optarg; break;
+        case 'f': run.format = optarg; break;
+        case 'n': run.name = optarg; break;
+        case OPT_MEM_KINDS: mem_kinds = optarg; break;
+        case OPT_REPLACE: run.store_flags |= GM_WRITE_REPLACE; break;
+        case OPT_JSON: run.json = 1; break;
+        case 'h': return import_help();
         default: return gm__cli_option_error(import_usage, argv, c);
         }
     }
     if (optind >= argc)
         return gm__cli_usage_error(import_usage, "missing the file to import");
-    if (argc - optind > 1)
-        return gm__cli_usage_error(import_usage, "too many arguments: '%s'", argv[optind + 1]);
-    if (db == NULL)
+    if (run.db == NULL)
         return gm__cli_usage_error(import_usage, "missing the store to write (-o DB)");
-    if (name != NULL && name[0] == '\0')
+    if (run.name != NULL && run.name[0] == '\0')
         return gm__cli_usage_error(import_usage, "invalid value for --name: empty name");
-    const import_format_t *fmt = NULL;
-    if (strcmp(format, "auto") != 0 && (fmt = import_find(format)) == NULL) {
+    if (run.name != NULL && argc - optind > 1)
+        return gm__cli_usage_error(import_usage, "--name names one file's traces; %d files given",
+                                   argc - optind);
+    if (strcmp(run.format, "auto") != 0 && import_find(run.format) == NULL) {
         char names[128];
         import_format_names(names, sizeof names);
-        return gm__cli_usage_error(import_usage, "unknown format '%s' (known: %s)", format,
+        return gm__cli_usage_error(import_usage, "unknown format '%s' (known: %s)", run.format,
                                    names);
     }
-
-    const char *path = argv[optind];
-    int is_stdin = strcmp(path, "-") == 0;
-    import_ctx_t ctx = {.shown = is_stdin ? "<stdin>" : path, .path = is_stdin ? NULL : path};
-    ctx.in = is_stdin ? stdin : fopen(path, "rb");
-    if (ctx.in == NULL)
-        return gm__cli_error("cannot open '%s': %s", path, gm__cli_strerror(errno));
-    if (fmt == NULL)
-        fmt = import_detect(&ctx.in, ctx.shown);
-    int rc = GM_CLI_ERROR;
-    char *owned = NULL;
-    if (fmt != NULL) {
-        ctx.fmt = fmt;
-        if (name == NULL)
-            name = owned = import_default_name(path);
-        rc = name ? gm__cli_write_trace(db, name, flags, "imported", import_fill, &ctx)
-                  : gm__cli_error("out of memory");
+    if (mem_kinds != NULL) {
+        gm_error_t err = {0};
+        if (gm_nsys_parse_mem_kinds(mem_kinds, &run.opts.mem_kinds, &err) != 0)
+            return gm__cli_usage_error(import_usage, "invalid value for --mem-kinds: %s", err.msg);
     }
-    if (ctx.in != stdin)
-        fclose(ctx.in);
-    free(owned);
+    int nstdin = 0;
+    for (int i = optind; i < argc; i++)
+        nstdin += strcmp(argv[i], "-") == 0;
+    if (nstdin > 1)
+        return gm__cli_usage_error(import_usage, "standard input ('-') given %d times", nstdin);
+
+    if (run.db[0] == '\0' || strcmp(run.db, ":memory:") == 0)
+        return gm__cli_error("cannot write to '%s': a store is a file; give its name", run.db);
+    struct stat st;
+    int existed = stat(run.db, &st) == 0;
+    gm_error_t err = {0};
+    if (gm_store_open(run.db, GM_STORE_WRITE, &run.s, &err) != 0) {
+        if (!existed)
+            import_remove_store(run.db);
+        return gm__cli_error("%s", err.msg);
+    }
+    int rc = GM_CLI_OK;
+    for (int i = optind; i < argc; i++)
+        if (import_file(&run, argv[i]) != GM_CLI_OK)
+            rc = GM_CLI_ERROR;
+    if (run.json && run.n > 0)
+        import_json(&run);
+    gm_store_close(run.s);
+    if (run.n == 0 && !existed)
+        import_remove_store(run.db);
+    for (size_t i = 0; i < run.n; i++) {
+        free(run.names[i]);
+        free(run.sources[i]);
+    }
+    free(run.names);
+    free(run.sources);
     return rc;
 }

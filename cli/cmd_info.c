@@ -5,8 +5,17 @@
  * and bytes per event) followed by each trace's attributes as stored (JSON
  * text); --json prints the same and more (digest, chunks, live at end) as
  * one object: {"store", "traces": [{"name", "events", …, "attrs": {…}}]}.
+ *
+ * A trace imported from a PyTorch snapshot carries the device-level truth
+ * recorded with it (the attribute "recorded": peak, start and end reserved
+ * bytes, segment allocations and frees).  --json repeats it as the trace's
+ * "recorded" member, next to "attrs", so that a policy's figures can be
+ * compared with it directly; the table shows it on one line per trace.
  */
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 
@@ -26,6 +35,110 @@ static double info_bytes_per_event(const gm_trace_info_t *t)
     return t->events ? (double)t->bytes / (double)t->events : 0.0;
 }
 
+/* The fields of the "recorded" attribute, in this order. */
+static const char *const info_recorded_keys[] = {"peak_reserved", "reserved_at_start",
+                                                 "reserved_at_end", "segment_allocs",
+                                                 "segment_frees"};
+#define INFO_NRECORDED (sizeof info_recorded_keys / sizeof info_recorded_keys[0])
+
+/* Read the "recorded" attribute of t into v[]: 1 when present and whole. */
+static int info_recorded(const gm_trace_info_t *t, uint64_t v[INFO_NRECORDED])
+{
+    if (t->attrs == NULL || strstr(t->attrs, "\"recorded\"") == NULL)
+        return 0;
+    gm_jv_t *root;
+    gm_error_t err = {0};
+    if (gm_json_parse(t->attrs, strlen(t->attrs), &root, &err) != 0)
+        return 0;
+    const gm_jv_t *rec = gm_jv_get(root, "recorded");
+    int ok = gm_jv_type(rec) == GM_JV_OBJECT;
+    for (size_t i = 0; ok && i < INFO_NRECORDED; i++)
+        ok = gm_jv_u64(gm_jv_get(rec, info_recorded_keys[i]), &v[i]) == 0;
+    gm_jv_free(root);
+    return ok;
+}
+
+/* Write JSON value v through j (numbers as integers when they are). */
+static void info_emit(gm_json_t *j, const gm_jv_t *v)
+{
+    uint64_t u;
+    int64_t i;
+    switch (gm_jv_type(v)) {
+    case GM_JV_NULL: gm_json_null(j); break;
+    case GM_JV_BOOL: gm_json_bool(j, gm_jv_bool(v)); break;
+    case GM_JV_NUMBER:
+        if (gm_jv_u64(v, &u) == 0)
+            gm_json_u64(j, u);
+        else if (gm_jv_i64(v, &i) == 0)
+            gm_json_i64(j, i);
+        else
+            gm_json_double(j, gm_jv_num(v));
+        break;
+    case GM_JV_STRING: gm_json_str(j, gm_jv_str(v)); break;
+    case GM_JV_ARRAY:
+        gm_json_begin_array(j);
+        for (size_t k = 0; k < gm_jv_len(v); k++)
+            info_emit(j, gm_jv_at(v, k));
+        gm_json_end_array(j);
+        break;
+    case GM_JV_OBJECT:
+        gm_json_begin_object(j);
+        for (size_t k = 0; k < gm_jv_len(v); k++) {
+            gm_json_key(j, gm_jv_key_at(v, k));
+            info_emit(j, gm_jv_at(v, k));
+        }
+        gm_json_end_object(j);
+        break;
+    }
+}
+
+/* One trace as gm__cli_json_trace writes it, plus "recorded": its members
+ * are read back from that writer's output (so they stay the same as every
+ * other verb's) and written again with "recorded" after "attrs". */
+static void info_json_trace(gm_json_t *j, const gm_trace_info_t *t)
+{
+    uint64_t rec[INFO_NRECORDED];
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = info_recorded(t, rec) ? open_memstream(&text, &len) : NULL;
+    if (mem == NULL) {
+        gm__cli_json_trace(j, t);
+        return;
+    }
+    gm_json_t sub;
+    gm_json_init(&sub, mem, 0);
+    gm__cli_json_trace(&sub, t);
+    fclose(mem);
+    gm_jv_t *root = NULL;
+    gm_error_t err = {0};
+    if (text == NULL || gm_json_parse(text, len, &root, &err) != 0 ||
+        gm_jv_type(root) != GM_JV_OBJECT) {
+        gm_jv_free(root);
+        free(text);
+        gm__cli_json_trace(j, t);
+        return;
+    }
+    gm_json_begin_object(j);
+    for (size_t k = 0; k < gm_jv_len(root); k++) {
+        const char *key = gm_jv_key_at(root, k);
+        gm_json_key(j, key);
+        if (strcmp(key, "attrs") == 0)
+            gm_json_raw(j, t->attrs && t->attrs[0] ? t->attrs : "{}");
+        else
+            info_emit(j, gm_jv_at(root, k));
+    }
+    gm_json_key(j, "recorded");
+    gm_json_begin_object(j);
+    for (size_t k = 0; k < INFO_NRECORDED; k++) {
+        gm_json_key(j, info_recorded_keys[k]);
+        gm_json_u64(j, rec[k]);
+    }
+    gm_json_end_object(j);
+    gm_json_end_object(j);
+    gm_jv_free(root);
+    free(text);
+}
+
 static void info_json(const char *path, const gm_trace_info_t *list, size_t n)
 {
     gm_json_t j;
@@ -36,7 +149,7 @@ static void info_json(const char *path, const gm_trace_info_t *list, size_t n)
     gm_json_key(&j, "traces");
     gm_json_begin_array(&j);
     for (size_t i = 0; i < n; i++)
-        gm__cli_json_trace(&j, &list[i]);
+        info_json_trace(&j, &list[i]);
     gm_json_end_array(&j);
     gm_json_end_object(&j);
     gm_json_finish(&j);
@@ -73,6 +186,13 @@ static void info_table(const char *path, const gm_trace_info_t *list, size_t n)
         printf("%s: %s\n", e->name, e->attrs && e->attrs[0] ? e->attrs : "{}");
         if (e->live_at_end)
             printf("%s: %" PRIu64 " allocations never freed\n", e->name, e->live_at_end);
+        uint64_t rec[INFO_NRECORDED];
+        if (info_recorded(e, rec)) {
+            printf("%s: recorded reserved peak %s", e->name, gm__cli_size(rec[0]));
+            printf(" (start %s", gm__cli_size(rec[1]));
+            printf(", end %s), %" PRIu64 " segment allocations, %" PRIu64 " segment frees\n",
+                   gm__cli_size(rec[2]), rec[3], rec[4]);
+        }
     }
 }
 

@@ -261,12 +261,14 @@ Test(csv, import_from_a_file_stream)
     fputs(canonical, f);
     rewind(f);
     gm_store_t *s;
-    gm_writer_t *w;
+    gm_import_target_t *t;
     gm_error_t err;
     cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
-    cr_assert_eq(gm_writer_begin(s, "t", 0, &w, &err), 0, "%s", err.msg);
-    cr_assert_eq(gm_csv_import(f, "file.csv", w, &err), 0, "%s", err.msg);
-    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_import_target_create(s, "t", 0, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_csv_import(f, "file.csv", t, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_import_count(t), 1);
+    cr_expect_str_eq(gm_import_name(t, 0), "t");
+    cr_assert_eq(gm_import_commit(t, &err), 0, "%s", err.msg);
     fclose(f);
     char *out = export_text(s);
     cr_expect_str_eq(out, canonical);

@@ -755,7 +755,8 @@ Test(store, database_of_another_schema_version)
     cr_assert_eq(st_sql_int(path, "PRAGMA user_version"), GM_STORE_SCHEMA_VERSION);
     cr_assert_eq(st_sql(path, "PRAGMA user_version = 7"), SQLITE_OK);
     char want[1200];
-    snprintf(want, sizeof want, "'%s' has schema version 7, this gmsim reads version 1", path);
+    snprintf(want, sizeof want, "'%s' has schema version 7, this gmsim reads version %d", path,
+             GM_STORE_SCHEMA_VERSION);
     for (unsigned flags = 0; flags <= GM_STORE_WRITE; flags++) {
         cr_assert_eq(gm_store_open(path, flags, &s, &err), GM_ESCHEMA);
         cr_assert_str_eq(err.msg, want);
@@ -1584,7 +1585,8 @@ Test(store, tampered_schema)
     /* user_version reset with the tables there: refused, never rewritten */
     const char *p = st_tampered("v0.db", "PRAGMA user_version = 0");
     char want[1200];
-    snprintf(want, sizeof want, "'%s' has schema version 0, this gmsim reads version 1", p);
+    snprintf(want, sizeof want, "'%s' has schema version 0, this gmsim reads version %d", p,
+             GM_STORE_SCHEMA_VERSION);
     gm_store_t *s;
     gm_error_t err;
     for (unsigned flags = 0; flags <= GM_STORE_WRITE; flags++) {

@@ -454,10 +454,16 @@ static int csv_import_src(csv_reader_t *rd, gm_writer_t *w, gm_error_t *err)
     return rc < 0 ? rc : 0;
 }
 
-int gm_csv_import(FILE *in, const char *filename, gm_writer_t *w, gm_error_t *err)
+int gm_csv_import(FILE *in, const char *filename, gm_import_target_t *t, gm_error_t *err)
 {
+    gm_writer_t *w;
+    int rc = gm_import_begin(t, NULL, &w, err);
+    if (rc)
+        return rc;
     csv_reader_t rd = {.src = {.f = in}, .filename = filename};
-    return csv_import_src(&rd, w, err);
+    if ((rc = csv_import_src(&rd, w, err)))
+        return rc; /* the target aborts the open trace */
+    return gm_import_end(t, err);
 }
 
 int gm_csv_import_buffer(const char *data, size_t len, const char *filename, gm_writer_t *w,

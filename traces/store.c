@@ -12,6 +12,9 @@
  *   streams, tags, frames   the interned tables, (trace_id, idx)
  *   runs, timelines         replay results (gm_store_save_run): one row per
  *             run with params, device and metrics as JSON text; its timeline
+ *   layouts   (version 2) one row per trace that has a recorded starting
+ *             layout, written by traces/layout.c inside the writer's
+ *             transaction; a version-1 store is upgraded on a writable open
  *
  * Writer.  gm_writer_begin opens a write transaction (BEGIN IMMEDIATE) that
  * gm_writer_finish commits and anything else rolls back, so no reader ever
@@ -79,6 +82,15 @@ struct gm_store {
     int writer_active;
 };
 
+/* Added in schema version 2 (a version-1 store gains it when opened for
+ * writing): the recorded starting layout of a trace (traces/layout.c). */
+#define STORE_LAYOUTS_SQL                                                  \
+    "CREATE TABLE layouts (\n"                                             \
+    "  trace_id    INTEGER PRIMARY KEY REFERENCES traces(id) ON DELETE CASCADE\n" \
+    "                DEFERRABLE INITIALLY DEFERRED,\n"                     \
+    "  data        BLOB NOT NULL\n"                                        \
+    ");\n"
+
 static const char store_schema[] =
     "CREATE TABLE traces (\n"
     "  id          INTEGER PRIMARY KEY,\n"
@@ -140,6 +152,7 @@ static const char store_schema[] =
     "  created       TEXT\n"
     ");\n"
     "CREATE INDEX runs_by_digest ON runs (trace_digest);\n"
+    STORE_LAYOUTS_SQL
     "CREATE TABLE timelines (\n"
     "  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE\n"
     "                DEFERRABLE INITIALLY DEFERRED,\n"
@@ -483,6 +496,32 @@ static int store_check_tables(gm_store_t *s, gm_error_t *err)
     return 0;
 }
 
+/* Version 1 → 2: add the layouts table (in a write transaction; another
+ * process may have done it meanwhile).  A version-1 store opened read-only
+ * is read as it is: its traces have no layouts. */
+static int store_upgrade_v1(gm_store_t *s, gm_error_t *err)
+{
+    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    if (rc)
+        return rc;
+    int64_t version = 0;
+    if ((rc = store_query_int(s, "PRAGMA user_version", NULL, &version, err)) < 0)
+        goto fail;
+    if (version == 1) {
+        char *msg = NULL;
+        int r = sqlite3_exec(s->db, STORE_LAYOUTS_SQL "PRAGMA user_version = 2;", NULL, NULL, &msg);
+        sqlite3_free(msg);
+        if (r != SQLITE_OK) {
+            rc = store_fail(s, err, r, "cannot upgrade the schema to version 2");
+            goto fail;
+        }
+    }
+    return store_exec(s, "COMMIT", err);
+fail:
+    store_rollback(s);
+    return rc;
+}
+
 /* Check the file holds our schema (creating it in an empty file opened for
  * writing); the errors of gm_store_open. */
 static int store_check_schema(gm_store_t *s, gm_error_t *err)
@@ -514,7 +553,13 @@ static int store_check_schema(gm_store_t *s, gm_error_t *err)
              * store whose version was reset */
             if (version == 0 && ours != 5)
                 return gm_error_set(err, GM_EFORMAT, "'%s' is not a gmsim trace store", s->path);
-            if (version != GM_STORE_SCHEMA_VERSION)
+            if (version == 1 && ours == 5 && (s->flags & GM_STORE_WRITE)) {
+                rc = store_upgrade_v1(s, err);
+                if (rc)
+                    return rc;
+                return store_check_schema(s, err);
+            }
+            if (version != GM_STORE_SCHEMA_VERSION && version != 1)
                 return gm_error_set(err, GM_ESCHEMA,
                                     "'%s' has schema version %lld, this gmsim reads version %d",
                                     s->path, (long long)version, GM_STORE_SCHEMA_VERSION);
@@ -743,6 +788,7 @@ static int store_delete_id(gm_store_t *s, int64_t id, gm_error_t *err)
     static const char *const sql[] = {
         "DELETE FROM chunks WHERE trace_id = ?1", "DELETE FROM streams WHERE trace_id = ?1",
         "DELETE FROM tags WHERE trace_id = ?1",   "DELETE FROM frames WHERE trace_id = ?1",
+        "DELETE FROM layouts WHERE trace_id = ?1",
         "DELETE FROM traces WHERE id = ?1",
     };
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
@@ -965,7 +1011,8 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
                          "coalesce((SELECT max(trace_id) FROM chunks), 0), "
                          "coalesce((SELECT max(trace_id) FROM streams), 0), "
                          "coalesce((SELECT max(trace_id) FROM tags), 0), "
-                         "coalesce((SELECT max(trace_id) FROM frames), 0)) + 1",
+                         "coalesce((SELECT max(trace_id) FROM frames), 0), "
+                         "coalesce((SELECT max(trace_id) FROM layouts), 0)) + 1",
                          NULL, &w->trace_id, err);
     if (rc < 0)
         goto fail;
@@ -1127,6 +1174,14 @@ int gm_writer_attr_int(gm_writer_t *w, const char *key, int64_t value, gm_error_
 }
 
 uint64_t gm_writer_position(const gm_writer_t *w) { return w->position; }
+
+int gm__writer_target(gm_writer_t *w, gm_store_t **s, int64_t *trace_id, const char **name)
+{
+    *s = w->s;
+    *trace_id = w->trace_id;
+    *name = w->name;
+    return w->failed ? -1 : 0;
+}
 
 /* Encode and insert the buffered events as the next chunk. */
 static int store_writer_flush(gm_writer_t *w, gm_error_t *err)

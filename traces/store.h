@@ -19,4 +19,8 @@ int gm__store_writable(const gm_store_t *s);
 /* Whether a writer is open on the store (writes elsewhere must wait). */
 int gm__store_writer_active(const gm_store_t *s);
 
+/* The store, row id and name of the trace w is writing (rows of other
+ * tables written meanwhile join its transaction); -1 if w has failed. */
+int gm__writer_target(gm_writer_t *w, gm_store_t **s, int64_t *trace_id, const char **name);
+
 #endif

@@ -17,15 +17,17 @@
 #include <stdio.h>
 
 #include "gmsim/error.h"
+#include "gmsim/import.h"
 #include "gmsim/store.h"
 
 /*
- * Read CSV from in into w (not finished).  `filename` names the input in
- * messages.  A bad row is GM_EFORMAT: "'FILE' line N: REASON".
+ * Import CSV from in as one trace of t (a gm_import_fn).  `filename` names
+ * the input in messages.  A bad row is GM_EFORMAT: "'FILE' line N: REASON".
  */
-int gm_csv_import(FILE *in, const char *filename, gm_writer_t *w, gm_error_t *err);
+int gm_csv_import(FILE *in, const char *filename, gm_import_target_t *t, gm_error_t *err);
 
-/* Same, from a memory buffer (used by the fuzz target). */
+/* Read CSV from a memory buffer into w (not finished; used by the fuzz
+ * target and tests).  Errors as above. */
 int gm_csv_import_buffer(const char *data, size_t len, const char *filename, gm_writer_t *w,
                          gm_error_t *err);
 

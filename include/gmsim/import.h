@@ -54,6 +54,9 @@ typedef struct gm_import_options {
      * pageable, 1 pinned, 2 device, 3 array, 4 managed, 5 device static,
      * 6 managed static, 7 unknown); 0 keeps device memory only (bit 2). */
     uint32_t mem_kinds;
+    /* Recorded as the "file" attribute of every trace begun (NULL: none);
+     * the text is copied when the options are set. */
+    const char *file;
 } gm_import_options_t;
 
 void gm_import_set_options(gm_import_target_t *t, const gm_import_options_t *opts);

@@ -1,0 +1,79 @@
+/*
+ * gmsim/formats.h — outside trace formats besides gmsim's own CSV
+ * (gmsim/csv.h): importers of Nsight Systems SQLite exports, RAPIDS RMM
+ * logs, STAlloc trace logs and placement (dynamic storage allocation)
+ * instances, and the Perfetto / Chrome trace-event JSON export.  What each
+ * keeps and drops is in docs/formats.md.
+ *
+ * Every importer is a gm_import_fn (gmsim/import.h): it reads an input that
+ * is already decompressed and writes one or more traces through the target;
+ * on failure it returns a negative code with a message naming the file and
+ * the place, and the caller aborts the target.  Every sniffer looks at the
+ * first `len` bytes of an input and says whether they look like its format
+ * (1) or not (0); it never reads past `len`.
+ */
+#ifndef GMSIM_FORMATS_H
+#define GMSIM_FORMATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gmsim/error.h"
+#include "gmsim/import.h"
+#include "gmsim/store.h"
+
+/* ---- Nsight Systems SQLite export (nsys export --type sqlite) ------------ */
+
+/* One trace per (process, device) of CUDA_GPU_MEMORY_USAGE_EVENTS, keeping
+ * the memory kinds of gm_import_get_options(t)->mem_kinds (device memory by
+ * default).  The input must be a regular file or is copied to a temporary
+ * one (SQLite reads it in place, read-only). */
+int gm_nsys_import(FILE *in, const char *filename, gm_import_target_t *t, gm_error_t *err);
+
+/* The same from a database image in memory (the fuzz target's entry). */
+int gm_nsys_import_image(const void *data, size_t len, const char *filename,
+                         gm_import_target_t *t, gm_error_t *err);
+
+int gm_nsys_sniff(const void *head, size_t len);
+
+/* Parse a --mem-kinds list: comma-separated ENUM_CUDA_MEM_KIND names
+ * (pageable, pinned, device, array, managed, device_static, managed_static,
+ * unknown), numbers 0-7, or "all", into a bit mask.  GM_EINVAL with the
+ * unknown word named. */
+int gm_nsys_parse_mem_kinds(const char *list, uint32_t *mask, gm_error_t *err);
+
+/* ---- RAPIDS RMM log (logging_resource_adaptor) ---------------------------- */
+
+/* One trace.  Header Thread,Time,Action,Pointer,Size,Stream (columns found
+ * by name); `allocate failure` rows become MARK "alloc_failure". */
+int gm_rmm_import(FILE *in, const char *filename, gm_import_target_t *t, gm_error_t *err);
+int gm_rmm_sniff(const void *head, size_t len);
+
+/* ---- STAlloc trace log (mem_log_devN.txt) --------------------------------- */
+
+/* One trace of `status ptr size stream` lines (1 alloc, 0 free); marker
+ * lines become MARKs. */
+int gm_stalloc_import(FILE *in, const char *filename, gm_import_target_t *t, gm_error_t *err);
+int gm_stalloc_sniff(const void *head, size_t len);
+
+/* ---- placement instances (minimalloc CSV id,lower,upper,size) ------------- */
+
+/* One trace: an ALLOC at `lower`, a FREE at `upper` (frees first at equal
+ * times); the capacity in the file name ("A.1048576.csv") becomes the
+ * "capacity" attribute. */
+int gm_dsa_import(FILE *in, const char *filename, gm_import_target_t *t, gm_error_t *err);
+int gm_dsa_sniff(const void *head, size_t len);
+
+/* ---- Perfetto / Chrome trace-event JSON export ----------------------------- */
+
+#define GM_PERFETTO_RUNS 0x1u /* add the stored replay runs of the trace */
+
+/* Write trace `name` of s as {"traceEvents":[...]}: a requested-bytes
+ * counter track, an instant event per MARK and, with GM_PERFETTO_RUNS, one
+ * counter track (requested, allocated, reserved) per stored run of the
+ * trace.  GM_EIO on a write error, the store's errors otherwise. */
+int gm_perfetto_export(gm_store_t *s, const char *name, unsigned flags, FILE *out,
+                       gm_error_t *err);
+
+#endif
