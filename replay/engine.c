@@ -22,6 +22,25 @@
  * points reach twice the target, neighbouring pairs are merged and the
  * bucket doubles, so any trace length ends with between target and
  * 2 × target points (fewer only for short traces), peaks preserved.
+ *
+ * Defragmentation (gm_replay_config_t.defrag_every / defrag_at): at those
+ * points each run compacts, one mechanism for every policy: a new instance
+ * of the same policy (same parameters, prepared again with the trace's
+ * context but no starting layout) on a fresh device takes the run's live
+ * allocations, largest requested size first (ties: lower id), as ordinary
+ * requests (the pre-existing flag cleared).  The old state then frees its
+ * blocks and empties its cache, so its device calls are counted, and is
+ * destroyed.  Every simulated device hands out addresses from the same base,
+ * so an address in the old state and one in the new are comparable offsets:
+ * an allocation whose address changed was moved (its requested bytes
+ * copied).  A compaction is modelled in place: the reserved peak sees the
+ * old state up to the compaction's event and the new one after, never their
+ * sum (gm_defrag_stats_t.copy_peak_reserved reports that sum's peak for an
+ * out-of-place copy).  If the fresh state cannot hold the live set (device
+ * capacity) the compaction is abandoned and counted as aborted.  To know the
+ * live set at any event, pass 2 marks each run's freed slots dead and keeps
+ * each slot's request (only when defragmentation is on: otherwise nothing
+ * changes on the hot path).
  */
 #include "gmsim/replay.h"
 
@@ -35,13 +54,26 @@
 #define ENGINE_NO_SLOT UINT32_MAX
 #define ENGINE_NO_ADDR UINT64_MAX /* block of an allocation that OOMed; its
                                      size then holds the request */
+#define ENGINE_DEAD (UINT64_MAX - 1) /* with defragmentation: a slot with no
+                                        live allocation in this run */
 
 typedef struct engine_run {
     gm_params_t params;
-    gm_device_t dev;
+    gm_device_t devs[2]; /* a compaction moves the run to the other one */
+    gm_device_t *dev;    /* the current state's device */
     gm_policy_t *policy;
     gm_block_t *blocks; /* by slot */
     size_t blocks_cap;
+    int prepared;
+
+    /* defragmentation: each slot's request, slots [0, ninit) initialized,
+     * device counters of the states compacted away */
+    gm_request_t *reqs;
+    size_t reqs_cap;
+    uint32_t ninit;
+    uint64_t dev_mallocs, dev_frees;
+    double dev_time_ns;
+    gm_defrag_stats_t defrag;
 
     uint64_t allocated;
     uint64_t peak_allocated;
@@ -91,6 +123,13 @@ struct gm_replay {
     uint64_t events;
     int64_t empty_cache_tag;
     int64_t sync_tag;
+    int64_t defrag_tag;
+    int defrag; /* compactions configured (fixed at the first feed) */
+    /* the context fresh states are prepared with (defragmentation only) */
+    int have_ctx;
+    gm_trace_context_t ctx;
+    char *ctx_name, *ctx_attrs;
+    gm_lifetime_t *ctx_lifetimes;
     uint64_t position; /* the event a policy is serving now (gm_replay_position) */
     int started;
     int finished;
@@ -126,6 +165,7 @@ int gm_replay_create(const gm_replay_config_t *cfg, gm_replay_t **out, gm_error_
     gm__idmap_init(&r->live);
     r->empty_cache_tag = -1;
     r->sync_tag = -1;
+    r->defrag_tag = -1;
     *out = r;
     return 0;
 }
@@ -167,8 +207,9 @@ int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
         free(run);
         return rc;
     }
-    gm_device_init(&run->dev, &r->cfg.device);
-    rc = params->ops->create(&run->dev, run->params.values, &run->policy, err);
+    run->dev = &run->devs[0];
+    gm_device_init(run->dev, &r->cfg.device);
+    rc = params->ops->create(run->dev, run->params.values, &run->policy, err);
     if (rc) {
         gm_params_release(&run->params);
         free(run);
@@ -192,6 +233,50 @@ int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
 void gm_replay_set_empty_cache_tag(gm_replay_t *r, int64_t tag) { r->empty_cache_tag = tag; }
 void gm_replay_set_sync_tag(gm_replay_t *r, int64_t tag) { r->sync_tag = tag; }
 
+void gm_replay_set_defrag_tag(gm_replay_t *r, int64_t tag)
+{
+    if (!r->started)
+        r->defrag_tag = tag;
+}
+
+int gm_replay_defrag_enabled(const gm_replay_t *r)
+{
+    return r->cfg.defrag_every != 0 || r->cfg.defrag_at != NULL || r->defrag_tag >= 0;
+}
+
+const gm_defrag_stats_t *gm_replay_defrag(const gm_replay_t *r, size_t i)
+{
+    return i < r->nruns ? &r->runs[i]->defrag : NULL;
+}
+
+/* Keep a copy of ctx (no layout: a fresh state starts cold) to prepare the
+ * fresh states of compactions with.  GM_ENOMEM. */
+static int engine_keep_ctx(gm_replay_t *r, const gm_trace_context_t *ctx)
+{
+    r->ctx = *ctx;
+    r->ctx.layout = NULL;
+    r->ctx.name = r->ctx.attrs = NULL;
+    r->ctx.lifetimes = NULL;
+    r->ctx.nlifetimes = 0;
+    if (ctx->name && (r->ctx_name = strdup(ctx->name)) == NULL)
+        return GM_ENOMEM;
+    if (ctx->attrs && (r->ctx_attrs = strdup(ctx->attrs)) == NULL)
+        return GM_ENOMEM;
+    if (ctx->lifetimes) {
+        size_t n = ctx->nlifetimes;
+        r->ctx_lifetimes = malloc((n ? n : 1) * sizeof *r->ctx_lifetimes);
+        if (r->ctx_lifetimes == NULL)
+            return GM_ENOMEM;
+        memcpy(r->ctx_lifetimes, ctx->lifetimes, n * sizeof *r->ctx_lifetimes);
+        r->ctx.lifetimes = r->ctx_lifetimes;
+        r->ctx.nlifetimes = n;
+    }
+    r->ctx.name = r->ctx_name;
+    r->ctx.attrs = r->ctx_attrs;
+    r->have_ctx = 1;
+    return 0;
+}
+
 int gm_replay_needs_lifetimes(const gm_replay_t *r)
 {
     for (size_t i = 0; i < r->nruns; i++)
@@ -204,6 +289,8 @@ int gm_replay_prepare(gm_replay_t *r, const gm_trace_context_t *ctx, gm_error_t 
 {
     if (r->started)
         return gm_error_set(err, GM_ESTATE, "prepare must come before the first event");
+    if (gm_replay_defrag_enabled(r) && !r->have_ctx && engine_keep_ctx(r, ctx) != 0)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
     for (size_t i = 0; i < r->nruns; i++) {
         engine_run_t *run = r->runs[i];
         const gm_policy_ops_t *ops = run->policy->ops;
@@ -216,6 +303,7 @@ int gm_replay_prepare(gm_replay_t *r, const gm_trace_context_t *ctx, gm_error_t 
             gm_error_prefix(err, "policy %s", ops->name);
             return rc;
         }
+        run->prepared = 1;
     }
     return 0;
 }
@@ -357,14 +445,14 @@ static inline void engine_timeline_add(gm_replay_t *r, engine_run_t *run, uint64
     if (run->inbucket == 0) {
         o->requested = requested;
         o->allocated = run->allocated;
-        o->reserved = run->dev.reserved;
+        o->reserved = run->dev->reserved;
     } else {
         if (requested > o->requested)
             o->requested = requested;
         if (run->allocated > o->allocated)
             o->allocated = run->allocated;
-        if (run->dev.reserved > o->reserved)
-            o->reserved = run->dev.reserved;
+        if (run->dev->reserved > o->reserved)
+            o->reserved = run->dev->reserved;
     }
     o->event = index;
     o->ts_ns = ts;
@@ -383,6 +471,141 @@ static int engine_check(engine_run_t *run, uint64_t index, gm_error_t *err)
     return 0;
 }
 
+/* A new reserved peak at event i: note the state at it (t*). */
+static inline void engine_peak(gm_replay_t *r, engine_run_t *run, size_t i)
+{
+    if (run->dev->reserved > run->peak_reserved) {
+        gm_policy_stats_t st;
+        run->policy->ops->stats(run->policy, &st);
+        run->peak_reserved = run->dev->reserved;
+        run->requested_at_peak = r->ev_requested[i] - run->failed_live;
+        run->allocated_at_peak = run->allocated;
+        run->largest_free_at_peak = st.largest_free;
+    }
+}
+
+typedef struct engine_live {
+    uint64_t size, id;
+    uint32_t slot;
+} engine_live_t;
+
+/* Largest first, then lower id: the order a compaction re-places in. */
+static int engine_live_cmp(const void *a, const void *b)
+{
+    const engine_live_t *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * Compact run at event `index` (see the file header): its live allocations
+ * into a fresh state of its policy.  0 (also when the fresh state cannot
+ * hold them: the compaction is then counted as aborted), or an error that
+ * fails the replay.
+ */
+static int engine_defrag(gm_replay_t *r, engine_run_t *run, uint64_t index, gm_error_t *err)
+{
+    const gm_policy_ops_t *ops = run->policy->ops;
+    gm_block_t *blocks = run->blocks;
+    size_t nlive = 0;
+    for (uint32_t s = 0; s < run->ninit; s++)
+        nlive += blocks[s].addr != ENGINE_DEAD && blocks[s].addr != ENGINE_NO_ADDR;
+    engine_live_t *live = malloc((nlive ? nlive : 1) * sizeof *live);
+    gm_block_t *nb = malloc((nlive ? nlive : 1) * sizeof *nb);
+    if (live == NULL || nb == NULL) {
+        free(live);
+        free(nb);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    size_t k = 0;
+    for (uint32_t s = 0; s < run->ninit; s++)
+        if (blocks[s].addr != ENGINE_DEAD && blocks[s].addr != ENGINE_NO_ADDR)
+            live[k++] = (engine_live_t){run->reqs[s].size, run->reqs[s].id, s};
+    qsort(live, nlive, sizeof *live, engine_live_cmp);
+
+    gm_device_t *old = run->dev, *fresh = old == &run->devs[0] ? &run->devs[1] : &run->devs[0];
+    gm_device_init(fresh, &r->cfg.device);
+    gm_policy_t *np = NULL;
+    int rc = ops->create(fresh, run->params.values, &np, err);
+    if (rc == 0 && ops->prepare && r->have_ctx) {
+        gm_trace_context_t c = r->ctx;
+        c.params_set = run->params.set;
+        rc = ops->prepare(np, &c, err);
+    }
+    int aborted = 0;
+    for (size_t j = 0; rc == 0 && j < nlive; j++) {
+        gm_request_t req = run->reqs[live[j].slot];
+        req.flags &= ~(uint32_t)GM_EVENT_PREEXISTING;
+        rc = ops->alloc(np, &req, &nb[j]);
+        if (rc == GM_ALLOC_OOM) {
+            aborted = 1;
+            rc = 0;
+            break;
+        }
+        if (rc < 0)
+            gm_error_set(err, rc, "%s", gm_strerror(rc));
+    }
+    if (rc != 0 || aborted) {
+        if (np)
+            ops->destroy(np);
+        free(live);
+        free(nb);
+        if (rc) {
+            gm_error_prefix(err, "policy %s: compaction at event %llu", ops->name,
+                            (unsigned long long)index);
+            return rc;
+        }
+        run->defrag.aborted++;
+        return 0;
+    }
+
+    /* The old state lets go of everything: its device calls are counted. */
+    gm_defrag_stats_t *d = &run->defrag;
+    uint64_t before = old->reserved, allocated = 0;
+    for (size_t j = 0; j < nlive; j++) {
+        uint32_t s = live[j].slot;
+        if (ops->free(run->policy, &blocks[s], run->reqs[s].stream) != 0) {
+            ops->destroy(np);
+            free(live);
+            free(nb);
+            return gm_error_set(err, GM_ECORRUPT,
+                                "policy %s refused to free a live block while compacting at "
+                                "event %llu",
+                                ops->name, (unsigned long long)index);
+        }
+        if (nb[j].addr != blocks[s].addr) {
+            d->blocks_moved++;
+            d->bytes_moved += live[j].size;
+        }
+        blocks[s] = nb[j];
+        allocated += nb[j].size;
+    }
+    if (ops->empty_cache)
+        ops->empty_cache(run->policy);
+    run->dev_mallocs += old->mallocs;
+    run->dev_frees += old->frees;
+    run->dev_time_ns += old->time_ns;
+    ops->destroy(run->policy);
+    run->policy = np;
+    run->dev = fresh;
+    run->allocated = allocated;
+    if (allocated > run->peak_allocated)
+        run->peak_allocated = allocated;
+
+    uint64_t after = fresh->reserved;
+    d->compactions++;
+    d->reserved_before += before;
+    d->reserved_after += after;
+    if (before > after && before - after > d->max_reclaimed)
+        d->max_reclaimed = before - after;
+    if (before + after > d->copy_peak_reserved)
+        d->copy_peak_reserved = before + after;
+    free(live);
+    free(nb);
+    return 0;
+}
+
 /* Pass 2: the chunk through one policy. */
 static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev, size_t n,
                         gm_error_t *err)
@@ -390,6 +613,14 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
     if (engine_grow((void **)&run->blocks, &run->blocks_cap, r->nslots ? r->nslots : 1,
                     sizeof *run->blocks))
         return gm_error_set(err, GM_ENOMEM, "out of memory");
+    int defrag = r->defrag;
+    if (defrag) {
+        if (engine_grow((void **)&run->reqs, &run->reqs_cap, r->nslots ? r->nslots : 1,
+                        sizeof *run->reqs))
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        for (; run->ninit < r->nslots; run->ninit++)
+            run->blocks[run->ninit].addr = ENGINE_DEAD;
+    }
     gm_policy_t *p = run->policy;
     const gm_policy_ops_t *ops = p->ops;
     gm_block_t *blocks = run->blocks;
@@ -405,6 +636,8 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
         switch (e->op) {
         case GM_OP_ALLOC: {
             gm_request_t req = {e->size, e->id, e->stream, e->flags};
+            if (defrag)
+                run->reqs[slot] = req;
             rc = ops->alloc(p, &req, &blocks[slot]);
             if (rc == 0) {
                 run->allocated += blocks[slot].size;
@@ -433,6 +666,8 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
                                     ops->name, (unsigned long long)(r->events + i),
                                     gm_strerror(rc));
             run->allocated -= blocks[slot].size;
+            if (defrag)
+                blocks[slot].addr = ENGINE_DEAD;
             break;
         case GM_OP_MARK:
             if ((int64_t)e->tag == r->empty_cache_tag && ops->empty_cache)
@@ -443,18 +678,20 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
         default:
             break; /* SEG_* are observations, never requests */
         }
-        if (run->dev.reserved > run->peak_reserved) {
-            gm_policy_stats_t st;
-            ops->stats(p, &st);
-            run->peak_reserved = run->dev.reserved;
-            run->requested_at_peak = r->ev_requested[i] - run->failed_live;
-            run->allocated_at_peak = run->allocated;
-            run->largest_free_at_peak = st.largest_free;
-        }
+        engine_peak(r, run, i);
         if (timeline)
             engine_timeline_add(r, run, r->events + i, e->ts_ns, r->ev_requested[i]);
         if (check_each && (rc = engine_check(run, r->events + i, err)) != 0)
             return rc;
+        if (defrag && ((r->cfg.defrag_every && (r->events + i + 1) % r->cfg.defrag_every == 0) ||
+                       (e->op == GM_OP_MARK && (int64_t)e->tag == r->defrag_tag))) {
+            if ((rc = engine_defrag(r, run, r->events + i, err)) != 0)
+                return rc;
+            p = run->policy;
+            engine_peak(r, run, i);
+            if (check_each && (rc = engine_check(run, r->events + i, err)) != 0)
+                return rc;
+        }
     }
     run->ns += engine_now_ns() - t0;
     return 0;
@@ -464,6 +701,16 @@ int gm_replay_feed(gm_replay_t *r, const gm_event_t *events, size_t n, gm_error_
 {
     if (r->finished || r->failed)
         return gm_error_set(err, GM_ESTATE, "replay already %s", r->finished ? "finished" : "failed");
+    if (!r->started) {
+        for (size_t k = 0; k < r->nruns; k++) {
+            const gm_policy_ops_t *ops = r->runs[k]->policy->ops;
+            if ((ops->flags & GM_POLICY_NEEDS_LIFETIMES) && !r->runs[k]->prepared)
+                return gm_error_set(err, GM_ESTATE,
+                                    "policy %s needs the whole trace: replay it from a store",
+                                    ops->name);
+        }
+        r->defrag = gm_replay_defrag_enabled(r);
+    }
     r->started = 1;
     int rc = engine_scratch(r, n);
     if (rc)
@@ -517,9 +764,9 @@ int gm_replay_finish(gm_replay_t *r, gm_error_t *err)
                                             : unused)) /
                          (double)unused
                    : 0.0;
-        m->device_mallocs = run->dev.mallocs;
-        m->device_frees = run->dev.frees;
-        m->device_time_ns = (uint64_t)(run->dev.time_ns + 0.5);
+        m->device_mallocs = run->dev_mallocs + run->dev->mallocs;
+        m->device_frees = run->dev_frees + run->dev->frees;
+        m->device_time_ns = (uint64_t)(run->dev_time_ns + run->dev->time_ns + 0.5);
         m->ooms = run->ooms;
         m->first_oom_event = run->first_oom;
         m->events = r->events;
@@ -569,9 +816,13 @@ void gm_replay_destroy(gm_replay_t *r)
         run->policy->ops->destroy(run->policy);
         gm_params_release(&run->params);
         free(run->blocks);
+        free(run->reqs);
         free(run->tl);
         free(run);
     }
+    free(r->ctx_name);
+    free(r->ctx_attrs);
+    free(r->ctx_lifetimes);
     free(r->runs);
     gm__idmap_release(&r->live);
     free(r->free_slots);
@@ -720,12 +971,13 @@ static int engine_lifetimes(gm_store_t *s, const char *name, gm_lifetime_t **out
     if (rc)
         return rc;
     size_t n = (size_t)gm_reader_info(rd)->allocs;
-    gm_lifetime_t *lt = malloc((n ? n : 1) * sizeof *lt);
+    gm_lifetime_t *lt = calloc(n ? n : 1, sizeof *lt);
     if (lt == NULL) {
         gm_reader_close(rd);
         return gm_error_set(err, GM_ENOMEM, "out of memory for %zu lifetimes", n);
     }
-    uint64_t index = 0;
+    uint64_t index = 0, beyond = UINT64_MAX;
+    size_t cap = n ? n : 1;
     const gm_event_t *ev;
     size_t k;
     while ((rc = gm_reader_next(rd, &ev, &k, err)) == 0 && k > 0) {
@@ -734,10 +986,23 @@ static int engine_lifetimes(gm_store_t *s, const char *name, gm_lifetime_t **out
             if (e->op != GM_OP_ALLOC && e->op != GM_OP_FREE)
                 continue;
             if (e->id >= n) {
-                rc = gm_error_set(err, GM_ECORRUPT, "trace '%s': event %llu: id %llu beyond the "
-                                  "%zu allocations the summary counts", name,
-                                  (unsigned long long)index, (unsigned long long)e->id, n);
-                break;
+                /* Beyond the summary's count: the reader reports the
+                 * mismatch at the end of the trace (or this pass does). */
+                if (beyond == UINT64_MAX)
+                    beyond = index;
+                if (e->id >= cap) {
+                    size_t ncap = cap ? cap : 1;
+                    while (ncap <= e->id && ncap < (SIZE_MAX / sizeof *lt) / 2)
+                        ncap *= 2;
+                    gm_lifetime_t *nlt = ncap > e->id ? realloc(lt, ncap * sizeof *lt) : NULL;
+                    if (nlt == NULL) {
+                        rc = gm_error_set(err, GM_ENOMEM, "out of memory for lifetimes");
+                        break;
+                    }
+                    memset(nlt + cap, 0, (ncap - cap) * sizeof *nlt);
+                    lt = nlt;
+                    cap = ncap;
+                }
             }
             if (e->op == GM_OP_ALLOC)
                 lt[e->id] = (gm_lifetime_t){e->size, index, GM_LIFETIME_OPEN};
@@ -748,6 +1013,10 @@ static int engine_lifetimes(gm_store_t *s, const char *name, gm_lifetime_t **out
             break;
     }
     gm_reader_close(rd);
+    if (rc == 0 && beyond != UINT64_MAX)
+        rc = gm_error_set(err, GM_ECORRUPT, "trace '%s': event %llu: allocation id beyond the "
+                          "%zu allocations the summary counts", name,
+                          (unsigned long long)beyond, n);
     if (rc) {
         free(lt);
         return rc;
@@ -765,13 +1034,20 @@ int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t 
         return rc;
     gm_replay_set_empty_cache_tag(r, gm_reader_find_tag(rd, "empty_cache"));
     gm_replay_set_sync_tag(r, gm_reader_find_tag(rd, "synchronize"));
+    if (r->cfg.defrag_at)
+        gm_replay_set_defrag_tag(r, gm_reader_find_tag(rd, r->cfg.defrag_at));
     const gm_trace_info_t *info = gm_reader_info(rd);
     gm_trace_context_t ctx = {.name = name, .attrs = info->attrs, .events = info->events};
     gm_layout_t *layout = NULL;
     gm_lifetime_t *lifetimes = NULL;
     rc = gm_store_layout(s, name, &layout, err);
-    if (rc == 0 && gm_replay_needs_lifetimes(r))
+    /* The lifetimes' pass reads the trace as the replay would: its read
+     * errors are the reader's, already naming the file and trace. */
+    int prefix = 1;
+    if (rc == 0 && gm_replay_needs_lifetimes(r)) {
         rc = engine_lifetimes(s, name, &lifetimes, &ctx.nlifetimes, err);
+        prefix = rc == GM_ENOMEM;
+    }
     ctx.layout = layout;
     ctx.lifetimes = lifetimes;
     if (rc == 0)
@@ -780,7 +1056,8 @@ int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t 
     free(lifetimes);
     if (rc) {
         gm_reader_close(rd);
-        gm_error_prefix(err, "trace '%s'", name);
+        if (prefix)
+            gm_error_prefix(err, "trace '%s'", name);
         return rc;
     }
     int replay_failed = 0;

@@ -12,7 +12,14 @@
 
 #define GM_POLICY_LIST(X) \
     X(native)             \
-    X(buddy)
+    X(caching)            \
+    X(bfc)                \
+    X(pool)               \
+    X(binning)            \
+    X(async)              \
+    X(buddy)              \
+    X(tlsf)               \
+    X(offline)
 
 #define GM__POLICY_DECLARE(name) extern const gm_policy_ops_t gm__policy_##name;
 GM_POLICY_LIST(GM__POLICY_DECLARE)

@@ -59,7 +59,31 @@ typedef struct gm_replay_config {
      * replayed so far and the trace's total (a progress bar's input). */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /* Defragmentation (compaction): after every defrag_every-th event
+     * (0: never), and at every MARK named defrag_at (NULL: none; resolved by
+     * gm_replay_trace, or set the tag with gm_replay_set_defrag_tag), each
+     * run re-places its live allocations, largest first, into a fresh state
+     * of its policy on a fresh device (gm_replay_defrag reports the cost). */
+    uint64_t defrag_every;
+    const char *defrag_at;
 } gm_replay_config_t;
+
+/* What the compactions of one run bought and cost.  Reserved bytes are the
+ * device's just before and just after each compaction; a compaction is
+ * modelled in place (blocks slide inside memory already held), so the two
+ * states never count together in peak_reserved: copy_peak_reserved is the
+ * peak had each compaction held both while copying. */
+typedef struct gm_defrag_stats {
+    uint64_t compactions;     /* done */
+    uint64_t aborted;         /* the fresh state could not hold the live set (capacity):
+                                 the run went on in its old state */
+    uint64_t blocks_moved;    /* live allocations whose address changed */
+    uint64_t bytes_moved;     /* their requested bytes: what a compaction copies */
+    uint64_t reserved_before; /* summed over the compactions */
+    uint64_t reserved_after;
+    uint64_t max_reclaimed;   /* largest before − after of one compaction (0 if none shrank) */
+    uint64_t copy_peak_reserved;
+} gm_defrag_stats_t;
 
 typedef struct gm_replay gm_replay_t;
 
@@ -83,6 +107,19 @@ void gm_replay_set_empty_cache_tag(gm_replay_t *r, int64_t tag);
  * policy's sync); -1 (the default) for none. */
 void gm_replay_set_sync_tag(gm_replay_t *r, int64_t tag);
 
+/* Index of the tag whose MARKs trigger a compaction (see
+ * gm_replay_config_t.defrag_at); -1 (the default) for none.  Before the
+ * first feed (and before gm_replay_prepare, which keeps the context the
+ * fresh states are prepared with); ignored after. */
+void gm_replay_set_defrag_tag(gm_replay_t *r, int64_t tag);
+
+/* Whether compactions are configured (every N events or at a tag). */
+int gm_replay_defrag_enabled(const gm_replay_t *r);
+
+/* Run i's compaction figures (all zero without defragmentation); NULL when
+ * i is out of range. */
+const gm_defrag_stats_t *gm_replay_defrag(const gm_replay_t *r, size_t i);
+
 /* Whether a policy added needs every lifetime in its context (a planner). */
 int gm_replay_needs_lifetimes(const gm_replay_t *r);
 
@@ -94,7 +131,8 @@ int gm_replay_prepare(gm_replay_t *r, const gm_trace_context_t *ctx, gm_error_t 
 /*
  * Feed n events in trace order.  Errors (GM_EFORMAT, with the event index):
  * a FREE of an id that is not live, an ALLOC of an id already live, a size
- * of 0 or above GM_SIZE_LIMIT; GM_ECORRUPT if a policy's check fails (the
+ * of 0 or above GM_SIZE_LIMIT; GM_ESTATE if a policy that plans from the
+ * lifetimes was never prepared; GM_ECORRUPT if a policy's check fails (the
  * message names the policy, event and reason).  A simulated OOM is not an
  * error: it is counted in the metrics.
  */
@@ -121,7 +159,8 @@ gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i);
 void gm_replay_destroy(gm_replay_t *r);
 
 /* Stream trace `name` of store s through r, chunk by chunk (sets the
- * empty_cache and synchronize tags from the trace's tags), then finish.
+ * empty_cache and synchronize tags, and the defrag_at tag, from the
+ * trace's tags), then finish.
  * Before the first event it prepares every policy with the trace's
  * attributes, stored starting layout and, when a policy needs them, every
  * allocation's lifetime (a first pass over the trace).  The errors of

@@ -72,6 +72,26 @@ static double bench_replay_memory(const gm_policy_ops_t *ops, const gm_event_t *
     if (gm_replay_create(&cfg, &r, &err) || gm_params_init(&params, ops, &err) ||
         gm_replay_add(r, &params, &err))
         bench_die("replay setup", &err);
+    if (gm_replay_needs_lifetimes(r)) {
+        /* A planner: every lifetime first, planned before the clock starts
+         * (the policies section times the planning). */
+        size_t na = 0;
+        for (size_t i = 0; i < n; i++)
+            if (ev[i].op == GM_OP_ALLOC && ev[i].id + 1 > na)
+                na = (size_t)ev[i].id + 1;
+        gm_lifetime_t *lt = calloc(na ? na : 1, sizeof *lt);
+        if (lt == NULL)
+            exit(1);
+        for (size_t i = 0; i < n; i++)
+            if (ev[i].op == GM_OP_ALLOC)
+                lt[ev[i].id] = (gm_lifetime_t){ev[i].size, i, GM_LIFETIME_OPEN};
+            else if (ev[i].op == GM_OP_FREE && ev[i].id < na)
+                lt[ev[i].id].end = i;
+        gm_trace_context_t ctx = {.lifetimes = lt, .nlifetimes = na, .events = n};
+        if (gm_replay_prepare(r, &ctx, &err))
+            bench_die("replay setup", &err);
+        free(lt);
+    }
     double t0 = bench_now();
     for (size_t i = 0; i < n; i += GM_CHUNK_EVENTS) {
         size_t k = n - i < GM_CHUNK_EVENTS ? n - i : GM_CHUNK_EVENTS;

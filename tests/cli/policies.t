@@ -34,7 +34,7 @@ type, default, help and (for enumerations) choices.
             ]
           }
         ]
-      }
+      },? (re)
   ...
 
 Every policy listed can be replayed:

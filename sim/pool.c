@@ -1,0 +1,502 @@
+/*
+ * sim/pool.c — RAPIDS RMM's pool_memory_resource: a coalescing best-fit
+ * sub-allocator over blocks taken from the device, with a free list per
+ * stream (rmm/mr/device/pool_memory_resource.hpp, its base
+ * detail/stream_ordered_memory_resource.hpp and its free list
+ * detail/coalescing_free_list.hpp).  Behaviour learned from the source, code
+ * our own.
+ *
+ * Algorithm:
+ *   - Every request is aligned up to 256 bytes (CUDA_ALLOCATION_ALIGNMENT).
+ *   - The pool holds *upstream blocks* taken from the device.  Each free
+ *     list (one per stream) holds free blocks in address order and merges a
+ *     block with its neighbours in the same list when they touch, never
+ *     across upstream blocks (RMM's is_head flag).
+ *   - A request of s bytes on stream S is served from the first of:
+ *       1. the best fit in S's list: the smallest block ≥ s, the lowest
+ *          address among equals (RMM scans its list for min_element);
+ *       2. the best fit in another stream's list, the streams taken in
+ *          order (RMM waits on that stream's event and takes the block; the
+ *          remainder stays in that stream's list);
+ *       3. for each other stream in order: move all of its free blocks into
+ *          S's list (merging), and take the best fit there if there is one
+ *          now;
+ *       4. a new upstream block (expand_pool).
+ *     The block is cut to s bytes (front), the remainder goes back free.
+ *   - Growth (size_to_grow / try_to_expand): with no maximum_pool_size,
+ *     try max(s, current pool size) — the pool doubles; with a maximum M,
+ *     try max(s, (M − pool size)/2) when s fits in what remains, else fail.
+ *     When the device refuses, halve the attempt (never below s) and retry;
+ *     the attempt of exactly s is made once.  Nothing is returned to the
+ *     device before destruction: a refused expansion is an OOM.
+ *   - initial_pool_size is taken at creation into the list of stream 0
+ *     (RMM puts it in the legacy default stream's list).
+ *   - A free goes into the list of the stream it is freed on.
+ *
+ * Stream order: RMM keeps its lists in a map ordered by CUDA event handle,
+ * an order a replay cannot know; here the streams are taken in the order of
+ * their trace index.  empty_cache (RMM has none: its memory goes back when
+ * the resource is destroyed) gives back every wholly free upstream block, as
+ * destroying and re-creating an idle pool would.
+ *
+ * Structures: blocks of sim/blocktree.h (physical neighbours within an
+ * upstream block), one set per stream ordered by (size, address) and split
+ * by power-of-two size class — the same choice as RMM's linear best-fit
+ * scan, found in a short descent — and an address map of the live blocks.
+ *
+ * Invariants (check): the blocks of every upstream block tile it in address
+ * order with consistent links, each a multiple of 256 bytes but the last
+ * (RMM halves a refused expansion, so an upstream block may be any size); every free block is a member of its stream's
+ * set and each set is ordered; no two touching free blocks of one list are
+ * left unmerged; live blocks are in the address map and nothing else is;
+ * allocated bytes equal the live blocks; the pool size is the sum of the
+ * upstream blocks, whose device bytes are the device's reserved bytes, and
+ * it stays within maximum_pool_size.
+ */
+#include "gmsim/policy.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/blocktree.h"
+#include "traces/idmap.h"
+
+#define POOL_ALIGN 256
+
+typedef struct pool_up {
+    uint64_t base;
+    uint64_t size; /* bytes asked of the device (the block's size) */
+    uint64_t got;  /* bytes the device reserved (its granularity) */
+    uint32_t first;
+} pool_up_t;
+
+typedef struct pool {
+    gm_policy_t base;
+    uint64_t maximum; /* 0: none */
+    uint64_t pool_size;
+
+    gm__bt_heap_t heap;
+    gm__bt_set_t *sets; /* free list per stream */
+    uint32_t nstreams;
+    pool_up_t *ups;
+    size_t nups, upcap;
+    gm__idmap_t live; /* address → handle */
+    uint64_t allocated;
+    uint32_t *scratch; /* handles of a list being moved */
+    uint32_t scratchcap;
+} pool_t;
+
+extern const gm_policy_ops_t gm__policy_pool;
+
+#define POOL(p) GM_POLICY_DOWNCAST(pool_t, p, gm__policy_pool)
+
+static inline uint64_t pool_align(uint64_t n)
+{
+    return (n + POOL_ALIGN - 1) & ~(uint64_t)(POOL_ALIGN - 1);
+}
+
+/* Make room for stream s's list.  0 or GM_ENOMEM. */
+static int pool_stream(pool_t *q, uint32_t s)
+{
+    if (s < q->nstreams)
+        return 0;
+    if (s >= GM__BT_DROPPED)
+        return GM_EINVAL;
+    uint32_t n = q->nstreams ? q->nstreams : 4;
+    while (n <= s)
+        n = n > UINT32_MAX / 2 ? GM__BT_DROPPED : 2 * n;
+    gm__bt_set_t *r = realloc(q->sets, (size_t)n * sizeof *r);
+    if (r == NULL)
+        return GM_ENOMEM;
+    for (uint32_t i = q->nstreams; i < n; i++)
+        gm__bt_set_init(&r[i]);
+    q->sets = r;
+    q->nstreams = n;
+    return 0;
+}
+
+/* try_to_expand: a new upstream block of at least `size` bytes, as a free
+ * block in no set.  Its handle, or GM__BT_NONE (device refused, or out of
+ * host memory: *rc says which). */
+static uint32_t pool_expand(pool_t *q, uint64_t try_size, uint64_t size, int *rc)
+{
+    *rc = 0;
+    if (q->nups == q->upcap) {
+        size_t cap = q->upcap ? 2 * q->upcap : 16;
+        pool_up_t *u = realloc(q->ups, cap * sizeof *u);
+        if (u == NULL) {
+            *rc = GM_ENOMEM;
+            return GM__BT_NONE;
+        }
+        q->ups = u;
+        q->upcap = cap;
+    }
+    uint32_t h = gm__bt_new(&q->heap);
+    if (h == GM__BT_NONE) {
+        *rc = GM_ENOMEM;
+        return GM__BT_NONE;
+    }
+    while (try_size >= size && try_size != 0) {
+        uint64_t addr, got;
+        if (gm_device_malloc(q->base.dev, try_size, POOL_ALIGN, &addr, &got) == 0) {
+            q->pool_size += try_size;
+            q->ups[q->nups++] = (pool_up_t){addr, try_size, got, h};
+            q->heap.b[h].addr = addr;
+            q->heap.b[h].size = try_size;
+            return h;
+        }
+        if (try_size == size)
+            break;
+        try_size = try_size / 2 > size ? try_size / 2 : size;
+    }
+    gm__bt_drop(&q->heap, h);
+    return GM__BT_NONE;
+}
+
+/* size_to_grow */
+static uint64_t pool_grow_size(const pool_t *q, uint64_t size)
+{
+    if (q->maximum != 0) {
+        uint64_t remaining = pool_align(q->maximum > q->pool_size ? q->maximum - q->pool_size : 0);
+        if (size > remaining)
+            return 0;
+        return size > remaining / 2 ? size : remaining / 2;
+    }
+    return size > q->pool_size ? size : q->pool_size;
+}
+
+/* Move every block of list t into list s (merging). */
+static void pool_move_list(pool_t *q, uint32_t t, uint32_t s)
+{
+    if (q->sets[t].mask == 0)
+        return;
+    uint32_t k = gm__bt_set_collect(q->heap.b, &q->sets[t], q->scratch, 0);
+    gm__bt_set_init(&q->sets[t]);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t h = q->scratch[i];
+        q->heap.b[h].left = q->heap.b[h].right = GM__BT_NONE;
+        gm__bt_put(&q->heap, q->sets, h, s);
+    }
+}
+
+static int pool_create(gm_device_t *dev, const gm_param_value_t *values, gm_policy_t **out,
+                       gm_error_t *err)
+{
+    uint64_t initial = values[0].size, maximum = values[1].size;
+    if (initial % POOL_ALIGN != 0)
+        return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64
+                            "' for pool.initial_pool_size: not a multiple of 256", initial);
+    if (maximum % POOL_ALIGN != 0)
+        return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64
+                            "' for pool.maximum_pool_size: not a multiple of 256", maximum);
+    if (maximum != 0 && initial > maximum)
+        return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64 "' for pool.initial_pool_size: "
+                            "above maximum_pool_size (%" PRIu64 ")", initial, maximum);
+    pool_t *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'pool'");
+    q->base.ops = &gm__policy_pool;
+    q->base.dev = dev;
+    q->maximum = maximum;
+    gm__bt_heap_init(&q->heap);
+    gm__idmap_init(&q->live);
+    int rc = pool_stream(q, 0);
+    if (rc == 0 && initial > 0) {
+        uint32_t h = pool_expand(q, initial, initial, &rc);
+        if (h != GM__BT_NONE)
+            gm__bt_put(&q->heap, q->sets, h, 0);
+        else if (rc == 0)
+            rc = GM_EINVAL;
+    }
+    if (rc != 0) {
+        for (size_t i = 0; i < q->nups; i++)
+            gm_device_free(dev, q->ups[i].base, q->ups[i].got);
+        free(q->sets);
+        free(q->ups);
+        gm__bt_heap_release(&q->heap);
+        free(q);
+        if (rc == GM_EINVAL)
+            return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64 "' for "
+                                "pool.initial_pool_size: the device cannot hold it", initial);
+        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'pool'");
+    }
+    *out = &q->base;
+    return 0;
+}
+
+/* Hand out the first `size` bytes of block h (in no set); the remainder
+ * goes into list `rest`.  `spare` is a fresh handle, dropped when unused. */
+static int pool_take(pool_t *q, uint32_t h, uint64_t size, uint32_t rest, uint32_t spare,
+                     gm_block_t *out)
+{
+    if (q->heap.b[h].size > size) {
+        gm__bt_cut(&q->heap, h, size, spare);
+        gm__bt_put(&q->heap, q->sets, spare, rest);
+    } else {
+        gm__bt_drop(&q->heap, spare);
+    }
+    gm__bt_blk_t *c = &q->heap.b[h];
+    c->list = GM__BT_USED;
+    if (gm__idmap_put(&q->live, c->addr, h) != 0) {
+        gm__bt_put(&q->heap, q->sets, h, rest);
+        return GM_ENOMEM;
+    }
+    q->allocated += c->size;
+    out->addr = c->addr;
+    out->size = c->size;
+    return 0;
+}
+
+static int pool_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
+{
+    pool_t *q = POOL(p);
+    if (q == NULL)
+        return GM_EINVAL;
+    if (req->size > (UINT64_C(1) << 62))
+        return GM_ALLOC_OOM;
+    uint64_t size = pool_align(req->size);
+    uint32_t s = req->stream;
+    int rc = pool_stream(q, s);
+    if (rc != 0)
+        return rc;
+    if (q->scratchcap < q->heap.cap + 1) { /* room to move any list */
+        uint32_t cap = q->heap.cap + 256;
+        uint32_t *sc = realloc(q->scratch, (size_t)cap * sizeof *sc);
+        if (sc == NULL)
+            return GM_ENOMEM;
+        q->scratch = sc;
+        q->scratchcap = cap;
+    }
+    uint32_t spare = gm__bt_new(&q->heap);
+    if (spare == GM__BT_NONE)
+        return GM_ENOMEM;
+    gm__bt_blk_t *b = q->heap.b;
+    /* 1. this stream's list */
+    uint32_t h = gm__bt_set_fit(b, &q->sets[s], size);
+    if (h != GM__BT_NONE) {
+        gm__bt_set_remove(b, &q->sets[s], h);
+        return pool_take(q, h, size, s, spare, out);
+    }
+    /* 2. another stream's list, taken as it is */
+    for (uint32_t t = 0; t < q->nstreams; t++) {
+        if (t == s || (h = gm__bt_set_fit(b, &q->sets[t], size)) == GM__BT_NONE)
+            continue;
+        gm__bt_set_remove(b, &q->sets[t], h);
+        return pool_take(q, h, size, t, spare, out);
+    }
+    /* 3. merge the other lists into this one, one at a time */
+    for (uint32_t t = 0; t < q->nstreams; t++) {
+        if (t == s || q->sets[t].mask == 0)
+            continue;
+        pool_move_list(q, t, s);
+        if ((h = gm__bt_set_fit(q->heap.b, &q->sets[s], size)) != GM__BT_NONE) {
+            gm__bt_set_remove(q->heap.b, &q->sets[s], h);
+            return pool_take(q, h, size, s, spare, out);
+        }
+    }
+    /* 4. grow */
+    h = pool_expand(q, pool_grow_size(q, size), size, &rc);
+    if (h == GM__BT_NONE) {
+        gm__bt_drop(&q->heap, spare);
+        return rc != 0 ? rc : GM_ALLOC_OOM;
+    }
+    return pool_take(q, h, size, s, spare, out);
+}
+
+static int pool_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
+{
+    pool_t *q = POOL(p);
+    if (q == NULL)
+        return GM_EINVAL;
+    uint64_t v;
+    if (!gm__idmap_get(&q->live, blk->addr, &v))
+        return GM_EINVAL;
+    uint32_t h = (uint32_t)v;
+    if (q->heap.b[h].size != blk->size || q->heap.b[h].list != GM__BT_USED)
+        return GM_EINVAL;
+    int rc = pool_stream(q, stream);
+    if (rc != 0)
+        return rc;
+    gm__idmap_remove(&q->live, blk->addr, NULL);
+    q->allocated -= blk->size;
+    gm__bt_put(&q->heap, q->sets, h, stream);
+    return 0;
+}
+
+static void pool_stats(gm_policy_t *p, gm_policy_stats_t *out)
+{
+    pool_t *q = POOL(p);
+    memset(out, 0, sizeof *out);
+    if (q == NULL)
+        return;
+    out->allocated = q->allocated;
+    for (uint32_t t = 0; t < q->nstreams; t++) {
+        uint32_t m = gm__bt_set_max(q->heap.b, &q->sets[t]);
+        if (m != GM__BT_NONE && q->heap.b[m].size > out->largest_free)
+            out->largest_free = q->heap.b[m].size;
+    }
+    out->free_bytes = p->dev->reserved > q->allocated ? p->dev->reserved - q->allocated : 0;
+}
+
+/* Give every upstream block with no live block back to the device. */
+static void pool_empty_cache(gm_policy_t *p)
+{
+    pool_t *q = POOL(p);
+    if (q == NULL)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < q->nups; i++) {
+        pool_up_t u = q->ups[i];
+        gm__bt_blk_t *b = q->heap.b;
+        uint32_t h = u.first;
+        while (h != GM__BT_NONE && b[h].list != GM__BT_USED)
+            h = b[h].next;
+        if (h == GM__BT_NONE) { /* every block free (maybe in several lists) */
+            for (h = u.first; h != GM__BT_NONE;) {
+                uint32_t nx = b[h].next;
+                gm__bt_set_remove(b, &q->sets[b[h].list], h);
+                gm__bt_drop(&q->heap, h);
+                h = nx;
+            }
+            gm_device_free(p->dev, u.base, u.got);
+            q->pool_size -= u.size;
+        } else {
+            q->ups[kept++] = u;
+        }
+    }
+    q->nups = kept;
+}
+
+/* ---- check ------------------------------------------------------------------ */
+
+#define POOL_BAD(bad, why, whylen, ...)                          \
+    do {                                                         \
+        if ((*(bad))++ == 0 && (why) != NULL && (whylen) > 0)    \
+            snprintf((why), (whylen), __VA_ARGS__);              \
+    } while (0)
+
+static int pool_check(gm_policy_t *p, char *why, size_t whylen)
+{
+    int bad = 0;
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
+    pool_t *q = POOL(p);
+    if (q == NULL) {
+        POOL_BAD(&bad, why, whylen, "not a pool policy");
+        return bad;
+    }
+    const gm__bt_blk_t *b = q->heap.b;
+    uint64_t got = 0, size = 0, allocated = 0, nlive = 0, nfree = 0, nblocks = 0;
+    for (size_t i = 0; i < q->nups && bad == 0; i++) {
+        const pool_up_t *u = &q->ups[i];
+        got += u->got;
+        size += u->size;
+        if (u->got < u->size)
+            POOL_BAD(&bad, why, whylen, "upstream block 0x%" PRIx64 " holds %" PRIu64
+                     " device bytes for %" PRIu64, u->base, u->got, u->size);
+        uint64_t at = u->base;
+        uint32_t prev = GM__BT_NONE;
+        for (uint32_t h = u->first; h != GM__BT_NONE && bad == 0; h = b[h].next) {
+            if (h >= q->heap.n || ++nblocks > q->heap.live) {
+                POOL_BAD(&bad, why, whylen, "upstream block 0x%" PRIx64 ": block list is broken",
+                         u->base);
+                break;
+            }
+            const gm__bt_blk_t *c = &b[h];
+            if (c->addr != at || c->prev != prev || c->size == 0 ||
+                (c->size % POOL_ALIGN != 0 && c->next != GM__BT_NONE))
+                POOL_BAD(&bad, why, whylen, "upstream block 0x%" PRIx64 ": block at 0x%" PRIx64
+                         " (%" PRIu64 " bytes) breaks the tiling (expected at 0x%" PRIx64 ")",
+                         u->base, c->addr, c->size, at);
+            if (c->list == GM__BT_USED) {
+                uint64_t v;
+                if (!gm__idmap_get(&q->live, c->addr, &v) || v != h)
+                    POOL_BAD(&bad, why, whylen, "live block 0x%" PRIx64 " not in the address map",
+                             c->addr);
+                allocated += c->size;
+                nlive++;
+            } else {
+                if (c->list >= q->nstreams)
+                    POOL_BAD(&bad, why, whylen, "free block 0x%" PRIx64 " in list %" PRIu32
+                             " of no stream", c->addr, c->list);
+                if (prev != GM__BT_NONE && b[prev].list == c->list)
+                    POOL_BAD(&bad, why, whylen, "free block at 0x%" PRIx64 " that should have "
+                             "merged with the block before it (same list %" PRIu32 ")", c->addr,
+                             c->list);
+                nfree++;
+            }
+            at = c->addr + c->size;
+            prev = h;
+        }
+        if (bad == 0 && at != u->base + u->size)
+            POOL_BAD(&bad, why, whylen, "blocks of upstream block 0x%" PRIx64 " cover %" PRIu64
+                     " of %" PRIu64 " bytes", u->base, at - u->base, u->size);
+    }
+    uint64_t members = 0;
+    for (uint32_t t = 0; t < q->nstreams && bad == 0; t++) {
+        uint32_t badh = GM__BT_NONE;
+        int64_t m = gm__bt_set_verify(b, q->heap.n, &q->sets[t], t, &badh);
+        if (m < 0)
+            POOL_BAD(&bad, why, whylen, "free list of stream %" PRIu32 " is not an ordered set "
+                     "of its blocks (at block 0x%" PRIx64 ")", t, badh < q->heap.n ? b[badh].addr : 0);
+        else
+            members += (uint64_t)m;
+    }
+    if (bad == 0 && members != nfree)
+        POOL_BAD(&bad, why, whylen, "free lists hold %" PRIu64 " blocks, the upstream blocks %"
+                 PRIu64 " free ones", members, nfree);
+    if (bad == 0 && nblocks != q->heap.live)
+        POOL_BAD(&bad, why, whylen, "%" PRIu64 " blocks but %" PRIu32 " handles in use", nblocks,
+                 q->heap.live);
+    if (bad == 0 && nlive != gm__idmap_count(&q->live))
+        POOL_BAD(&bad, why, whylen, "address map holds %zu blocks, %" PRIu64 " are live",
+                 gm__idmap_count(&q->live), nlive);
+    if (bad == 0 && allocated != q->allocated)
+        POOL_BAD(&bad, why, whylen, "allocated %" PRIu64 " differs from the live blocks' %" PRIu64,
+                 q->allocated, allocated);
+    if (size != q->pool_size || got != p->dev->reserved)
+        POOL_BAD(&bad, why, whylen, "upstream blocks hold %" PRIu64 " bytes (pool size %" PRIu64
+                 "), %" PRIu64 " device bytes, device reserved %" PRIu64, size, q->pool_size, got,
+                 p->dev->reserved);
+    if (q->maximum != 0 && q->pool_size > q->maximum)
+        POOL_BAD(&bad, why, whylen, "pool size %" PRIu64 " above maximum_pool_size %" PRIu64,
+                 q->pool_size, q->maximum);
+    return bad;
+}
+
+static void pool_destroy(gm_policy_t *p)
+{
+    pool_t *q = POOL(p);
+    if (q == NULL)
+        return;
+    gm__bt_heap_release(&q->heap);
+    gm__idmap_release(&q->live);
+    free(q->sets);
+    free(q->ups);
+    free(q->scratch);
+    free(q);
+}
+
+static const gm_param_spec_t pool_params[] = {
+    {"initial_pool_size", GM_PARAM_SIZE, "0",
+     "bytes taken from the device at creation (a multiple of 256)", NULL},
+    {"maximum_pool_size", GM_PARAM_SIZE, "0",
+     "most bytes the pool may hold (a multiple of 256; 0: no maximum, the pool doubles)", NULL},
+};
+
+const gm_policy_ops_t gm__policy_pool = {
+    .name = "pool",
+    .help = "RAPIDS RMM pool_memory_resource: coalescing best fit, per-stream free lists, "
+            "growing pool",
+    .params = pool_params,
+    .nparams = sizeof pool_params / sizeof pool_params[0],
+    .create = pool_create,
+    .alloc = pool_alloc,
+    .free = pool_free,
+    .stats = pool_stats,
+    .check = pool_check,
+    .destroy = pool_destroy,
+    .empty_cache = pool_empty_cache,
+};

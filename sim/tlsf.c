@@ -1,0 +1,593 @@
+/*
+ * sim/tlsf.c — Two-Level Segregated Fit over device arenas.
+ *
+ * Algorithm (M. Masoni, I. Ripoll, A. Crespo, J. Real, "TLSF: a New Dynamic
+ * Memory Allocator for Real-Time Systems", ECRTS 2004; the public C
+ * implementation mattconte/tlsf was read for its mapping, not copied):
+ *
+ *   Sizes are counted in units of `align` bytes (every block is a whole
+ *   number of units).  Free blocks sit in segregated lists indexed by two
+ *   levels: the first level (fl) is the power of two of the size, the second
+ *   (sl) splits each power-of-two range into `sl_count` equal parts.  Sizes
+ *   below sl_count units are all in fl 0, one list per unit count:
+ *
+ *     u < sl_count:  fl = 0, sl = u
+ *     otherwise:     f = floor(log2 u), sl = (u >> (f − log2 sl_count)) − sl_count,
+ *                    fl = f − log2 sl_count + 1
+ *
+ *   A bitmap of non-empty first levels and one of non-empty second levels
+ *   per first level make the search two find-first-set operations (O(1)).
+ *   A request is rounded up to the next class boundary before the search
+ *   ("good fit"): any block of the class found is large enough, so the head
+ *   of its list is taken without looking at its size; a block in the
+ *   request's own class that would have fit is not found (TLSF's bounded
+ *   internal fragmentation, the price of O(1)).  The block taken is split
+ *   when the rest is at least one unit; the rest goes back as a free block.
+ *   A freed block merges at once with its free physical neighbours
+ *   (immediate coalescing), so no two free blocks are ever adjacent.  Lists
+ *   are LIFO (a freed block goes to the head).
+ *
+ *   Memory comes from the device in arenas of `arena` bytes; a request
+ *   larger than that gets an arena of its own size (which, once free, serves
+ *   any request like every other arena).  When no list holds a large enough
+ *   block a new arena is taken; if the device refuses, every wholly free
+ *   arena is given back and the device malloc retried once, else the result
+ *   is GM_ALLOC_OOM.  empty_cache gives every wholly free arena back.
+ *
+ * Metadata lives outside the simulated memory (it has no backing): blocks
+ * are records in one array (indices, recycled through a free stack) with
+ * links to their physical neighbours and to their free-list neighbours; an
+ * arena is its base, size and first block; the live blocks are found by
+ * address through the shared id map (traces/idmap.h).
+ *
+ * Invariants (check):
+ *   - the blocks of every arena tile it exactly, in address order, with
+ *     consistent neighbour links; every block is a non-zero number of units;
+ *   - no two physically adjacent blocks are both free ("should have merged");
+ *   - every free block is in the list its size maps to, every listed block is
+ *     free, the lists' links are consistent, a second-level bit is set iff
+ *     its list is non-empty and a first-level bit iff any of its lists is;
+ *   - every used block is in the address map and nothing else is;
+ *   - per-arena and total allocated bytes equal the used blocks' sizes; the
+ *     arenas' bytes sum to the device's reserved bytes.
+ */
+#include "gmsim/policy.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/idmap.h"
+
+#define TLSF_NIL UINT32_MAX
+#define TLSF_FL_MAX 64
+#define TLSF_SL_MAX 64
+
+typedef struct tlsf_block {
+    uint64_t addr;
+    uint64_t size; /* bytes, a multiple of align */
+    uint32_t prev_phys, next_phys; /* physical neighbours in the arena */
+    uint32_t prev_free, next_free; /* free list links (next_free also chains spare records) */
+    uint32_t arena;
+    uint32_t is_free;
+} tlsf_block_t;
+
+typedef struct tlsf_arena {
+    uint64_t base;
+    uint64_t size;      /* bytes reserved from the device */
+    uint64_t allocated; /* bytes in its used blocks */
+    uint32_t first;     /* lowest block; TLSF_NIL when the slot is vacant */
+    uint32_t next_vacant;
+} tlsf_arena_t;
+
+typedef struct tlsf {
+    gm_policy_t base;
+    /* parameters */
+    uint64_t arena_size, align;
+    unsigned align_shift, sl_log, sl_count;
+
+    uint64_t fl_map;
+    uint64_t sl_map[TLSF_FL_MAX];
+    uint32_t *heads; /* TLSF_FL_MAX × sl_count list heads */
+
+    tlsf_block_t *blocks;
+    uint32_t nblocks, blocks_cap;
+    uint32_t spare; /* chain of recycled block records */
+
+    tlsf_arena_t *arenas;
+    uint32_t narenas, arenas_cap;
+    uint32_t vacant; /* chain of vacant arena slots */
+
+    gm__idmap_t live; /* address of a used block → its record */
+    uint64_t allocated;
+} tlsf_t;
+
+extern const gm_policy_ops_t gm__policy_tlsf;
+
+#define TLSF(p) GM_POLICY_DOWNCAST(tlsf_t, p, gm__policy_tlsf)
+
+/* ---- the two-level mapping -------------------------------------------------- */
+
+static inline unsigned tlsf_fls(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+
+/* The list a free block of u units belongs to. */
+static inline void tlsf_map_insert(const tlsf_t *t, uint64_t u, unsigned *fl, unsigned *sl)
+{
+    if (u < t->sl_count) {
+        *fl = 0;
+        *sl = (unsigned)u;
+    } else {
+        unsigned f = tlsf_fls(u);
+        *sl = (unsigned)(u >> (f - t->sl_log)) ^ t->sl_count;
+        *fl = f - t->sl_log + 1;
+    }
+}
+
+/* The first list whose every block holds u units: u rounded up to the next
+ * class boundary, then mapped. */
+static inline void tlsf_map_search(const tlsf_t *t, uint64_t u, unsigned *fl, unsigned *sl)
+{
+    if (u >= t->sl_count)
+        u += (UINT64_C(1) << (tlsf_fls(u) - t->sl_log)) - 1;
+    tlsf_map_insert(t, u, fl, sl);
+}
+
+static inline uint32_t *tlsf_head(tlsf_t *t, unsigned fl, unsigned sl)
+{
+    return &t->heads[(size_t)fl * t->sl_count + sl];
+}
+
+static inline void tlsf_list_add(tlsf_t *t, uint32_t b)
+{
+    tlsf_block_t *blk = &t->blocks[b];
+    unsigned fl, sl;
+    tlsf_map_insert(t, blk->size >> t->align_shift, &fl, &sl);
+    uint32_t *head = tlsf_head(t, fl, sl);
+    blk->prev_free = TLSF_NIL;
+    blk->next_free = *head;
+    if (*head != TLSF_NIL)
+        t->blocks[*head].prev_free = b;
+    *head = b;
+    blk->is_free = 1;
+    t->sl_map[fl] |= UINT64_C(1) << sl;
+    t->fl_map |= UINT64_C(1) << fl;
+}
+
+static inline void tlsf_list_del(tlsf_t *t, uint32_t b)
+{
+    tlsf_block_t *blk = &t->blocks[b];
+    unsigned fl, sl;
+    tlsf_map_insert(t, blk->size >> t->align_shift, &fl, &sl);
+    if (blk->prev_free != TLSF_NIL)
+        t->blocks[blk->prev_free].next_free = blk->next_free;
+    else
+        *tlsf_head(t, fl, sl) = blk->next_free;
+    if (blk->next_free != TLSF_NIL)
+        t->blocks[blk->next_free].prev_free = blk->prev_free;
+    if (*tlsf_head(t, fl, sl) == TLSF_NIL) {
+        t->sl_map[fl] &= ~(UINT64_C(1) << sl);
+        if (t->sl_map[fl] == 0)
+            t->fl_map &= ~(UINT64_C(1) << fl);
+    }
+    blk->is_free = 0;
+}
+
+/* Head of the first non-empty list at or above (fl, sl), or TLSF_NIL. */
+static inline uint32_t tlsf_find(tlsf_t *t, unsigned fl, unsigned sl)
+{
+    uint64_t bits = sl < 64 ? t->sl_map[fl] & (~UINT64_C(0) << sl) : 0;
+    if (bits == 0) {
+        uint64_t fbits = fl + 1 < 64 ? t->fl_map & (~UINT64_C(0) << (fl + 1)) : 0;
+        if (fbits == 0)
+            return TLSF_NIL;
+        fl = (unsigned)__builtin_ctzll(fbits);
+        bits = t->sl_map[fl];
+    }
+    return *tlsf_head(t, fl, (unsigned)__builtin_ctzll(bits));
+}
+
+/* ---- records -------------------------------------------------------------------- */
+
+/* A fresh block record; TLSF_NIL when out of host memory. */
+static uint32_t tlsf_block_new(tlsf_t *t)
+{
+    if (t->spare != TLSF_NIL) {
+        uint32_t b = t->spare;
+        t->spare = t->blocks[b].next_free;
+        return b;
+    }
+    if (t->nblocks == t->blocks_cap) {
+        if (t->blocks_cap >= UINT32_MAX / 2)
+            return TLSF_NIL;
+        uint32_t cap = t->blocks_cap ? 2 * t->blocks_cap : 256;
+        tlsf_block_t *nb = realloc(t->blocks, (size_t)cap * sizeof *nb);
+        if (nb == NULL)
+            return TLSF_NIL;
+        t->blocks = nb;
+        t->blocks_cap = cap;
+    }
+    return t->nblocks++;
+}
+
+static void tlsf_block_recycle(tlsf_t *t, uint32_t b)
+{
+    t->blocks[b].size = 0;
+    t->blocks[b].is_free = 0;
+    t->blocks[b].arena = TLSF_NIL;
+    t->blocks[b].next_free = t->spare;
+    t->spare = b;
+}
+
+/* ---- arenas ------------------------------------------------------------------- */
+
+/* Give every wholly free arena back to the device; returns how many. */
+static unsigned tlsf_release_empty(tlsf_t *t)
+{
+    unsigned n = 0;
+    for (uint32_t a = 0; a < t->narenas; a++) {
+        tlsf_arena_t *ar = &t->arenas[a];
+        if (ar->first == TLSF_NIL)
+            continue;
+        tlsf_block_t *blk = &t->blocks[ar->first];
+        if (!blk->is_free || blk->size != ar->size)
+            continue;
+        tlsf_list_del(t, ar->first);
+        tlsf_block_recycle(t, ar->first);
+        gm_device_free(t->base.dev, ar->base, ar->size);
+        ar->first = TLSF_NIL;
+        ar->allocated = 0;
+        ar->next_vacant = t->vacant;
+        t->vacant = a;
+        n++;
+    }
+    return n;
+}
+
+/*
+ * Take an arena of at least `size` bytes from the device (retrying once
+ * after giving wholly free arenas back); its one block, not in any list, is
+ * returned in *out.  0, GM_ALLOC_OOM, or GM_ENOMEM.
+ */
+static int tlsf_arena_new(tlsf_t *t, uint64_t size, uint32_t *out)
+{
+    gm_device_t *dev = t->base.dev;
+    uint64_t want = size > t->arena_size ? size : t->arena_size;
+    uint64_t addr, got;
+    if (gm_device_malloc(dev, want, t->align, &addr, &got) != 0) {
+        if (tlsf_release_empty(t) == 0 || gm_device_malloc(dev, want, t->align, &addr, &got) != 0)
+            return GM_ALLOC_OOM;
+    }
+    uint32_t a;
+    if (t->vacant != TLSF_NIL) {
+        a = t->vacant;
+        t->vacant = t->arenas[a].next_vacant;
+    } else {
+        if (t->narenas == t->arenas_cap) {
+            uint32_t cap = t->arenas_cap ? 2 * t->arenas_cap : 16;
+            tlsf_arena_t *na = realloc(t->arenas, (size_t)cap * sizeof *na);
+            if (na == NULL) {
+                gm_device_free(dev, addr, got);
+                return GM_ENOMEM;
+            }
+            t->arenas = na;
+            t->arenas_cap = cap;
+        }
+        a = t->narenas++;
+    }
+    uint32_t b = tlsf_block_new(t);
+    if (b == TLSF_NIL) {
+        gm_device_free(dev, addr, got);
+        t->arenas[a].first = TLSF_NIL;
+        t->arenas[a].next_vacant = t->vacant;
+        t->vacant = a;
+        return GM_ENOMEM;
+    }
+    t->arenas[a] = (tlsf_arena_t){addr, got, 0, b, TLSF_NIL};
+    t->blocks[b] = (tlsf_block_t){addr, got, TLSF_NIL, TLSF_NIL, TLSF_NIL, TLSF_NIL, a, 0};
+    *out = b;
+    return 0;
+}
+
+/* ---- the interface --------------------------------------------------------------- */
+
+static int tlsf_bad_value(gm_error_t *err, const char *key, uint64_t v, const char *why)
+{
+    return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64 "' for tlsf.%s: %s", v, key,
+                        why);
+}
+
+static int tlsf_create(gm_device_t *dev, const gm_param_value_t *values, gm_policy_t **out,
+                       gm_error_t *err)
+{
+    uint64_t arena = values[0].size, align = values[2].size;
+    int64_t slc = values[1].i;
+    if (slc < 1 || slc > TLSF_SL_MAX || (slc & (slc - 1)) != 0)
+        return gm_error_set(err, GM_EINVAL,
+                            "invalid value '%" PRId64 "' for tlsf.sl_count: not a power of two "
+                            "from 1 to 64",
+                            slc);
+    if (align == 0 || (align & (align - 1)) != 0 || align > (UINT64_C(1) << 30))
+        return tlsf_bad_value(err, "align", align, "not a power of two up to 1 GiB");
+    if (arena < align || arena > (UINT64_C(1) << 48))
+        return tlsf_bad_value(err, "arena", arena, "not between align and 256 TiB");
+    tlsf_t *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'tlsf'");
+    t->base.ops = &gm__policy_tlsf;
+    t->base.dev = dev;
+    t->align = align;
+    t->align_shift = (unsigned)__builtin_ctzll(align);
+    t->arena_size = (arena + align - 1) & ~(align - 1);
+    t->sl_count = (unsigned)slc;
+    t->sl_log = (unsigned)__builtin_ctzll((uint64_t)slc);
+    t->spare = TLSF_NIL;
+    t->vacant = TLSF_NIL;
+    t->heads = malloc((size_t)TLSF_FL_MAX * t->sl_count * sizeof *t->heads);
+    if (t->heads == NULL) {
+        free(t);
+        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'tlsf'");
+    }
+    for (size_t i = 0; i < (size_t)TLSF_FL_MAX * t->sl_count; i++)
+        t->heads[i] = TLSF_NIL;
+    gm__idmap_init(&t->live);
+    *out = &t->base;
+    return 0;
+}
+
+static int tlsf_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
+{
+    tlsf_t *t = TLSF(p);
+    if (t == NULL)
+        return GM_EINVAL;
+    uint64_t size = (req->size + t->align - 1) & ~(t->align - 1);
+    unsigned fl, sl;
+    tlsf_map_search(t, size >> t->align_shift, &fl, &sl);
+    uint32_t b = fl < TLSF_FL_MAX ? tlsf_find(t, fl, sl) : TLSF_NIL;
+    if (b != TLSF_NIL) {
+        tlsf_list_del(t, b);
+    } else {
+        int rc = tlsf_arena_new(t, size, &b);
+        if (rc)
+            return rc;
+    }
+    tlsf_block_t *blk = &t->blocks[b];
+    if (blk->size > size) {
+        uint32_t r = tlsf_block_new(t);
+        if (r == TLSF_NIL) {
+            tlsf_list_add(t, b);
+            return GM_ENOMEM;
+        }
+        blk = &t->blocks[b]; /* the array may have moved */
+        tlsf_block_t *rest = &t->blocks[r];
+        *rest = (tlsf_block_t){blk->addr + size, blk->size - size, b, blk->next_phys,
+                               TLSF_NIL, TLSF_NIL, blk->arena, 0};
+        if (blk->next_phys != TLSF_NIL)
+            t->blocks[blk->next_phys].prev_phys = r;
+        blk->next_phys = r;
+        blk->size = size;
+        tlsf_list_add(t, r);
+    }
+    if (gm__idmap_put(&t->live, blk->addr, b) != 0) {
+        /* Out of host memory: the block stays free (unmerged pieces merge
+         * at the next free of a neighbour; check() would name them). */
+        tlsf_list_add(t, b);
+        return GM_ENOMEM;
+    }
+    t->allocated += size;
+    t->arenas[blk->arena].allocated += size;
+    out->addr = blk->addr;
+    out->size = size;
+    return 0;
+}
+
+static int tlsf_free(gm_policy_t *p, const gm_block_t *blkp, uint32_t stream)
+{
+    (void)stream;
+    tlsf_t *t = TLSF(p);
+    uint64_t v;
+    if (t == NULL || blkp->addr == UINT64_MAX || !gm__idmap_get(&t->live, blkp->addr, &v))
+        return GM_EINVAL;
+    uint32_t b = (uint32_t)v;
+    tlsf_block_t *blk = &t->blocks[b];
+    if (blk->size != blkp->size || blk->is_free)
+        return GM_EINVAL;
+    gm__idmap_remove(&t->live, blkp->addr, NULL);
+    t->allocated -= blk->size;
+    t->arenas[blk->arena].allocated -= blk->size;
+    uint32_t prev = blk->prev_phys, next = blk->next_phys;
+    if (prev != TLSF_NIL && t->blocks[prev].is_free) {
+        /* b merges into its lower neighbour */
+        tlsf_list_del(t, prev);
+        tlsf_block_t *pb = &t->blocks[prev];
+        pb->size += blk->size;
+        pb->next_phys = next;
+        if (next != TLSF_NIL)
+            t->blocks[next].prev_phys = prev;
+        tlsf_block_recycle(t, b);
+        b = prev;
+        blk = pb;
+    }
+    if (next != TLSF_NIL && t->blocks[next].is_free) {
+        tlsf_list_del(t, next);
+        tlsf_block_t *nb = &t->blocks[next];
+        blk->size += nb->size;
+        blk->next_phys = nb->next_phys;
+        if (nb->next_phys != TLSF_NIL)
+            t->blocks[nb->next_phys].prev_phys = b;
+        tlsf_block_recycle(t, next);
+    }
+    tlsf_list_add(t, b);
+    return 0;
+}
+
+static void tlsf_stats(gm_policy_t *p, gm_policy_stats_t *out)
+{
+    tlsf_t *t = TLSF(p);
+    memset(out, 0, sizeof *out);
+    if (t == NULL)
+        return;
+    out->allocated = t->allocated;
+    out->free_bytes = p->dev->reserved > t->allocated ? p->dev->reserved - t->allocated : 0;
+    if (t->fl_map == 0)
+        return;
+    /* The largest free block is in the highest non-empty list. */
+    unsigned fl = tlsf_fls(t->fl_map), sl = tlsf_fls(t->sl_map[fl]);
+    for (uint32_t b = *tlsf_head(t, fl, sl); b != TLSF_NIL; b = t->blocks[b].next_free)
+        if (t->blocks[b].size > out->largest_free)
+            out->largest_free = t->blocks[b].size;
+}
+
+#define TLSF_BAD(...)                                \
+    do {                                             \
+        if (bad++ == 0 && why != NULL && whylen > 0) \
+            snprintf(why, whylen, __VA_ARGS__);      \
+    } while (0)
+
+static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
+{
+    int bad = 0;
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
+    tlsf_t *t = TLSF(p);
+    if (t == NULL) {
+        TLSF_BAD("not a tlsf policy");
+        return bad;
+    }
+    uint64_t reserved = 0, allocated = 0, nfree = 0, nused = 0;
+    for (uint32_t a = 0; a < t->narenas; a++) {
+        const tlsf_arena_t *ar = &t->arenas[a];
+        if (ar->first == TLSF_NIL)
+            continue;
+        reserved += ar->size;
+        uint64_t at = ar->base, alloc = 0, steps = 0;
+        uint32_t prev = TLSF_NIL;
+        int prev_free = 0;
+        for (uint32_t b = ar->first; b != TLSF_NIL; b = t->blocks[b].next_phys) {
+            if (b >= t->nblocks || ++steps > t->nblocks) {
+                TLSF_BAD("arena 0x%" PRIx64 ": broken block chain", ar->base);
+                break;
+            }
+            const tlsf_block_t *blk = &t->blocks[b];
+            if (blk->addr != at)
+                TLSF_BAD("arena 0x%" PRIx64 ": block at 0x%" PRIx64 " where 0x%" PRIx64
+                         " was expected (gap or overlap)",
+                         ar->base, blk->addr, at);
+            if (blk->size == 0 || (blk->size & (t->align - 1)) != 0)
+                TLSF_BAD("block at 0x%" PRIx64 " has size %" PRIu64 ", not whole units", blk->addr,
+                         blk->size);
+            if (blk->prev_phys != prev || blk->arena != a)
+                TLSF_BAD("block at 0x%" PRIx64 ": wrong neighbour or arena link", blk->addr);
+            if (blk->is_free && prev_free)
+                TLSF_BAD("free block at 0x%" PRIx64 " should have merged with the one below",
+                         blk->addr);
+            uint64_t v;
+            int mapped = gm__idmap_get(&t->live, blk->addr, &v) && v == b;
+            if (blk->is_free) {
+                nfree++;
+                if (mapped)
+                    TLSF_BAD("free block at 0x%" PRIx64 " is in the address map", blk->addr);
+            } else {
+                nused++;
+                alloc += blk->size;
+                if (!mapped)
+                    TLSF_BAD("used block at 0x%" PRIx64 " is not in the address map", blk->addr);
+            }
+            prev_free = (int)blk->is_free;
+            prev = b;
+            at = blk->addr + blk->size;
+        }
+        if (at != ar->base + ar->size)
+            TLSF_BAD("arena 0x%" PRIx64 ": blocks cover %" PRIu64 " of %" PRIu64 " bytes",
+                     ar->base, at - ar->base, ar->size);
+        if (alloc != ar->allocated)
+            TLSF_BAD("arena 0x%" PRIx64 " counts %" PRIu64 " allocated bytes, blocks hold %" PRIu64,
+                     ar->base, ar->allocated, alloc);
+        allocated += alloc;
+    }
+    uint64_t listed = 0;
+    for (unsigned fl = 0; fl < TLSF_FL_MAX; fl++) {
+        for (unsigned sl = 0; sl < t->sl_count; sl++) {
+            uint32_t prev = TLSF_NIL, b = *tlsf_head(t, fl, sl);
+            if ((b != TLSF_NIL) != (int)(t->sl_map[fl] >> sl & 1))
+                TLSF_BAD("second-level bit (%u, %u) out of date", fl, sl);
+            for (uint64_t steps = 0; b != TLSF_NIL; b = t->blocks[b].next_free) {
+                if (b >= t->nblocks || ++steps > t->nblocks) {
+                    TLSF_BAD("list (%u, %u): broken chain", fl, sl);
+                    break;
+                }
+                const tlsf_block_t *blk = &t->blocks[b];
+                unsigned f2, s2;
+                tlsf_map_insert(t, blk->size >> t->align_shift, &f2, &s2);
+                if (!blk->is_free)
+                    TLSF_BAD("used block at 0x%" PRIx64 " is in a free list", blk->addr);
+                if (f2 != fl || s2 != sl)
+                    TLSF_BAD("block of %" PRIu64 " bytes in list (%u, %u), belongs in (%u, %u)",
+                             blk->size, fl, sl, f2, s2);
+                if (blk->prev_free != prev)
+                    TLSF_BAD("list (%u, %u): wrong back link", fl, sl);
+                prev = b;
+                listed++;
+            }
+        }
+        if ((t->sl_map[fl] != 0) != (int)(t->fl_map >> fl & 1))
+            TLSF_BAD("first-level bit %u out of date", fl);
+    }
+    if (listed != nfree)
+        TLSF_BAD("%" PRIu64 " free blocks in the arenas, %" PRIu64 " in the lists", nfree, listed);
+    if (nused != gm__idmap_count(&t->live))
+        TLSF_BAD("%" PRIu64 " used blocks, %zu in the address map", nused,
+                 gm__idmap_count(&t->live));
+    if (allocated != t->allocated)
+        TLSF_BAD("allocated bytes %" PRIu64 " differ from the blocks' %" PRIu64, t->allocated,
+                 allocated);
+    if (reserved != p->dev->reserved)
+        TLSF_BAD("arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64, reserved,
+                 p->dev->reserved);
+    return bad;
+}
+
+static void tlsf_empty_cache(gm_policy_t *p)
+{
+    tlsf_t *t = TLSF(p);
+    if (t != NULL)
+        tlsf_release_empty(t);
+}
+
+/* The device is left as it is: its arenas die with it. */
+static void tlsf_destroy(gm_policy_t *p)
+{
+    tlsf_t *t = TLSF(p);
+    if (t == NULL)
+        return;
+    gm__idmap_release(&t->live);
+    free(t->heads);
+    free(t->blocks);
+    free(t->arenas);
+    free(t);
+}
+
+static const gm_param_spec_t tlsf_params[] = {
+    {"arena", GM_PARAM_SIZE, "64MiB",
+     "bytes taken from the device at a time; a larger request gets an arena of its own size",
+     NULL},
+    {"sl_count", GM_PARAM_INT, "32",
+     "second-level lists per power of two (SL_INDEX_COUNT; a power of two, 1 to 64)", NULL},
+    {"align", GM_PARAM_SIZE, "512",
+     "block alignment and size unit (a power of two); requests round up to it", NULL},
+};
+
+const gm_policy_ops_t gm__policy_tlsf = {
+    .name = "tlsf",
+    .help = "Two-Level Segregated Fit: O(1) good fit over power-of-two and linear size classes, "
+            "immediate coalescing, over device arenas",
+    .params = tlsf_params,
+    .nparams = sizeof tlsf_params / sizeof tlsf_params[0],
+    .create = tlsf_create,
+    .alloc = tlsf_alloc,
+    .free = tlsf_free,
+    .stats = tlsf_stats,
+    .check = tlsf_check,
+    .destroy = tlsf_destroy,
+    .empty_cache = tlsf_empty_cache,
+};
