@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gmsim/gpus.h"
 #include "replay/text.h"
 
 /* ---- messages ------------------------------------------------------------ */
@@ -434,4 +435,22 @@ const char *gm__cli_size(uint64_t bytes)
     char *b = bufs[next++ % 8];
     gm_format_size(bytes, b, sizeof bufs[0]);
     return b;
+}
+
+/* ---- device capacities ------------------------------------------------------ */
+
+int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, uint64_t *out)
+{
+    gm_error_t err = {0};
+    const gm_gpu_preset_t *gpu = gm_gpu_find(text);
+    if (gpu != NULL) {
+        *out = gpu->capacity;
+        return 0;
+    }
+    if (gm_parse_size(text, out, &err) == 0 && *out > 0)
+        return 0;
+    return gm__cli_usage_error(usage,
+                               "invalid value for %s: '%s' is neither a size nor a device "
+                               "(see 'gmsim devices')",
+                               opt, text);
 }

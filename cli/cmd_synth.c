@@ -1,22 +1,33 @@
 /*
- * cli/cmd_synth.c — `gmsim synth --workload random --events N --seed S
- * [--live-max BYTES] -o DB [--name NAME] [--replace]`.
+ * cli/cmd_synth.c — `gmsim synth`: write a synthetic trace into a store.
  *
- * Workloads are a registry (CMD_SYNTH_WORKLOADS) so that model-config
- * synthesis can join the seeded random mix; each entry validates its
- * configuration before the store is touched (a bad --events is a usage
- * error and creates no file) and then writes through gm__cli_write_trace,
- * which leaves nothing behind on failure.
+ *   gmsim synth [--workload random] --events N --seed S [--live-max BYTES] -o DB
+ *   gmsim synth --model NAME | --hidden H ... [run options] -o DB
+ *
+ * Workloads are a registry (CMD_SYNTH_WORKLOADS): `random`, the seeded mix
+ * of gmsim/workload.h, and `model`, a training or inference trace
+ * synthesized from a transformer config (gmsim/synth.h, docs/synth.md).
+ * Without --workload, any model option means `model`, else `random`.
+ * Each entry validates its configuration before the store is touched (a
+ * bad option is a usage error and creates no file) and then writes through
+ * gm__cli_write_trace, which leaves nothing behind on failure.  A --seq
+ * list writes one trace per length, named NAME.seqN.
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/synthopt.h"
 
 static const char synth_usage[] =
     "usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]\n"
     "                   -o DB [--name NAME] [--replace] [--json]\n"
+    "\n"
+    "       gmsim synth [--workload model] --model NAME|--hidden H ... [run options]\n"
+    "                   -o DB [--name NAME] [--replace] [--json]\n"
+    "       gmsim synth --list-models [--json]\n"
     "\n"
     "Write a synthetic allocation trace into the store DB (created if missing).\n"
     "\n"
@@ -25,20 +36,28 @@ static const char synth_usage[] =
     "            allocations, activations freed in reverse order, many small\n"
     "            short-lived temporaries, 10% of traffic on a second stream, a\n"
     "            'step' mark every 4096 events; the same seed gives the same trace\n"
+    "  model     a tensor-level training or inference trace of a transformer\n"
+    "            (docs/synth.md): weights, per-layer saved activations and\n"
+    "            temporaries, gradients, lazily created optimizer state, logits;\n"
+    "            marks 'step', 'forward', 'backward', 'optimizer'\n"
     "\n"
     "options:\n"
-    "  -w, --workload NAME  the workload (default random)\n"
-    "  -e, --events N       exact number of events (default 100000, at least 2)\n"
+    "  -w, --workload NAME  random or model (default: model when a model option\n"
+    "                       is given, else random)\n"
+    "  -e, --events N       random: exact number of events (default 100000, at\n"
+    "                       least 2)\n"
     "  -s, --seed S         random seed (default 1)\n"
-    "      --live-max SIZE  bound on live requested bytes (default 8GiB, at\n"
-    "                       least 4KiB)\n"
+    "      --live-max SIZE  random: bound on live requested bytes (default 8GiB,\n"
+    "                       at least 4KiB)\n"
     "  -o, --output DB      the store to write into (required)\n"
-    "  -n, --name NAME      the trace's name (default: the workload's name)\n"
+    "  -n, --name NAME      the trace's name (default: the workload's or model's\n"
+    "                       name; with a --seq list NAME.seqN per length)\n"
     "      --replace        replace a trace of the same name\n"
     "      --json           report the stored trace as JSON (as 'gmsim info --json')\n"
-    "  -h, --help           show this help\n";
+    "  -h, --help           show this help\n"
+    "\n";
 
-static int synth_random_check(const gm_workload_config_t *cfg, gm_error_t *err)
+static int synth_random_check(const void *cfg, gm_error_t *err)
 {
     gm_workload_t *wl;
     int rc = gm_workload_create(cfg, &wl, err);
@@ -54,12 +73,23 @@ static int synth_random_fill(gm_writer_t *w, void *ctx, gm_error_t *err)
     return gm_workload_write(cfg, w, err);
 }
 
+static int synth_model_check(const void *cfg, gm_error_t *err) { return gm_synth_check(cfg, err); }
+
+static int synth_model_fill(gm_writer_t *w, void *ctx, gm_error_t *err)
+{
+    const gm_synth_config_t *cfg = ctx;
+    gm__cli_status("synthesizing '%s'...", cfg->model);
+    return gm_synth_write(cfg, w, NULL, err);
+}
+
 /* X(name, check, fill): check validates the config (no side effects). */
-#define CMD_SYNTH_WORKLOADS(X) X(random, synth_random_check, synth_random_fill)
+#define CMD_SYNTH_WORKLOADS(X)                      \
+    X(random, synth_random_check, synth_random_fill) \
+    X(model, synth_model_check, synth_model_fill)
 
 typedef struct synth_workload {
     const char *name;
-    int (*check)(const gm_workload_config_t *cfg, gm_error_t *err);
+    int (*check)(const void *cfg, gm_error_t *err);
     gm__cli_fill_fn fill;
 } synth_workload_t;
 
@@ -69,60 +99,140 @@ static const synth_workload_t synth_workloads[] = {
 #undef SYNTH_ENTRY
 };
 
+static void synth_print_usage_full(void)
+{
+    fputs(synth_usage, stdout);
+    fputs(gm__synth_options_help, stdout);
+}
+
 int gm__cmd_synth(int argc, char **argv)
 {
     enum { OPT_LIVE_MAX = 256, OPT_REPLACE, OPT_JSON };
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"workload", required_argument, NULL, 'w'},
         {"events", required_argument, NULL, 'e'},
-        {"seed", required_argument, NULL, 's'},
         {"live-max", required_argument, NULL, OPT_LIVE_MAX},
         {"output", required_argument, NULL, 'o'},
         {"name", required_argument, NULL, 'n'},
         {"replace", no_argument, NULL, OPT_REPLACE},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
     };
-    gm_workload_config_t cfg;
-    gm_workload_config_default(&cfg);
-    const char *workload = "random", *db = NULL, *name = NULL;
+    enum { NOWN = sizeof own / sizeof own[0] };
+    struct option longopts[NOWN + GM__SYNTH_NOPTS + 1];
+    memcpy(longopts, own, sizeof own);
+    memcpy(longopts + NOWN, gm__synth_longopts, sizeof gm__synth_longopts);
+    gm_workload_config_t rcfg;
+    gm_workload_config_default(&rcfg);
+    gm__synth_opts_t so;
+    gm__synth_opts_init(&so);
+    const char *workload = NULL, *db = NULL, *name = NULL;
     unsigned flags = 0;
-    int c, rc = 0;
+    int c, rc = 0, random_opts = 0;
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":w:e:s:o:n:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'w': workload = optarg; break;
-        case 'e': rc = gm__cli_u64_arg(synth_usage, "--events", optarg, &cfg.events); break;
-        case 's': rc = gm__cli_u64_arg(synth_usage, "--seed", optarg, &cfg.seed); break;
+        case 'e':
+            random_opts = 1;
+            rc = gm__cli_u64_arg(synth_usage, "--events", optarg, &rcfg.events);
+            break;
+        case 's':
+            rc = gm__cli_u64_arg(synth_usage, "--seed", optarg, &rcfg.seed);
+            so.run.seed = rcfg.seed;
+            break;
         case OPT_LIVE_MAX:
-            rc = gm__cli_size_arg(synth_usage, "--live-max", optarg, &cfg.live_max);
+            random_opts = 1;
+            rc = gm__cli_size_arg(synth_usage, "--live-max", optarg, &rcfg.live_max);
             break;
         case 'o': db = optarg; break;
         case 'n': name = optarg; break;
         case OPT_REPLACE: flags |= GM__CLI_REPLACE; break;
         case OPT_JSON: flags |= GM__CLI_JSON; break;
-        case 'h': return gm__cli_help(synth_usage);
-        default: return gm__cli_option_error(synth_usage, argv, c);
+        case 'h': synth_print_usage_full(); goto out;
+        case GM__SO_SEED:
+            rc = gm__synth_opt(&so, synth_usage, c, optarg);
+            rcfg.seed = so.run.seed;
+            break;
+        default:
+            rc = gm__synth_opt(&so, synth_usage, c, optarg);
+            if (rc < 0) {
+                rc = gm__cli_option_error(synth_usage, argv, c);
+                goto out;
+            }
+            if (c != GM__SO_LIST_MODELS)
+                so.any_model = 1; /* every shared option is a model workload's */
+            break;
         }
     }
     if (rc)
-        return rc;
-    if (optind < argc)
-        return gm__cli_usage_error(synth_usage, "too many arguments: '%s'", argv[optind]);
-    if (db == NULL)
-        return gm__cli_usage_error(synth_usage, "missing the store to write (-o DB)");
-    if (name != NULL && name[0] == '\0')
-        return gm__cli_usage_error(synth_usage, "invalid value for --name: empty name");
+        goto out;
+    if (so.list_models) {
+        rc = gm__synth_list_models(flags & GM__CLI_JSON);
+        goto out;
+    }
+    if (optind < argc) {
+        rc = gm__cli_usage_error(synth_usage, "too many arguments: '%s'", argv[optind]);
+        goto out;
+    }
+    if (workload == NULL)
+        workload = so.any_model ? "model" : "random";
     const synth_workload_t *wl = NULL;
     for (size_t i = 0; i < sizeof synth_workloads / sizeof synth_workloads[0]; i++)
         if (strcmp(synth_workloads[i].name, workload) == 0)
             wl = &synth_workloads[i];
-    if (wl == NULL)
-        return gm__cli_usage_error(synth_usage, "unknown workload '%s' (known: random)",
-                                   workload);
+    if (wl == NULL) {
+        rc = gm__cli_usage_error(synth_usage, "unknown workload '%s' (known: random, model)",
+                                 workload);
+        goto out;
+    }
+    int is_model = strcmp(wl->name, "model") == 0;
+    if (is_model && random_opts) {
+        rc = gm__cli_usage_error(synth_usage,
+                                 "--events and --live-max go with --workload random");
+        goto out;
+    }
+    if (!is_model && so.any_model) {
+        rc = gm__cli_usage_error(synth_usage, "model and run options go with --workload model");
+        goto out;
+    }
+    if (db == NULL) {
+        rc = gm__cli_usage_error(synth_usage, "missing the store to write (-o DB)");
+        goto out;
+    }
+    if (name != NULL && name[0] == '\0') {
+        rc = gm__cli_usage_error(synth_usage, "invalid value for --name: empty name");
+        goto out;
+    }
     gm_error_t err = {0};
-    if (wl->check(&cfg, &err) != 0)
-        return gm__cli_usage_error(synth_usage, "%s", err.msg);
-    return gm__cli_write_trace(db, name ? name : wl->name, flags, "wrote", wl->fill, &cfg);
+    if (!is_model) {
+        if (wl->check(&rcfg, &err) != 0) {
+            rc = gm__cli_usage_error(synth_usage, "%s", err.msg);
+            goto out;
+        }
+        rc = gm__cli_write_trace(db, name ? name : wl->name, flags, "wrote", wl->fill, &rcfg);
+        goto out;
+    }
+    /* Every config first (usage errors before any file), then the traces. */
+    size_t ntraces = so.nseqs > 1 ? so.nseqs : 1;
+    gm_synth_config_t *cfgs = calloc(ntraces, sizeof *cfgs);
+    if (cfgs == NULL) {
+        rc = gm__cli_error("out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < ntraces && rc == 0; k++)
+        rc = gm__synth_resolve(&so, synth_usage, k, &cfgs[k]);
+    for (size_t k = 0; k < ntraces && rc == 0; k++) {
+        char tname[256];
+        const char *base = name ? name : cfgs[k].model;
+        if (ntraces > 1)
+            snprintf(tname, sizeof tname, "%s.seq%" PRIu64, base, cfgs[k].seq);
+        else
+            snprintf(tname, sizeof tname, "%s", base);
+        rc = gm__cli_write_trace(db, tname, flags, "synthesized", wl->fill, &cfgs[k]);
+    }
+    free(cfgs);
+out:
+    gm__synth_opts_release(&so);
+    return rc;
 }

@@ -115,7 +115,7 @@ Numbers follow the rule of CSV fields: decimal or 0x hex, no sign, no spaces.
                      -o DB [--name NAME] [--replace] [--json]
   [2]
   $ gmsim synth --workload bert -o v.db
-  gmsim: unknown workload 'bert' (known: random)
+  gmsim: unknown workload 'bert' (known: random, model)
   usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
                      -o DB [--name NAME] [--replace] [--json]
   [2]

@@ -1,0 +1,71 @@
+/*
+ * cli/cmd_devices.c — `gmsim devices [--json]`: the GPU presets that
+ * `--device NAME` accepts (gmsim/gpus.h), with their capacities as the
+ * runtime reports them and where each figure comes from.
+ */
+#include <inttypes.h>
+
+#include "cli/cli.h"
+#include "gmsim/gpus.h"
+
+static const char devices_usage[] =
+    "usage: gmsim devices [--json]\n"
+    "\n"
+    "List the device presets for --device NAME: GPUs and their MIG slices\n"
+    "(CARD:PROFILE, e.g. a100-80gb:1g.10gb), with the capacity a process sees\n"
+    "(the runtime's total, a little under the nominal size).\n"
+    "\n"
+    "options:\n"
+    "      --json   print JSON\n"
+    "  -h, --help   show this help\n";
+
+int gm__cmd_devices(int argc, char **argv)
+{
+    int json, args, status;
+    if (gm__cli_json_only(argc, argv, devices_usage, &json, &args, &status))
+        return status;
+    if (args < argc)
+        return gm__cli_usage_error(devices_usage, "too many arguments: '%s'", argv[args]);
+    size_t n = gm_gpu_count();
+    if (json) {
+        gm_json_t j;
+        gm_json_init(&j, stdout, 1);
+        gm_json_begin_array(&j);
+        for (size_t i = 0; i < n; i++) {
+            const gm_gpu_preset_t *g = gm_gpu_at(i);
+            gm_json_begin_object(&j);
+            gm_json_key(&j, "name");
+            gm_json_str(&j, g->name);
+            gm_json_key(&j, "description");
+            gm_json_str(&j, g->desc);
+            gm_json_key(&j, "capacity");
+            gm_json_u64(&j, g->capacity);
+            gm_json_key(&j, "mig_of");
+            gm_json_str(&j, g->parent);
+            gm_json_key(&j, "source");
+            gm_json_str(&j, g->source);
+            gm_json_end_object(&j);
+        }
+        gm_json_end_array(&j);
+        gm_json_finish(&j);
+        return GM_CLI_OK;
+    }
+    gm__cli_table_t t;
+    gm__cli_table_init(&t, 5, "lrrll");
+    gm__cli_table_cell(&t, "device");
+    gm__cli_table_cell(&t, "capacity");
+    gm__cli_table_cell(&t, "bytes");
+    gm__cli_table_cell(&t, "description");
+    gm__cli_table_cell(&t, "source");
+    for (size_t i = 0; i < n; i++) {
+        const gm_gpu_preset_t *g = gm_gpu_at(i);
+        gm__cli_table_cell(&t, "%s%s", g->parent ? "  " : "", g->name);
+        gm__cli_table_cell(&t, "%s", gm__cli_size(g->capacity));
+        gm__cli_table_cell(&t, "%" PRIu64, g->capacity);
+        gm__cli_table_cell(&t, "%s", g->desc);
+        gm__cli_table_cell(&t, "%s", g->source);
+    }
+    gm__cli_table_print(&t, stdout, NULL);
+    gm__cli_table_release(&t);
+    return GM_CLI_OK;
+}

@@ -1,0 +1,309 @@
+/*
+ * cli/cmd_estimate.c — `gmsim estimate [model and run options] [--json]
+ * [--capacity SIZE|--device NAME]`.
+ *
+ * Prints the memory breakdown of one device of the job: parameters,
+ * gradients, optimizer state, saved activations, logits, inputs, the
+ * temporaries at the peak and the peak itself, each in bytes and GiB with
+ * the formula it comes from (gm_synth_estimate; docs/synth.md).  The
+ * components are closed forms; the peak is the synthesized step's peak
+ * requested bytes, which is not their sum: activations are gone by the
+ * optimizer update, gradients do not exist yet at the end of forward.
+ * With a capacity, says whether the peak fits (before allocator overhead:
+ * `gmsim fit` replays it through the allocators).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/synthopt.h"
+
+static const char estimate_usage[] =
+    "usage: gmsim estimate --model NAME|--hidden H ... [run options] [--json]\n"
+    "                      [--capacity SIZE|--device NAME]\n"
+    "\n"
+    "Print the memory one device needs for a transformer job: parameters,\n"
+    "gradients, optimizer state, saved activations, logits, temporaries and\n"
+    "the peak, with the formula of each line (docs/synth.md).  The options are\n"
+    "those of 'gmsim synth'; a --seq list or distribution is estimated at its\n"
+    "largest length, with the optimizer state already allocated (a warm step).\n"
+    "\n"
+    "options:\n"
+    "      --capacity SIZE   compare the peak with a capacity (e.g. 80GiB)\n"
+    "      --device NAME     the same with a device preset ('gmsim devices')\n"
+    "      --json            print JSON\n"
+    "  -h, --help            show this help\n"
+    "\n";
+
+typedef struct est_line {
+    const char *key, *label;
+    uint64_t bytes;
+    char formula[256];
+} est_line_t;
+
+static const char *est_prec_name(const gm_synth_config_t *c)
+{
+    return gm_synth_name(GM_SYNTH_LIST_PRECISION, c->precision);
+}
+
+/* The lines, with their formulas. */
+static size_t est_lines(const gm_synth_config_t *c, const gm_synth_estimate_t *e, est_line_t *l)
+{
+    size_t n = 0;
+    int train = c->mode == GM_SYNTH_MODE_TRAIN;
+    int amp = c->precision == GM_SYNTH_PREC_AMP;
+    unsigned pe = c->precision == GM_SYNTH_PREC_FP32 || amp ? 4 : 2; /* weights, grads */
+    unsigned ae = c->precision == GM_SYNTH_PREC_FP32 ? 4 : 2;         /* activations */
+    char psi[64], shard[96] = "", zshard[64] = "";
+    snprintf(psi, sizeof psi, "psi=%.1fM", (double)e->param_count / 1e6);
+    if (c->tp > 1)
+        snprintf(shard, sizeof shard, ", matrices / tp=%" PRIu64, c->tp);
+    l[n] = (est_line_t){.key = "parameters", .label = "parameters", .bytes = e->params};
+    if (c->offload == GM_SYNTH_OFFLOAD_PARAMS)
+        snprintf(l[n].formula, sizeof l[n].formula,
+                 "offloaded to host; gathered a layer at a time (temporaries)");
+    else
+        snprintf(l[n].formula, sizeof l[n].formula, "%s x %u B (%s weights%s)%s%s", psi, pe,
+                 c->precision == GM_SYNTH_PREC_MIXED ? "16-bit"
+                 : amp                               ? "fp32"
+                                                     : est_prec_name(c),
+                 shard,
+                 c->zero >= 3 && train ? " / dp (ZeRO-3)" : "",
+                 " [seed: MB = count x bits / 8 / 1024^2]");
+    n++;
+    if (c->zero >= 2)
+        snprintf(zshard, sizeof zshard, " / dp=%" PRIu64 " (ZeRO-%d)", c->dp, c->zero);
+    l[n] = (est_line_t){.key = "gradients", .label = "gradients", .bytes = e->grads};
+    snprintf(l[n].formula, sizeof l[n].formula, "%s", train ? "" : "none (inference)");
+    if (train)
+        snprintf(l[n].formula, sizeof l[n].formula, "%s x %u B%s%s, allocated in backward", psi,
+                 pe, shard, zshard);
+    n++;
+    l[n] = (est_line_t){.key = "optimizer", .label = "optimizer state", .bytes = e->optimizer};
+    if (!train)
+        snprintf(l[n].formula, sizeof l[n].formula, "none (inference)");
+    else if (c->offload != GM_SYNTH_OFFLOAD_NONE)
+        snprintf(l[n].formula, sizeof l[n].formula, "offloaded to host (ZeRO-Offload)");
+    else {
+        int adam = c->optimizer != GM_SYNTH_OPT_SGD;
+        int mixed = c->precision == GM_SYNTH_PREC_MIXED;
+        unsigned sb = c->precision == GM_SYNTH_PREC_FP32 || mixed || amp ? 4 : 2;
+        unsigned k = (adam ? 2u : 0u) + (mixed ? 1u : 0u);
+        char z1[64] = "";
+        if (c->zero >= 1)
+            snprintf(z1, sizeof z1, " / dp=%" PRIu64 " (ZeRO-%d)", c->dp, c->zero);
+        snprintf(l[n].formula, sizeof l[n].formula, "%s x %u x %u B (%s%s%s)%s%s", psi, k, sb,
+                 adam ? "m, v" : "no state", mixed ? ", fp32 master" : "",
+                 mixed && adam ? "; with weights and grads 16*psi" : "", shard, z1);
+    }
+    n++;
+    l[n] = (est_line_t){.key = "saved_activations", .label = "saved activations", .bytes = e->saved};
+    if (train) {
+        char f[200];
+        gm_synth_layer_formula(c, f, sizeof f);
+        snprintf(l[n].formula, sizeof l[n].formula, "L=%" PRIu64 " x (%s) + embedding + head",
+                 c->layers, f);
+    } else {
+        snprintf(l[n].formula, sizeof l[n].formula, "none kept (inference: one block at a time)");
+    }
+    n++;
+    if (amp) {
+        l[n] = (est_line_t){.key = "weight_copies", .label = "weight copies", .bytes = e->casts};
+        snprintf(l[n].formula, sizeof l[n].formula,
+                 "matrices x 2 B: torch.autocast's 16-bit casts, saved for backward");
+        n++;
+    }
+    l[n] = (est_line_t){.key = "logits", .label = "logits and loss", .bytes = e->logits};
+    snprintf(l[n].formula, sizeof l[n].formula, "s*b*V x (%u B%s%s)", ae,
+             ae != 4 ? " + 4 B fp32 upcast" : "",
+             train ? (c->ops == GM_SYNTH_OPS_COMPOSITE ? " + 2 x 4 B shifted, log-probs"
+                                                      : " + 4 B log-probs")
+                   : "");
+    n++;
+    l[n] = (est_line_t){.key = "inputs", .label = "inputs", .bytes = e->inputs};
+    snprintf(l[n].formula, sizeof l[n].formula, "s*b x 8 B token ids%s", train ? " and labels" : "");
+    n++;
+    l[n] = (est_line_t){.key = "temporaries", .label = "temporaries", .bytes = e->temporaries};
+    snprintf(l[n].formula, sizeof l[n].formula, "peak - the standing set of the peak's phase (%s)",
+             e->peak_phase == GM_SYNTH_TAG_OPTIMIZER
+                 ? "optimizer: weights + state + gradients; the update's temporaries"
+                 : e->peak_phase == GM_SYNTH_TAG_BACKWARD
+                       ? "backward: measured from the end-of-forward set"
+                       : "forward: weights + state + saved + logits + inputs");
+    n++;
+    l[n] = (est_line_t){.key = "peak", .label = "total (peak requested)", .bytes = e->peak};
+    snprintf(l[n].formula, sizeof l[n].formula,
+             "the synthesized step's peak, %" PRIu64 " allocations per step", e->allocs_per_step);
+    n++;
+    return n;
+}
+
+int gm__cmd_estimate(int argc, char **argv)
+{
+    enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE };
+    static const struct option own[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"device", required_argument, NULL, OPT_DEVICE},
+        {"help", no_argument, NULL, 'h'},
+    };
+    enum { NOWN = sizeof own / sizeof own[0] };
+    struct option longopts[NOWN + GM__SYNTH_NOPTS + 1];
+    memcpy(longopts, own, sizeof own);
+    memcpy(longopts + NOWN, gm__synth_longopts, sizeof gm__synth_longopts);
+    gm__synth_opts_t so;
+    gm__synth_opts_init(&so);
+    int json = 0, c, rc = 0;
+    uint64_t capacity = 0;
+    const char *device = NULL;
+    opterr = 0;
+    while (rc == 0 && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: json = 1; break;
+        case OPT_CAPACITY:
+            rc = gm__cli_capacity_arg(estimate_usage, "--capacity", optarg, &capacity);
+            break;
+        case OPT_DEVICE:
+            device = optarg;
+            rc = gm__cli_capacity_arg(estimate_usage, "--device", optarg, &capacity);
+            break;
+        case 'h':
+            fputs(estimate_usage, stdout);
+            fputs(gm__synth_options_help, stdout);
+            goto out;
+        default:
+            rc = gm__synth_opt(&so, estimate_usage, c, optarg);
+            if (rc < 0)
+                rc = gm__cli_option_error(estimate_usage, argv, c);
+        }
+    }
+    if (rc)
+        goto out;
+    if (so.list_models) {
+        rc = gm__synth_list_models(json);
+        goto out;
+    }
+    if (optind < argc) {
+        rc = gm__cli_usage_error(estimate_usage, "too many arguments: '%s'", argv[optind]);
+        goto out;
+    }
+    /* Every estimate first (errors before any output), then the report. */
+    size_t ntraces = so.nseqs > 1 ? so.nseqs : 1;
+    gm_synth_config_t *cfgs = calloc(ntraces, sizeof *cfgs);
+    gm_synth_estimate_t *ests = calloc(ntraces, sizeof *ests);
+    if (cfgs == NULL || ests == NULL) {
+        rc = gm__cli_error("out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < ntraces && rc == 0; k++) {
+        gm_error_t err = {0};
+        if ((rc = gm__synth_resolve(&so, estimate_usage, k, &cfgs[k])) == 0 &&
+            gm_synth_estimate(&cfgs[k], &ests[k], &err) != 0)
+            rc = gm__cli_error("%s", err.msg);
+    }
+    if (rc)
+        goto done;
+    gm_json_t j;
+    if (json) {
+        gm_json_init(&j, stdout, 1);
+        gm_json_begin_object(&j);
+        gm_json_key(&j, "estimates");
+        gm_json_begin_array(&j);
+    }
+    for (size_t k = 0; k < ntraces; k++) {
+        const gm_synth_config_t *cfg = &cfgs[k];
+        const gm_synth_estimate_t *e = &ests[k];
+        est_line_t lines[12];
+        size_t n = est_lines(cfg, e, lines);
+        uint64_t sum = e->params + e->grads + e->optimizer + e->saved + e->casts + e->logits +
+                       e->inputs;
+        if (json) {
+            gm_json_begin_object(&j);
+            gm_json_key(&j, "config");
+            gm_synth_config_json(cfg, &j);
+            gm_json_key(&j, "param_count");
+            gm_json_u64(&j, e->param_count);
+            gm_json_key(&j, "seq_len");
+            gm_json_u64(&j, e->seq);
+            gm_json_key(&j, "lines");
+            gm_json_begin_array(&j);
+            for (size_t i = 0; i < n; i++) {
+                gm_json_begin_object(&j);
+                gm_json_key(&j, "name");
+                gm_json_str(&j, lines[i].key);
+                gm_json_key(&j, "bytes");
+                gm_json_u64(&j, lines[i].bytes);
+                gm_json_key(&j, "gib");
+                gm_json_double(&j, (double)lines[i].bytes / 1073741824.0);
+                gm_json_key(&j, "formula");
+                gm_json_str(&j, lines[i].formula);
+                gm_json_end_object(&j);
+            }
+            gm_json_end_array(&j);
+            gm_json_key(&j, "saved_per_layer");
+            gm_json_u64(&j, e->saved_layer);
+            gm_json_key(&j, "forward_end");
+            gm_json_u64(&j, e->forward_end);
+            gm_json_key(&j, "sum_of_components");
+            gm_json_u64(&j, sum);
+            gm_json_key(&j, "peak");
+            gm_json_u64(&j, e->peak);
+            gm_json_key(&j, "allocs_per_step");
+            gm_json_u64(&j, e->allocs_per_step);
+            if (capacity) {
+                gm_json_key(&j, "capacity");
+                gm_json_u64(&j, capacity);
+                gm_json_key(&j, "fits");
+                gm_json_bool(&j, e->peak <= capacity);
+            }
+            gm_json_end_object(&j);
+            continue;
+        }
+        if (k)
+            putchar('\n');
+        printf("%s: %.1fM parameters, batch %" PRIu64 ", seq %" PRIu64 ", %s %s, %s",
+               cfg->model, (double)e->param_count / 1e6, cfg->batch, e->seq,
+               gm_synth_name(GM_SYNTH_LIST_MODE, cfg->mode), est_prec_name(cfg),
+               cfg->mode == GM_SYNTH_MODE_TRAIN
+                   ? gm_synth_name(GM_SYNTH_LIST_OPTIMIZER, cfg->optimizer)
+                   : "no optimizer");
+        if (cfg->zero || cfg->tp > 1 || cfg->dp > 1)
+            printf(", ZeRO-%d dp %" PRIu64 " tp %" PRIu64, cfg->zero, cfg->dp, cfg->tp);
+        printf(" (per device)\n\n");
+        gm__cli_table_t t;
+        gm__cli_table_init(&t, 4, "lrrl");
+        gm__cli_table_cell(&t, "component");
+        gm__cli_table_cell(&t, "bytes");
+        gm__cli_table_cell(&t, "GiB");
+        gm__cli_table_cell(&t, "formula");
+        for (size_t i = 0; i < n; i++) {
+            gm__cli_table_cell(&t, "%s", lines[i].label);
+            gm__cli_table_cell(&t, "%" PRIu64, lines[i].bytes);
+            gm__cli_table_cell(&t, "%.3f", (double)lines[i].bytes / 1073741824.0);
+            gm__cli_table_cell(&t, "%s", lines[i].formula);
+        }
+        gm__cli_table_print(&t, stdout, NULL);
+        gm__cli_table_release(&t);
+        printf("\nsum of the components: %s (an upper bound: they never all live at once)\n",
+               gm__cli_size(sum));
+        if (capacity)
+            printf("peak %s %s %s (%s): %s\n", gm__cli_size(e->peak),
+                   e->peak <= capacity ? "fits in" : "exceeds", device ? device : "the capacity",
+                   gm__cli_size(capacity),
+                   e->peak <= capacity ? "before allocator overhead; see 'gmsim fit'"
+                                       : "out of memory");
+    }
+    if (json) {
+        gm_json_end_array(&j);
+        gm_json_end_object(&j);
+        gm_json_finish(&j);
+    }
+done:
+    free(cfgs);
+    free(ests);
+out:
+    gm__synth_opts_release(&so);
+    return rc;
+}

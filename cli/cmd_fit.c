@@ -1,0 +1,531 @@
+/*
+ * cli/cmd_fit.c — `gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...]
+ * [--param P.KEY=VALUE]... [--vary batch|seq] [--max N] [model and run
+ * options] [--json]`.
+ *
+ * The offline version of the trial-and-error batch search: for each policy
+ * it finds the largest batch (or sequence length) whose synthesized trace
+ * replays with no OOM on a device of the given capacity.  Each probe
+ * synthesizes the job in memory (one warm step unless --steps is given:
+ * weights and optimizer state already allocated, so the step holds both
+ * the forward peak and the update peak) and replays it through that one
+ * policy (gm_replay_*, with the lifetimes a planner needs).  The search
+ * doubles from 1 until a probe fails, then bisects: about 2·log2(answer)
+ * probes per policy.  It assumes that a larger batch never needs less
+ * memory, which holds for the synthesized traces' requests; an allocator
+ * that is not monotone can make the answer a local one.  The first row,
+ * "(requested)", is the answer for a device with no allocator overhead:
+ * the bound every policy is under.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/synthopt.h"
+
+static const char fit_usage[] =
+    "usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]\n"
+    "                 [--max N] --model NAME|--hidden H ... [run options] [--json]\n"
+    "\n"
+    "Find, per policy, the largest batch (or sequence length) whose synthesized\n"
+    "trace replays without running out of memory, by replaying one warm step\n"
+    "per probe (binary search), and print the peak figures at that point.\n"
+    "The model and run options are those of 'gmsim synth'.\n"
+    "\n"
+    "options:\n"
+    "      --capacity SIZE   device capacity (e.g. 80GiB), or a device preset\n"
+    "      --device NAME     a device preset ('gmsim devices'), e.g. a100-80gb or\n"
+    "                        a100-80gb:3g.40gb\n"
+    "  -p, --policy P[,P...] the policies ('all' for every one); may be repeated\n"
+    "  -P, --param P.KEY=VALUE  set parameter KEY of policy P; may be repeated\n"
+    "      --vary batch|seq  what to search (default batch; the other is fixed by\n"
+    "                        --batch / --seq)\n"
+    "      --max N           largest value tried (default 65536 for batch, 1048576\n"
+    "                        for seq)\n"
+    "      --json            print JSON\n"
+    "  -h, --help            show this help\n"
+    "\n";
+
+typedef struct fit_events {
+    gm_event_t *ev;
+    size_t n, cap;
+} fit_events_t;
+
+static int fit_sink(void *ctx, const gm_event_t *ev, size_t n, gm_error_t *err)
+{
+    fit_events_t *b = ctx;
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->n + n)
+            cap *= 2;
+        gm_event_t *nv = realloc(b->ev, cap * sizeof *nv);
+        if (nv == NULL)
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        b->ev = nv;
+        b->cap = cap;
+    }
+    memcpy(b->ev + b->n, ev, n * sizeof *ev);
+    b->n += n;
+    return 0;
+}
+
+typedef struct fit_result {
+    const gm_policy_ops_t *ops; /* NULL: the no-overhead bound */
+    uint64_t best;              /* largest value with no OOM; 0: none */
+    uint64_t first_bad;         /* smallest value that failed; 0: none found */
+    gm_metrics_t m;             /* at best */
+    uint64_t load;
+    unsigned probes;
+} fit_result_t;
+
+typedef struct fit_job {
+    gm_synth_config_t cfg;
+    const char **params; /* --param texts, checked */
+    size_t nparams;
+    int vary_seq;
+    uint64_t capacity;
+    fit_events_t buf;
+    gm_lifetime_t *life;
+    size_t lifecap;
+} fit_job_t;
+
+/* Synthesize the job at value v into j->buf; 0 or an error code. */
+static int fit_synth(fit_job_t *j, uint64_t v, gm_synth_stats_t *st, gm_error_t *err)
+{
+    gm_synth_config_t c = j->cfg;
+    if (j->vary_seq) {
+        c.seq_kind = GM_SYNTH_SEQ_FIXED;
+        c.seq = v;
+    } else {
+        c.batch = v;
+    }
+    j->buf.n = 0;
+    return gm_synth_run(&c, fit_sink, &j->buf, st, err);
+}
+
+/* Apply the --param settings meant for p's policy; 0 or GM_EINVAL. */
+static int fit_apply_params(const fit_job_t *j, gm_params_t *p, gm_error_t *err)
+{
+    for (size_t i = 0; i < j->nparams; i++) {
+        const char *t = j->params[i], *dot = strchr(t, '.'), *eq = strchr(t, '=');
+        size_t np = (size_t)(dot - t), nk = (size_t)(eq - dot - 1);
+        if (np != strlen(p->ops->name) || strncmp(t, p->ops->name, np) != 0)
+            continue;
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)nk, dot + 1);
+        int rc = gm_params_set(p, key, eq + 1, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Replay j->buf through one policy; *ok = no OOM.  0 or an error code. */
+static int fit_replay(fit_job_t *j, const gm_policy_ops_t *ops, int *ok, gm_metrics_t *m,
+                      uint64_t *load, gm_error_t *err)
+{
+    gm_replay_config_t rcfg;
+    gm_replay_config_default(&rcfg);
+    rcfg.device.capacity = j->capacity;
+    rcfg.timeline_points = 0;
+    gm_replay_t *r = NULL;
+    gm_params_t p;
+    int rc = gm_params_init(&p, ops, err);
+    if (rc)
+        return rc;
+    if ((rc = fit_apply_params(j, &p, err)) == 0 && (rc = gm_replay_create(&rcfg, &r, err)) == 0 && (rc = gm_replay_add(r, &p, err)) == 0) {
+        gm_trace_context_t ctx = {.name = "fit", .attrs = "{\"source\": \"synth\"}",
+                                  .events = j->buf.n, .params_set = p.set};
+        if (gm_replay_needs_lifetimes(r)) {
+            size_t nalloc = 0;
+            for (size_t i = 0; i < j->buf.n; i++)
+                nalloc += j->buf.ev[i].op == GM_OP_ALLOC;
+            if (nalloc > j->lifecap) {
+                gm_lifetime_t *nl = realloc(j->life, nalloc * sizeof *nl);
+                if (nl == NULL)
+                    rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                else {
+                    j->life = nl;
+                    j->lifecap = nalloc;
+                }
+            }
+            for (size_t i = 0; rc == 0 && i < j->buf.n; i++) {
+                const gm_event_t *e = &j->buf.ev[i];
+                if (e->op == GM_OP_ALLOC)
+                    j->life[e->id] = (gm_lifetime_t){e->size, i, GM_LIFETIME_OPEN};
+                else if (e->op == GM_OP_FREE)
+                    j->life[e->id].end = i;
+            }
+            ctx.lifetimes = j->life;
+            ctx.nlifetimes = nalloc;
+        }
+        if (rc == 0)
+            rc = gm_replay_prepare(r, &ctx, err);
+        for (size_t i = 0; rc == 0 && i < j->buf.n; i += GM_CHUNK_EVENTS) {
+            size_t k = j->buf.n - i < GM_CHUNK_EVENTS ? j->buf.n - i : GM_CHUNK_EVENTS;
+            rc = gm_replay_feed(r, j->buf.ev + i, k, err);
+        }
+        if (rc == 0)
+            rc = gm_replay_finish(r, err);
+        if (rc == 0) {
+            *m = *gm_replay_metrics(r, 0);
+            *load = gm_replay_load(r);
+            *ok = m->ooms == 0;
+        }
+    }
+    if (r)
+        gm_replay_destroy(r);
+    gm_params_release(&p);
+    return rc;
+}
+
+/* One probe at v for policy ops (NULL: peak requested ≤ capacity). */
+static int fit_probe(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t v, int *ok,
+                     gm_metrics_t *m, uint64_t *load, gm_error_t *err)
+{
+    gm_synth_stats_t st;
+    gm_synth_config_t probe = j->cfg;
+    if (j->vary_seq)
+        probe.seq = v;
+    else
+        probe.batch = v;
+    gm_error_t why = {0};
+    if (gm_synth_check(&probe, &why) != 0) { /* a tensor past the trace limit: too big */
+        *ok = 0;
+        return 0;
+    }
+    if (ops == NULL) {
+        gm_synth_config_t c = j->cfg;
+        if (j->vary_seq) {
+            c.seq_kind = GM_SYNTH_SEQ_FIXED;
+            c.seq = v;
+        } else {
+            c.batch = v;
+        }
+        int rc = gm_synth_run(&c, NULL, NULL, &st, err);
+        if (rc)
+            return rc;
+        memset(m, 0, sizeof *m);
+        m->peak_requested = st.peak;
+        m->first_oom_event = -1;
+        *load = st.peak;
+        *ok = st.peak <= j->capacity;
+        return 0;
+    }
+    int rc = fit_synth(j, v, &st, err);
+    return rc ? rc : fit_replay(j, ops, ok, m, load, err);
+}
+
+static int fit_search(fit_job_t *j, fit_result_t *res, uint64_t max, gm_error_t *err)
+{
+    gm_metrics_t m;
+    uint64_t load;
+    int ok, rc;
+    uint64_t good = 0, bad = 0, v = 1;
+    while (v <= max) {
+        res->probes++;
+        if ((rc = fit_probe(j, res->ops, v, &ok, &m, &load, err)) != 0)
+            return rc;
+        if (!ok) {
+            bad = v;
+            break;
+        }
+        good = v;
+        res->m = m;
+        res->load = load;
+        if (v == max)
+            break;
+        v = v > max / 2 ? max : 2 * v;
+    }
+    while (bad && bad - good > 1) {
+        uint64_t mid = good + (bad - good) / 2;
+        res->probes++;
+        if ((rc = fit_probe(j, res->ops, mid, &ok, &m, &load, err)) != 0)
+            return rc;
+        if (ok) {
+            good = mid;
+            res->m = m;
+            res->load = load;
+        } else {
+            bad = mid;
+        }
+    }
+    res->best = good;
+    res->first_bad = bad;
+    return 0;
+}
+
+static int fit_add_policies(const gm_policy_ops_t **sel, size_t *n, const char *text)
+{
+    char *copy = strdup(text), *save = NULL;
+    if (copy == NULL)
+        return gm__cli_error("out of memory");
+    int rc = 0, any = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        any = 1;
+        for (size_t i = 0; i < gm_policy_count(); i++) {
+            const gm_policy_ops_t *ops = gm_policy_at(i);
+            if (strcmp(tok, "all") != 0 && strcmp(tok, ops->name) != 0)
+                continue;
+            size_t k = 0;
+            while (k < *n && sel[k] != ops)
+                k++;
+            if (k == *n)
+                sel[(*n)++] = ops;
+        }
+        if (strcmp(tok, "all") != 0 && gm_policy_find(tok) == NULL)
+            rc = gm__cli_usage_error(fit_usage, "unknown policy '%s' (see 'gmsim policies')", tok);
+    }
+    if (!any && rc == 0)
+        rc = gm__cli_usage_error(fit_usage, "invalid value for --policy: no policy named");
+    free(copy);
+    return rc;
+}
+
+static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, const char *device,
+                      int json)
+{
+    const char *what = j->vary_seq ? "seq" : "batch";
+    if (json) {
+        gm_json_t js;
+        gm_json_init(&js, stdout, 1);
+        gm_json_begin_object(&js);
+        gm_json_key(&js, "vary");
+        gm_json_str(&js, what);
+        gm_json_key(&js, "capacity");
+        gm_json_u64(&js, j->capacity);
+        gm_json_key(&js, "device");
+        gm_json_str(&js, device);
+        gm_json_key(&js, "config");
+        gm_synth_config_json(&j->cfg, &js);
+        gm_json_key(&js, "results");
+        gm_json_begin_array(&js);
+        for (size_t i = 0; i < n; i++) {
+            const fit_result_t *r = &res[i];
+            gm_json_begin_object(&js);
+            gm_json_key(&js, "policy");
+            gm_json_str(&js, r->ops ? r->ops->name : NULL);
+            gm_json_key(&js, what);
+            gm_json_u64(&js, r->best);
+            gm_json_key(&js, "first_oom_at");
+            if (r->first_bad)
+                gm_json_u64(&js, r->first_bad);
+            else
+                gm_json_null(&js);
+            gm_json_key(&js, "peak_requested");
+            gm_json_u64(&js, r->best ? r->load : 0);
+            gm_json_key(&js, "peak_reserved");
+            gm_json_u64(&js, r->best ? r->m.peak_reserved : 0);
+            gm_json_key(&js, "frag_at_peak");
+            gm_json_double(&js, r->best && r->ops ? r->m.frag_at_peak : 0.0);
+            gm_json_key(&js, "probes");
+            gm_json_u64(&js, r->probes);
+            gm_json_end_object(&js);
+        }
+        gm_json_end_array(&js);
+        gm_json_end_object(&js);
+        gm_json_finish(&js);
+        return;
+    }
+    printf("largest %s with no OOM: %s, ", what, j->cfg.model);
+    if (j->vary_seq)
+        printf("batch %" PRIu64, j->cfg.batch);
+    else if (j->cfg.seq_kind == GM_SYNTH_SEQ_FIXED)
+        printf("seq %" PRIu64, j->cfg.seq);
+    else
+        printf("seq %s", gm_synth_name(GM_SYNTH_LIST_SEQ, j->cfg.seq_kind));
+    printf(", %s %s, %" PRIu64 " %s step%s, on %s (%s)\n\n",
+           gm_synth_name(GM_SYNTH_LIST_MODE, j->cfg.mode),
+           gm_synth_name(GM_SYNTH_LIST_PRECISION, j->cfg.precision), j->cfg.steps,
+           j->cfg.warm ? "warm" : "cold", j->cfg.steps == 1 ? "" : "s",
+           device ? device : "capacity", gm__cli_size(j->capacity));
+    gm__cli_table_t t;
+    gm__cli_table_init(&t, 7, "lrrrrrr");
+    gm__cli_table_cell(&t, "policy");
+    gm__cli_table_cell(&t, "%s", what);
+    gm__cli_table_cell(&t, "peak requested");
+    gm__cli_table_cell(&t, "peak reserved");
+    gm__cli_table_cell(&t, "frag@peak");
+    gm__cli_table_cell(&t, "first OOM at");
+    gm__cli_table_cell(&t, "probes");
+    for (size_t i = 0; i < n; i++) {
+        const fit_result_t *r = &res[i];
+        gm__cli_table_cell(&t, "%s", r->ops ? r->ops->name : "(requested)");
+        gm__cli_table_cell(&t, "%" PRIu64, r->best);
+        gm__cli_table_cell(&t, "%s", r->best ? gm__cli_size(r->load) : "-");
+        gm__cli_table_cell(&t, "%s", r->best && r->ops ? gm__cli_size(r->m.peak_reserved) : "-");
+        if (r->best && r->ops)
+            gm__cli_table_cell(&t, "%.1f%%", r->m.frag_at_peak * 100.0);
+        else
+            gm__cli_table_cell(&t, "-");
+        if (r->first_bad)
+            gm__cli_table_cell(&t, "%" PRIu64, r->first_bad);
+        else
+            gm__cli_table_cell(&t, "-");
+        gm__cli_table_cell(&t, "%u", r->probes);
+    }
+    gm__cli_table_print(&t, stdout, NULL);
+    gm__cli_table_release(&t);
+    for (size_t i = 0; i < n; i++)
+        if (res[i].best == 0)
+            printf("'%s': even %s 1 does not fit\n", res[i].ops ? res[i].ops->name : "requested",
+                   what);
+}
+
+int gm__cmd_fit(int argc, char **argv)
+{
+    enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE, OPT_VARY, OPT_MAX };
+    static const struct option own[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"device", required_argument, NULL, OPT_DEVICE},
+        {"policy", required_argument, NULL, 'p'},
+        {"param", required_argument, NULL, 'P'},
+        {"vary", required_argument, NULL, OPT_VARY},
+        {"max", required_argument, NULL, OPT_MAX},
+        {"help", no_argument, NULL, 'h'},
+    };
+    enum { NOWN = sizeof own / sizeof own[0] };
+    struct option longopts[NOWN + GM__SYNTH_NOPTS + 1];
+    memcpy(longopts, own, sizeof own);
+    memcpy(longopts + NOWN, gm__synth_longopts, sizeof gm__synth_longopts);
+    gm__synth_opts_t so;
+    gm__synth_opts_init(&so);
+    fit_job_t job;
+    memset(&job, 0, sizeof job);
+    const gm_policy_ops_t **sel = calloc(gm_policy_count() + 1, sizeof *sel);
+    job.params = calloc((size_t)argc + 1, sizeof *job.params);
+    fit_result_t *res = NULL;
+    size_t nsel = 0;
+    int json = 0, c, rc = sel && job.params ? 0 : gm__cli_error("out of memory");
+    uint64_t max = 0;
+    const char *device = NULL;
+    opterr = 0;
+    while (rc == 0 && (c = getopt_long(argc, argv, ":p:P:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_JSON: json = 1; break;
+        case OPT_CAPACITY:
+            rc = gm__cli_capacity_arg(fit_usage, "--capacity", optarg, &job.capacity);
+            break;
+        case OPT_DEVICE:
+            device = optarg;
+            rc = gm__cli_capacity_arg(fit_usage, "--device", optarg, &job.capacity);
+            break;
+        case 'p': rc = fit_add_policies(sel, &nsel, optarg); break;
+        case 'P': job.params[job.nparams++] = optarg; break;
+        case OPT_VARY:
+            if (strcmp(optarg, "batch") == 0 || strcmp(optarg, "seq") == 0)
+                job.vary_seq = strcmp(optarg, "seq") == 0;
+            else
+                rc = gm__cli_usage_error(fit_usage,
+                                         "invalid value for --vary: '%s' (batch or seq)", optarg);
+            break;
+        case OPT_MAX: rc = gm__cli_u64_arg(fit_usage, "--max", optarg, &max); break;
+        case 'h':
+            fputs(fit_usage, stdout);
+            fputs(gm__synth_options_help, stdout);
+            goto out;
+        default:
+            rc = gm__synth_opt(&so, fit_usage, c, optarg);
+            if (rc < 0)
+                rc = gm__cli_option_error(fit_usage, argv, c);
+        }
+    }
+    if (rc)
+        goto out;
+    if (so.list_models) {
+        rc = gm__synth_list_models(json);
+        goto out;
+    }
+    if (optind < argc) {
+        rc = gm__cli_usage_error(fit_usage, "too many arguments: '%s'", argv[optind]);
+        goto out;
+    }
+    if (job.capacity == 0) {
+        rc = gm__cli_usage_error(fit_usage, "missing --capacity or --device");
+        goto out;
+    }
+    if (nsel == 0) {
+        rc = gm__cli_usage_error(fit_usage, "missing --policy (see 'gmsim policies', or use "
+                                            "--policy all)");
+        goto out;
+    }
+    for (size_t i = 0; i < job.nparams; i++) { /* every --param, checked now */
+        const char *t = job.params[i], *dot = strchr(t, '.'), *eq = strchr(t, '=');
+        if (dot == NULL || eq == NULL || dot > eq || dot == t || eq == dot + 1 ||
+            dot - t >= 64) {
+            rc = gm__cli_usage_error(fit_usage, "invalid --param '%s' (expected POLICY.KEY=VALUE)",
+                                     t);
+            goto out;
+        }
+        char pol[64];
+        snprintf(pol, sizeof pol, "%.*s", (int)(dot - t), t);
+        const gm_policy_ops_t *ops = gm_policy_find(pol);
+        size_t k = 0;
+        while (ops && k < nsel && sel[k] != ops)
+            k++;
+        if (ops == NULL || k == nsel) {
+            rc = gm__cli_usage_error(fit_usage, "--param '%s' is for policy '%s', which --policy "
+                                                "does not select",
+                                     t, pol);
+            goto out;
+        }
+        gm_params_t p;
+        gm_error_t perr = {0};
+        if (gm_params_init(&p, ops, &perr) != 0) {
+            rc = gm__cli_error("%s", perr.msg);
+            goto out;
+        }
+        int bad = fit_apply_params(&job, &p, &perr);
+        gm_params_release(&p);
+        if (bad) {
+            rc = gm__cli_usage_error(fit_usage, "%s", perr.msg);
+            goto out;
+        }
+    }
+    if (so.nseqs > 1) {
+        rc = gm__cli_usage_error(fit_usage, "--seq takes one length here (or a distribution)");
+        goto out;
+    }
+    if (!so.steps_set) { /* one step with the state in place holds both peaks */
+        so.run.steps = 1;
+        so.run.warm = 1;
+    }
+    if ((rc = gm__synth_resolve(&so, fit_usage, 0, &job.cfg)) != 0)
+        goto out;
+    if (job.vary_seq && job.cfg.seq_kind != GM_SYNTH_SEQ_FIXED) {
+        rc = gm__cli_usage_error(fit_usage, "--vary seq needs no --seq distribution");
+        goto out;
+    }
+    if (max == 0)
+        max = job.vary_seq ? (1u << 20) : 65536;
+    if (max > (job.vary_seq ? (1u << 20) : 65536))
+        max = job.vary_seq ? (1u << 20) : 65536;
+    res = calloc(nsel + 1, sizeof *res);
+    if (res == NULL) {
+        rc = gm__cli_error("out of memory");
+        goto out;
+    }
+    gm_error_t err = {0};
+    char label[128];
+    for (size_t i = 0; i <= nsel && rc == 0; i++) {
+        res[i].ops = i ? sel[i - 1] : NULL;
+        snprintf(label, sizeof label, "fitting %s...", res[i].ops ? res[i].ops->name : "");
+        gm__cli_status("%s", label);
+        if (fit_search(&job, &res[i], max, &err) != 0)
+            rc = gm__cli_error("%s", err.msg);
+    }
+    gm__cli_status_clear();
+    if (rc == 0)
+        fit_print(&job, res, nsel + 1, device, json);
+out:
+    free(job.buf.ev);
+    free(job.life);
+    free(job.params);
+    free(res);
+    free(sel);
+    gm__synth_opts_release(&so);
+    return rc;
+}

@@ -1,0 +1,38 @@
+/*
+ * gmsim/gpus.h — device presets: the memory capacity of common GPUs and
+ * of their MIG slices, for `--device NAME` wherever a capacity is taken.
+ *
+ * A capacity is the total the runtime reports inside a process
+ * (cudaMemGetInfo's total, torch.cuda.get_device_properties().total_memory,
+ * the "total capacity" of PyTorch's out-of-memory message): less than the
+ * marketing figure, as ECC and the driver keep some.  Sources and
+ * assumptions per entry are in sim/gpus.c and docs/synth.md.
+ */
+#ifndef GMSIM_GPUS_H
+#define GMSIM_GPUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gmsim/error.h"
+
+typedef struct gm_gpu_preset {
+    const char *name;     /* "a100-80gb", "a100-80gb:1g.10gb" */
+    const char *desc;     /* "NVIDIA A100 80GB (SXM4/PCIe)" */
+    uint64_t capacity;    /* bytes */
+    const char *parent;   /* MIG slice: the card's name; NULL for a card */
+    const char *source;   /* where the figure comes from */
+} gm_gpu_preset_t;
+
+size_t gm_gpu_count(void);
+const gm_gpu_preset_t *gm_gpu_at(size_t i); /* NULL out of range */
+
+/* The preset named `name` (case-insensitive; aliases such as "h100" or
+ * "a100" are accepted), or NULL. */
+const gm_gpu_preset_t *gm_gpu_find(const char *name);
+
+/* Capacity of device `name`: 0 with *capacity set, or GM_ENOTFOUND with a
+ * message naming it (and suggesting `gmsim devices`). */
+int gm_gpu_capacity(const char *name, uint64_t *capacity, gm_error_t *err);
+
+#endif

@@ -1,0 +1,65 @@
+`gmsim estimate` prints one device's memory, line by line with the formula
+each comes from (docs/synth.md):
+
+  $ gmsim estimate --model gpt2 --batch 8 --seq 1024
+  gpt2: 124.4M parameters, batch 8, seq 1024, train fp32, adamw (per device)
+  
+  component    * (glob)
+  parameters                497759232   0.464  psi=124.4M x 4 B (fp32 weights) [seed: MB = count x bits / 8 / 1024^2]
+  gradients                 497759232   0.464  psi=124.4M x 4 B, allocated in backward
+  optimizer state           995518464   0.927  psi=124.4M x 2 x 4 B (m, v)
+  saved activations * L=12 x (* (glob)
+  logits and loss * s*b*V x (4 B + 4 B log-probs) (glob)
+  inputs * s*b x 8 B token ids and labels (glob)
+  temporaries * (glob)
+  total (peak requested) * allocations per step (glob)
+  
+  sum of the components: * (glob)
+
+The parameter bytes follow the seeds' rule (count x bits / 8), and mixed
+precision with Adam holds 16 bytes per parameter, which ZeRO shards
+(Rajbhandari et al.): here 2 + 14/8 bytes per parameter with stage 2 and 8
+ranks:
+
+  $ gmsim estimate --model gpt2 --precision mixed --zero 2 --dp 8 --json > e.json
+  $ grep -A2 '"name": "parameters"' e.json | grep bytes
+            "bytes": 248879616,
+  $ grep -A2 '"name": "gradients"' e.json | grep bytes
+            "bytes": 31109952,
+  $ grep -A2 '"name": "optimizer"' e.json | grep bytes
+            "bytes": 186659712,
+
+Recompute shrinks what is saved for backward (none > selective > full):
+
+  $ for r in none selective full; do
+  >   gmsim estimate --model gpt2-medium --seq 1024 --recompute $r --json |
+  >     grep -A2 '"saved_activations"' | grep -o '"bytes": [0-9]*'
+  > done
+  "bytes": 42348904448
+  "bytes": 13357875200
+  "bytes": 872480768
+
+With a capacity or a device preset it says whether the peak fits:
+
+  $ gmsim estimate --model llama-7b --batch 1 --seq 4096 --precision bf16 --device a100-80gb | tail -1
+  peak * exceeds a100-80gb (79.15 GiB): out of memory (glob)
+  $ gmsim estimate --model gpt2 --batch 1 --seq 128 --capacity 16GiB | tail -1
+  peak * fits in the capacity (16.00 GiB): before allocator overhead; see 'gmsim fit' (glob)
+
+A --seq list gives one estimate per length:
+
+  $ gmsim estimate --model gpt2 --seq 256,512 --json | grep -c '"seq_len"'
+  2
+
+Bad options are usage errors:
+
+  $ gmsim estimate --model gpt2 --device h900
+  gmsim: invalid value for --device: 'h900' is neither a size nor a device (see 'gmsim devices')
+  usage: gmsim estimate --model NAME|--hidden H ... [run options] [--json]
+                        [--capacity SIZE|--device NAME]
+  [2]
+  $ gmsim estimate --model gpt2 --zero 4
+  gmsim: invalid value for --zero: '4' (0, 1, 2 or 3)
+  usage: gmsim estimate --model NAME|--hidden H ... [run options] [--json]
+                        [--capacity SIZE|--device NAME]
+  [2]
