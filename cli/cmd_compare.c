@@ -1,0 +1,482 @@
+/*
+ * cli/cmd_compare.c — `gmsim compare DB... [--trace GLOB] [--policies
+ * all|P,P] [--param P.KEY=V[,V...]]... [--capacity SIZE] [--granularity
+ * SIZE] [--by trace|seq_len] [--json|--csv]`.
+ *
+ * Every trace of the stores (those whose name matches GLOB) is read once
+ * and fed to every configuration in the same pass (gm_compare_trace).  A
+ * --param with a list of values gives one configuration per value.  The
+ * table has one block per trace (--by trace) or, with --by seq_len, one
+ * pivot per figure: configurations down, sequence lengths across (the
+ * traces' "seq_len" attribute).  --json and --csv print every metric of
+ * every run.  Argument errors are usage errors (exit 2), a store or trace
+ * that cannot be read is exit 1.
+ */
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "gmsim/sweep.h"
+
+static const char compare_usage[] =
+    "usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]\n"
+    "                     [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
+    "                     [--granularity SIZE] [--by trace|seq_len] [--json|--csv]\n"
+    "\n"
+    "Replay every trace of the stores through every policy (each trace read\n"
+    "once, all policies in the same pass) and compare peak reserved memory,\n"
+    "utilization, efficiency, overhead above load, fragmentation at the peak\n"
+    "(internal rounding and external), device mallocs and OOMs.\n"
+    "\n"
+    "options:\n"
+    "  -t, --trace GLOB        only traces whose name matches GLOB (default all)\n"
+    "  -p, --policies LIST     'all' (default) or policies separated by commas\n"
+    "  -P, --param P.KEY=V,... set parameter KEY of policy P; a list of values\n"
+    "                          gives one configuration per value; may be repeated\n"
+    "      --capacity SIZE     device capacity (default unlimited)\n"
+    "      --granularity SIZE  device allocation granularity (default 512)\n"
+    "      --by trace|seq_len  one table per trace (default), or one pivot per\n"
+    "                          figure with sequence lengths across\n"
+    "      --json              print JSON (every metric of every run)\n"
+    "      --csv               print CSV, one row per run\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Sizes take KiB/MiB/GiB/TiB suffixes.\n";
+
+typedef struct compare_item {
+    const char *store;
+    gm_compare_trace_t res;
+} compare_item_t;
+
+static void compare_percent(gm__cli_table_t *t, double v, int sign)
+{
+    if (!isfinite(v))
+        gm__cli_table_cell(t, "-");
+    else
+        gm__cli_table_cell(t, sign ? "%+.1f%%" : "%.1f%%", v * 100.0);
+}
+
+/* Index of the run with the least peak reserved among the policies that
+ * cache, without OOMs.  Left out unless nothing else ran: policies that
+ * cache nothing (no empty_cache, e.g. native: a device call per request,
+ * at load by construction), planners (they know the future), then runs
+ * with OOMs. */
+static size_t compare_winner(const gm_compare_trace_t *t)
+{
+    size_t best = SIZE_MAX;
+    for (int pass = 0; pass < 4 && best == SIZE_MAX; pass++)
+        for (size_t i = 0; i < t->nruns; i++) {
+            const gm_compare_run_t *r = &t->runs[i];
+            if (pass < 1 && r->ops->empty_cache == NULL)
+                continue;
+            if (pass < 2 && (r->ops->flags & GM_POLICY_NEEDS_LIFETIMES))
+                continue;
+            if (pass < 3 && r->metrics.ooms)
+                continue;
+            if (best == SIZE_MAX || r->metrics.peak_reserved < t->runs[best].metrics.peak_reserved)
+                best = i;
+        }
+    return best;
+}
+
+static void compare_block(const compare_item_t *it)
+{
+    const gm_compare_trace_t *t = &it->res;
+    printf("trace '%s' (%s): %" PRIu64 " events, load %s", t->info.name, it->store,
+           t->info.events, gm__cli_size(t->load));
+    if (t->seq_len >= 0)
+        printf(", seq_len %" PRId64, t->seq_len);
+    printf("\n\n");
+    static const char *const head[] = {"policy",   "peak reserved", "util",  "efficiency",
+                                       "overhead", "frag@peak",     "internal", "external",
+                                       "dev mallocs", "ooms"};
+    enum { NCOLS = sizeof head / sizeof head[0] };
+    gm__cli_table_t tab;
+    gm__cli_table_init(&tab, NCOLS, "lrrrrrrrrr");
+    for (size_t i = 0; i < NCOLS; i++)
+        gm__cli_table_cell(&tab, "%s", head[i]);
+    for (size_t i = 0; i < t->nruns; i++) {
+        const gm_compare_run_t *r = &t->runs[i];
+        const gm_metrics_t *m = &r->metrics;
+        gm__cli_table_cell(&tab, "%s", r->label);
+        gm__cli_table_cell(&tab, "%s", gm__cli_size(m->peak_reserved));
+        compare_percent(&tab, m->utilization, 0);
+        compare_percent(&tab, m->efficiency, 0);
+        compare_percent(&tab, m->overhead, 1);
+        compare_percent(&tab, m->frag_at_peak, 0);
+        gm__cli_table_cell(&tab, "%s", gm__cli_size(m->internal_waste_at_peak));
+        compare_percent(&tab, m->external_frag_at_peak, 0);
+        gm__cli_table_cell(&tab, "%" PRIu64, m->device_mallocs);
+        gm__cli_table_cell(&tab, "%" PRIu64, m->ooms);
+    }
+    gm__cli_table_print(&tab, stdout, NULL);
+    gm__cli_table_release(&tab);
+    size_t w = compare_winner(t);
+    if (w != SIZE_MAX) {
+        const gm_compare_run_t *r = &t->runs[w];
+        printf("least reserved (of the policies that cache): %s, %s (%+.1f%% above load)\n", r->label,
+               gm__cli_size(r->metrics.peak_reserved), r->metrics.overhead * 100.0);
+    }
+}
+
+static int compare_by_seq(const void *a, const void *b)
+{
+    const compare_item_t *x = a, *y = b;
+    if (x->res.seq_len != y->res.seq_len)
+        return x->res.seq_len < y->res.seq_len ? -1 : 1;
+    return strcmp(x->res.info.name, y->res.info.name);
+}
+
+/* Pivots: one per figure, configurations down, seq_len across. */
+static int compare_pivot(compare_item_t *items, size_t n)
+{
+    size_t with = 0;
+    for (size_t i = 0; i < n; i++)
+        with += items[i].res.seq_len >= 0;
+    if (with == 0)
+        return gm__cli_error("no trace carries a 'seq_len' attribute (use --by trace)");
+    if (with < n)
+        fprintf(stderr, "gmsim: %zu trace%s without 'seq_len' left out of the pivot\n", n - with,
+                n - with == 1 ? "" : "s");
+    qsort(items, n, sizeof *items, compare_by_seq);
+    compare_item_t *first = items + (n - with);
+    static const char *const figures[] = {"peak reserved", "overhead above load",
+                                          "fragmentation at peak"};
+    /* Configurations are the same for every trace, in the same order. */
+    size_t nconf = first->res.nruns;
+    for (size_t f = 0; f < 3; f++) {
+        printf("%s%s by seq_len\n\n", f ? "\n" : "", figures[f]);
+        gm__cli_table_t t;
+        char *align = malloc(with + 2);
+        if (align == NULL)
+            return gm__cli_error("out of memory");
+        memset(align, 'r', with + 1);
+        align[0] = 'l';
+        align[with + 1] = '\0';
+        gm__cli_table_init(&t, with + 1, align);
+        gm__cli_table_cell(&t, "policy");
+        for (size_t i = 0; i < with; i++) {
+            int dup = (i > 0 && first[i - 1].res.seq_len == first[i].res.seq_len) ||
+                      (i + 1 < with && first[i + 1].res.seq_len == first[i].res.seq_len);
+            if (dup)
+                gm__cli_table_cell(&t, "%" PRId64 " (%s)", first[i].res.seq_len,
+                                   first[i].res.info.name);
+            else
+                gm__cli_table_cell(&t, "%" PRId64, first[i].res.seq_len);
+        }
+        if (f == 0) {
+            gm__cli_table_cell(&t, "load");
+            for (size_t i = 0; i < with; i++)
+                gm__cli_table_cell(&t, "%s", gm__cli_size(first[i].res.load));
+        }
+        for (size_t c = 0; c < nconf; c++) {
+            gm__cli_table_cell(&t, "%s", first->res.runs[c].label);
+            for (size_t i = 0; i < with; i++) {
+                const gm_metrics_t *m = &first[i].res.runs[c].metrics;
+                if (f == 0)
+                    gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_reserved));
+                else
+                    compare_percent(&t, f == 1 ? m->overhead : m->frag_at_peak, f == 1);
+            }
+        }
+        gm__cli_table_print(&t, stdout, NULL);
+        gm__cli_table_release(&t);
+        free(align);
+    }
+    return GM_CLI_OK;
+}
+
+static void compare_json(const compare_item_t *items, size_t n, const gm_device_config_t *dev)
+{
+    gm_json_t j;
+    gm_json_init(&j, stdout, 1);
+    gm_json_begin_object(&j);
+    gm_json_key(&j, "device");
+    char *d = gm_device_json(dev);
+    gm_json_raw(&j, d ? d : "null");
+    free(d);
+    gm_json_key(&j, "traces");
+    gm_json_begin_array(&j);
+    for (size_t i = 0; i < n; i++) {
+        const gm_compare_trace_t *t = &items[i].res;
+        gm_json_begin_object(&j);
+        gm_json_key(&j, "store");
+        gm_json_str(&j, items[i].store);
+        gm_json_key(&j, "trace");
+        gm_json_str(&j, t->info.name);
+        gm_json_key(&j, "digest");
+        gm_json_str(&j, t->info.digest);
+        gm_json_key(&j, "events");
+        gm_json_u64(&j, t->info.events);
+        gm_json_key(&j, "load");
+        gm_json_u64(&j, t->load);
+        gm_json_key(&j, "seq_len");
+        if (t->seq_len >= 0)
+            gm_json_i64(&j, t->seq_len);
+        else
+            gm_json_null(&j);
+        size_t w = compare_winner(t);
+        gm_json_key(&j, "winner");
+        if (w != SIZE_MAX)
+            gm_json_str(&j, t->runs[w].label);
+        else
+            gm_json_null(&j);
+        gm_json_key(&j, "runs");
+        gm_json_begin_array(&j);
+        for (size_t k = 0; k < t->nruns; k++) {
+            const gm_compare_run_t *r = &t->runs[k];
+            gm_json_begin_object(&j);
+            gm_json_key(&j, "policy");
+            gm_json_str(&j, r->ops->name);
+            gm_json_key(&j, "label");
+            gm_json_str(&j, r->label);
+            gm_json_key(&j, "params");
+            gm_json_raw(&j, r->params);
+            gm_json_key(&j, "metrics");
+            char *m = gm_metrics_json(&r->metrics);
+            gm_json_raw(&j, m ? m : "null");
+            free(m);
+            gm_json_end_object(&j);
+        }
+        gm_json_end_array(&j);
+        gm_json_end_object(&j);
+    }
+    gm_json_end_array(&j);
+    gm_json_end_object(&j);
+    gm_json_finish(&j);
+}
+
+/* One CSV field (RFC 4180: quoted when it holds a comma, quote or line
+ * break; quotes doubled). */
+static void compare_csv_field(const char *s, int sep)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, stdout);
+    } else {
+        putchar('"');
+        for (; *s; s++) {
+            if (*s == '"')
+                putchar('"');
+            putchar(*s);
+        }
+        putchar('"');
+    }
+    if (sep)
+        putchar(sep);
+}
+
+static void compare_csv(const compare_item_t *items, size_t n)
+{
+    fputs("store,trace,digest,seq_len,events,load,policy,label,params", stdout);
+#define COMPARE_CSV_HEAD(name, type) fputs("," #name, stdout);
+    GM_METRICS(COMPARE_CSV_HEAD)
+#undef COMPARE_CSV_HEAD
+    putchar('\n');
+    for (size_t i = 0; i < n; i++) {
+        const gm_compare_trace_t *t = &items[i].res;
+        for (size_t k = 0; k < t->nruns; k++) {
+            const gm_compare_run_t *r = &t->runs[k];
+            char num[64];
+            compare_csv_field(items[i].store, ',');
+            compare_csv_field(t->info.name, ',');
+            compare_csv_field(t->info.digest, ',');
+            if (t->seq_len >= 0)
+                snprintf(num, sizeof num, "%" PRId64, t->seq_len);
+            else
+                num[0] = '\0';
+            compare_csv_field(num, ',');
+            snprintf(num, sizeof num, "%" PRIu64, t->info.events);
+            compare_csv_field(num, ',');
+            snprintf(num, sizeof num, "%" PRIu64, t->load);
+            compare_csv_field(num, ',');
+            compare_csv_field(r->ops->name, ',');
+            compare_csv_field(r->label, ',');
+            compare_csv_field(r->params, 0); /* the metrics follow, each after a comma */
+            const gm_metrics_t *m = &r->metrics;
+#define COMPARE_CSV_U64(v) printf(",%" PRIu64, v)
+#define COMPARE_CSV_I64(v) printf(",%" PRId64, v)
+#define COMPARE_CSV_F64(v) printf(isfinite(v) ? ",%.17g" : ",", v)
+#define COMPARE_CSV_CELL(name, type) COMPARE_CSV_##type(m->name);
+            GM_METRICS(COMPARE_CSV_CELL)
+#undef COMPARE_CSV_CELL
+#undef COMPARE_CSV_U64
+#undef COMPARE_CSV_I64
+#undef COMPARE_CSV_F64
+            putchar('\n');
+        }
+    }
+}
+
+int gm__cmd_compare(int argc, char **argv)
+{
+    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_BY, OPT_JSON, OPT_CSV };
+    static const struct option longopts[] = {
+        {"trace", required_argument, NULL, 't'},
+        {"policies", required_argument, NULL, 'p'},
+        {"policy", required_argument, NULL, 'p'},
+        {"param", required_argument, NULL, 'P'},
+        {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"granularity", required_argument, NULL, OPT_GRANULARITY},
+        {"by", required_argument, NULL, OPT_BY},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"csv", no_argument, NULL, OPT_CSV},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    const char *glob = NULL;
+    int json = 0, csv = 0, by_seq = 0, c, rc = GM_CLI_OK;
+    size_t npol = 0, nparams = 0, nsets = 0, nitems = 0;
+    const gm_policy_ops_t **pol = calloc(gm_policy_count() + 1, sizeof *pol);
+    const char **params = calloc((size_t)argc + 1, sizeof *params);
+    gm_params_t *sets = NULL;
+    compare_item_t *items = NULL;
+    gm_error_t err = {0};
+    if (pol == NULL || params == NULL) {
+        rc = gm__cli_error("out of memory");
+        goto out;
+    }
+    opterr = 0;
+    while (rc == GM_CLI_OK && (c = getopt_long(argc, argv, ":t:p:P:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': glob = optarg; break;
+        case 'p':
+            if (gm_policies_select(optarg, pol, &npol, &err) != 0)
+                rc = gm__cli_usage_error(compare_usage, "%s", err.msg);
+            break;
+        case 'P': params[nparams++] = optarg; break;
+        case OPT_CAPACITY:
+            rc = gm__cli_size_arg(compare_usage, "--capacity", optarg, &cfg.device.capacity);
+            if (rc == 0 && cfg.device.capacity == 0)
+                rc = gm__cli_usage_error(compare_usage, "invalid value for --capacity: '%s' is "
+                                         "no bytes (leave it out for an unlimited device)", optarg);
+            break;
+        case OPT_GRANULARITY:
+            rc = gm__cli_size_arg(compare_usage, "--granularity", optarg, &cfg.device.granularity);
+            if (rc == 0 && (cfg.device.granularity == 0 ||
+                            (cfg.device.granularity & (cfg.device.granularity - 1)) ||
+                            cfg.device.granularity > GM_DEVICE_GRANULARITY_MAX))
+                rc = gm__cli_usage_error(compare_usage, "invalid value for --granularity: '%s' "
+                                         "is not a power of two from 1 B to 1 TiB", optarg);
+            break;
+        case OPT_BY:
+            if (strcmp(optarg, "seq_len") == 0)
+                by_seq = 1;
+            else if (strcmp(optarg, "trace") == 0)
+                by_seq = 0;
+            else
+                rc = gm__cli_usage_error(compare_usage,
+                                         "invalid value for --by: '%s' (trace or seq_len)", optarg);
+            break;
+        case OPT_JSON: json = 1; break;
+        case OPT_CSV: csv = 1; break;
+        case 'h': rc = gm__cli_help(compare_usage); goto out;
+        default: rc = gm__cli_option_error(compare_usage, argv, c); break;
+        }
+    }
+    if (rc)
+        goto out;
+    if (optind >= argc) {
+        rc = gm__cli_usage_error(compare_usage, "missing the store to read (DB)");
+        goto out;
+    }
+    if (json && csv) {
+        rc = gm__cli_usage_error(compare_usage, "--json and --csv do not go together");
+        goto out;
+    }
+    if (npol == 0)
+        gm_policies_select("all", pol, &npol, &err);
+    if (gm_configs_expand(pol, npol, params, nparams, &sets, &nsets, &err) != 0) {
+        rc = err.code == GM_EINVAL ? gm__cli_usage_error(compare_usage, "%s", err.msg)
+                                   : gm__cli_error("%s", err.msg);
+        goto out;
+    }
+    /* Refused values (checked at create) are usage errors too, before any
+     * store is read. */
+    gm_replay_t *probe = NULL;
+    if (gm_replay_create(&cfg, &probe, &err) == 0) {
+        for (size_t i = 0; rc == GM_CLI_OK && i < nsets; i++)
+            if (gm_replay_add(probe, &sets[i], &err) != 0)
+                rc = err.code == GM_EINVAL ? gm__cli_usage_error(compare_usage, "%s", err.msg)
+                                           : gm__cli_error("%s", err.msg);
+        gm_replay_destroy(probe);
+    }
+    if (rc)
+        goto out;
+
+    char label[512] = "comparing";
+    cfg.progress = gm__cli_progress;
+    cfg.progress_ctx = label;
+    size_t cap = 0;
+    for (int a = optind; rc == GM_CLI_OK && a < argc; a++) {
+        gm_store_t *s;
+        if ((rc = gm__cli_open_store(argv[a], GM_STORE_READONLY, &s)))
+            break;
+        gm_trace_info_t *list;
+        size_t n;
+        if (gm_store_list(s, &list, &n, &err) != 0) {
+            rc = gm__cli_error("%s", err.msg);
+            gm_store_close(s);
+            break;
+        }
+        for (size_t k = 0; rc == GM_CLI_OK && k < n; k++) {
+            if (glob && fnmatch(glob, list[k].name, 0) != 0)
+                continue;
+            if (nitems == cap) {
+                cap = cap ? 2 * cap : 8;
+                compare_item_t *ni = realloc(items, cap * sizeof *ni);
+                if (ni == NULL) {
+                    rc = gm__cli_error("out of memory");
+                    break;
+                }
+                items = ni;
+            }
+            snprintf(label, sizeof label, "comparing '%s' through %zu configuration%s",
+                     list[k].name, nsets, nsets == 1 ? "" : "s");
+            gm__cli_status("%s...", label);
+            items[nitems].store = argv[a];
+            if (gm_compare_trace(s, list[k].name, sets, nsets, &cfg, &items[nitems].res,
+                                 &err) != 0) {
+                gm__cli_status_clear();
+                rc = gm__cli_error("%s", err.msg);
+                break;
+            }
+            gm__cli_status_clear();
+            nitems++;
+        }
+        gm_trace_info_free_list(list, n);
+        gm_store_close(s);
+    }
+    if (rc)
+        goto out;
+    if (nitems == 0) {
+        rc = glob ? gm__cli_error("no trace matches '%s' in the stores given", glob)
+                  : gm__cli_error("no traces in the stores given");
+        goto out;
+    }
+    if (json)
+        compare_json(items, nitems, &cfg.device);
+    else if (csv)
+        compare_csv(items, nitems);
+    else if (by_seq)
+        rc = compare_pivot(items, nitems);
+    else
+        for (size_t i = 0; i < nitems; i++) {
+            if (i)
+                putchar('\n');
+            compare_block(&items[i]);
+        }
+out:
+    for (size_t i = 0; i < nitems; i++)
+        gm_compare_trace_release(&items[i].res);
+    free(items);
+    gm_configs_free(sets, nsets);
+    free(pol);
+    free(params);
+    return rc;
+}

@@ -1,0 +1,328 @@
+/*
+ * cli/cmd_sweep.c — `gmsim sweep DB... [--trace GLOB] [--policies LIST]
+ * [--param P.KEY=V[,V...]]... [--capacity SIZE] [--granularity SIZE]
+ * [-j N] [--results OUT] [--shard I/N] [--json]`.
+ *
+ * The grid traces × configurations runs in N worker processes and lands in
+ * the results store, each run in its own transaction, keyed by trace
+ * digest, policy, parameters, device and gmsim version (gm_sweep_run).  A
+ * second run of the same command does only what is missing.
+ *
+ * Results never go into an input store: without --results they go to
+ * DB.runs.db next to the first DB (its .db suffix replaced), so reruns
+ * find them.  --shard I/N (1-based) runs one deterministic slice of the
+ * grid, and then --results is required (shards run apart, each into its
+ * own file; `gmsim merge` combines them).
+ *
+ * --synth 'OPTIONS' runs `gmsim synth OPTIONS --replace -o OUT` first (its
+ * report on stderr), and OUT's traces join the inputs: the results store
+ * then holds the traces and their runs, all a report needs.  Rerunning
+ * rewrites the same traces (same content, same digests), so every run is
+ * found done.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "gmsim/sweep.h"
+
+static const char sweep_usage[] =
+    "usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]\n"
+    "                   [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
+    "                   [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]\n"
+    "                   [--json]\n"
+    "       gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]\n"
+    "\n"
+    "Run every trace of the stores through every configuration (policies times\n"
+    "parameter values) in N worker processes and keep each run, with its\n"
+    "timeline, in the results store.  Runs already there (same trace content,\n"
+    "policy, parameters, device and gmsim version) are not run again, so an\n"
+    "interrupted sweep resumes where it stopped.\n"
+    "\n"
+    "options:\n"
+    "  -t, --trace GLOB        only traces whose name matches GLOB (default all)\n"
+    "  -p, --policies LIST     'all' (default) or policies separated by commas\n"
+    "  -P, --param P.KEY=V,... parameter values of policy P, one configuration\n"
+    "                          per value (several keys: every combination)\n"
+    "      --capacity SIZE     device capacity (default unlimited)\n"
+    "      --granularity SIZE  device allocation granularity (default 512)\n"
+    "  -j, --jobs N            worker processes (default: the number of CPUs)\n"
+    "  -o, --results OUT       the results store (default: DB.runs.db beside the\n"
+    "                          first DB); never one of the inputs\n"
+    "      --shard I/N         run only slice I of N of the grid (balanced by\n"
+    "                          events); needs --results\n"
+    "      --synth 'OPTIONS'   synthesize traces into the results store first, as\n"
+    "                          'gmsim synth OPTIONS' (e.g. '--model gpt2 --seq\n"
+    "                          128,256,512'), and sweep them with the DBs; may\n"
+    "                          be repeated; words split at blanks\n"
+    "      --json              print the summary as JSON\n"
+    "  -h, --help              show this help\n"
+    "\n"
+    "Combine shards with 'gmsim merge', look at results with 'gmsim report'.\n";
+
+static void sweep_progress(void *ctx, const gm_sweep_progress_t *p)
+{
+    char label[128];
+    snprintf(label, sizeof label, "%s %zu/%zu runs", (const char *)ctx, p->runs_done,
+             p->runs_total);
+    gm__cli_progress(label, p->work_done, p->work_total);
+}
+
+/* Run `gmsim synth OPTIONS --replace -o results` (options split at blanks;
+ * replacing keeps reruns cheap: the same options give the same content,
+ * so the runs stored for it are reused).  Returns the exit status. */
+static int sweep_synth(const char *options, const char *results)
+{
+    char *copy = strdup(options), *save = NULL;
+    size_t n = strlen(options) / 2 + 8;
+    char **av = calloc(n, sizeof *av);
+    if (copy == NULL || av == NULL) {
+        free(copy);
+        free(av);
+        return gm__cli_error("out of memory");
+    }
+    int ac = 0;
+    av[ac++] = "synth";
+    for (char *tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
+        av[ac++] = tok;
+    av[ac++] = "--replace";
+    av[ac++] = "-o";
+    av[ac++] = (char *)results;
+    av[ac] = NULL;
+    optind = 0; /* a fresh getopt scan for the synth verb */
+    /* What synth reports is a note here: on stderr, so that stdout holds
+     * the sweep's summary (and --json stays one JSON value). */
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    if (saved >= 0)
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+    int rc = gm__cmd_synth(ac, av);
+    fflush(stdout);
+    if (saved >= 0) {
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+    free(av);
+    free(copy);
+    return rc;
+}
+
+/* "I/N" with 1 ≤ I ≤ N. */
+static int sweep_shard_arg(const char *text, unsigned *shard, unsigned *nshards)
+{
+    char *end;
+    unsigned long i = strtoul(text, &end, 10);
+    if (end == text || *end != '/' || text[0] == '-')
+        return -1;
+    const char *n_text = end + 1;
+    unsigned long n = strtoul(n_text, &end, 10);
+    if (end == n_text || *end != '\0' || n_text[0] == '-' || i < 1 || n < 1 || i > n ||
+        n > 1000000)
+        return -1;
+    *shard = (unsigned)(i - 1);
+    *nshards = (unsigned)n;
+    return 0;
+}
+
+int gm__cmd_sweep(int argc, char **argv)
+{
+    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_SHARD, OPT_JSON, OPT_SYNTH };
+    static const struct option longopts[] = {
+        {"trace", required_argument, NULL, 't'},
+        {"policies", required_argument, NULL, 'p'},
+        {"policy", required_argument, NULL, 'p'},
+        {"param", required_argument, NULL, 'P'},
+        {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"granularity", required_argument, NULL, OPT_GRANULARITY},
+        {"jobs", required_argument, NULL, 'j'},
+        {"results", required_argument, NULL, 'o'},
+        {"shard", required_argument, NULL, OPT_SHARD},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"synth", required_argument, NULL, OPT_SYNTH},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    gm_sweep_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    gm_device_config_default(&cfg.device);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg.jobs = ncpu > 0 ? (unsigned)ncpu : 1;
+    int json = 0, c, rc = GM_CLI_OK;
+    size_t npol = 0, nparams = 0, nsets = 0;
+    const gm_policy_ops_t **pol = calloc(gm_policy_count() + 1, sizeof *pol);
+    const char **params = calloc((size_t)argc + 1, sizeof *params);
+    const char **synth = calloc((size_t)argc + 1, sizeof *synth);
+    size_t nsynth = 0;
+    gm_params_t *sets = NULL;
+    char *results = NULL;
+    gm_error_t err = {0};
+    if (pol == NULL || params == NULL || synth == NULL) {
+        rc = gm__cli_error("out of memory");
+        goto out;
+    }
+    opterr = 0;
+    while (rc == GM_CLI_OK &&
+           (c = getopt_long(argc, argv, ":t:p:P:j:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': cfg.trace_glob = optarg; break;
+        case 'p':
+            if (gm_policies_select(optarg, pol, &npol, &err) != 0)
+                rc = gm__cli_usage_error(sweep_usage, "%s", err.msg);
+            break;
+        case 'P': params[nparams++] = optarg; break;
+        case OPT_CAPACITY:
+            rc = gm__cli_size_arg(sweep_usage, "--capacity", optarg, &cfg.device.capacity);
+            if (rc == 0 && cfg.device.capacity == 0)
+                rc = gm__cli_usage_error(sweep_usage, "invalid value for --capacity: '%s' is "
+                                         "no bytes (leave it out for an unlimited device)", optarg);
+            break;
+        case OPT_GRANULARITY:
+            rc = gm__cli_size_arg(sweep_usage, "--granularity", optarg, &cfg.device.granularity);
+            if (rc == 0 && (cfg.device.granularity == 0 ||
+                            (cfg.device.granularity & (cfg.device.granularity - 1)) ||
+                            cfg.device.granularity > GM_DEVICE_GRANULARITY_MAX))
+                rc = gm__cli_usage_error(sweep_usage, "invalid value for --granularity: '%s' "
+                                         "is not a power of two from 1 B to 1 TiB", optarg);
+            break;
+        case 'j': {
+            uint64_t j;
+            rc = gm__cli_u64_arg(sweep_usage, "--jobs", optarg, &j);
+            if (rc == 0 && (j < 1 || j > 256))
+                rc = gm__cli_usage_error(sweep_usage,
+                                         "invalid value for --jobs: '%s' (1 to 256)", optarg);
+            cfg.jobs = (unsigned)j;
+            break;
+        }
+        case 'o': cfg.results = optarg; break;
+        case OPT_SHARD:
+            if (sweep_shard_arg(optarg, &cfg.shard, &cfg.nshards) != 0)
+                rc = gm__cli_usage_error(sweep_usage,
+                                         "invalid value for --shard: '%s' (I/N with 1 <= I <= N)",
+                                         optarg);
+            break;
+        case OPT_JSON: json = 1; break;
+        case OPT_SYNTH: synth[nsynth++] = optarg; break;
+        case 'h': rc = gm__cli_help(sweep_usage); goto out;
+        default: rc = gm__cli_option_error(sweep_usage, argv, c); break;
+        }
+    }
+    if (rc)
+        goto out;
+    int first = optind; /* --synth runs getopt again */
+    if (optind >= argc && nsynth == 0) {
+        rc = gm__cli_usage_error(sweep_usage, "missing the store to read (DB)");
+        goto out;
+    }
+    if (nsynth && cfg.results == NULL) {
+        rc = gm__cli_usage_error(sweep_usage, "--synth needs --results (the store the "
+                                 "traces and the runs go to)");
+        goto out;
+    }
+    if (cfg.nshards > 1 && cfg.results == NULL) {
+        rc = gm__cli_usage_error(sweep_usage, "--shard needs --results (each shard writes its "
+                                 "own file)");
+        goto out;
+    }
+    if (npol == 0)
+        gm_policies_select("all", pol, &npol, &err);
+    if (gm_configs_expand(pol, npol, params, nparams, &sets, &nsets, &err) != 0) {
+        rc = err.code == GM_EINVAL ? gm__cli_usage_error(sweep_usage, "%s", err.msg)
+                                   : gm__cli_error("%s", err.msg);
+        goto out;
+    }
+    gm_replay_t *probe = NULL;
+    gm_replay_config_t rcfg;
+    gm_replay_config_default(&rcfg);
+    rcfg.device = cfg.device;
+    if (gm_replay_create(&rcfg, &probe, &err) == 0) {
+        for (size_t i = 0; rc == GM_CLI_OK && i < nsets; i++)
+            if (gm_replay_add(probe, &sets[i], &err) != 0)
+                rc = err.code == GM_EINVAL ? gm__cli_usage_error(sweep_usage, "%s", err.msg)
+                                           : gm__cli_error("%s", err.msg);
+        gm_replay_destroy(probe);
+    }
+    if (rc)
+        goto out;
+    if (cfg.results == NULL) {
+        const char *db = argv[optind];
+        size_t n = strlen(db);
+        if (n > 3 && strcmp(db + n - 3, ".db") == 0)
+            n -= 3;
+        results = malloc(n + sizeof ".runs.db");
+        if (results == NULL) {
+            rc = gm__cli_error("out of memory");
+            goto out;
+        }
+        memcpy(results, db, n);
+        strcpy(results + n, ".runs.db");
+        cfg.results = results;
+    }
+    for (size_t i = 0; i < nsynth; i++)
+        if ((rc = sweep_synth(synth[i], cfg.results)) != GM_CLI_OK)
+            goto out;
+    cfg.results_traces = nsynth > 0;
+    cfg.inputs = (const char *const *)argv + first;
+    cfg.ninputs = (size_t)(argc - first);
+    cfg.sets = sets;
+    cfg.nsets = nsets;
+    cfg.progress = sweep_progress;
+    cfg.progress_ctx = "sweep";
+    gm_sweep_summary_t sum;
+    int src = gm_sweep_run(&cfg, &sum, &err);
+    gm__cli_status_clear();
+    if (src != 0 && sum.runs == 0) {
+        rc = err.code == GM_EINVAL ? gm__cli_usage_error(sweep_usage, "%s", err.msg)
+                                   : gm__cli_error("%s", err.msg);
+        goto out;
+    }
+    if (json) {
+        gm_json_t j;
+        gm_json_init(&j, stdout, 1);
+        gm_json_begin_object(&j);
+        gm_json_key(&j, "results");
+        gm_json_str(&j, cfg.results);
+        gm_json_key(&j, "traces");
+        gm_json_u64(&j, sum.traces);
+        gm_json_key(&j, "configurations");
+        gm_json_u64(&j, nsets);
+        gm_json_key(&j, "grid");
+        gm_json_u64(&j, sum.grid);
+        gm_json_key(&j, "shard");
+        if (cfg.nshards > 1) {
+            char sh[64];
+            snprintf(sh, sizeof sh, "%u/%u", cfg.shard + 1, cfg.nshards);
+            gm_json_str(&j, sh);
+        } else {
+            gm_json_null(&j);
+        }
+        gm_json_key(&j, "runs");
+        gm_json_u64(&j, sum.runs);
+        gm_json_key(&j, "reused");
+        gm_json_u64(&j, sum.reused);
+        gm_json_key(&j, "ran");
+        gm_json_u64(&j, sum.ran);
+        gm_json_key(&j, "failed");
+        gm_json_u64(&j, sum.failed);
+        gm_json_end_object(&j);
+        gm_json_finish(&j);
+    } else {
+        printf("sweep: %zu trace%s x %zu configuration%s = %zu runs", sum.traces,
+               sum.traces == 1 ? "" : "s", nsets, nsets == 1 ? "" : "s", sum.grid);
+        if (cfg.nshards > 1)
+            printf(", shard %u/%u: %zu runs", cfg.shard + 1, cfg.nshards, sum.runs);
+        printf("\n%zu already done, %zu ran, %zu failed; results in '%s'\n", sum.reused, sum.ran,
+               sum.failed, cfg.results);
+    }
+    if (src != 0)
+        rc = gm__cli_error("%s", err.msg);
+out:
+    free(results);
+    gm_configs_free(sets, nsets);
+    free(pol);
+    free(params);
+    free(synth);
+    return rc;
+}

@@ -1,0 +1,181 @@
+/*
+ * gmsim/sweep.h — batch comparisons: many policy configurations over many
+ * traces (docs/report.md, docs/cli.md `compare`, `sweep`, `merge`).
+ *
+ * compare: one trace is read once and fed to every configuration in the
+ * same pass (gm_replay_trace); the result keeps, per configuration, the
+ * metrics and the timeline.
+ *
+ * sweep: the grid traces × configurations, each (trace, configuration) a
+ * run, executed by worker processes and stored by the parent alone (SQLite
+ * has one writer) in a results store, one transaction per run.  A run is
+ * identified by its key — trace content digest, policy, parameters
+ * (canonical JSON), device (canonical JSON) and gmsim version — so a sweep
+ * that is run again, or was killed, does only what is missing.
+ *
+ * Configurations are gm_params_t (a policy with resolved values); a
+ * parameter list ("caching.max_split_size=none,128MiB") expands to one
+ * configuration per value, lists of several parameters to their product.
+ */
+#ifndef GMSIM_SWEEP_H
+#define GMSIM_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gmsim/error.h"
+#include "gmsim/policy.h"
+#include "gmsim/replay.h"
+#include "gmsim/store.h"
+
+/* ---- canonical JSON texts (the runs table's columns) --------------------- */
+
+/* Compact JSON object of every parameter of p, resolved, in the policy's
+ * parameter order: {"min_block":512,"arena":0}.  The same policy and
+ * values give the same text (a run's key).  NULL when out of memory; the
+ * caller frees the result. */
+char *gm_params_json(const gm_params_t *p);
+
+/* {"capacity":C,"granularity":G}; NULL when out of memory; caller frees. */
+char *gm_device_json(const gm_device_config_t *dev);
+
+/* The metrics of docs/metrics.md as a compact JSON object, in GM_METRICS
+ * order; NULL when out of memory; caller frees. */
+char *gm_metrics_json(const gm_metrics_t *m);
+
+/* Read metrics written by gm_metrics_json (or any JSON object with those
+ * members).  A missing member or a value of the wrong kind is GM_EFORMAT
+ * naming it; *m is filled on success only. */
+int gm_metrics_parse(const char *json, gm_metrics_t *m, gm_error_t *err);
+
+/* Value text of top-level member `key` of JSON object `json`, copied into
+ * buf (strings without their quotes, escapes kept as written; numbers,
+ * true/false/null and nested values as they appear).  Returns 1 when found
+ * and it fits, 0 otherwise (also for text that is not a JSON object). */
+int gm_json_member(const char *json, const char *key, char *buf, size_t len);
+
+/* Integer attribute `key` of a trace's attributes (e.g. "seq_len"); -1
+ * when absent or not a non-negative integer. */
+int64_t gm_attr_int(const char *attrs, const char *key);
+
+/* ---- configurations -------------------------------------------------------- */
+
+/* Add the policies named in `text` ("all", or names separated by commas)
+ * to list (capacity gm_policy_count(), no repeats, registry order for
+ * "all").  GM_EINVAL naming an unknown policy (and listing the known
+ * ones) or an empty list. */
+int gm_policies_select(const char *text, const gm_policy_ops_t **list, size_t *n,
+                       gm_error_t *err);
+
+/*
+ * Expand policies and --param texts into configurations.  policies: the
+ * selected policies (no repeats).  params: "POLICY.KEY=V1,V2,..." texts in
+ * order; each value list multiplies that policy's configurations (the
+ * product over its keys, in order; later texts for the same key replace
+ * earlier ones).  *out (caller frees with gm_configs_free) holds, policy by
+ * policy, every combination.  GM_EINVAL (message naming the text) for bad
+ * syntax, a policy not selected, an unknown key or a value the policy
+ * refuses to parse; GM_ENOMEM.
+ */
+int gm_configs_expand(const gm_policy_ops_t *const *policies, size_t npolicies,
+                      const char *const *params, size_t nparams, gm_params_t **out, size_t *n,
+                      gm_error_t *err);
+void gm_configs_free(gm_params_t *sets, size_t n);
+
+/* "caching" or "caching max_split_size=128MiB …": the policy and the
+ * parameters that differ from its defaults, given as params JSON text.
+ * Written into buf (truncated to len). */
+void gm_config_label(const char *policy, const char *params_json, char *buf, size_t len);
+
+/* ---- compare: one trace, many configurations, one pass ----------------- */
+
+typedef struct gm_compare_run {
+    const gm_policy_ops_t *ops;
+    char *params; /* gm_params_json */
+    char label[160];
+    gm_metrics_t metrics;
+    gm_timeline_point_t *timeline; /* copied when cfg->timeline_points */
+    size_t npoints;
+} gm_compare_run_t;
+
+typedef struct gm_compare_trace {
+    gm_trace_info_t info; /* name, digest, attributes, events, load */
+    int64_t seq_len;      /* the "seq_len" attribute, -1 when absent */
+    uint64_t load;        /* peak requested as replayed */
+    gm_compare_run_t *runs;
+    size_t nruns;
+} gm_compare_trace_t;
+
+/*
+ * Replay trace `name` of s through every configuration in one pass.  cfg
+ * NULL: defaults.  Errors of gm_replay_create/add/trace (a refused value is
+ * GM_EINVAL); *out is filled on success only; release it with
+ * gm_compare_trace_release.
+ */
+int gm_compare_trace(gm_store_t *s, const char *name, const gm_params_t *sets, size_t nsets,
+                     const gm_replay_config_t *cfg, gm_compare_trace_t *out, gm_error_t *err);
+void gm_compare_trace_release(gm_compare_trace_t *t);
+
+/* ---- sweep ------------------------------------------------------------------ */
+
+typedef struct gm_sweep_progress {
+    size_t runs_total; /* runs of this shard */
+    size_t runs_done;  /* stored, including those found done at the start */
+    size_t runs_reused;
+    uint64_t work_total; /* events × runs */
+    uint64_t work_done;
+} gm_sweep_progress_t;
+
+typedef struct gm_sweep_config {
+    const char *const *inputs; /* stores holding the traces (read only) */
+    size_t ninputs;
+    const char *trace_glob;    /* fnmatch pattern on trace names; NULL: all */
+    const gm_params_t *sets;   /* configurations (gm_configs_expand) */
+    size_t nsets;
+    gm_device_config_t device;
+    size_t timeline_points;    /* 0: default (2000) */
+    const char *results;       /* the results store (created if missing) */
+    int results_traces;        /* 1: the results store's own traces are inputs
+                                  too (traces the sweep synthesized there) */
+    unsigned jobs;             /* worker processes; 0 or 1: one */
+    unsigned shard, nshards;   /* run slice `shard` of `nshards` (0-based); nshards 0: all */
+    /* Called by the parent after each stored run (and once at the start). */
+    void (*progress)(void *ctx, const gm_sweep_progress_t *p);
+    void *progress_ctx;
+} gm_sweep_config_t;
+
+typedef struct gm_sweep_summary {
+    size_t traces;     /* traces matched */
+    size_t grid;       /* runs in the whole grid */
+    size_t runs;       /* runs in this shard */
+    size_t reused;     /* found done in the results store */
+    size_t ran;        /* replayed and stored now */
+    size_t failed;     /* replays that failed (first error in err) */
+} gm_sweep_summary_t;
+
+/*
+ * Run the grid (or its shard) into cfg->results.  Input stores are only
+ * read; runs whose key is already in the results store are not run again.
+ * Each run is stored in its own transaction as soon as a worker returns
+ * it, so a killed sweep loses at most the runs in flight.
+ *
+ * Shards: every (trace, configuration) run weighs the trace's event count;
+ * runs are dealt, heaviest first (ties in grid order), to the lightest
+ * shard (ties to the lowest), so the slices are deterministic, disjoint,
+ * cover the grid and are balanced by work.
+ *
+ * Returns 0 when every run of the shard is stored; a replay that fails
+ * (a damaged trace, a refused value) is counted in sum->failed, the other
+ * runs go on, and the first failure is returned (GM_E*, message naming
+ * trace and policy).  Errors opening or listing stores (GM_EIO, GM_EFORMAT,
+ * …), GM_ENOTFOUND when no trace matches, GM_EINVAL for a bad shard or a
+ * results store that is one of the inputs.
+ */
+int gm_sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_error_t *err);
+
+/* Which shard (0-based) of nshards run k of a grid with the given per-run
+ * weights belongs to: *out[k].  For tests and for planners. */
+int gm_sweep_shards(const uint64_t *weights, size_t n, unsigned nshards, unsigned *out,
+                    gm_error_t *err);
+
+#endif

@@ -1,0 +1,592 @@
+/*
+ * replay/compare.c — one trace through many configurations in one pass, and
+ * what compare, sweep and report share: configurations from --param value
+ * lists, their labels, and the canonical JSON texts of the runs table
+ * (API in gmsim/sweep.h).
+ *
+ * Canonical JSON: compact (no spaces), members in a fixed order — a
+ * policy's parameters in its spec order, the device as capacity then
+ * granularity, the metrics in GM_METRICS order — with numbers as the
+ * library's JSON writer prints them.  Equal runs therefore have equal
+ * texts, which is what a run's key compares (traces/runs.c).  `replay
+ * --save` writes the same texts.
+ *
+ * Reading JSON back (metrics, parameters, trace attributes) uses a small
+ * scanner over one object's top-level members: values are skipped by their
+ * syntax (strings with escapes, nesting to a fixed depth), so any text,
+ * however hostile, is read without crash; a text that is not an object
+ * reads as having no members.
+ */
+#include "gmsim/sweep.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gmsim/json.h"
+
+#define COMPARE_JSON_DEPTH 64
+
+/* ---- canonical JSON -------------------------------------------------------- */
+
+static char *compare_json_text(void (*fn)(gm_json_t *, const void *), const void *arg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        return NULL;
+    gm_json_t j;
+    gm_json_init(&j, f, 0);
+    fn(&j, arg);
+    if (ferror(f) | fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static void compare_params_fn(gm_json_t *j, const void *arg)
+{
+    const gm_params_t *p = arg;
+    gm_json_begin_object(j);
+    for (size_t k = 0; k < p->ops->nparams; k++) {
+        char buf[512];
+        gm_param_json(&p->ops->params[k], p->values[k], buf, sizeof buf);
+        gm_json_key(j, p->ops->params[k].name);
+        gm_json_raw(j, buf);
+    }
+    gm_json_end_object(j);
+}
+
+static void compare_device_fn(gm_json_t *j, const void *arg)
+{
+    const gm_device_config_t *dev = arg;
+    gm_json_begin_object(j);
+    gm_json_key(j, "capacity");
+    gm_json_u64(j, dev->capacity);
+    gm_json_key(j, "granularity");
+    gm_json_u64(j, dev->granularity);
+    gm_json_end_object(j);
+}
+
+static void compare_metrics_fn(gm_json_t *j, const void *arg)
+{
+    const gm_metrics_t *m = arg;
+    gm_json_begin_object(j);
+#define COMPARE_JSON_U64(v) gm_json_u64(j, v)
+#define COMPARE_JSON_I64(v) gm_json_i64(j, v)
+#define COMPARE_JSON_F64(v) gm_json_double(j, v)
+#define COMPARE_METRIC(name, type) \
+    gm_json_key(j, #name);         \
+    COMPARE_JSON_##type(m->name);
+    GM_METRICS(COMPARE_METRIC)
+#undef COMPARE_METRIC
+#undef COMPARE_JSON_U64
+#undef COMPARE_JSON_I64
+#undef COMPARE_JSON_F64
+    gm_json_end_object(j);
+}
+
+char *gm_params_json(const gm_params_t *p) { return compare_json_text(compare_params_fn, p); }
+char *gm_device_json(const gm_device_config_t *dev)
+{
+    return compare_json_text(compare_device_fn, dev);
+}
+char *gm_metrics_json(const gm_metrics_t *m) { return compare_json_text(compare_metrics_fn, m); }
+
+/* ---- reading JSON ------------------------------------------------------------ */
+
+static const char *compare_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+/* Past one JSON value starting at p (no validation beyond what is needed to
+ * find its end), or NULL when the text ends first or nests too deep. */
+static const char *compare_skip(const char *p, int depth)
+{
+    p = compare_ws(p);
+    if (*p == '"') {
+        for (p++; *p && *p != '"'; p++)
+            if (*p == '\\' && *++p == '\0')
+                return NULL;
+        return *p == '"' ? p + 1 : NULL;
+    }
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        if (depth >= COMPARE_JSON_DEPTH)
+            return NULL;
+        p = compare_ws(p + 1);
+        if (*p == close)
+            return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if ((p = compare_skip(p, depth + 1)) == NULL) /* key */
+                    return NULL;
+                p = compare_ws(p);
+                if (*p++ != ':')
+                    return NULL;
+            }
+            if ((p = compare_skip(p, depth + 1)) == NULL)
+                return NULL;
+            p = compare_ws(p);
+            if (*p == close)
+                return p + 1;
+            if (*p++ != ',')
+                return NULL;
+        }
+    }
+    const char *start = p;
+    while (*p && strchr(",}]: \t\r\n", *p) == NULL)
+        p++;
+    return p == start ? NULL : p;
+}
+
+/* The raw text [*v, *end) of top-level member `key`; 1 when found. */
+static int compare_member(const char *json, const char *key, const char **vout,
+                          const char **eout)
+{
+    if (json == NULL || key == NULL)
+        return 0;
+    size_t klen = strlen(key);
+    const char *p = compare_ws(json);
+    if (*p++ != '{')
+        return 0;
+    p = compare_ws(p);
+    while (*p == '"') {
+        const char *k = p + 1;
+        const char *end = compare_skip(p, 1);
+        if (end == NULL)
+            return 0;
+        int match = (size_t)(end - 1 - k) == klen && strncmp(k, key, klen) == 0;
+        p = compare_ws(end);
+        if (*p++ != ':')
+            return 0;
+        p = compare_ws(p);
+        const char *v = p;
+        if ((end = compare_skip(p, 1)) == NULL)
+            return 0;
+        if (match) {
+            *vout = v;
+            *eout = end;
+            return 1;
+        }
+        p = compare_ws(end);
+        if (*p != ',')
+            return 0;
+        p = compare_ws(p + 1);
+    }
+    return 0;
+}
+
+int gm_json_member(const char *json, const char *key, char *buf, size_t len)
+{
+    const char *v, *end;
+    if (len == 0 || !compare_member(json, key, &v, &end))
+        return 0;
+    if (*v == '"') {
+        v++;
+        end--;
+    }
+    size_t n = (size_t)(end - v);
+    if (n >= len)
+        return 0;
+    memcpy(buf, v, n);
+    buf[n] = '\0';
+    return 1;
+}
+
+int64_t gm_attr_int(const char *attrs, const char *key)
+{
+    char buf[64];
+    const char *v, *end;
+    if (!compare_member(attrs, key, &v, &end) || *v < '0' || *v > '9' ||
+        (size_t)(end - v) >= sizeof buf)
+        return -1;
+    memcpy(buf, v, (size_t)(end - v));
+    buf[end - v] = '\0';
+    char *stop;
+    long long n = strtoll(buf, &stop, 10);
+    return *stop == '\0' && n >= 0 ? (int64_t)n : -1;
+}
+
+static int compare_u64(const char *t, uint64_t *out)
+{
+    if (*t < '0' || *t > '9')
+        return 0;
+    char *end;
+    *out = strtoull(t, &end, 10);
+    return *end == '\0';
+}
+
+static int compare_i64(const char *t, int64_t *out)
+{
+    if (*t != '-' && (*t < '0' || *t > '9'))
+        return 0;
+    char *end;
+    *out = strtoll(t, &end, 10);
+    return *end == '\0';
+}
+
+static int compare_f64(const char *t, double *out)
+{
+    if (strcmp(t, "null") == 0) {
+        *out = NAN;
+        return 1;
+    }
+    if (*t != '-' && (*t < '0' || *t > '9'))
+        return 0;
+    char *end;
+    *out = strtod(t, &end);
+    return *end == '\0';
+}
+
+int gm_metrics_parse(const char *json, gm_metrics_t *out, gm_error_t *err)
+{
+    gm_metrics_t m;
+    char buf[64];
+#define COMPARE_PARSE_U64 compare_u64
+#define COMPARE_PARSE_I64 compare_i64
+#define COMPARE_PARSE_F64 compare_f64
+#define COMPARE_READ(name, type)                                                              \
+    if (!gm_json_member(json, #name, buf, sizeof buf))                                        \
+        return gm_error_set(err, GM_EFORMAT, "metrics have no '%s'", #name);                  \
+    if (!COMPARE_PARSE_##type(buf, &m.name))                                                  \
+        return gm_error_set(err, GM_EFORMAT, "metric '%s' is not a number of its kind", #name);
+    GM_METRICS(COMPARE_READ)
+#undef COMPARE_READ
+#undef COMPARE_PARSE_U64
+#undef COMPARE_PARSE_I64
+#undef COMPARE_PARSE_F64
+    *out = m;
+    return 0;
+}
+
+/* ---- configurations ------------------------------------------------------ */
+
+static void compare_select(const gm_policy_ops_t **list, size_t *n, const gm_policy_ops_t *ops)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (list[i] == ops)
+            return;
+    list[(*n)++] = ops;
+}
+
+int gm_policies_select(const char *text, const gm_policy_ops_t **list, size_t *n,
+                       gm_error_t *err)
+{
+    char *copy = strdup(text), *save = NULL;
+    if (copy == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    int rc = 0, any = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        any = 1;
+        if (strcmp(tok, "all") == 0) {
+            for (size_t i = 0; i < gm_policy_count(); i++)
+                compare_select(list, n, gm_policy_at(i));
+            continue;
+        }
+        const gm_policy_ops_t *ops = gm_policy_find(tok);
+        if (ops == NULL) {
+            char known[512];
+            size_t used = (size_t)snprintf(known, sizeof known, "all");
+            for (size_t i = 0; i < gm_policy_count() && used < sizeof known; i++)
+                used += (size_t)snprintf(known + used, sizeof known - used, ", %s",
+                                         gm_policy_at(i)->name);
+            rc = gm_error_set(err, GM_EINVAL, "unknown policy '%s' (known: %s; see 'gmsim policies')",
+                              tok, known);
+        } else {
+            compare_select(list, n, ops);
+        }
+    }
+    if (!any && rc == 0)
+        rc = gm_error_set(err, GM_EINVAL, "no policy named");
+    free(copy);
+    return rc;
+}
+
+void gm_configs_free(gm_params_t *sets, size_t n)
+{
+    for (size_t i = 0; sets && i < n; i++)
+        gm_params_release(&sets[i]);
+    free(sets);
+}
+
+typedef struct compare_key {
+    char key[128];
+    char *values; /* the text after '=' (copied) */
+    size_t nvalues;
+} compare_key_t;
+
+/* The idx-th comma-separated value of list into buf. */
+static void compare_nth(const char *list, size_t idx, char *buf, size_t len)
+{
+    const char *p = list;
+    for (size_t i = 0; i < idx; i++)
+        p = strchr(p, ',') + 1;
+    const char *end = strchr(p, ',');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+}
+
+/* Append the configurations of one policy to *out. */
+static int compare_expand_policy(const gm_policy_ops_t *ops, const char *const *params,
+                                 size_t nparams, gm_params_t **out, size_t *n, size_t *cap,
+                                 gm_error_t *err)
+{
+    compare_key_t keys[64];
+    size_t nkeys = 0;
+    int rc = 0;
+    size_t plen = strlen(ops->name);
+    for (size_t i = 0; i < nparams; i++) {
+        const char *t = params[i];
+        if (strncmp(t, ops->name, plen) != 0 || t[plen] != '.')
+            continue;
+        const char *k = t + plen + 1, *eq = strchr(k, '=');
+        size_t klen = (size_t)(eq - k);
+        size_t j = 0;
+        while (j < nkeys && !(strlen(keys[j].key) == klen && strncmp(keys[j].key, k, klen) == 0))
+            j++;
+        if (j == nkeys) {
+            if (nkeys == sizeof keys / sizeof keys[0] || klen >= sizeof keys[0].key) {
+                rc = gm_error_set(err, GM_EINVAL, "invalid --param '%s' (too many keys)", t);
+                break;
+            }
+            memcpy(keys[j].key, k, klen);
+            keys[j].key[klen] = '\0';
+            keys[j].values = NULL;
+            nkeys++;
+        }
+        free(keys[j].values);
+        keys[j].values = strdup(eq + 1);
+        if (keys[j].values == NULL) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            break;
+        }
+        keys[j].nvalues = 1;
+        for (const char *c = keys[j].values; *c; c++)
+            keys[j].nvalues += *c == ',';
+        /* Each value must parse: an error names this text. */
+        gm_params_t probe;
+        if ((rc = gm_params_init(&probe, ops, err)))
+            break;
+        for (size_t v = 0; rc == 0 && v < keys[j].nvalues; v++) {
+            char val[256];
+            compare_nth(keys[j].values, v, val, sizeof val);
+            rc = gm_params_set(&probe, keys[j].key, val, err);
+        }
+        gm_params_release(&probe);
+        if (rc)
+            break;
+    }
+    size_t combos = 1;
+    for (size_t j = 0; rc == 0 && j < nkeys; j++) {
+        if (combos > SIZE_MAX / 2 / keys[j].nvalues || combos * keys[j].nvalues > 1000000)
+            rc = gm_error_set(err, GM_EINVAL, "too many combinations of %s parameters", ops->name);
+        else
+            combos *= keys[j].nvalues;
+    }
+    size_t odo[64] = {0};
+    for (size_t c = 0; rc == 0 && c < combos; c++) {
+        if (*n == *cap) {
+            size_t ncap = *cap ? 2 * *cap : 16;
+            gm_params_t *s = realloc(*out, ncap * sizeof *s);
+            if (s == NULL) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                break;
+            }
+            *out = s;
+            *cap = ncap;
+        }
+        gm_params_t *set = &(*out)[*n];
+        if ((rc = gm_params_init(set, ops, err)))
+            break;
+        for (size_t j = 0; rc == 0 && j < nkeys; j++) {
+            char val[256];
+            compare_nth(keys[j].values, odo[j], val, sizeof val);
+            rc = gm_params_set(set, keys[j].key, val, err);
+        }
+        if (rc) {
+            gm_params_release(set);
+            break;
+        }
+        (*n)++;
+        /* Last key varies fastest. */
+        for (size_t j = nkeys; j-- > 0;) {
+            if (++odo[j] < keys[j].nvalues)
+                break;
+            odo[j] = 0;
+        }
+    }
+    for (size_t j = 0; j < nkeys; j++)
+        free(keys[j].values);
+    return rc;
+}
+
+int gm_configs_expand(const gm_policy_ops_t *const *policies, size_t npolicies,
+                      const char *const *params, size_t nparams, gm_params_t **out, size_t *n,
+                      gm_error_t *err)
+{
+    /* Syntax and selection first, so the message names the text. */
+    for (size_t i = 0; i < nparams; i++) {
+        const char *t = params[i];
+        const char *dot = strchr(t, '.'), *eq = strchr(t, '=');
+        if (dot == NULL || eq == NULL || dot > eq || dot == t || eq == dot + 1)
+            return gm_error_set(err, GM_EINVAL,
+                                "invalid --param '%s' (expected POLICY.KEY=VALUE[,VALUE...])", t);
+        size_t np = (size_t)(dot - t);
+        size_t k = 0;
+        while (k < npolicies &&
+               !(strlen(policies[k]->name) == np && strncmp(policies[k]->name, t, np) == 0))
+            k++;
+        if (k == npolicies)
+            return gm_error_set(err, GM_EINVAL,
+                                "--param '%s' is for a policy that is not selected (or unknown)",
+                                t);
+        for (const char *c = eq + 1;; c++) {
+            if (*c == '\0' || *c == ',') {
+                if (c == eq + 1 || c[-1] == ',')
+                    return gm_error_set(err, GM_EINVAL, "invalid --param '%s' (an empty value)",
+                                        t);
+                if (*c == '\0')
+                    break;
+            }
+        }
+    }
+    gm_params_t *sets = NULL;
+    size_t count = 0, cap = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < npolicies; i++)
+        rc = compare_expand_policy(policies[i], params, nparams, &sets, &count, &cap, err);
+    if (rc) {
+        gm_configs_free(sets, count);
+        return rc;
+    }
+    *out = sets;
+    *n = count;
+    return 0;
+}
+
+/* A size in the shortest exact unit ("128MiB", "1000"). */
+static void compare_size_text(uint64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    int u = -1;
+    while (u < 3 && v >= 1024 && v % 1024 == 0) {
+        v /= 1024;
+        u++;
+    }
+    if (u < 0)
+        snprintf(buf, len, "%" PRIu64, v);
+    else
+        snprintf(buf, len, "%" PRIu64 "%s", v, units[u]);
+}
+
+void gm_config_label(const char *policy, const char *params_json, char *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    size_t used = (size_t)snprintf(buf, len, "%s", policy);
+    const gm_policy_ops_t *ops = gm_policy_find(policy);
+    gm_params_t def;
+    if (ops == NULL || gm_params_init(&def, ops, NULL) != 0)
+        return;
+    for (size_t k = 0; k < ops->nparams && used < len; k++) {
+        const gm_param_spec_t *spec = &ops->params[k];
+        char want[512], have[512], dtext[512];
+        if (!gm_json_member(params_json, spec->name, have, sizeof have))
+            continue;
+        gm_param_json(spec, def.values[k], dtext, sizeof dtext);
+        /* Compare as the member reader gives it (strings unquoted). */
+        char wrap[600];
+        snprintf(wrap, sizeof wrap, "{\"v\":%s}", dtext);
+        if (!gm_json_member(wrap, "v", want, sizeof want))
+            want[0] = '\0';
+        if (strcmp(want, have) == 0)
+            continue;
+        char shown[512];
+        uint64_t v;
+        if (spec->type == GM_PARAM_SIZE && compare_u64(have, &v))
+            compare_size_text(v, shown, sizeof shown);
+        else
+            snprintf(shown, sizeof shown, "%s", have);
+        used += (size_t)snprintf(buf + used, len - used, " %s=%s", spec->name, shown);
+    }
+    gm_params_release(&def);
+}
+
+/* ---- compare ------------------------------------------------------------------ */
+
+void gm_compare_trace_release(gm_compare_trace_t *t)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->nruns; i++) {
+        free(t->runs[i].params);
+        free(t->runs[i].timeline);
+    }
+    free(t->runs);
+    gm_trace_info_release(&t->info);
+    memset(t, 0, sizeof *t);
+}
+
+int gm_compare_trace(gm_store_t *s, const char *name, const gm_params_t *sets, size_t nsets,
+                     const gm_replay_config_t *cfg, gm_compare_trace_t *out, gm_error_t *err)
+{
+    gm_compare_trace_t t;
+    memset(&t, 0, sizeof t);
+    int rc = gm_store_find(s, name, &t.info, err);
+    if (rc)
+        return rc;
+    gm_replay_t *r = NULL;
+    t.runs = calloc(nsets ? nsets : 1, sizeof *t.runs);
+    if (t.runs == NULL) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = gm_replay_create(cfg, &r, err)))
+        goto fail;
+    for (size_t i = 0; i < nsets; i++)
+        if ((rc = gm_replay_add(r, &sets[i], err)))
+            goto fail;
+    if ((rc = gm_replay_trace(r, s, name, err)))
+        goto fail;
+    t.seq_len = gm_attr_int(t.info.attrs, "seq_len");
+    t.load = gm_replay_load(r);
+    for (size_t i = 0; i < nsets; i++, t.nruns++) {
+        gm_compare_run_t *run = &t.runs[i];
+        run->ops = sets[i].ops;
+        run->metrics = *gm_replay_metrics(r, i);
+        if ((run->params = gm_params_json(gm_replay_params(r, i))) == NULL) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            goto fail;
+        }
+        gm_config_label(run->ops->name, run->params, run->label, sizeof run->label);
+        size_t n;
+        const gm_timeline_point_t *tl = gm_replay_timeline(r, i, &n);
+        if (n) {
+            run->timeline = malloc(n * sizeof *tl);
+            if (run->timeline == NULL) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                goto fail;
+            }
+            memcpy(run->timeline, tl, n * sizeof *tl);
+            run->npoints = n;
+        }
+    }
+    gm_replay_destroy(r);
+    *out = t;
+    return 0;
+fail:
+    gm_replay_destroy(r);
+    gm_compare_trace_release(&t);
+    return rc;
+}

@@ -1,0 +1,717 @@
+/*
+ * replay/sweep.c — the grid traces × configurations, run by worker
+ * processes, stored by the parent (API and key in gmsim/sweep.h).
+ *
+ * Plan.  The parent lists the traces of every input store (read only, then
+ * closed: no SQLite connection is used across fork), keeps those matching
+ * the glob, once per content digest (the key ignores names), and forms
+ * the grid in order trace-major, configuration-minor.  A shard keeps the
+ * runs dealt to it (gm_sweep_shards: heaviest first to the lightest shard,
+ * weight = the trace's events).  Runs whose key the results store already
+ * holds are skipped.  What is left is grouped into tasks: the runs of one
+ * trace, so that one read of the trace feeds them all (gm_compare_trace),
+ * split into smaller groups only when there are too few traces to keep
+ * every worker busy (at least four tasks per worker); tasks go out
+ * heaviest first, so the last ones to finish are short.
+ *
+ * Processes.  N workers are forked at the start, each with a task pipe
+ * (parent → worker: trace index and configuration indices) and a result
+ * pipe (worker → parent: per run the metrics and the timeline, as the
+ * in-memory structs — parent and worker are the same program).  Workers
+ * open the input stores themselves, read only.  The parent alone writes:
+ * gm_store_save_run, one transaction per run, as each result arrives, so a
+ * sweep killed at any point keeps every run it reported and loses only
+ * those in flight; the workers see the end of their task pipe and exit
+ * (or die of SIGPIPE writing to a parent that is gone).  A worker that
+ * dies (a crash, the OOM killer) fails its task, the others go on.
+ * Workers leave with _exit: no atexit handler or stdio buffer of the
+ * parent runs twice.
+ */
+#include "gmsim/sweep.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gmsim/version.h"
+
+#define SWEEP_TASKS_PER_WORKER 4
+#define SWEEP_MAX_JOBS 256
+
+typedef struct sweep_trace {
+    size_t input; /* index into cfg->inputs */
+    char *name;
+    char digest[33];
+    uint64_t events;
+} sweep_trace_t;
+
+typedef struct sweep_task {
+    size_t trace;
+    size_t *sets; /* configuration indices */
+    size_t nsets;
+    uint64_t weight;
+} sweep_task_t;
+
+typedef struct sweep_worker {
+    pid_t pid;
+    int task_fd;   /* write end, -1 when closed */
+    int result_fd; /* read end, -1 when closed */
+    ssize_t task;  /* task in flight, -1 when idle */
+} sweep_worker_t;
+
+/* Result header sent by a worker, followed by msglen bytes of message and,
+ * when rc is 0, nruns records of sweep_run_msg_t + npoints points. */
+typedef struct sweep_result_msg {
+    int32_t rc;
+    uint32_t nruns;
+    uint32_t msglen;
+} sweep_result_msg_t;
+
+typedef struct sweep_run_msg {
+    uint32_t set;
+    uint32_t npoints;
+    gm_metrics_t metrics;
+} sweep_run_msg_t;
+
+/* ---- shards ----------------------------------------------------------------- */
+
+static const uint64_t *sweep_sort_weights; /* for qsort's comparator only */
+
+static int sweep_by_weight(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    uint64_t wi = sweep_sort_weights[i], wj = sweep_sort_weights[j];
+    if (wi != wj)
+        return wi > wj ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+int gm_sweep_shards(const uint64_t *weights, size_t n, unsigned nshards, unsigned *out,
+                    gm_error_t *err)
+{
+    if (nshards == 0)
+        return gm_error_set(err, GM_EINVAL, "a grid needs at least one shard");
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    uint64_t *load = calloc(nshards, sizeof *load);
+    if (order == NULL || load == NULL) {
+        free(order);
+        free(load);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    sweep_sort_weights = weights;
+    qsort(order, n, sizeof *order, sweep_by_weight);
+    for (size_t k = 0; k < n; k++) {
+        unsigned best = 0;
+        for (unsigned s = 1; s < nshards; s++)
+            if (load[s] < load[best])
+                best = s;
+        out[order[k]] = best;
+        load[best] += weights[order[k]];
+    }
+    free(order);
+    free(load);
+    return 0;
+}
+
+/* ---- pipes ------------------------------------------------------------------- */
+
+static int sweep_write(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* 0 when all of len came, 1 at a clean end of file before any byte, -1 on
+ * an error or a partial read. */
+static int sweep_read(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(fd, p + got, len - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return got == 0 ? 1 : -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+/* ---- the worker --------------------------------------------------------------- */
+
+static int sweep_send_error(int fd, int rc, const char *msg)
+{
+    sweep_result_msg_t h = {rc ? rc : GM_EIO, 0, (uint32_t)strlen(msg)};
+    return sweep_write(fd, &h, sizeof h) || sweep_write(fd, msg, h.msglen) ? -1 : 0;
+}
+
+static void sweep_worker_main(const gm_sweep_config_t *cfg, const sweep_trace_t *traces,
+                              int task_fd, int result_fd)
+{
+    gm_store_t **stores = calloc(cfg->ninputs, sizeof *stores);
+    gm_params_t *sets = malloc((cfg->nsets ? cfg->nsets : 1) * sizeof *sets);
+    size_t *idx = malloc((cfg->nsets ? cfg->nsets : 1) * sizeof *idx);
+    if (stores == NULL || sets == NULL || idx == NULL)
+        _exit(3);
+    gm_replay_config_t rcfg;
+    gm_replay_config_default(&rcfg);
+    rcfg.device = cfg->device;
+    if (cfg->timeline_points)
+        rcfg.timeline_points = cfg->timeline_points;
+    for (;;) {
+        uint32_t head[2];
+        int r = sweep_read(task_fd, head, sizeof head);
+        if (r != 0)
+            break; /* the parent is done (or gone) */
+        uint32_t trace = head[0], nsets = head[1];
+        if (nsets > cfg->nsets)
+            _exit(4);
+        uint32_t *ids = malloc((nsets ? nsets : 1) * sizeof *ids);
+        if (ids == NULL || sweep_read(task_fd, ids, nsets * sizeof *ids) != 0)
+            _exit(4);
+        for (uint32_t i = 0; i < nsets; i++) {
+            idx[i] = ids[i];
+            sets[i] = cfg->sets[ids[i]]; /* shallow: gm_replay_add copies */
+        }
+        const sweep_trace_t *t = &traces[trace];
+        gm_error_t err = {0};
+        int rc = 0;
+        if (stores[t->input] == NULL)
+            rc = gm_store_open(cfg->inputs[t->input], GM_STORE_READONLY, &stores[t->input], &err);
+        gm_compare_trace_t res;
+        if (rc == 0)
+            rc = gm_compare_trace(stores[t->input], t->name, sets, nsets, &rcfg, &res, &err);
+        if (rc) {
+            if (sweep_send_error(result_fd, rc, err.msg))
+                _exit(5);
+            free(ids);
+            continue;
+        }
+        sweep_result_msg_t h = {0, (uint32_t)res.nruns, 0};
+        int bad = sweep_write(result_fd, &h, sizeof h);
+        for (size_t i = 0; !bad && i < res.nruns; i++) {
+            sweep_run_msg_t m = {ids[i], (uint32_t)res.runs[i].npoints, res.runs[i].metrics};
+            bad = sweep_write(result_fd, &m, sizeof m) ||
+                  sweep_write(result_fd, res.runs[i].timeline,
+                              res.runs[i].npoints * sizeof *res.runs[i].timeline);
+        }
+        gm_compare_trace_release(&res);
+        free(ids);
+        if (bad)
+            _exit(5);
+    }
+    for (size_t i = 0; i < cfg->ninputs; i++)
+        if (stores[i])
+            gm_store_close(stores[i]);
+    _exit(0);
+}
+
+/* ---- the parent ----------------------------------------------------------------- */
+
+typedef struct sweep_state {
+    const gm_sweep_config_t *cfg;
+    sweep_trace_t *traces;
+    size_t ntraces;
+    char **params; /* per configuration: gm_params_json */
+    char *device;
+    gm_store_t *out;
+    gm_sweep_progress_t prog;
+    gm_sweep_summary_t *sum;
+    int first_rc;
+    gm_error_t *err;
+} sweep_state_t;
+
+static void sweep_fail(sweep_state_t *st, size_t nruns, int rc, const char *fmt, ...)
+    GM_PRINTF(4, 5);
+static void sweep_fail(sweep_state_t *st, size_t nruns, int rc, const char *fmt, ...)
+{
+    st->sum->failed += nruns;
+    if (st->first_rc)
+        return;
+    st->first_rc = rc;
+    char msg[GM_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gm_error_set(st->err, rc, "%s", msg);
+}
+
+/* Read one task's result from w and store its runs.  Returns -1 when the
+ * worker is gone (its task failed), else 0. */
+static int sweep_collect(sweep_state_t *st, sweep_worker_t *w, const sweep_task_t *task)
+{
+    const sweep_trace_t *t = &st->traces[task->trace];
+    sweep_result_msg_t h;
+    if (sweep_read(w->result_fd, &h, sizeof h) != 0) {
+        sweep_fail(st, task->nsets, GM_EIO, "trace '%s': a worker died", t->name);
+        return -1;
+    }
+    if (h.rc != 0) {
+        char msg[GM_ERROR_MSG_MAX];
+        size_t n = h.msglen < sizeof msg ? h.msglen : sizeof msg - 1;
+        if (h.msglen >= sizeof msg || sweep_read(w->result_fd, msg, n) != 0) {
+            sweep_fail(st, task->nsets, GM_EIO, "trace '%s': a worker died", t->name);
+            return -1;
+        }
+        msg[n] = '\0';
+        sweep_fail(st, task->nsets, h.rc, "%s", msg);
+        return 0;
+    }
+    for (uint32_t i = 0; i < h.nruns; i++) {
+        sweep_run_msg_t m;
+        if (sweep_read(w->result_fd, &m, sizeof m) != 0 || m.set >= st->cfg->nsets) {
+            sweep_fail(st, h.nruns - i, GM_EIO, "trace '%s': a worker died", t->name);
+            return -1;
+        }
+        gm_timeline_point_t *pts = malloc((m.npoints ? m.npoints : 1) * sizeof *pts);
+        if (pts == NULL || sweep_read(w->result_fd, pts, m.npoints * sizeof *pts) != 0) {
+            free(pts);
+            sweep_fail(st, h.nruns - i, GM_EIO, "trace '%s': a worker died", t->name);
+            return -1;
+        }
+        char *metrics = gm_metrics_json(&m.metrics);
+        gm_run_record_t rec = {.trace = t->name,
+                               .trace_digest = t->digest,
+                               .policy = st->cfg->sets[m.set].ops->name,
+                               .params = st->params[m.set],
+                               .device = st->device,
+                               .metrics = metrics,
+                               .timeline = pts,
+                               .npoints = m.npoints};
+        gm_error_t err = {0};
+        if (metrics == NULL)
+            sweep_fail(st, 1, GM_ENOMEM, "out of memory");
+        else if (gm_store_save_run(st->out, &rec, NULL, &err) != 0)
+            sweep_fail(st, 1, err.code, "%s", err.msg);
+        else {
+            st->sum->ran++;
+            st->prog.runs_done++;
+        }
+        st->prog.work_done += t->events;
+        free(metrics);
+        free(pts);
+        if (st->cfg->progress)
+            st->cfg->progress(st->cfg->progress_ctx, &st->prog);
+    }
+    return 0;
+}
+
+static int sweep_send_task(sweep_worker_t *w, const sweep_task_t *task)
+{
+    uint32_t head[2] = {(uint32_t)task->trace, (uint32_t)task->nsets};
+    uint32_t *ids = malloc((task->nsets ? task->nsets : 1) * sizeof *ids);
+    if (ids == NULL)
+        return -1;
+    for (size_t i = 0; i < task->nsets; i++)
+        ids[i] = (uint32_t)task->sets[i];
+    int rc = sweep_write(w->task_fd, head, sizeof head) ||
+             sweep_write(w->task_fd, ids, task->nsets * sizeof *ids);
+    free(ids);
+    return rc ? -1 : 0;
+}
+
+static void sweep_close(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* Fork the workers and run the tasks through them. */
+static int sweep_execute(sweep_state_t *st, sweep_task_t *tasks, size_t ntasks, unsigned jobs)
+{
+    if (ntasks == 0)
+        return 0;
+    if (jobs > ntasks)
+        jobs = (unsigned)ntasks;
+    sweep_worker_t *ws = calloc(jobs, sizeof *ws);
+    struct pollfd *pfd = calloc(jobs, sizeof *pfd);
+    if (ws == NULL || pfd == NULL) {
+        free(ws);
+        free(pfd);
+        return gm_error_set(st->err, GM_ENOMEM, "out of memory");
+    }
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &old);
+    fflush(NULL); /* nothing buffered is written twice */
+    unsigned started = 0;
+    size_t next = 0, busy = 0;
+    int rc = 0;
+    for (; started < jobs; started++) {
+        int tp[2], rp[2];
+        if (pipe(tp) != 0)
+            break;
+        if (pipe(rp) != 0) {
+            close(tp[0]);
+            close(tp[1]);
+            break;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(tp[0]);
+            close(tp[1]);
+            close(rp[0]);
+            close(rp[1]);
+            break;
+        }
+        if (pid == 0) {
+            signal(SIGPIPE, SIG_DFL);
+            /* Only this worker's ends stay open here. */
+            for (unsigned k = 0; k < started; k++) {
+                close(ws[k].task_fd);
+                close(ws[k].result_fd);
+            }
+            close(tp[1]);
+            close(rp[0]);
+            sweep_worker_main(st->cfg, st->traces, tp[0], rp[1]);
+        }
+        close(tp[0]);
+        close(rp[1]);
+        ws[started] = (sweep_worker_t){pid, tp[1], rp[0], -1};
+    }
+    if (started == 0) {
+        rc = gm_error_set(st->err, GM_EIO, "cannot start a worker process: %s", strerror(errno));
+        goto out;
+    }
+    for (unsigned k = 0; k < started && next < ntasks; k++) {
+        if (sweep_send_task(&ws[k], &tasks[next]) == 0) {
+            ws[k].task = (ssize_t)next++;
+            busy++;
+        }
+    }
+    while (busy > 0) {
+        nfds_t n = 0;
+        for (unsigned k = 0; k < started; k++) {
+            pfd[k].fd = ws[k].task >= 0 ? ws[k].result_fd : -1;
+            pfd[k].events = POLLIN;
+            pfd[k].revents = 0;
+            n++;
+        }
+        if (poll(pfd, n, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = gm_error_set(st->err, GM_EIO, "poll: %s", strerror(errno));
+            break;
+        }
+        for (unsigned k = 0; k < started; k++) {
+            if (ws[k].task < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            busy--;
+            int alive = sweep_collect(st, &ws[k], &tasks[ws[k].task]) == 0;
+            ws[k].task = -1;
+            if (!alive) {
+                sweep_close(&ws[k].task_fd);
+                sweep_close(&ws[k].result_fd);
+                continue;
+            }
+            while (next < ntasks) {
+                if (sweep_send_task(&ws[k], &tasks[next]) == 0) {
+                    ws[k].task = (ssize_t)next++;
+                    busy++;
+                    break;
+                }
+                /* The worker is gone: leave the task to the others. */
+                sweep_close(&ws[k].task_fd);
+                sweep_close(&ws[k].result_fd);
+                break;
+            }
+        }
+    }
+    /* Every worker is gone and tasks are left: they fail. */
+    for (; rc == 0 && next < ntasks; next++)
+        sweep_fail(st, tasks[next].nsets, GM_EIO, "trace '%s': no worker left",
+                   st->traces[tasks[next].trace].name);
+out:
+    for (unsigned k = 0; k < started; k++) {
+        sweep_close(&ws[k].task_fd);
+        sweep_close(&ws[k].result_fd);
+    }
+    for (unsigned k = 0; k < started; k++)
+        while (waitpid(ws[k].pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    sigaction(SIGPIPE, &old, NULL);
+    free(ws);
+    free(pfd);
+    return rc;
+}
+
+static int sweep_task_cmp(const void *a, const void *b)
+{
+    const sweep_task_t *x = a, *y = b;
+    if (x->weight != y->weight)
+        return x->weight > y->weight ? -1 : 1;
+    if (x->trace != y->trace)
+        return x->trace < y->trace ? -1 : 1;
+    return x->sets[0] < y->sets[0] ? -1 : x->sets[0] > y->sets[0];
+}
+
+/* List the inputs' traces matching the glob, once per digest. */
+static int sweep_list(sweep_state_t *st)
+{
+    const gm_sweep_config_t *cfg = st->cfg;
+    size_t cap = 0;
+    for (size_t i = 0; i < cfg->ninputs; i++) {
+        gm_store_t *s;
+        int rc = gm_store_open(cfg->inputs[i], GM_STORE_READONLY, &s, st->err);
+        if (rc)
+            return rc;
+        gm_trace_info_t *list;
+        size_t n;
+        rc = gm_store_list(s, &list, &n, st->err);
+        gm_store_close(s);
+        if (rc)
+            return rc;
+        for (size_t k = 0; rc == 0 && k < n; k++) {
+            if (cfg->trace_glob && fnmatch(cfg->trace_glob, list[k].name, 0) != 0)
+                continue;
+            size_t j = 0;
+            while (j < st->ntraces && strcmp(st->traces[j].digest, list[k].digest) != 0)
+                j++;
+            if (j < st->ntraces)
+                continue;
+            if (st->ntraces == cap) {
+                size_t ncap = cap ? 2 * cap : 16;
+                sweep_trace_t *t = realloc(st->traces, ncap * sizeof *t);
+                if (t == NULL) {
+                    rc = gm_error_set(st->err, GM_ENOMEM, "out of memory");
+                    break;
+                }
+                st->traces = t;
+                cap = ncap;
+            }
+            sweep_trace_t *t = &st->traces[st->ntraces];
+            t->input = i;
+            t->events = list[k].events;
+            memcpy(t->digest, list[k].digest, sizeof t->digest);
+            if ((t->name = strdup(list[k].name)) == NULL)
+                rc = gm_error_set(st->err, GM_ENOMEM, "out of memory");
+            else
+                st->ntraces++;
+        }
+        gm_trace_info_free_list(list, n);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Whether two paths name the same existing file. */
+static int sweep_same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (realpath(a, ra) == NULL || realpath(b, rb) == NULL)
+        return 0;
+    return strcmp(ra, rb) == 0;
+}
+
+static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_error_t *err);
+
+int gm_sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_error_t *err)
+{
+    if (!cfg->results_traces || cfg->results == NULL)
+        return sweep_run(cfg, sum, err);
+    /* The results store's traces are read like any input's (its writes
+     * are the parent's alone; workers read it through WAL snapshots). */
+    const char **all = malloc((cfg->ninputs + 1) * sizeof *all);
+    if (all == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < cfg->ninputs; i++)
+        all[i] = cfg->inputs[i];
+    all[cfg->ninputs] = cfg->results;
+    gm_sweep_config_t c = *cfg;
+    c.inputs = all;
+    c.ninputs = cfg->ninputs + 1;
+    int rc = sweep_run(&c, sum, err);
+    free(all);
+    return rc;
+}
+
+static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_error_t *err)
+{
+    gm_sweep_summary_t local;
+    if (sum == NULL)
+        sum = &local;
+    memset(sum, 0, sizeof *sum);
+    unsigned nshards = cfg->nshards ? cfg->nshards : 1;
+    if (cfg->shard >= nshards)
+        return gm_error_set(err, GM_EINVAL, "invalid shard %u/%u (shards count from 1)",
+                            cfg->shard + 1, nshards);
+    if (cfg->nsets == 0 || cfg->nsets > UINT32_MAX / 2)
+        return gm_error_set(err, GM_EINVAL, "a sweep needs at least one configuration");
+    if (cfg->results == NULL)
+        return gm_error_set(err, GM_EINVAL, "a sweep needs a results store");
+    size_t user_inputs = cfg->ninputs - (cfg->results_traces ? 1 : 0);
+    for (size_t i = 0; i < user_inputs; i++)
+        if (sweep_same_file(cfg->inputs[i], cfg->results))
+            return gm_error_set(err, GM_EINVAL,
+                                "the results store '%s' is also an input: a sweep only reads "
+                                "its inputs (name another file)",
+                                cfg->results);
+    sweep_state_t st = {.cfg = cfg, .sum = sum, .err = err};
+    sweep_task_t *tasks = NULL;
+    size_t ntasks = 0;
+    uint64_t *weights = NULL;
+    unsigned *shard = NULL;
+    unsigned char *todo = NULL;
+    int rc = sweep_list(&st);
+    if (rc)
+        goto out;
+    if (st.ntraces == 0) {
+        rc = gm_error_set(err, GM_ENOTFOUND, "no trace%s%s%s in %s'%s'%s",
+                          cfg->trace_glob ? " matches '" : "", cfg->trace_glob ? cfg->trace_glob : "",
+                          cfg->trace_glob ? "'" : "", cfg->ninputs > 1 ? "the stores " : "",
+                          cfg->ninputs ? cfg->inputs[0] : "", cfg->ninputs > 1 ? ", …" : "");
+        goto out;
+    }
+    sum->traces = st.ntraces;
+    size_t ngrid = st.ntraces * cfg->nsets;
+    sum->grid = ngrid;
+    st.params = calloc(cfg->nsets, sizeof *st.params);
+    weights = malloc(ngrid * sizeof *weights);
+    shard = malloc(ngrid * sizeof *shard);
+    todo = calloc(ngrid, 1);
+    st.device = gm_device_json(&cfg->device);
+    if (st.params == NULL || weights == NULL || shard == NULL || todo == NULL ||
+        st.device == NULL) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < cfg->nsets; k++)
+        if ((st.params[k] = gm_params_json(&cfg->sets[k])) == NULL) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            goto out;
+        }
+    for (size_t g = 0; g < ngrid; g++)
+        weights[g] = st.traces[g / cfg->nsets].events + 1;
+    if ((rc = gm_sweep_shards(weights, ngrid, nshards, shard, err)))
+        goto out;
+    if ((rc = gm_store_open(cfg->results, GM_STORE_WRITE, &st.out, err)))
+        goto out;
+
+    /* What this shard must run, and what is done already. */
+    size_t *per_trace = calloc(st.ntraces, sizeof *per_trace);
+    if (per_trace == NULL) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t left = 0, traces_left = 0;
+    for (size_t g = 0; rc == 0 && g < ngrid; g++) {
+        if (shard[g] != cfg->shard)
+            continue;
+        const sweep_trace_t *t = &st.traces[g / cfg->nsets];
+        size_t k = g % cfg->nsets;
+        sum->runs++;
+        st.prog.runs_total++;
+        st.prog.work_total += t->events;
+        rc = gm_store_find_run(st.out, t->digest, cfg->sets[k].ops->name, st.params[k],
+                               st.device, NULL, NULL, err);
+        if (rc == 0) {
+            sum->reused++;
+            st.prog.runs_done++;
+            st.prog.runs_reused++;
+            st.prog.work_done += t->events;
+        } else if (rc == GM_ENOTFOUND) {
+            gm_error_clear(err);
+            rc = 0;
+            todo[g] = 1;
+            left++;
+            if (per_trace[g / cfg->nsets]++ == 0)
+                traces_left++;
+        }
+    }
+    if (rc) {
+        free(per_trace);
+        goto out;
+    }
+    /* Tasks: a trace's runs together, split when traces are too few. */
+    unsigned jobs = cfg->jobs ? cfg->jobs : 1;
+    if (jobs > SWEEP_MAX_JOBS)
+        jobs = SWEEP_MAX_JOBS;
+    size_t want = (size_t)jobs * SWEEP_TASKS_PER_WORKER;
+    size_t split = jobs > 1 && traces_left && traces_left < want
+                       ? (want + traces_left - 1) / traces_left
+                       : 1;
+    tasks = calloc(left ? left : 1, sizeof *tasks);
+    if (tasks == NULL) {
+        free(per_trace);
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t ti = 0; rc == 0 && ti < st.ntraces; ti++) {
+        size_t n = per_trace[ti];
+        if (n == 0)
+            continue;
+        size_t groups = split < n ? split : n;
+        size_t per = (n + groups - 1) / groups;
+        size_t taken = 0;
+        for (size_t k = 0; k < cfg->nsets; k++) {
+            size_t g = ti * cfg->nsets + k;
+            if (!todo[g])
+                continue;
+            if (taken % per == 0) {
+                sweep_task_t *task = &tasks[ntasks++];
+                task->trace = ti;
+                task->sets = malloc(per * sizeof *task->sets);
+                if (task->sets == NULL) {
+                    rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                    break;
+                }
+            }
+            sweep_task_t *task = &tasks[ntasks - 1];
+            task->sets[task->nsets++] = k;
+            task->weight += st.traces[ti].events + 1;
+            taken++;
+        }
+    }
+    free(per_trace);
+    if (rc)
+        goto out;
+    qsort(tasks, ntasks, sizeof *tasks, sweep_task_cmp);
+    if (cfg->progress)
+        cfg->progress(cfg->progress_ctx, &st.prog);
+    rc = sweep_execute(&st, tasks, ntasks, jobs);
+    if (rc == 0)
+        rc = st.first_rc;
+out:
+    for (size_t i = 0; i < ntasks; i++)
+        free(tasks[i].sets);
+    free(tasks);
+    if (st.out)
+        gm_store_close(st.out);
+    for (size_t i = 0; st.params && i < cfg->nsets; i++)
+        free(st.params[i]);
+    free(st.params);
+    free(st.device);
+    for (size_t i = 0; i < st.ntraces; i++)
+        free(st.traces[i].name);
+    free(st.traces);
+    free(weights);
+    free(shard);
+    free(todo);
+    return rc;
+}

@@ -1,0 +1,255 @@
+/*
+ * tests/test_compare.c — compare (one pass, many configurations), the
+ * configuration grid of --param value lists, labels, and the canonical
+ * JSON texts of a run (written and read back).
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gmsim/sweep.h"
+#include "util.h"
+
+/* A store at path with random traces "t0".."t{n-1}" (seeds 1..n); trace i
+ * gets seq_len 128 << i. */
+static void make_store(const char *path, size_t n, uint64_t events)
+{
+    gm_store_t *s;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_store_open(path, GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%zu", i);
+        gm_writer_t *w;
+        cr_assert_eq(gm_writer_begin(s, name, 0, &w, &err), 0, "%s", err.msg);
+        gm_workload_config_t wc;
+        gm_workload_config_default(&wc);
+        wc.events = events;
+        wc.seed = i + 1;
+        wc.live_max = 512u << 20;
+        cr_assert_eq(gm_workload_write(&wc, w, &err), 0, "%s", err.msg);
+        cr_assert_eq(gm_writer_attr_int(w, "seq_len", 128 << i, &err), 0, "%s", err.msg);
+        cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+    }
+    gm_store_close(s);
+}
+
+/* Every registered policy with defaults, plus buddy with a small arena.
+ * Under ASan the planners (slow there) are left out: the plain build runs
+ * them. */
+static gm_params_t *all_configs(size_t *n)
+{
+    const gm_policy_ops_t *pol[64];
+    size_t np = 0;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_policies_select("all", pol, &np, &err), 0, "%s", err.msg);
+#if defined(__SANITIZE_ADDRESS__)
+    size_t kept = 0;
+    for (size_t i = 0; i < np; i++)
+        if (!(pol[i]->flags & GM_POLICY_NEEDS_LIFETIMES))
+            pol[kept++] = pol[i];
+    np = kept;
+#endif
+    const char *params[] = {"buddy.arena=256MiB,1GiB"};
+    gm_params_t *sets;
+    cr_assert_eq(gm_configs_expand(pol, np, params, 1, &sets, n, &err), 0, "%s", err.msg);
+    cr_assert_eq(*n, np + 1);
+    return sets;
+}
+
+Test(compare, one_pass_equals_separate_replays)
+{
+    const char *path = gt_tmpfile("compare.db");
+#if defined(__SANITIZE_ADDRESS__)
+    make_store(path, 1, 20000); /* one chunk: enough under ASan */
+#else
+    make_store(path, 1, 70000); /* two chunks */
+#endif
+    gm_store_t *s;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_store_open(path, GM_STORE_READONLY, &s, &err), 0, "%s", err.msg);
+    size_t n;
+    gm_params_t *sets = all_configs(&n);
+    gm_compare_trace_t t;
+    cr_assert_eq(gm_compare_trace(s, "t0", sets, n, NULL, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t.nruns, n);
+    cr_assert_eq(t.seq_len, 128);
+    cr_assert(t.info.events >= 20000);
+    for (size_t i = 0; i < n; i++) {
+        gm_replay_t *r;
+        cr_assert_eq(gm_replay_create(NULL, &r, &err), 0);
+        cr_assert_eq(gm_replay_add(r, &sets[i], &err), 0, "%s", err.msg);
+        cr_assert_eq(gm_replay_trace(r, s, "t0", &err), 0, "%s", err.msg);
+        const gm_metrics_t *a = gm_replay_metrics(r, 0), *b = &t.runs[i].metrics;
+        const char *who = sets[i].ops->name;
+#define SAME_U64(name) cr_expect_eq(a->name, b->name, "%s: " #name, who);
+#define SAME_F64(name) cr_expect(a->name == b->name || (isnan(a->name) && isnan(b->name)), \
+                                 "%s: " #name " %g != %g", who, a->name, b->name);
+        SAME_U64(peak_requested) SAME_U64(peak_allocated) SAME_U64(peak_reserved)
+        SAME_F64(utilization) SAME_F64(efficiency) SAME_F64(overhead) SAME_F64(frag_at_peak)
+        SAME_U64(internal_waste_at_peak) SAME_F64(external_frag_at_peak)
+        SAME_U64(device_mallocs) SAME_U64(device_frees) SAME_U64(device_time_ns)
+        SAME_U64(ooms) SAME_U64(first_oom_event) SAME_U64(events)
+#undef SAME_U64
+#undef SAME_F64
+        size_t np;
+        const gm_timeline_point_t *tl = gm_replay_timeline(r, 0, &np);
+        cr_expect_eq(np, t.runs[i].npoints, "%s: timeline length", who);
+        cr_expect(np > 0 && memcmp(tl, t.runs[i].timeline, np * sizeof *tl) == 0,
+                  "%s: timeline", who);
+        gm_replay_destroy(r);
+    }
+    /* The two buddy configurations differ, and are labelled apart. */
+    size_t b1 = 0;
+    while (b1 < n && strcmp(t.runs[b1].ops->name, "buddy") != 0)
+        b1++;
+    size_t b2 = b1 + 1;
+    cr_assert(b2 < n && strcmp(t.runs[b2].ops->name, "buddy") == 0);
+    cr_expect_str_eq(t.runs[b1].label, "buddy arena=256MiB");
+    cr_expect_str_eq(t.runs[b2].label, "buddy");
+    cr_expect_neq(t.runs[b1].metrics.peak_reserved, t.runs[b2].metrics.peak_reserved);
+    gm_compare_trace_release(&t);
+    gm_configs_free(sets, n);
+    gm_store_close(s);
+}
+
+Test(compare, refused_value_and_missing_trace_are_errors)
+{
+    const char *path = gt_tmpfile("compare-err.db");
+    make_store(path, 1, 2000);
+    gm_store_t *s;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_store_open(path, GM_STORE_READONLY, &s, &err), 0, "%s", err.msg);
+    size_t n;
+    gm_params_t *sets = all_configs(&n);
+    gm_compare_trace_t t;
+    cr_expect_eq(gm_compare_trace(s, "nope", sets, n, NULL, &t, &err), GM_ENOTFOUND);
+    const gm_policy_ops_t *buddy = gm_policy_find("buddy");
+    const char *bad[] = {"buddy.min_block=3"};
+    gm_params_t *bsets;
+    size_t nb;
+    cr_assert_eq(gm_configs_expand(&buddy, 1, bad, 1, &bsets, &nb, &err), 0, "%s", err.msg);
+    cr_expect_eq(gm_compare_trace(s, "t0", bsets, nb, NULL, &t, &err), GM_EINVAL);
+    cr_expect(strstr(err.msg, "buddy") != NULL, "%s", err.msg);
+    gm_configs_free(bsets, nb);
+    gm_configs_free(sets, n);
+    gm_store_close(s);
+}
+
+Test(compare, param_lists_expand_to_their_product)
+{
+    const gm_policy_ops_t *pol[2] = {gm_policy_find("native"), gm_policy_find("buddy")};
+    gm_error_t err = {0};
+    gm_params_t *sets;
+    size_t n;
+    const char *p1[] = {"buddy.arena=256MiB,1GiB,2GiB", "buddy.release=never,empty"};
+    cr_assert_eq(gm_configs_expand(pol, 2, p1, 2, &sets, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(n, 1 + 3 * 2);
+    cr_expect_eq(sets[0].ops, pol[0]);
+    /* Last key fastest; every combination once. */
+    char *j1 = gm_params_json(&sets[1]), *j2 = gm_params_json(&sets[2]);
+    cr_expect_str_eq(j1, "{\"min_block\":512,\"arena\":268435456,\"release\":\"never\"}");
+    cr_expect_str_eq(j2, "{\"min_block\":512,\"arena\":268435456,\"release\":\"empty\"}");
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i + 1; k < n; k++) {
+            char *a = gm_params_json(&sets[i]), *b = gm_params_json(&sets[k]);
+            cr_expect_str_neq(a, b);
+            free(a);
+            free(b);
+        }
+    free(j1);
+    free(j2);
+    gm_configs_free(sets, n);
+
+    /* A later text for the same key replaces the earlier one. */
+    const char *p2[] = {"buddy.arena=256MiB,1GiB", "buddy.arena=2GiB"};
+    cr_assert_eq(gm_configs_expand(pol + 1, 1, p2, 2, &sets, &n, &err), 0, "%s", err.msg);
+    cr_expect_eq(n, 1);
+    gm_configs_free(sets, n);
+
+    static const char *const bad[] = {"buddy.arena=", "buddy.arena=1GiB,", "buddyarena=1",
+                                      "caching.x=1", "buddy.nokey=1", "buddy.arena=lots",
+                                      "buddy.arena=1GiB,,2GiB"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *one[] = {bad[i]};
+        gm_error_clear(&err);
+        cr_expect_eq(gm_configs_expand(pol, 2, one, 1, &sets, &n, &err), GM_EINVAL, "%s",
+                     bad[i]);
+        cr_expect(err.msg[0] != '\0', "%s: no message", bad[i]);
+    }
+}
+
+Test(compare, policies_select)
+{
+    const gm_policy_ops_t *pol[64];
+    size_t n = 0;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_policies_select("buddy,native,buddy", pol, &n, &err), 0);
+    cr_expect_eq(n, 2);
+    cr_assert_eq(gm_policies_select("all", pol, &n, &err), 0);
+    cr_expect_eq(n, gm_policy_count());
+    cr_expect_eq(gm_policies_select("nosuch", pol, &n, &err), GM_EINVAL);
+    cr_expect(strstr(err.msg, "'nosuch'") && strstr(err.msg, "buddy"), "%s", err.msg);
+    cr_expect_eq(gm_policies_select(",", pol, &n, &err), GM_EINVAL);
+}
+
+Test(compare, metrics_json_round_trip)
+{
+    gm_metrics_t m = {.peak_requested = 1, .peak_allocated = UINT64_C(1) << 62,
+                      .peak_reserved = 3, .utilization = 0.1, .efficiency = 1.0 / 3,
+                      .overhead = NAN, .frag_at_peak = 0, .internal_waste_at_peak = 7,
+                      .external_frag_at_peak = 1e-9, .device_mallocs = 9, .device_frees = 10,
+                      .device_time_ns = 11, .ooms = 12, .first_oom_event = -1, .events = 14,
+                      .sim_ns_per_event = 15.5};
+    char *j = gm_metrics_json(&m);
+    cr_assert_not_null(j);
+    gm_metrics_t back;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_metrics_parse(j, &back, &err), 0, "%s: %s", j, err.msg);
+    cr_expect_eq(back.peak_allocated, m.peak_allocated);
+    cr_expect_eq(back.efficiency, m.efficiency);
+    cr_expect(isnan(back.overhead));
+    cr_expect_eq(back.first_oom_event, -1);
+    cr_expect_eq(back.external_frag_at_peak, 1e-9);
+    free(j);
+    cr_expect_eq(gm_metrics_parse("{\"peak_requested\":1}", &back, &err), GM_EFORMAT);
+    cr_expect(strstr(err.msg, "peak_allocated") != NULL, "%s", err.msg);
+}
+
+Test(compare, json_member_reads_hostile_text_safely)
+{
+    char buf[64];
+    cr_expect(gm_json_member("{\"a\":{\"seq_len\":1},\"seq_len\":512}", "seq_len", buf,
+                             sizeof buf));
+    cr_expect_str_eq(buf, "512");
+    cr_expect(gm_json_member("{ \"k\" : \"v\\\"x\" , \"n\":[1,{\"k\":2}] }", "k", buf, sizeof buf));
+    cr_expect_str_eq(buf, "v\\\"x");
+    cr_expect_eq(gm_attr_int("{\"seq_len\":-4}", "seq_len"), -1);
+    cr_expect_eq(gm_attr_int("{\"seq_len\":\"12\"}", "seq_len"), -1);
+    cr_expect_eq(gm_attr_int("{\"seq_len\":1024}", "seq_len"), 1024);
+    static const char *const bad[] = {"", "{", "{\"a\"", "{\"a\":", "{\"a\":\"x", "[1,2]",
+                                      "{\"a\":[[[[", "{\"a\":1,", "{\"a\" 1}", "null"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_expect(!gm_json_member(bad[i], "a", buf, sizeof buf) || strcmp(bad[i], "{\"a\":1,") == 0,
+                  "%s", bad[i]);
+    /* Deep nesting stops at the depth limit instead of recursing on. */
+    char deep[4096];
+    memset(deep, '[', sizeof deep - 1);
+    deep[sizeof deep - 1] = '\0';
+    memcpy(deep, "{\"a\":", 5);
+    cr_expect(!gm_json_member(deep, "a", buf, sizeof buf));
+}
+
+Test(compare, label_names_what_differs_from_defaults)
+{
+    char buf[160];
+    gm_config_label("buddy", "{\"min_block\":512,\"arena\":1073741824,\"release\":\"never\"}",
+                    buf, sizeof buf);
+    cr_expect_str_eq(buf, "buddy");
+    gm_config_label("buddy", "{\"min_block\":1024,\"arena\":1073741824,\"release\":\"empty\"}",
+                    buf, sizeof buf);
+    cr_expect_str_eq(buf, "buddy min_block=1KiB release=empty");
+    gm_config_label("gone", "{\"x\":1}", buf, sizeof buf);
+    cr_expect_str_eq(buf, "gone");
+}
