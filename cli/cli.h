@@ -26,12 +26,19 @@ enum { GM_CLI_OK = 0, GM_CLI_ERROR = 1, GM_CLI_USAGE = 2 };
  * Each verb is `int gm__cmd_VERB(int argc, char **argv)` in cli/cmd_VERB.c,
  * called with argv[0] the verb's name. */
 #define GM_CLI_VERBS(X)                                                    \
-    X(import, "import a trace file (csv) into a store")                   \
-    X(export, "write a stored trace out as csv")                          \
+    X(import, "import traces (PyTorch snapshots, nsys, RMM, STAlloc, csv, ...)") \
+    X(export, "write a stored trace out as csv or Perfetto JSON")       \
     X(info, "list the traces in a store")                                 \
     X(synth, "write a synthetic workload into a store")                   \
     X(replay, "replay a trace through simulated allocators")              \
+    X(compare, "compare policies over traces, one pass per trace")        \
+    X(sweep, "run traces x policies x parameters into a results store")  \
+    X(merge, "combine sweep results without duplicates")                 \
+    X(report, "write an HTML or Markdown report of stored runs")        \
     X(policies, "list the allocator policies and their parameters")      \
+    X(estimate, "estimate a transformer job's memory, formula by formula") \
+    X(fit, "find the largest batch or sequence that fits, per policy")   \
+    X(devices, "list the GPU presets for --device")                       \
     X(calibrate, "measure a GPU's cudaMalloc/cudaFree latency into a cost profile")
 
 #define GM__CLI_DECLARE(verb, summary) int gm__cmd_##verb(int argc, char **argv);
@@ -79,6 +86,11 @@ int gm__cli_size_arg(const char *usage, const char *opt, const char *text, uint6
 /* Parse an unsigned integer (decimal, or 0x hex: the strict rule of
  * gm__parse_u64, as for CSV fields) given to `opt`; as above. */
 int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
+
+/* A device capacity given to `opt` (--capacity or --device): a size
+ * (gm_parse_size, more than 0) or a GPU preset name ('gmsim devices',
+ * gmsim/gpus.h); as above. */
+int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
 /* ---- stores and traces ---------------------------------------------------- */
 

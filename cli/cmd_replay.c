@@ -1,7 +1,7 @@
 /*
  * cli/cmd_replay.c — `gmsim replay DB [--trace NAME] --policy P[,P...]
  * [--param P.KEY=VALUE]... [--capacity SIZE] [--granularity SIZE] [--check]
- * [--json [--timeline]] [--save]`.
+ * [--json [--timeline]] [--save] [--defrag every=N|at=MARK]`.
  *
  * Parses the policies and their parameters (defaults, then each --param in
  * command-line order), hands them to one gm_replay (one pass over the trace
@@ -11,6 +11,7 @@
  * error (exit 2); a trace that cannot be read or replayed is exit 1.  An
  * OOM is a result, not an error.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -34,6 +35,8 @@ static const char replay_usage[] =
     "  -P, --param P.KEY=VALUE set parameter KEY of policy P; may be repeated\n"
     "      --capacity SIZE     device capacity (e.g. 80GiB; default unlimited):\n"
     "                          requests beyond it count as OOMs\n"
+    "      --device NAME       the capacity of a GPU preset ('gmsim devices'),\n"
+    "                          e.g. a100-80gb or a100-80gb:1g.10gb\n"
     "      --granularity SIZE  device allocation granularity, a power of two\n"
     "                          (default 512)\n"
     "      --check             check every policy's invariants after every\n"
@@ -43,6 +46,12 @@ static const char replay_usage[] =
     "                          2,000 points of requested/allocated/reserved)\n"
     "      --save              keep each run (parameters, device, metrics and\n"
     "                          timeline) in DB's runs and timelines tables\n"
+    "      --defrag every=N|at=MARK\n"
+    "                          compact every run after every N events, or at\n"
+    "                          each MARK named MARK: its live allocations are\n"
+    "                          re-placed, largest first, into a fresh state of\n"
+    "                          its policy; reports bytes moved and reserved\n"
+    "                          bytes before and after\n"
     "      --device-profile FILE  model device time with a measured cost profile\n"
     "                          ('gmsim calibrate')\n"
     "      --on gpu[:N]        also replay for real on a GPU (one policy): native\n"
@@ -207,6 +216,53 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     }
 }
 
+/* The compactions of every run, after the main table (--defrag). */
+static void replay_defrag_table(gm_replay_t *r)
+{
+    static const char *const head[] = {
+        "policy", "compactions", "aborted", "moved", "bytes moved", "reserved before",
+        "reserved after", "largest cut", "peak if copied",
+    };
+    enum { NCOLS = sizeof head / sizeof head[0] };
+    printf("\ndefragmentation (reserved before/after: summed over the compactions)\n\n");
+    gm__cli_table_t t;
+    gm__cli_table_init(&t, NCOLS, "lrrrrrrrr");
+    for (size_t i = 0; i < NCOLS; i++)
+        gm__cli_table_cell(&t, "%s", head[i]);
+    for (size_t i = 0; i < gm_replay_count(r); i++) {
+        const gm_defrag_stats_t *d = gm_replay_defrag(r, i);
+        gm__cli_table_cell(&t, "%s", gm_replay_params(r, i)->ops->name);
+        gm__cli_table_cell(&t, "%" PRIu64, d->compactions);
+        gm__cli_table_cell(&t, "%" PRIu64, d->aborted);
+        gm__cli_table_cell(&t, "%" PRIu64, d->blocks_moved);
+        gm__cli_table_cell(&t, "%s", gm__cli_size(d->bytes_moved));
+        gm__cli_table_cell(&t, "%s", gm__cli_size(d->reserved_before));
+        gm__cli_table_cell(&t, "%s", gm__cli_size(d->reserved_after));
+        gm__cli_table_cell(&t, "%s", gm__cli_size(d->max_reclaimed));
+        gm__cli_table_cell(&t, "%s", gm__cli_size(d->copy_peak_reserved));
+    }
+    gm__cli_table_print(&t, stdout, NULL);
+    gm__cli_table_release(&t);
+}
+
+static void replay_json_defrag(gm_json_t *j, const gm_defrag_stats_t *d)
+{
+    gm_json_begin_object(j);
+#define REPLAY_DEFRAG(name) \
+    gm_json_key(j, #name);  \
+    gm_json_u64(j, d->name);
+    REPLAY_DEFRAG(compactions)
+    REPLAY_DEFRAG(aborted)
+    REPLAY_DEFRAG(blocks_moved)
+    REPLAY_DEFRAG(bytes_moved)
+    REPLAY_DEFRAG(reserved_before)
+    REPLAY_DEFRAG(reserved_after)
+    REPLAY_DEFRAG(max_reclaimed)
+    REPLAY_DEFRAG(copy_peak_reserved)
+#undef REPLAY_DEFRAG
+    gm_json_end_object(j);
+}
+
 /* One run's timeline: the columns once, then a compact row per point. */
 static void replay_json_timeline(gm_json_t *j, const gm_replay_t *r, size_t i)
 {
@@ -320,6 +376,10 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
         replay_json_metrics(&j, gm_replay_metrics(r, i));
         if (measured)
             gm__cli_gpu_json(&j, measured, gm_replay_metrics(r, i));
+        if (gm_replay_defrag_enabled(r)) {
+            gm_json_key(&j, "defrag");
+            replay_json_defrag(&j, gm_replay_defrag(r, i));
+        }
         if (timeline)
             replay_json_timeline(&j, r, i);
         gm_json_end_object(&j);
@@ -387,6 +447,30 @@ static int replay_on_gpu(const replay_args_t *a, const gm_replay_config_t *cfg, 
     return rc;
 }
 
+/* --defrag every=N (N ≥ 1) or at=MARK into cfg; GM_CLI_* status. */
+static int replay_defrag_arg(const char *text, gm_replay_config_t *cfg)
+{
+    if (strncmp(text, "every=", 6) == 0) {
+        const char *num = text + 6;
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(num, &end, 10);
+        if (num[0] >= '0' && num[0] <= '9' && *end == '\0' && errno == 0 && n > 0) {
+            cfg->defrag_every = n;
+            cfg->defrag_at = NULL;
+            return GM_CLI_OK;
+        }
+    } else if (strncmp(text, "at=", 3) == 0 && text[3] != '\0') {
+        cfg->defrag_at = text + 3;
+        cfg->defrag_every = 0;
+        return GM_CLI_OK;
+    }
+    return gm__cli_usage_error(replay_usage,
+                               "invalid value for --defrag: '%s' (expected every=N with N >= 1, "
+                               "or at=MARK)",
+                               text);
+}
+
 /* Create the replay with every selected policy; GM_CLI_* status. */
 static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, gm_replay_t **out)
 {
@@ -426,18 +510,20 @@ int gm__cmd_replay(int argc, char **argv)
 {
     enum {
         OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE, OPT_SAVE,
-        OPT_ON, OPT_TOUCH, OPT_FORCE, OPT_PROFILE,
+        OPT_ON, OPT_TOUCH, OPT_FORCE, OPT_PROFILE, OPT_DEFRAG, OPT_DEVICE,
     };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policy", required_argument, NULL, 'p'},
         {"param", required_argument, NULL, 'P'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"device", required_argument, NULL, OPT_DEVICE},
         {"granularity", required_argument, NULL, OPT_GRANULARITY},
         {"check", no_argument, NULL, OPT_CHECK},
         {"json", no_argument, NULL, OPT_JSON},
         {"timeline", no_argument, NULL, OPT_TIMELINE},
         {"save", no_argument, NULL, OPT_SAVE},
+        {"defrag", required_argument, NULL, OPT_DEFRAG},
         {"on", required_argument, NULL, OPT_ON},
         {"touch", no_argument, NULL, OPT_TOUCH},
         {"force", no_argument, NULL, OPT_FORCE},
@@ -483,6 +569,9 @@ int gm__cmd_replay(int argc, char **argv)
                                          "--capacity out for an unlimited device)",
                                          optarg);
             break;
+        case OPT_DEVICE: /* a GPU preset's capacity ('gmsim devices') */
+            rc = gm__cli_capacity_arg(replay_usage, "--device", optarg, &cfg.device.capacity);
+            break;
         case OPT_GRANULARITY:
             rc = gm__cli_size_arg(replay_usage, "--granularity", optarg,
                                   &cfg.device.granularity);
@@ -498,6 +587,7 @@ int gm__cmd_replay(int argc, char **argv)
         case OPT_JSON: json = 1; break;
         case OPT_TIMELINE: timeline = 1; break;
         case OPT_SAVE: save = 1; break;
+        case OPT_DEFRAG: rc = replay_defrag_arg(optarg, &cfg); break;
         case OPT_ON:
             on_gpu = 1;
             rc = gm__cli_on_arg(replay_usage, optarg, &gpu.device);
@@ -534,6 +624,12 @@ int gm__cmd_replay(int argc, char **argv)
         goto out;
     if ((gpu.touch || gpu.force) && !on_gpu) {
         rc = gm__cli_usage_error(replay_usage, "--touch and --force go with --on gpu");
+        goto out;
+    }
+    if (on_gpu && (cfg.defrag_every || cfg.defrag_at)) {
+        /* a compaction holds two device states at once: the real device
+         * would see both under the same addresses */
+        rc = gm__cli_usage_error(replay_usage, "--defrag does not go with --on gpu");
         goto out;
     }
     if (on_gpu && a.nops != 1) {
@@ -587,6 +683,8 @@ int gm__cmd_replay(int argc, char **argv)
         replay_json(name, r, &cfg.device, timeline, run_ids, on_gpu ? &measured : NULL);
     } else {
         replay_table(name, r, &cfg.device);
+        if (gm_replay_defrag_enabled(r))
+            replay_defrag_table(r);
         if (on_gpu) {
             printf("\n");
             gm__cli_gpu_table(&measured, gm_replay_metrics(r, 0), gm_replay_load(r),

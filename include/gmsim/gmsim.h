@@ -16,5 +16,8 @@
 #include "gmsim/json.h"
 #include "gmsim/workload.h"
 #include "gmsim/csv.h"
+#include "gmsim/import.h"
+#include "gmsim/formats.h"
+#include "gmsim/torch.h"
 
 #endif

@@ -5,7 +5,9 @@
  * varint-encoded column by column and then zlib-compressed (traces/codec.c).
  * Streams, tags and stack frames are interned once per trace; trace
  * attributes are JSON text.  The schema is versioned with PRAGMA user_version;
- * a file of another version is refused, never rewritten.
+ * a file of another version is refused, never rewritten, except that a
+ * version-1 store (before layouts) is upgraded when opened for writing and
+ * read as it is otherwise.
  *
  * Writing is streaming (one chunk buffered, plus the live-allocation set used
  * for validation) and transactional: a trace becomes visible only when
@@ -24,7 +26,7 @@
 #include "gmsim/layout.h"
 #include "gmsim/trace.h"
 
-#define GM_STORE_SCHEMA_VERSION 1
+#define GM_STORE_SCHEMA_VERSION 2
 #define GM_CHUNK_EVENTS 65536
 
 typedef struct gm_store gm_store_t;
@@ -193,5 +195,50 @@ typedef struct gm_run_record {
  * from SQLite (nothing is saved then).
  */
 int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm_error_t *err);
+
+/* ---- run queries (traces/runs.c) ------------------------------------------
+ * A run's key is (trace digest, policy, params, device, gmsim version),
+ * texts compared exactly: sweeps write params and device as canonical JSON
+ * (gmsim/sweep.h), so the same run always has the same key. */
+
+/* A stored run; every text is malloc'd and never NULL ("" when the column
+ * is NULL). */
+typedef struct gm_run_info {
+    int64_t id;
+    char *trace;  /* trace name when it ran */
+    char *trace_digest;
+    char *policy;
+    char *params;
+    char *device;
+    char *version;
+    char *metrics;
+    char *created;
+    uint64_t npoints; /* timeline points stored */
+} gm_run_info_t;
+
+/* Every run, in id order.  The caller frees with gm_run_info_free_list.
+ * GM_EDB, GM_ENOMEM. */
+int gm_store_list_runs(gm_store_t *s, gm_run_info_t **out, size_t *n, gm_error_t *err);
+void gm_run_info_free_list(gm_run_info_t *list, size_t n);
+
+/* The id of the first run with this key (version NULL: this gmsim's), or
+ * GM_ENOTFOUND.  GM_EDB. */
+int gm_store_find_run(gm_store_t *s, const char *trace_digest, const char *policy,
+                      const char *params, const char *device, const char *version, int64_t *id,
+                      gm_error_t *err);
+
+/* The timeline of run `id` in point order (*out NULL when it has none);
+ * the caller frees *out.  GM_ENOTFOUND for an unknown run, GM_EDB,
+ * GM_ENOMEM. */
+int gm_store_run_timeline(gm_store_t *s, int64_t id, gm_timeline_point_t **out, size_t *n,
+                          gm_error_t *err);
+
+/* Copy every run of src whose key dst lacks (with its timeline, version and
+ * time) into dst, all in one transaction; *copied and *skipped (may be
+ * NULL) count them.  Runs repeated inside src are copied once.  GM_EINVAL
+ * when dst is read-only, GM_ESTATE while a writer is open on dst, GM_EDB /
+ * GM_EIO (nothing copied then). */
+int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t *skipped,
+                       gm_error_t *err);
 
 #endif

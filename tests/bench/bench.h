@@ -26,7 +26,11 @@ typedef struct bench_env {
 } bench_env_t;
 
 /* X(name): bench_<name>() in tests/bench/bench_<name>.c. */
-#define BENCH_SECTIONS(X)
+#define BENCH_SECTIONS(X) \
+    X(import)             \
+    X(policies)           \
+    X(sweep)              \
+    X(synth)
 
 #define BENCH__DECLARE(name) void bench_##name(const bench_env_t *env, gm_json_t *j);
 BENCH_SECTIONS(BENCH__DECLARE)

@@ -10,10 +10,10 @@ missing file:
   [1]
   $ sqlite3 v7.db 'PRAGMA user_version=7; CREATE TABLE t(x);'
   $ gmsim info v7.db
-  gmsim: 'v7.db' has schema version 7, this gmsim reads version 1
+  gmsim: 'v7.db' has schema version 7, this gmsim reads version 2
   [1]
   $ gmsim replay v7.db --policy all
-  gmsim: 'v7.db' has schema version 7, this gmsim reads version 1
+  gmsim: 'v7.db' has schema version 7, this gmsim reads version 2
   [1]
   $ gmsim info missing.db
   gmsim: cannot open 'missing.db': no such file
@@ -63,7 +63,7 @@ store the import created is removed:
   [1]
   $ head -c 300 /dev/zero > zeros.bin
   $ gmsim import zeros.bin -o t.db
-  gmsim: cannot detect the format of 'zeros.bin' (choose one with --format: auto, csv)
+  gmsim: cannot detect the format of 'zeros.bin' (choose one with --format: auto, torch, nsys, rmm, dsa, stalloc, csv)
   [1]
   $ gmsim import nothere.csv -o t.db
   gmsim: cannot open 'nothere.csv': no such file or directory
@@ -90,19 +90,22 @@ policies and formats, bad --param:
   [2]
   $ gmsim import bad.csv
   gmsim: missing the store to write (-o DB)
-  usage: gmsim import FILE -o DB [--format FMT] [--name NAME] [--replace] [--json]
+  usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
+                      [--replace] [--json]
   [2]
   $ gmsim import bad.csv -o t.db --format xml
-  gmsim: unknown format 'xml' (known: auto, csv)
-  usage: gmsim import FILE -o DB [--format FMT] [--name NAME] [--replace] [--json]
+  gmsim: unknown format 'xml' (known: auto, torch, nsys, rmm, dsa, stalloc, csv)
+  usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
+                      [--replace] [--json]
   [2]
   $ gmsim import bad.csv -o
   gmsim: missing value for option '-o'
-  usage: gmsim import FILE -o DB [--format FMT] [--name NAME] [--replace] [--json]
+  usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
+                      [--replace] [--json]
   [2]
   $ gmsim export t.db --format parquet
-  gmsim: unknown format 'parquet' (known: csv)
-  usage: gmsim export DB [--trace NAME] [--format FMT] [-o FILE]
+  gmsim: unknown format 'parquet' (known: csv, perfetto)
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
   [2]
   $ gmsim replay t.db
   gmsim: missing --policy (see 'gmsim policies', or use --policy all)

@@ -9,12 +9,19 @@ With no verb, gmsim prints its usage on stderr and exits 2:
   compare their peak memory and fragmentation.
   
   verbs:
-    import     import a trace file (csv) into a store
-    export     write a stored trace out as csv
+    import     import traces (PyTorch snapshots, nsys, RMM, STAlloc, csv, ...)
+    export     write a stored trace out as csv or Perfetto JSON
     info       list the traces in a store
     synth      write a synthetic workload into a store
     replay     replay a trace through simulated allocators
+    compare    compare policies over traces, one pass per trace
+    sweep      run traces x policies x parameters into a results store
+    merge      combine sweep results without duplicates
+    report     write an HTML or Markdown report of stored runs
     policies   list the allocator policies and their parameters
+    estimate   estimate a transformer job's memory, formula by formula
+    fit        find the largest batch or sequence that fits, per policy
+    devices    list the GPU presets for --device
     calibrate  measure a GPU's cudaMalloc/cudaFree latency into a cost profile
   
     gmsim help VERB, gmsim VERB --help   options of one verb
@@ -30,12 +37,19 @@ With no verb, gmsim prints its usage on stderr and exits 2:
   compare their peak memory and fragmentation.
   
   verbs:
-    import     import a trace file (csv) into a store
-    export     write a stored trace out as csv
+    import     import traces (PyTorch snapshots, nsys, RMM, STAlloc, csv, ...)
+    export     write a stored trace out as csv or Perfetto JSON
     info       list the traces in a store
     synth      write a synthetic workload into a store
     replay     replay a trace through simulated allocators
+    compare    compare policies over traces, one pass per trace
+    sweep      run traces x policies x parameters into a results store
+    merge      combine sweep results without duplicates
+    report     write an HTML or Markdown report of stored runs
     policies   list the allocator policies and their parameters
+    estimate   estimate a transformer job's memory, formula by formula
+    fit        find the largest batch or sequence that fits, per policy
+    devices    list the GPU presets for --device
     calibrate  measure a GPU's cudaMalloc/cudaFree latency into a cost profile
   
     gmsim help VERB, gmsim VERB --help   options of one verb
@@ -48,32 +62,54 @@ With no verb, gmsim prints its usage on stderr and exits 2:
 Each verb has its own help, the same through `help VERB` and `VERB --help`:
 
   $ gmsim help import
-  usage: gmsim import FILE -o DB [--format FMT] [--name NAME] [--replace] [--json]
+  usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
+                      [--replace] [--json]
   
-  Read a trace file and store it as a new trace in the store DB (created if
-  missing).  FILE '-' reads standard input.
+  Read trace files and store them as traces in the store DB (created if
+  missing).  FILE '-' reads standard input; gzip'd files are read as they
+  are.  Each file is one unit: a file that fails leaves nothing of itself,
+  the other files are imported all the same, and the exit status is 1.
   
   options:
     -o, --output DB     the store to write into (required)
     -f, --format FMT    the input format: auto (the default: detect it from
-                        the content) or csv
-    -n, --name NAME     the trace's name (default: FILE's base name without
-                        its extension, 'stdin' for standard input)
-        --replace       replace a trace of the same name
-        --json          report the stored trace as JSON (as 'gmsim info --json')
+                        the content) or one of the formats below
+    -n, --name NAME     the trace's name (one FILE only; default: FILE's
+                        base name without .gz and its extension, 'stdin'
+                        for standard input); several traces of one file
+                        get suffixes: NAME.dev1, NAME.pid42.dev0
+        --mem-kinds LIST
+                        nsys: the memory kinds to keep, comma-separated:
+                        pageable, pinned, device, array, managed,
+                        device_static, managed_static, unknown, or all
+                        (default: device)
+        --replace       replace traces of the same names
+        --json          report the stored traces as JSON: {"store": DB,
+                        "traces": [...]} (each as 'gmsim info --json')
     -h, --help          show this help
   
-  The formats are described in docs/formats.md.  On any error nothing is
-  written: the store is left as it was.
+  formats (docs/formats.md), detected in this order:
+    torch    PyTorch memory snapshot (pickle)
+    nsys     Nsight Systems SQLite export (CUDA_GPU_MEMORY_USAGE_EVENTS)
+    rmm      RAPIDS RMM log (Thread,Time,Action,Pointer,Size,Stream)
+    dsa      placement instance (id,lower,upper,size; capacity in the name)
+    stalloc  STAlloc trace log (status ptr size stream)
+    csv      ts_ns,op,id,size,stream,device rows (gmsim's own)
   $ for v in import export info synth replay policies; do
   >   gmsim help $v > a && gmsim $v --help > b && cmp a b && gmsim $v -h | head -1
   > done
-  usage: gmsim import FILE -o DB [--format FMT] [--name NAME] [--replace] [--json]
-  usage: gmsim export DB [--trace NAME] [--format FMT] [-o FILE]
+  usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
   usage: gmsim info DB [--json]
   usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
   usage: gmsim policies [--json]
+  $ for v in estimate fit devices; do
+  >   gmsim help $v > a && gmsim $v --help > b && cmp a b && gmsim $v -h | head -1
+  > done
+  usage: gmsim estimate --model NAME|--hidden H ... [run options] [--json]
+  usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]
+  usage: gmsim devices [--json]
 
 The version, and whether CUDA support was built in:
 
