@@ -803,7 +803,7 @@ static void report_summary(report_t *R)
 {
     FILE *f = R->f;
     fputs("<section id=\"summary\"><h2>Summary</h2>\n", f);
-    fputs("<p>For each trace: the caching strategy that reserves the least device memory "
+    fputs("<p>For each trace: the allocator that reserves the least device memory "
           "without running out (the winner), how far it is above <b>load</b> (the most the "
           "application ever held at once, the floor for every allocator), what it saves against "
           "the baseline, PyTorch's caching allocator with default settings, and the offline "
@@ -1158,8 +1158,9 @@ static int report_md(report_t *R)
     FILE *f = R->f;
     fputs("## ", f);
     report_md_esc(f, R->cfg->title ? R->cfg->title : "gmsim report");
-    fprintf(f, "\n\n%zu trace%s, %zu run%s.  Winner: the caching strategy with the least peak "
-               "reserved, without OOMs; saving against PyTorch's caching allocator with default "
+    fprintf(f, "\n\n%zu trace%s, %zu run%s.  Winner: the allocator with the least peak "
+               "reserved and no OOM (native, a device call per request, is a reference, not a "
+               "contender); saving against PyTorch's caching allocator with default "
                "settings.\n\n",
             R->ngroups, R->ngroups == 1 ? "" : "s", R->nruns, R->nruns == 1 ? "" : "s");
     fputs("| trace | seq_len | load | winner | peak reserved | above load | baseline | saving | "

@@ -34,7 +34,7 @@ Markdown, for pull requests (to stdout without -o):
   $ gmsim report m.runs.db m.db --format md
   ## gmsim report
   
-  3 traces, 9 runs.  Winner: the caching strategy with the least peak reserved, without OOMs; saving against PyTorch's caching allocator with default settings.
+  3 traces, 9 runs.  Winner: the allocator with the least peak reserved and no OOM (native, a device call per request, is a reference, not a contender); saving against PyTorch's caching allocator with default settings.
   
   | trace | seq_len | load | winner | peak reserved | above load | baseline | saving | offline bound |
   |---|--:|--:|---|--:|--:|--:|--:|--:|
