@@ -80,6 +80,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "traces/idmap.h"
 
@@ -433,6 +434,35 @@ static void buddy_free_del(buddy_t *b, buddy_arena_t *ar, unsigned j, uint64_t i
 
 /* ---- arenas ------------------------------------------------------------------ */
 
+/*
+ * An arena's bitmaps: zeroed memory taken straight from the kernel when it
+ * is large (mmap), so that a new arena costs only the pages its blocks
+ * touch, not a memset of the whole map (1 MiB for a 1 GiB arena of 512-byte
+ * blocks) — what a short trace or a sweep of many runs would otherwise pay
+ * per arena.  Small maps come from calloc.
+ */
+#define BUDDY_MMAP_BYTES (64u << 10)
+
+static uint64_t *buddy_bits_new(size_t words)
+{
+    size_t bytes = words * sizeof(uint64_t);
+    if (bytes < BUDDY_MMAP_BYTES)
+        return calloc(words, sizeof(uint64_t));
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void buddy_bits_drop(uint64_t *bits, size_t words)
+{
+    if (bits == NULL)
+        return;
+    size_t bytes = words * sizeof(uint64_t);
+    if (bytes < BUDDY_MMAP_BYTES)
+        free(bits);
+    else
+        munmap(bits, bytes);
+}
+
 /* Return a wholly free arena (already out of every free set) to the device. */
 static void buddy_release(buddy_t *b, buddy_arena_t *ar)
 {
@@ -446,7 +476,7 @@ static void buddy_release(buddy_t *b, buddy_arena_t *ar)
         if (b->nspares < BUDDY_SPARES)
             b->spares[b->nspares++] = ar->bits; /* all zero again */
         else
-            free(ar->bits);
+            buddy_bits_drop(ar->bits, b->lay_words);
     }
     free(ar);
 }
@@ -490,7 +520,7 @@ static int buddy_arena_new(buddy_t *b, unsigned order, buddy_arena_t **out)
     uint64_t *bits = NULL;
     int rc = ar == NULL ? GM_ENOMEM : 0;
     if (rc == 0 && order == b->a) {
-        bits = b->nspares > 0 ? b->spares[--b->nspares] : calloc(b->lay_words, sizeof *bits);
+        bits = b->nspares > 0 ? b->spares[--b->nspares] : buddy_bits_new(b->lay_words);
         if (bits == NULL)
             rc = GM_ENOMEM;
     }
@@ -503,7 +533,7 @@ static int buddy_arena_new(buddy_t *b, unsigned order, buddy_arena_t **out)
     if (rc == 0) /* the last step that can fail: nothing after it does */
         rc = gm__idmap_put(&b->map, (addr >> b->arena_shift) + 1, slot);
     if (rc != 0) {
-        free(bits);
+        buddy_bits_drop(bits, b->lay_words);
         free(ar);
         gm_device_free(dev, addr, got);
         return rc;
@@ -950,12 +980,12 @@ static void buddy_destroy(gm_policy_t *p)
         return;
     for (uint32_t s = 0; s < b->nslots; s++) {
         if (b->arenas[s] != NULL) {
-            free(b->arenas[s]->bits);
+            buddy_bits_drop(b->arenas[s]->bits, b->lay_words);
             free(b->arenas[s]);
         }
     }
     for (unsigned i = 0; i < b->nspares; i++)
-        free(b->spares[i]);
+        buddy_bits_drop(b->spares[i], b->lay_words);
     free(b->arenas);
     free(b->sets);
     gm__idmap_release(&b->map);
