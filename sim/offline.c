@@ -25,20 +25,28 @@
  *        rests on the buffers placed beside it, lowest resting place first
  *        (the widest lifetime first among equals), the first plain, later
  *        ones randomized;
- *      - for up to OFFLINE_SEARCH_MAX buffers, a depth-first search for a
- *        plan under a target just below the best so far (MiniMalloc,
- *        Moffitt, ASPLOS 2023, was read for its ideas: canonical placements
- *        in offset order, the section bound, dominance, splitting into
- *        groups that share no time, rounds of static preorders under a
- *        doubling node budget); each plan found lowers the target;
  *      - an iterated local search over the best greedy order: move one
  *        buffer — half the time the one whose placement set the peak — to
  *        an earlier position (or swap two), re-place everything, keep the
  *        new order when its peak is no worse.
- *      The budget counts work (placements, conflicts and segments visited),
- *      never time, and the random moves come from a PRNG seeded by `seed`:
- *      the plan is the same on every machine and every run.  The first
- *      greedy pass always completes; every step keeps the best plan so far.
+ *      Small instances stop as soon as a plan reaches the lower bound LB
+ *      (the busiest instant's bytes: no plan goes below it).
+ *   3. For up to OFFLINE_EXACT_MAX buffers, an exact search under its own
+ *      budget (`search`): a branch-and-bound for a plan within a target
+ *      arena size (see "exact search" below: MiniMalloc's canonical
+ *      placements, section bounds, dominance and decomposition, Moffitt,
+ *      ASPLOS 2023, read for its ideas), the target going from LB up — LB
+ *      with half the budget, then LB + 0.4 %, 1.2 %, 2.7 %, 5.9 %, … each
+ *      with a third of what is left — and, once a plan is found, bisected
+ *      between the highest target without one and the best plan; when no
+ *      target below the heuristics' plan yields one, targets just under
+ *      that plan (0.5 % below, the step halved at each miss).  It stops at
+ *      the first plan of LB bytes: an optimal one.
+ *   Every budget counts work (placements, conflicts, segments and search
+ *   entries visited), never time, and the random moves come from a PRNG
+ *   seeded by `seed`: the plan is the same on every machine and every run.
+ *   The first greedy pass always completes; every step keeps the best plan
+ *   so far.
  *
  *   Conflicts are found with a max-end segment tree over the buffers sorted
  *   by start: the placed buffers with start < end_i are a prefix, and the
@@ -83,6 +91,7 @@ typedef struct offline {
     uint64_t align;
     int64_t effort;
     uint64_t seed;
+    int64_t search;
 
     /* the plan */
     int planned;
@@ -497,429 +506,705 @@ static uint64_t skyline_pass(skyline_t *sk, const offline_buf_t *buf, uint64_t *
     return peak;
 }
 
-/* ---- skyline search ----------------------------------------------------------
- * A depth-first search over the same placements (the canonical solutions of
- * MiniMalloc, Moffitt 2023, in a simpler form: every buffer rests on the
- * skyline, and the buffers are placed lowest floor first): at each step try
- * every buffer of the lowest floor (in the pass's order, one of each
- * identical lifetime and size).  It looks for a plan of at most `target`
- * bytes and prunes with the section bound — over every time segment the
- * skyline plus the unplaced buffers alive there must fit under the target,
- * as every buffer still to come goes above the skyline — and with each
- * buffer's floor + size.  The work budget bounds it. */
+/* ---- exact search ----------------------------------------------------------------
+ * A branch-and-bound for a plan within a fixed arena size (the target), on
+ * the structure MiniMalloc (Moffitt, ASPLOS 2023) describes; our own code.
+ *
+ *   Sections: the sweep over the lifetimes cuts time into elementary
+ *   segments; a section is a segment whose set of live buffers is not
+ *   contained in a neighbour's (a maximal clique of the interval graph).
+ *   Every buffer spans a contiguous range of sections [sa, sb).
+ *
+ *   Canonical plans: every buffer rests on a buffer placed beside it (its
+ *   offset is the top of one) or on 0, and the buffers are placed in order
+ *   of offset, ties by rank in a static preorder.  Any plan can be pushed
+ *   down and sorted into that form, so only those are searched: at each
+ *   node the candidates are the unplaced buffers at their lowest offset
+ *   (minoff: the highest top of their placed neighbours), in (minoff, rank)
+ *   order, at or after the last placed (offset, rank).
+ *
+ *   Pruning: dominance (a candidate at or above the lowest top of any
+ *   unplaced buffer leaves a gap that buffer would fill: not tried, nor any
+ *   after it); the section bound (per section, its floor — the top of the
+ *   placed buffers there, at least the lowest minoff of its unplaced ones
+ *   and at least the last placed offset — plus the bytes of its unplaced
+ *   buffers must fit in the target).
+ *
+ *   Decomposition: cuts[s] counts the unplaced buffers alive across the
+ *   boundary of sections s and s + 1; when a placement brings one to zero,
+ *   the unplaced buffers fall into independent parts, each solved on its own
+ *   (its own preorder and canonical order), and a part without a plan fails
+ *   the placement that split them, with no retrying of the others.
+ *
+ *   Preorders (MiniMalloc's round robin of static orders, with widths in
+ *   sections and events, as lifetimes here are event indices, not times):
+ *   by the busiest section's total, width in sections, width in events; by
+ *   width, area (width × size), total; by total, area, width.  Each is tried
+ *   under a node budget that doubles each round.  The work counter (entries
+ *   ordered, neighbours, sections and members visited) bounds it.
+ *
+ *   Every part of the state changed by a placement is undone on the way
+ *   back (a log of minoff and floor changes; totals and cuts are restored
+ *   by adding back), so a failed branch leaves nothing behind.
+ */
 
-#define OFFLINE_SEARCH_MAX 1024
+#define OFFLINE_EXACT_MAX 1024
 
-typedef struct sky_dfs {
-    skyline_t *sk;
+enum { EXACT_FOUND = 1, EXACT_NONE = 0, EXACT_ABORT = -1 };
+
+#define EXACT_UNPLACED UINT64_MAX
+
+typedef struct exact_ent {
+    uint64_t at;   /* the buffer's minoff when the entry was made */
+    uint32_t rank; /* in its part's preorder */
+    uint32_t id;
+} exact_ent_t;
+
+typedef struct exact_undo {
+    uint32_t what; /* index, high bit: a section's floor, else a buffer's minoff */
+    uint64_t old;
+} exact_undo_t;
+
+#define EXACT_FLOOR UINT32_C(0x80000000)
+
+typedef struct exact {
+    size_t n, S;
     const offline_buf_t *buf;
+    uint32_t *sa, *sb;       /* each buffer's sections */
+    uint32_t *ovs, *ov;      /* overlaps, CSR: ov[ovs[i] .. ovs[i + 1]) */
+    uint32_t *mems, *mem;    /* each section's buffers, CSR */
+    uint64_t *total0;        /* each section's bytes, all unplaced */
+    uint32_t *cuts0;         /* per boundary s | s + 1: the buffers across it */
     uint64_t target;
-    uint64_t *sum;    /* per segment: bytes of the unplaced buffers alive there */
-    uint64_t *hf;     /* per buffer: the top of the placed buffers beside it */
-    uint64_t *low;    /* per segment: scratch of the section bound */
-    uint32_t *rank;   /* per buffer: its place in the static preorder */
-    uint64_t *off, *found_off;
-    uint64_t *undo;   /* (buffer, old hf) pairs, a stack */
-    size_t nundo;
-    struct sky_group *pending; /* groups waiting for their turn */
-    size_t npending, pending_cap;
-    unsigned unwind; /* frames deeper than this give up (a later group failed) */
+    uint64_t *minoff;        /* per buffer: the top of its placed neighbours */
+    uint64_t *off, *sol;     /* per buffer: offset or EXACT_UNPLACED; the plan */
+    uint64_t *floor, *total; /* per section: floor; bytes still unplaced */
+    uint32_t *cuts;          /* per boundary: unplaced buffers across it */
+    uint32_t *seen;          /* per section: epoch of its last marking */
+    uint32_t epoch;
+    uint32_t *aff;           /* scratch: affected sections */
+    exact_undo_t *undo;
+    size_t nundo, undo_cap;
+    exact_ent_t *ent;        /* orderings, a stack */
+    size_t sp, ent_cap;
+    uint32_t *u32;           /* parts' ids, a stack */
+    size_t usp, u32_cap;
+    uint32_t *partof;        /* scratch: each section's part */
+    double *key;             /* preorder keys: 3 per buffer */
+    uint32_t *tmp, *tmp2;
+    int heur;
     uint64_t work, limit;
     int oom;
-} sky_dfs_t;
+} exact_t;
 
-typedef struct sky_cand {
-    uint64_t at;
-    uint32_t rank;
-    uint32_t k; /* index in todo */
-} sky_cand_t;
-
-static int sky_cand_cmp(const void *a, const void *b)
+/* Log a value about to change.  0, or -1 on host OOM (m->oom set: the
+ * search gives up and its state is not used again). */
+static int exact_log(exact_t *m, uint32_t what, uint64_t old)
 {
-    const sky_cand_t *x = a, *y = b;
-    if (x->at != y->at)
-        return x->at < y->at ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
-/* A group of unplaced buffers that share no time with the others: a
- * subproblem solved on its own (todo[0, left), segments [sa, sb)). */
-typedef struct sky_group {
-    uint32_t *todo;
-    size_t left;
-    size_t sa, sb;
-    uint64_t level;
-    uint32_t last_rank;
-    unsigned depth; /* of the search frame that split the problem */
-} sky_group_t;
-
-static int sky_span_cmp(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b; /* (cs << 32 | ce, id) pairs */
-    return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-static int sky_dfs(sky_dfs_t *d, uint32_t *todo, size_t left, size_t sa, size_t sb,
-                   uint64_t level, uint32_t last_rank, unsigned depth);
-
-/* The group is done: go on with the next pending one, or record the plan. */
-static int sky_next_group(sky_dfs_t *d)
-{
-    if (d->npending == 0) {
-        memcpy(d->found_off, d->off, d->sk->n * sizeof *d->off);
-        return 1;
+    if (m->nundo == m->undo_cap) {
+        size_t cap = m->undo_cap ? 2 * m->undo_cap : 1024;
+        exact_undo_t *u = realloc(m->undo, cap * sizeof *u);
+        if (u == NULL) {
+            m->oom = 1;
+            return -1;
+        }
+        m->undo = u;
+        m->undo_cap = cap;
     }
-    sky_group_t g = d->pending[--d->npending];
-    int ok = sky_dfs(d, g.todo, g.left, g.sa, g.sb, g.level, g.last_rank, g.depth + 1);
-    d->pending[d->npending++] = g;
-    if (!ok && !d->oom && d->unwind > g.depth + 1)
-        d->unwind = g.depth + 1; /* not the other groups' fault: no retrying them */
-    return ok;
-}
-
-/*
- * Place the `left` buffers of todo[0, left) (all within segments [sa, sb)),
- * in canonical order: by offset, then by preorder rank (a buffer at
- * `level`, the last one's offset, must rank after it), each resting on the
- * placed buffers beside it or on 0 — any plan can be pushed down and sorted
- * into that form.  A buffer whose offset would reach the top of another
- * unplaced one is not tried: that one could go first, below it
- * (dominance).  When the buffers left fall into groups that share no time
- * (MiniMalloc's dynamic decomposition), each group is solved on its own and
- * a group that fails fails the placement that split them, without retrying
- * the other groups' choices.  1 when a plan under the target was found (in
- * d->found_off).
- */
-static int sky_dfs(sky_dfs_t *d, uint32_t *todo, size_t left, size_t sa, size_t sb,
-                   uint64_t level, uint32_t last_rank, unsigned depth)
-{
-    skyline_t *sk = d->sk;
-    const offline_buf_t *buf = d->buf;
-    if (left == 0)
-        return sky_next_group(d);
-    if (d->work >= d->limit)
-        return 0;
-    /* the section bound: over every segment of the group, what is still to
-     * come goes above the skyline, the level, and the lowest resting place
-     * of the unplaced buffers alive there */
-    uint64_t *low = d->low;
-    for (size_t j = sa; j < sb; j++)
-        low[j] = UINT64_MAX;
-    for (size_t k = 0; k < left; k++) {
-        uint32_t id = todo[k];
-        for (size_t j = sk->cs[id]; j < sk->ce[id]; j++)
-            if (d->hf[id] < low[j])
-                low[j] = d->hf[id];
-        d->work += sk->ce[id] - sk->cs[id];
-    }
-    for (size_t j = sa; j < sb; j++) {
-        uint64_t base = sk->h[j] > level ? sk->h[j] : level;
-        if (low[j] != UINT64_MAX && low[j] > base)
-            base = low[j];
-        if (d->sum[j] && base + d->sum[j] > d->target)
-            return 0;
-    }
-    d->work += (sb - sa) + 8 * left;
-    sky_cand_t *cand = malloc(left * sizeof *cand);
-    uint64_t *pairs = malloc(2 * left * sizeof *pairs);
-    uint32_t *keep = malloc(left * sizeof *keep);
-    if (cand == NULL || pairs == NULL || keep == NULL) {
-        free(cand);
-        free(pairs);
-        free(keep);
-        d->oom = 1;
-        return 0;
-    }
-    uint64_t min_top = UINT64_MAX;
-    size_t nc = 0;
-    for (size_t k = 0; k < left; k++) {
-        uint32_t id = todo[k];
-        uint64_t f = d->hf[id];
-        if ((f > level ? f : level) + buf[id].size > d->target) {
-            nc = 0;
-            min_top = 0; /* it cannot fit any more */
-            break;
-        }
-        if (f + buf[id].size < min_top)
-            min_top = f + buf[id].size;
-        /* a buffer rests on those placed (or on 0); one whose resting place
-         * is below the level must wait until something under it rises */
-        if (f > level || (f == level && d->rank[id] >= last_rank))
-            cand[nc++] = (sky_cand_t){f, d->rank[id], (uint32_t)k};
-    }
-    qsort(cand, nc, sizeof *cand, sky_cand_cmp);
-    int ok = 0;
-    for (size_t i = 0; i < nc && !ok; i++) {
-        size_t k = cand[i].k;
-        uint64_t at = cand[i].at;
-        if (at >= min_top)
-            break; /* dominated, and so is everything after it */
-        uint32_t id = todo[k];
-        uint64_t top = at + buf[id].size;
-        uint64_t *saved = malloc((sk->ce[id] - sk->cs[id] + 1) * sizeof *saved);
-        if (saved == NULL) {
-            d->oom = 1;
-            break;
-        }
-        for (size_t j = sk->cs[id]; j < sk->ce[id]; j++) {
-            saved[j - sk->cs[id]] = sk->h[j];
-            sk->h[j] = top;
-            d->sum[j] -= buf[id].size;
-        }
-        todo[k] = todo[left - 1];
-        todo[left - 1] = id;
-        d->off[id] = at;
-        /* the buffers alive beside id now rest at least on its top */
-        size_t mark = d->nundo;
-        for (size_t q = 0; q + 1 < left; q++) {
-            uint32_t b = todo[q];
-            if (sk->cs[b] < sk->ce[id] && sk->cs[id] < sk->ce[b] && d->hf[b] < top) {
-                d->undo[2 * d->nundo] = b;
-                d->undo[2 * d->nundo + 1] = d->hf[b];
-                d->nundo++;
-                d->hf[b] = top;
-            }
-        }
-        /* split what is left into groups that share no time */
-        size_t rest = left - 1, ngroups = 0;
-        for (size_t q = 0; q < rest; q++) {
-            pairs[2 * q] = (uint64_t)sk->cs[todo[q]] << 32 | sk->ce[todo[q]];
-            pairs[2 * q + 1] = todo[q];
-        }
-        if (rest > 1) {
-            qsort(pairs, rest, 2 * sizeof *pairs, sky_span_cmp);
-            uint64_t reach = 0;
-            for (size_t q = 0; q < rest; q++) {
-                uint64_t cs = pairs[2 * q] >> 32, ce = pairs[2 * q] & UINT32_MAX;
-                if (q == 0 || cs >= reach)
-                    ngroups++;
-                if (ce > reach)
-                    reach = ce;
-            }
-        }
-        if (ngroups > 1 && d->npending + ngroups <= d->pending_cap) {
-            memcpy(keep, todo, rest * sizeof *keep);
-            for (size_t q = 0; q < rest; q++)
-                todo[q] = (uint32_t)pairs[2 * q + 1];
-            /* groups in time order: the first is searched now, the others
-             * are pushed last-first so that they come out in order */
-            size_t g0 = 0;
-            sky_group_t *gs = d->pending + d->npending;
-            size_t ng = 0;
-            uint64_t reach = 0;
-            for (size_t q = 0; q <= rest; q++) {
-                uint64_t cs = q < rest ? sk->cs[todo[q]] : UINT64_MAX;
-                if (q > 0 && (q == rest || cs >= reach)) {
-                    size_t gsa = sk->cs[todo[g0]];
-                    /* a group shares no time with the rest: its own
-                     * canonical order starts afresh */
-                    gs[ng++] = (sky_group_t){todo + g0, q - g0, gsa, (size_t)reach, 0, 0, depth};
-                    g0 = q;
-                }
-                if (q < rest && sk->ce[todo[q]] > reach)
-                    reach = sk->ce[todo[q]];
-            }
-            /* reverse gs[1..ng) onto the stack top */
-            sky_group_t first = gs[0];
-            for (size_t a = 1, b = ng - 1; a < b; a++, b--) {
-                sky_group_t t = gs[a];
-                gs[a] = gs[b];
-                gs[b] = t;
-            }
-            for (size_t a = 0; a + 1 < ng; a++)
-                gs[a] = gs[a + 1];
-            d->npending += ng - 1;
-            ok = sky_dfs(d, first.todo, first.left, first.sa, first.sb, 0, 0, depth + 1);
-            d->npending -= ng - 1;
-            memcpy(todo, keep, rest * sizeof *keep);
-        } else {
-            ok = sky_dfs(d, todo, rest, sa, sb, at, cand[i].rank, depth + 1);
-        }
-        while (d->nundo > mark) {
-            d->nundo--;
-            d->hf[d->undo[2 * d->nundo]] = d->undo[2 * d->nundo + 1];
-        }
-        todo[left - 1] = todo[k];
-        todo[k] = id;
-        for (size_t j = sk->cs[id]; j < sk->ce[id]; j++) {
-            sk->h[j] = saved[j - sk->cs[id]];
-            d->sum[j] += buf[id].size;
-        }
-        free(saved);
-        if (d->oom || d->work >= d->limit)
-            break;
-        if (d->unwind <= depth)
-            break; /* a later group failed: nothing here can help it */
-        if (d->unwind == depth + 1)
-            d->unwind = UINT32_MAX; /* our placement failed: try the next */
-    }
-    free(cand);
-    free(pairs);
-    free(keep);
-    return ok;
-}
-
-/* Preorders of the search (MiniMalloc's round robin of static orders): the
- * busiest time first (the largest sum of sizes over the buffer's segments),
- * then wider, then larger; or wider, larger, busier; or larger, wider. */
-typedef struct sky_pre {
-    uint64_t total, width, size;
-    uint32_t id;
-} sky_pre_t;
-
-static int sky_pre_twa(const void *a, const void *b)
-{
-    const sky_pre_t *x = a, *y = b;
-    if (x->total != y->total)
-        return x->total > y->total ? -1 : 1;
-    if (x->width != y->width)
-        return x->width > y->width ? -1 : 1;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int sky_pre_wst(const void *a, const void *b)
-{
-    const sky_pre_t *x = a, *y = b;
-    if (x->width != y->width)
-        return x->width > y->width ? -1 : 1;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    if (x->total != y->total)
-        return x->total > y->total ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int sky_pre_swt(const void *a, const void *b)
-{
-    const sky_pre_t *x = a, *y = b;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    if (x->width != y->width)
-        return x->width > y->width ? -1 : 1;
-    if (x->total != y->total)
-        return x->total > y->total ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Search for a plan of at most d->target within d->limit work: rounds of
- * the three preorders under a node budget that doubles each round. */
-static int offline_search_target(sky_dfs_t *d, sky_pre_t *pre, uint64_t stop)
-{
-    skyline_t *sk = d->sk;
-    size_t n = sk->n;
-    static int (*const orders[])(const void *, const void *) = {sky_pre_twa, sky_pre_wst,
-                                                                 sky_pre_swt};
-    for (uint64_t quota = 64 * (uint64_t)(n + sk->T); d->work < stop; quota *= 2) {
-        for (size_t o = 0; o < sizeof orders / sizeof orders[0] && d->work < stop; o++) {
-            qsort(pre, n, sizeof *pre, orders[o]);
-            for (size_t i = 0; i < n; i++)
-                d->rank[pre[i].id] = (uint32_t)i;
-            d->limit = d->work + quota < stop ? d->work + quota : stop;
-            memset(sk->h, 0, sk->T * sizeof *sk->h);
-            memset(d->hf, 0, n * sizeof *d->hf);
-            for (size_t i = 0; i < n; i++)
-                sk->todo[i] = (uint32_t)i;
-            d->unwind = UINT32_MAX;
-            d->npending = 0;
-            if (sky_dfs(d, sk->todo, n, 0, sk->T, 0, 0, 0))
-                return 1;
-            if (d->oom)
-                return 0;
-            if (d->work < d->limit)
-                return 0; /* the whole tree was searched: no such plan */
-        }
-    }
+    m->undo[m->nundo++] = (exact_undo_t){what, old};
     return 0;
 }
 
-/* Search for plans below *best (offsets into off) within `limit` work;
- * returns the work spent.  GM_ENOMEM through *rc.  Targets go down from
- * just below *best in steps of 0.5 % (each found plan lowers *best); a
- * target not reached within its share of the budget (a quarter of what is
- * left) halves the step, down to one `align`. */
-static uint64_t offline_search(skyline_t *sk, const offline_buf_t *buf, uint64_t align,
-                               uint64_t *best, uint64_t *off, uint64_t limit, int *rc)
+static void exact_release(exact_t *m)
 {
-    size_t n = sk->n, T = sk->T;
-    sky_dfs_t d;
-    memset(&d, 0, sizeof d);
-    d.sk = sk;
-    d.buf = buf;
-    d.sum = calloc(T ? T : 1, sizeof *d.sum);
-    d.hf = calloc(n, sizeof *d.hf);
-    d.low = malloc((T ? T : 1) * sizeof *d.low);
-    d.rank = malloc(n * sizeof *d.rank);
-    d.off = malloc(n * sizeof *d.off);
-    d.found_off = malloc(n * sizeof *d.found_off);
-    /* each level of the search pushes at most n − 1 entries */
-    d.undo = malloc(2 * (n * n + 1) * sizeof *d.undo);
-    sky_pre_t *pre = malloc(n * sizeof *pre);
-    d.pending_cap = 4 * n + 16;
-    d.pending = malloc(d.pending_cap * sizeof *d.pending);
-    if (!d.pending ||
-        !d.sum || !d.hf || !d.low || !d.rank || !d.off || !d.found_off || !d.undo || !pre) {
-        *rc = GM_ENOMEM;
-        goto out;
-    }
-    uint64_t floor = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = sk->cs[i]; j < sk->ce[i]; j++)
-            d.sum[j] += buf[i].size;
-    for (size_t j = 0; j < T; j++)
-        if (d.sum[j] > floor)
-            floor = d.sum[j];
+    free(m->sa);
+    free(m->sb);
+    free(m->ovs);
+    free(m->ov);
+    free(m->mems);
+    free(m->mem);
+    free(m->total0);
+    free(m->cuts0);
+    free(m->minoff);
+    free(m->off);
+    free(m->sol);
+    free(m->floor);
+    free(m->total);
+    free(m->cuts);
+    free(m->seen);
+    free(m->aff);
+    free(m->undo);
+    free(m->ent);
+    free(m->u32);
+    free(m->partof);
+    free(m->key);
+    free(m->tmp);
+    free(m->tmp2);
+}
+
+/* Sections, overlaps and cuts of buf[0, n).  0, or GM_ENOMEM with nothing
+ * left allocated.  exact_release frees the rest. */
+static int exact_init(exact_t *m, const offline_buf_t *buf, size_t n)
+{
+    memset(m, 0, sizeof *m);
+    m->n = n;
+    m->buf = buf;
+    /* elementary segments between the distinct times */
+    uint64_t *c = malloc(2 * n * sizeof *c);
+    uint32_t *segsec = NULL;
+    unsigned char *sflag = NULL, *eflag = NULL;
+    m->sa = malloc(n * sizeof *m->sa);
+    m->sb = malloc(n * sizeof *m->sb);
+    if (!c || !m->sa || !m->sb)
+        goto oom;
     for (size_t i = 0; i < n; i++) {
-        uint64_t total = 0;
-        for (size_t j = sk->cs[i]; j < sk->ce[i]; j++)
-            if (d.sum[j] > total)
-                total = d.sum[j];
-        pre[i] = (sky_pre_t){total, buf[i].end - buf[i].start, buf[i].size, (uint32_t)i};
+        c[2 * i] = buf[i].start;
+        c[2 * i + 1] = buf[i].end;
     }
-    uint64_t step = *best / 200;
-    while (*best > floor && d.work < limit && step >= align) {
-        uint64_t target = *best - step < floor ? floor : *best - step;
-        target = target / align * align;
-        if (target < floor)
-            target = (floor + align - 1) / align * align;
-        if (target >= *best)
-            break;
-        d.target = target;
-        if (!offline_search_target(&d, pre, d.work + (limit - d.work) / 4 + 1)) {
-            if (d.oom)
-                break;
-            step /= 2; /* too far for this budget: a smaller step */
-            continue;
+    qsort(c, 2 * n, sizeof *c, offline_u64_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < 2 * n; i++)
+        if (u == 0 || c[i] != c[u - 1])
+            c[u++] = c[i];
+    /* boundary j (time c[j]) has starts and/or ends; segment j is
+     * [c[j], c[j + 1]); a segment is a section when its left boundary
+     * has a start and its right one an end */
+    sflag = calloc(u, 1);
+    eflag = calloc(u, 1);
+    segsec = malloc(u * sizeof *segsec);
+    if (!sflag || !eflag || !segsec)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        sflag[offline_coord(c, u, buf[i].start)] = 1;
+        eflag[offline_coord(c, u, buf[i].end)] = 1;
+    }
+    size_t S = 0;
+    for (size_t j = 0; j + 1 < u; j++) {
+        segsec[j] = (uint32_t)S; /* the first section at or after segment j */
+        if (sflag[j] && eflag[j + 1])
+            S++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t cs = offline_coord(c, u, buf[i].start), ce = offline_coord(c, u, buf[i].end);
+        /* sections among segments [cs, ce): from the first at or after cs
+         * to the first at or after ce (exclusive) */
+        /* never empty: walking back from the segment that ends at the
+         * buffer's end, the first whose left boundary has a start is one */
+        m->sa[i] = segsec[cs];
+        m->sb[i] = ce < u - 1 ? segsec[ce] : (uint32_t)S;
+    }
+    m->S = S;
+    free(c);
+    free(sflag);
+    free(eflag);
+    free(segsec);
+    c = NULL;
+    sflag = eflag = NULL;
+    segsec = NULL;
+    /* members per section, totals, cuts */
+    m->mems = calloc(S + 1, sizeof *m->mems);
+    m->total0 = calloc(S ? S : 1, sizeof *m->total0);
+    m->cuts0 = calloc(S ? S : 1, sizeof *m->cuts0);
+    if (!m->mems || !m->total0 || !m->cuts0)
+        goto oom;
+    size_t nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t s = m->sa[i]; s < m->sb[i]; s++) {
+            m->mems[s + 1]++;
+            m->total0[s] += buf[i].size;
         }
-        uint64_t peak = 0;
-        for (size_t i = 0; i < n; i++)
-            if (d.found_off[i] + buf[i].size > peak)
-                peak = d.found_off[i] + buf[i].size;
-        *best = peak;
-        memcpy(off, d.found_off, n * sizeof *off);
+        for (uint32_t s = m->sa[i]; s + 1 < m->sb[i]; s++)
+            m->cuts0[s]++;
+        nm += m->sb[i] - m->sa[i];
     }
-    if (d.oom)
-        *rc = GM_ENOMEM;
-out:
-    free(d.sum);
-    free(d.hf);
-    free(d.low);
-    free(d.rank);
-    free(d.off);
-    free(d.found_off);
-    free(d.undo);
-    free(d.pending);
-    free(pre);
-    return d.work;
+    for (size_t s = 0; s < S; s++)
+        m->mems[s + 1] += m->mems[s];
+    m->mem = malloc((nm ? nm : 1) * sizeof *m->mem);
+    uint32_t *fill = malloc((S ? S : 1) * sizeof *fill);
+    if (!m->mem || !fill) {
+        free(fill);
+        goto oom;
+    }
+    memcpy(fill, m->mems, S * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t s = m->sa[i]; s < m->sb[i]; s++)
+            m->mem[fill[s]++] = (uint32_t)i;
+    free(fill);
+    /* overlaps: two buffers overlap iff their section ranges do */
+    m->ovs = calloc(n + 1, sizeof *m->ovs);
+    if (!m->ovs)
+        goto oom;
+    size_t cap = 1024, no = 0;
+    m->ov = malloc(cap * sizeof *m->ov);
+    if (!m->ov)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < n; k++) {
+            if (k == i || m->sa[k] >= m->sb[i] || m->sa[i] >= m->sb[k])
+                continue;
+            if (no == cap) {
+                uint32_t *o = realloc(m->ov, 2 * cap * sizeof *o);
+                if (!o)
+                    goto oom;
+                m->ov = o;
+                cap *= 2;
+            }
+            m->ov[no++] = (uint32_t)k;
+        }
+        m->ovs[i + 1] = (uint32_t)no;
+    }
+    m->minoff = malloc(n * sizeof *m->minoff);
+    m->off = malloc(n * sizeof *m->off);
+    m->sol = malloc(n * sizeof *m->sol);
+    m->floor = malloc((S ? S : 1) * sizeof *m->floor);
+    m->total = malloc((S ? S : 1) * sizeof *m->total);
+    m->cuts = malloc((S ? S : 1) * sizeof *m->cuts);
+    m->seen = calloc(S ? S : 1, sizeof *m->seen);
+    m->aff = malloc((S ? S : 1) * sizeof *m->aff);
+    m->ent_cap = 4 * n + 64;
+    m->ent = malloc(m->ent_cap * sizeof *m->ent);
+    m->u32_cap = 4 * n + 64;
+    m->u32 = malloc(m->u32_cap * sizeof *m->u32);
+    m->partof = malloc((S ? S : 1) * sizeof *m->partof);
+    m->key = malloc(3 * n * sizeof *m->key);
+    m->tmp = malloc(n * sizeof *m->tmp);
+    m->tmp2 = malloc(n * sizeof *m->tmp2);
+    if (!m->minoff || !m->off || !m->sol || !m->floor || !m->total || !m->cuts || !m->seen ||
+        !m->aff || !m->ent || !m->u32 || !m->partof || !m->key || !m->tmp || !m->tmp2)
+        goto oom;
+    return 0;
+oom:
+    free(c);
+    free(sflag);
+    free(eflag);
+    free(segsec);
+    exact_release(m);
+    memset(m, 0, sizeof *m);
+    return GM_ENOMEM;
+}
+
+static int exact_part(exact_t *m, const exact_ent_t *from, size_t k, uint32_t slo, uint32_t shi);
+
+/* Room for k more entries on the ordering stack (it may move: callers keep
+ * indices across calls that push).  0, or -1 (m->oom). */
+static int exact_reserve(exact_t *m, size_t k)
+{
+    if (m->sp + k <= m->ent_cap)
+        return 0;
+    size_t cap = 2 * (m->sp + k);
+    exact_ent_t *e = realloc(m->ent, cap * sizeof *e);
+    if (e == NULL) {
+        m->oom = 1;
+        return -1;
+    }
+    m->ent = e;
+    m->ent_cap = cap;
+    return 0;
+}
+
+/* The same for the ids stack. */
+static int exact_reserve32(exact_t *m, size_t k)
+{
+    if (m->usp + k <= m->u32_cap)
+        return 0;
+    size_t cap = 2 * (m->usp + k);
+    uint32_t *e = realloc(m->u32, cap * sizeof *e);
+    if (e == NULL) {
+        m->oom = 1;
+        return -1;
+    }
+    m->u32 = e;
+    m->u32_cap = cap;
+    return 0;
+}
+
+static inline int exact_before(const exact_ent_t *x, const exact_ent_t *y)
+{
+    return x->at < y->at || (x->at == y->at && x->rank < y->rank);
+}
+
+/*
+ * One node: place one of the unplaced buffers among the k entries at
+ * ent[ord_at] (a part spanning sections [slo, shi)), the last placement
+ * having been at (min_at, min_rank), and recurse.  EXACT_FOUND (the part's
+ * offsets in m->sol), EXACT_NONE (no plan under this node) or EXACT_ABORT
+ * (the work limit, or host OOM with m->oom set).  The state is as on entry
+ * when it returns.
+ */
+static int exact_node(exact_t *m, size_t ord_at, size_t k, uint32_t slo, uint32_t shi,
+                      uint64_t min_at, uint32_t min_rank)
+{
+    if (m->work >= m->limit)
+        return EXACT_ABORT;
+    if (exact_reserve(m, k))
+        return EXACT_ABORT;
+    size_t base = m->sp;
+    exact_ent_t *cur = m->ent + base;
+    const exact_ent_t *ord = m->ent + ord_at;
+    size_t nc = 0;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t id = ord[i].id;
+        if (m->off[id] != EXACT_UNPLACED)
+            continue;
+        exact_ent_t e = {m->minoff[id], ord[i].rank, id};
+        size_t j = nc++;
+        while (j > 0 && exact_before(&e, &cur[j - 1])) {
+            cur[j] = cur[j - 1];
+            j--;
+        }
+        cur[j] = e;
+    }
+    m->work += 1 + k;
+    if (nc == 0)
+        return EXACT_FOUND;
+    m->sp += nc;
+    uint64_t min_top = UINT64_MAX;
+    for (size_t i = 0; i < nc; i++) {
+        uint64_t t = cur[i].at + m->buf[cur[i].id].size;
+        if (t < min_top)
+            min_top = t;
+    }
+    int rc = EXACT_NONE;
+    for (size_t i = 0; i < nc && rc == EXACT_NONE; i++) {
+        cur = m->ent + base; /* a deeper node may have moved the stack */
+        const exact_ent_t e = cur[i];
+        if (e.at >= min_top)
+            break; /* dominated: an unplaced buffer fits under it */
+        if (e.at < min_at || (e.at == min_at && e.rank < min_rank))
+            continue; /* not canonical */
+        uint32_t id = e.id;
+        uint64_t size = m->buf[id].size, top = e.at + size;
+        if (top > m->target)
+            continue;
+        size_t mark = m->nundo;
+        m->off[id] = e.at;
+        m->sol[id] = e.at;
+        /* neighbours rest at least on its top */
+        size_t naff = 0;
+        uint32_t ep = ++m->epoch;
+        for (uint32_t q = m->ovs[id]; q < m->ovs[id + 1]; q++) {
+            uint32_t o = m->ov[q];
+            if (m->off[o] != EXACT_UNPLACED || m->minoff[o] >= top)
+                continue;
+            if (exact_log(m, o, m->minoff[o]))
+                break;
+            m->minoff[o] = top;
+            for (uint32_t s = m->sa[o]; s < m->sb[o]; s++)
+                if (m->seen[s] != ep) {
+                    m->seen[s] = ep;
+                    m->aff[naff++] = s;
+                }
+        }
+        m->work += m->ovs[id + 1] - m->ovs[id];
+        for (uint32_t s = m->sa[id]; s < m->sb[id]; s++) {
+            if (exact_log(m, EXACT_FLOOR | s, m->floor[s]))
+                break;
+            m->floor[s] = top;
+            m->total[s] -= size;
+        }
+        /* a section's floor is at least its unplaced buffers' lowest minoff */
+        for (size_t a = 0; a < naff; a++) {
+            uint32_t s = m->aff[a];
+            uint64_t lo = UINT64_MAX;
+            for (uint32_t q = m->mems[s]; q < m->mems[s + 1]; q++) {
+                uint32_t b = m->mem[q];
+                if (m->off[b] == EXACT_UNPLACED && m->minoff[b] < lo)
+                    lo = m->minoff[b];
+            }
+            m->work += m->mems[s + 1] - m->mems[s];
+            if (lo != UINT64_MAX && lo > m->floor[s]) {
+                if (exact_log(m, EXACT_FLOOR | s, m->floor[s]))
+                    break;
+                m->floor[s] = lo;
+            }
+        }
+        if (m->oom) {
+            rc = EXACT_ABORT;
+        } else {
+            int fits = 1;
+            for (uint32_t s = slo; s < shi; s++) {
+                uint64_t f = m->floor[s] > e.at ? m->floor[s] : e.at;
+                if (f + m->total[s] > m->target) {
+                    fits = 0;
+                    break;
+                }
+            }
+            m->work += shi - slo;
+            if (fits) {
+                int split = 0;
+                for (uint32_t s = m->sa[id]; s + 1 < m->sb[id]; s++)
+                    if (--m->cuts[s] == 0 && s >= slo && s + 1 < shi)
+                        split = 1;
+                rc = split ? exact_part(m, cur, nc, slo, shi)
+                           : exact_node(m, base, nc, slo, shi, e.at, e.rank);
+                for (uint32_t s = m->sa[id]; s + 1 < m->sb[id]; s++)
+                    m->cuts[s]++;
+            }
+        }
+        for (uint32_t s = m->sa[id]; s < m->sb[id]; s++)
+            m->total[s] += size;
+        while (m->nundo > mark) {
+            const exact_undo_t *u = &m->undo[--m->nundo];
+            if (u->what & EXACT_FLOOR)
+                m->floor[u->what & ~EXACT_FLOOR] = u->old;
+            else
+                m->minoff[u->what] = u->old;
+        }
+        m->off[id] = EXACT_UNPLACED;
+    }
+    m->sp -= nc;
+    return rc;
+}
+
+/* Whether buffer x goes before y in the preorder: larger keys first, then
+ * the lower id. */
+static inline int exact_pre_before(const double *key, uint32_t x, uint32_t y)
+{
+    for (int k = 0; k < 3; k++)
+        if (key[3 * x + k] != key[3 * y + k])
+            return key[3 * x + k] > key[3 * y + k];
+    return x < y;
+}
+
+/* Stable bottom-up merge sort of ids[0, k) by the preorder keys. */
+static void exact_pre_sort(exact_t *m, uint32_t *ids, size_t k)
+{
+    uint32_t *src = ids, *dst = m->tmp2;
+    for (size_t w = 1; w < k; w *= 2) {
+        for (size_t lo = 0; lo < k; lo += 2 * w) {
+            size_t mid = lo + w < k ? lo + w : k, hi = lo + 2 * w < k ? lo + 2 * w : k;
+            size_t i = lo, j = mid, q = lo;
+            while (i < mid && j < hi)
+                dst[q++] = exact_pre_before(m->key, src[j], src[i]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[q++] = src[i++];
+            while (j < hi)
+                dst[q++] = src[j++];
+        }
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != ids)
+        memcpy(ids, src, k * sizeof *ids);
+    m->work += k;
+}
+
+/* Solve a part: its preorder, then its search. */
+static int exact_solve(exact_t *m, const uint32_t *ids, size_t k, uint32_t slo, uint32_t shi)
+{
+    /* keys: 0 width in sections, 1 area (that width × size), 2 the busiest
+     * section's total, 3 width in events */
+    static const int order[3][3] = {{2, 0, 3}, {0, 1, 2}, {2, 1, 0}}; /* TWE, WAT, TAW */
+    const int *o = order[m->heur];
+    uint32_t *tmp = m->tmp;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t id = ids[i];
+        const offline_buf_t *b = &m->buf[id];
+        uint64_t tot = 0;
+        for (uint32_t s = m->sa[id]; s < m->sb[id]; s++)
+            if (m->total[s] > tot)
+                tot = m->total[s];
+        double w = (double)(m->sb[id] - m->sa[id]);
+        double v[4] = {w, w * (double)b->size, (double)tot, (double)(b->end - b->start)};
+        for (int q = 0; q < 3; q++)
+            m->key[3 * id + q] = v[o[q]];
+        tmp[i] = id;
+    }
+    m->work += 4 * k;
+    exact_pre_sort(m, tmp, k);
+    if (exact_reserve(m, k))
+        return EXACT_ABORT;
+    size_t at = m->sp;
+    for (size_t i = 0; i < k; i++)
+        m->ent[at + i] = (exact_ent_t){0, (uint32_t)i, tmp[i]};
+    m->sp += k;
+    int rc = exact_node(m, at, k, slo, shi, 0, 0);
+    m->sp -= k;
+    return rc;
+}
+
+/* The unplaced buffers of from[0, k) within sections [slo, shi), split at
+ * the boundaries no unplaced buffer crosses; each part solved in turn. */
+static int exact_part(exact_t *m, const exact_ent_t *from, size_t k, uint32_t slo, uint32_t shi)
+{
+    /* the parts: partof[s] for the sections, then the ids bucketed by part
+     * (counting sort) with each part's first index and first section */
+    uint32_t np = 0;
+    for (uint32_t s = slo; s < shi; s++) {
+        m->partof[s] = np;
+        if (s + 1 == shi || m->cuts[s] == 0)
+            np++;
+    }
+    /* sorted (k), first (np + 1), psec (np + 1), fill (np) */
+    size_t need = k + 3 * (size_t)np + 2;
+    if (exact_reserve32(m, need))
+        return EXACT_ABORT;
+    size_t base = m->usp;
+    uint32_t *u = m->u32 + base, *sorted = u, *first = u + k, *psec = first + np + 1;
+    memset(first, 0, (np + 1) * sizeof *first);
+    size_t cnt = 0;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t id = from[i].id;
+        if (m->off[id] == EXACT_UNPLACED) {
+            first[m->partof[m->sa[id]] + 1]++;
+            cnt++;
+        }
+    }
+    for (uint32_t p = 0; p < np; p++)
+        first[p + 1] += first[p];
+    uint32_t *fill = psec + np + 1; /* np entries */
+    memcpy(fill, first, np * sizeof *fill);
+    for (size_t i = 0; i < k; i++) {
+        uint32_t id = from[i].id;
+        if (m->off[id] == EXACT_UNPLACED)
+            sorted[fill[m->partof[m->sa[id]]]++] = id;
+    }
+    for (uint32_t s = slo, p = 0; s < shi; s++)
+        if (s == slo || m->partof[s] != m->partof[s - 1])
+            psec[p++] = s;
+    psec[np] = shi;
+    m->usp += need;
+    m->work += k + (shi - slo);
+    (void)cnt;
+    int rc = EXACT_FOUND;
+    for (uint32_t p = 0; p < np && rc == EXACT_FOUND; p++) {
+        u = m->u32 + base; /* a deeper part may have moved the stack */
+        first = u + k;
+        psec = first + np + 1;
+        if (first[p + 1] > first[p])
+            rc = exact_solve(m, u + first[p], first[p + 1] - first[p], psec[p], psec[p + 1]);
+    }
+    m->usp = base;
+    return rc;
+}
+
+/* Search for a plan within target, at most `limit` work (a round robin of
+ * the preorders under a doubling node budget).  EXACT_FOUND (m->sol holds
+ * it), EXACT_NONE (proven: none), EXACT_ABORT (the budget ran out). */
+static int exact_target(exact_t *m, uint64_t target, uint64_t limit)
+{
+    size_t n = m->n, S = m->S;
+    m->target = target;
+    for (uint64_t quota = 16 * (uint64_t)(n + S); m->work < limit;
+         quota = quota < limit / 2 ? 2 * quota : limit) {
+        for (int h = 0; h < 3 && m->work < limit; h++) {
+            m->heur = h;
+            m->limit = m->work + quota < limit ? m->work + quota : limit;
+            for (size_t i = 0; i < n; i++) {
+                m->minoff[i] = 0;
+                m->off[i] = EXACT_UNPLACED;
+            }
+            memset(m->floor, 0, S * sizeof *m->floor);
+            memcpy(m->total, m->total0, S * sizeof *m->total);
+            memcpy(m->cuts, m->cuts0, S * sizeof *m->cuts);
+            m->sp = 0;
+            m->usp = 0;
+            m->nundo = 0;
+            exact_ent_t *all = m->ent;
+            for (size_t i = 0; i < n; i++)
+                all[i] = (exact_ent_t){0, 0, (uint32_t)i};
+            m->sp = n;
+            int rc = exact_part(m, all, n, 0, (uint32_t)S);
+            m->sp = 0;
+            if (m->oom)
+                return EXACT_ABORT;
+            if (rc != EXACT_ABORT)
+                return rc;
+        }
+    }
+    return EXACT_ABORT;
+}
+
+/* Keep m's plan in off when it beats *best. */
+static void offline_exact_keep(const exact_t *m, const offline_buf_t *buf, size_t n, uint64_t *best,
+                               uint64_t *off)
+{
+    uint64_t peak = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m->sol[i] + buf[i].size > peak)
+            peak = m->sol[i] + buf[i].size;
+    if (peak < *best) {
+        *best = peak;
+        memcpy(off, m->sol, n * sizeof *off);
+    }
+}
+
+/*
+ * The exact search's targets: the lower bound LB (the busiest section)
+ * first, with half the budget; then, while no plan is found, targets
+ * growing by LB × 2^k / 256 (0.4 %, 1.2 %, 2.7 %, 5.9 %, … above LB), each
+ * with a third of what is left; once one is found, bisection between the
+ * highest target without a plan and the best plan.  A target the search
+ * proves infeasible raises the bound.  *best and off are replaced by every
+ * better plan; when the targets reach the best plan without one, targets
+ * just under it (0.5 % below, the step halved at each miss).  GM_ENOMEM or
+ * 0; *spent gets the work.
+ */
+static int offline_exact(const offline_buf_t *buf, size_t n, uint64_t align, uint64_t budget,
+                         uint64_t *best, uint64_t *off, uint64_t *spent)
+{
+    exact_t m;
+    if (exact_init(&m, buf, n) != 0)
+        return GM_ENOMEM;
+    uint64_t lb = 0;
+    for (size_t s = 0; s < m.S; s++)
+        if (m.total0[s] > lb)
+            lb = m.total0[s];
+    lb = (lb + align - 1) / align * align;
+    uint64_t lo = lb, t = lb; /* lo: no plan known below it */
+    int found = 0;
+    for (unsigned k = 0; lo < *best && m.work < budget; k++) {
+        uint64_t share = k == 0 ? (budget - m.work) / 2 : (budget - m.work) / 3;
+        if (found) { /* bisect */
+            t = lo + (*best - lo) / 2;
+            t = t / align * align;
+            if (t < lo)
+                t = lo;
+        }
+        if (t >= *best)
+            break;
+        int r = exact_target(&m, t, m.work + share + 1);
+        if (m.oom)
+            break;
+        if (r == EXACT_FOUND) {
+            offline_exact_keep(&m, buf, n, best, off);
+            found = 1;
+        } else {
+            lo = t + align;
+            if (!found) {
+                uint64_t step = (lb >> 8) << (k < 20 ? k : 20);
+                t += step > align ? step / align * align : align;
+            }
+        }
+    }
+    /* nothing found between the bound and the heuristics' plan: targets
+     * just below that plan, 0.5 % first, the step halved at each miss */
+    uint64_t step = *best / 200;
+    while (!found && !m.oom && lo < *best && m.work < budget && step >= align) {
+        t = (*best - step) / align * align;
+        if (t < lo)
+            t = lo;
+        int r = exact_target(&m, t, m.work + (budget - m.work) / 3 + 1);
+        if (r == EXACT_FOUND)
+            offline_exact_keep(&m, buf, n, best, off);
+        else
+            step /= 2;
+    }
+    int oom = m.oom;
+    *spent = m.work;
+    exact_release(&m);
+    return oom ? GM_ENOMEM : 0;
 }
 
 /*
  * Plan buf[0..n) into off (by id).  Returns the peak; GM_ENOMEM through
- * *rc.  effort bounds the work of the improvement passes.
+ * *rc.  effort bounds the work of the improvement passes, search that of
+ * the exact search (up to OFFLINE_EXACT_MAX buffers; none with effort 0).
  */
 static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_t effort,
-                             uint64_t seed, uint64_t *off, uint64_t *passes, uint64_t *work, int *rc)
+                             int64_t search, uint64_t seed, uint64_t *off, uint64_t *passes,
+                             uint64_t *work, int *rc)
 {
     *rc = 0;
     *passes = 0;
@@ -993,18 +1278,34 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
         }
     }
     /* Then, while the budget lasts: skyline passes (small instances: one
-     * plain, then randomized ones with a quarter of what is left), the
-     * local search over the best greedy order (a third of what is left when
-     * the search comes after it, else all), and the search (the rest). */
-    uint64_t rng = seed;
-    int small = n > 1 && n <= OFFLINE_SKYLINE_MAX, tiny = n > 1 && n <= OFFLINE_SEARCH_MAX;
+     * plain, then randomized ones with a quarter of what is left) and the
+     * local search over the best greedy order (the rest). */
+    uint64_t rng = seed, lb = 0; /* lb: known for small instances only */
+    int small = n > 1 && n <= OFFLINE_SKYLINE_MAX;
     if (small && pl.work < budget) {
         if (skyline_init(&sk, buf, n) != 0) {
             *rc = GM_ENOMEM;
             goto out;
         }
+        /* the bound no plan goes below: the busiest segment */
+        uint64_t *sum = calloc(sk.T + 1, sizeof *sum);
+        if (sum == NULL) {
+            *rc = GM_ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++) {
+            sum[sk.cs[i]] += buf[i].size;
+            sum[sk.ce[i]] -= buf[i].size; /* wraps back when added up */
+        }
+        uint64_t run = 0;
+        for (size_t j = 0; j < sk.T; j++) {
+            run += sum[j];
+            if (run > lb)
+                lb = run;
+        }
+        free(sum);
         uint64_t stop = pl.work + (budget - pl.work) / 4;
-        for (int k = 0; k == 0 || pl.work < stop; k++) {
+        for (int k = 0; best > lb && (k == 0 || pl.work < stop); k++) {
             uint64_t peak = skyline_pass(&sk, buf, pl.off, k ? &rng : NULL, &pl.work);
             ++*passes;
             if (peak < best) {
@@ -1013,8 +1314,7 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
             }
         }
     }
-    uint64_t stop = pl.work < budget ? budget - (tiny ? (budget - pl.work) * 2 / 3 : 0) : 0;
-    while (n > 1 && pl.work < stop) {
+    while (n > 1 && pl.work < budget && best > lb) {
         memcpy(trial, best_order, n * sizeof *trial);
         uint64_t r = offline_rand(&rng);
         size_t i, j;
@@ -1055,9 +1355,10 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
             }
         }
     }
-    if (tiny && pl.work < budget && sk.n == n) {
-        int src = 0;
-        pl.work += offline_search(&sk, buf, align, &best, off, budget - pl.work, &src);
+    if (effort > 0 && search > 0 && n > 1 && n <= OFFLINE_EXACT_MAX && best > lb) {
+        uint64_t spent = 0;
+        int src = offline_exact(buf, n, align, (uint64_t)search, &best, off, &spent);
+        pl.work += spent;
         if (src) {
             *rc = src;
             goto out;
@@ -1095,6 +1396,10 @@ static int offline_create(gm_device_t *dev, const gm_param_value_t *values, gm_p
     if (values[1].i < 0)
         return gm_error_set(err, GM_EINVAL,
                             "invalid value '%" PRId64 "' for offline.effort: negative", values[1].i);
+    if (values[3].i < 0)
+        return gm_error_set(err, GM_EINVAL,
+                            "invalid value '%" PRId64 "' for offline.search: negative",
+                            values[3].i);
     offline_t *o = calloc(1, sizeof *o);
     if (o == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'offline'");
@@ -1103,6 +1408,7 @@ static int offline_create(gm_device_t *dev, const gm_param_value_t *values, gm_p
     o->align = align;
     o->effort = values[1].i;
     o->seed = (uint64_t)values[2].i;
+    o->search = values[3].i;
     gm__idmap_init(&o->live);
     *out = &o->base;
     return 0;
@@ -1143,7 +1449,8 @@ static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
         o->reqsize[i] = lt->size;
     }
     int rc;
-    o->peak = offline_plan(buf, n, o->align, o->effort, o->seed, o->offset, &o->passes, &o->work, &rc);
+    o->peak = offline_plan(buf, n, o->align, o->effort, o->search, o->seed, o->offset, &o->passes,
+                           &o->work, &rc);
     free(buf);
     if (rc)
         return gm_error_set(err, rc, "offline: out of memory while planning %zu allocations", n);
@@ -1308,12 +1615,18 @@ static const gm_param_spec_t offline_params[] = {
      "is the same on every machine; 0 = greedy by size alone",
      NULL},
     {"seed", GM_PARAM_INT, "1", "seed of the local search's random moves", NULL},
+    {"search", GM_PARAM_INT, "2000000000",
+     "work budget of the exact search (branch and bound from the lower bound up, for traces "
+     "of up to 1,024 allocations; about 10^9 units a second), not time; 0 = none (nor with "
+     "effort 0)",
+     NULL},
 };
 
 const gm_policy_ops_t gm__policy_offline = {
     .name = "offline",
     .help = "offline planner: every allocation at a fixed offset in one arena, planned from the "
-            "whole trace (greedy by size, best fit, then local search); the achievable bound",
+            "whole trace (greedy by size, best fit, local search, then an exact search for small "
+            "traces); the achievable bound",
     .params = offline_params,
     .nparams = sizeof offline_params / sizeof offline_params[0],
     .flags = GM_POLICY_NEEDS_LIFETIMES,
