@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gmsim/gpus.h"
+#include "gmsim/sweep.h"
 #include "replay/text.h"
 
 /* ---- messages ------------------------------------------------------------ */
@@ -453,4 +454,42 @@ int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, u
                                "invalid value for %s: '%s' is neither a size nor a device "
                                "(see 'gmsim devices')",
                                opt, text);
+}
+
+int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out)
+{
+    int rc = gm__cli_size_arg(usage, "--granularity", text, out);
+    if (rc == 0 && (*out == 0 || (*out & (*out - 1)) || *out > GM_DEVICE_GRANULARITY_MAX))
+        rc = gm__cli_usage_error(usage,
+                                 "invalid value for --granularity: '%s' is not a power of two "
+                                 "from 1 B to 1 TiB",
+                                 text);
+    return rc;
+}
+
+/* ---- configurations ------------------------------------------------------- */
+
+int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
+                    const char *const *params, size_t nparams, const gm_device_config_t *device,
+                    gm_params_t **sets, size_t *nsets)
+{
+    gm_error_t err = {0};
+    if (npol == 0)
+        gm_policies_select("all", pol, &npol, &err);
+    if (gm_configs_expand(pol, npol, params, nparams, sets, nsets, &err) != 0)
+        return err.code == GM_EINVAL ? gm__cli_usage_error(usage, "%s", err.msg)
+                                     : gm__cli_error("%s", err.msg);
+    int rc = GM_CLI_OK;
+    gm_replay_t *probe = NULL;
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cfg.device = *device;
+    if (gm_replay_create(&cfg, &probe, &err) == 0) {
+        for (size_t i = 0; rc == GM_CLI_OK && i < *nsets; i++)
+            if (gm_replay_add(probe, &(*sets)[i], &err) != 0)
+                rc = err.code == GM_EINVAL ? gm__cli_usage_error(usage, "%s", err.msg)
+                                           : gm__cli_error("%s", err.msg);
+        gm_replay_destroy(probe);
+    }
+    return rc;
 }

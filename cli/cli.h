@@ -92,6 +92,19 @@ int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64
  * gmsim/gpus.h); as above. */
 int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
+/* A device granularity given to --granularity: a size that is a power of
+ * two from 1 B to GM_DEVICE_GRANULARITY_MAX; as above. */
+int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out);
+
+/* The configurations of --policy and --param (every policy when `npol` is
+ * 0; pol has room for all), each added to a trial replay on `device` so
+ * that a value the policy refuses is a usage error before any store is
+ * read.  GM_CLI_* status; *sets and *nsets as gm_configs_expand left them
+ * (the caller frees them with gm_configs_free, also on failure). */
+int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
+                    const char *const *params, size_t nparams, const gm_device_config_t *device,
+                    gm_params_t **sets, size_t *nsets);
+
 /* ---- stores and traces ---------------------------------------------------- */
 
 /* Open a store, printing the library's message on failure (GM_CLI_ERROR). */

@@ -357,12 +357,7 @@ int gm__cmd_compare(int argc, char **argv)
                                          "no bytes (leave it out for an unlimited device)", optarg);
             break;
         case OPT_GRANULARITY:
-            rc = gm__cli_size_arg(compare_usage, "--granularity", optarg, &cfg.device.granularity);
-            if (rc == 0 && (cfg.device.granularity == 0 ||
-                            (cfg.device.granularity & (cfg.device.granularity - 1)) ||
-                            cfg.device.granularity > GM_DEVICE_GRANULARITY_MAX))
-                rc = gm__cli_usage_error(compare_usage, "invalid value for --granularity: '%s' "
-                                         "is not a power of two from 1 B to 1 TiB", optarg);
+            rc = gm__cli_granularity_arg(compare_usage, optarg, &cfg.device.granularity);
             break;
         case OPT_BY:
             if (strcmp(optarg, "seq_len") == 0)
@@ -389,23 +384,7 @@ int gm__cmd_compare(int argc, char **argv)
         rc = gm__cli_usage_error(compare_usage, "--json and --csv do not go together");
         goto out;
     }
-    if (npol == 0)
-        gm_policies_select("all", pol, &npol, &err);
-    if (gm_configs_expand(pol, npol, params, nparams, &sets, &nsets, &err) != 0) {
-        rc = err.code == GM_EINVAL ? gm__cli_usage_error(compare_usage, "%s", err.msg)
-                                   : gm__cli_error("%s", err.msg);
-        goto out;
-    }
-    /* Refused values (checked at create) are usage errors too, before any
-     * store is read. */
-    gm_replay_t *probe = NULL;
-    if (gm_replay_create(&cfg, &probe, &err) == 0) {
-        for (size_t i = 0; rc == GM_CLI_OK && i < nsets; i++)
-            if (gm_replay_add(probe, &sets[i], &err) != 0)
-                rc = err.code == GM_EINVAL ? gm__cli_usage_error(compare_usage, "%s", err.msg)
-                                           : gm__cli_error("%s", err.msg);
-        gm_replay_destroy(probe);
-    }
+    rc = gm__cli_configs(compare_usage, pol, npol, params, nparams, &cfg.device, &sets, &nsets);
     if (rc)
         goto out;
 

@@ -91,8 +91,8 @@ typedef struct fit_job {
     size_t lifecap;
 } fit_job_t;
 
-/* Synthesize the job at value v into j->buf; 0 or an error code. */
-static int fit_synth(fit_job_t *j, uint64_t v, gm_synth_stats_t *st, gm_error_t *err)
+/* The job's configuration at value v (of the sequence length or the batch). */
+static gm_synth_config_t fit_config(const fit_job_t *j, uint64_t v)
 {
     gm_synth_config_t c = j->cfg;
     if (j->vary_seq) {
@@ -101,6 +101,13 @@ static int fit_synth(fit_job_t *j, uint64_t v, gm_synth_stats_t *st, gm_error_t 
     } else {
         c.batch = v;
     }
+    return c;
+}
+
+/* Synthesize the job at value v into j->buf; 0 or an error code. */
+static int fit_synth(fit_job_t *j, uint64_t v, gm_synth_stats_t *st, gm_error_t *err)
+{
+    gm_synth_config_t c = fit_config(j, v);
     j->buf.n = 0;
     return gm_synth_run(&c, fit_sink, &j->buf, st, err);
 }
@@ -197,13 +204,7 @@ static int fit_probe(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t v, int *
         return 0;
     }
     if (ops == NULL) {
-        gm_synth_config_t c = j->cfg;
-        if (j->vary_seq) {
-            c.seq_kind = GM_SYNTH_SEQ_FIXED;
-            c.seq = v;
-        } else {
-            c.batch = v;
-        }
+        gm_synth_config_t c = fit_config(j, v);
         int rc = gm_synth_run(&c, NULL, NULL, &st, err);
         if (rc)
             return rc;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "gmsim/sweep.h"
 
 static const char replay_usage[] =
     "usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...\n"
@@ -284,67 +285,6 @@ static void replay_json_timeline(gm_json_t *j, const gm_replay_t *r, size_t i)
     gm_json_end_object(j);
 }
 
-static void replay_json_params(gm_json_t *j, const void *arg)
-{
-    const gm_params_t *p = arg;
-    gm_json_begin_object(j);
-    for (size_t k = 0; k < p->ops->nparams; k++) {
-        char buf[512];
-        gm_param_json(&p->ops->params[k], p->values[k], buf, sizeof buf);
-        gm_json_key(j, p->ops->params[k].name);
-        gm_json_raw(j, buf);
-    }
-    gm_json_end_object(j);
-}
-
-static void replay_json_metrics(gm_json_t *j, const void *arg)
-{
-    const gm_metrics_t *m = arg;
-    gm_json_begin_object(j);
-#define REPLAY_JSON_U64(v) gm_json_u64(j, v)
-#define REPLAY_JSON_I64(v) gm_json_i64(j, v)
-#define REPLAY_JSON_F64(v) gm_json_double(j, v)
-#define REPLAY_METRIC(name, type) \
-    gm_json_key(j, #name);        \
-    REPLAY_JSON_##type(m->name);
-    GM_METRICS(REPLAY_METRIC)
-#undef REPLAY_METRIC
-#undef REPLAY_JSON_U64
-#undef REPLAY_JSON_I64
-#undef REPLAY_JSON_F64
-    gm_json_end_object(j);
-}
-
-static void replay_json_device(gm_json_t *j, const void *arg)
-{
-    const gm_device_config_t *dev = arg;
-    gm_json_begin_object(j);
-    gm_json_key(j, "capacity");
-    gm_json_u64(j, dev->capacity);
-    gm_json_key(j, "granularity");
-    gm_json_u64(j, dev->granularity);
-    gm_json_end_object(j);
-}
-
-/* Compact JSON text of what fn writes; NULL when out of memory.  The caller
- * frees it. */
-static char *replay_json_text(void (*fn)(gm_json_t *, const void *), const void *arg)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL)
-        return NULL;
-    gm_json_t j;
-    gm_json_init(&j, f, 0);
-    fn(&j, arg);
-    if (ferror(f) | fclose(f)) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 static void replay_json(const char *name, gm_replay_t *r, const gm_device_config_t *dev,
                         int timeline, const int64_t *run_ids, const gm_gpu_measured_t *measured)
 {
@@ -358,7 +298,7 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
     gm_json_key(&j, "load");
     gm_json_u64(&j, gm_replay_load(r));
     gm_json_key(&j, "device");
-    replay_json_device(&j, dev);
+    gm_device_write_json(&j, dev);
     gm_json_key(&j, "runs");
     gm_json_begin_array(&j);
     for (size_t i = 0; i < gm_replay_count(r); i++) {
@@ -371,9 +311,9 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
             gm_json_i64(&j, run_ids[i]);
         }
         gm_json_key(&j, "params");
-        replay_json_params(&j, p);
+        gm_params_write_json(&j, p);
         gm_json_key(&j, "metrics");
-        replay_json_metrics(&j, gm_replay_metrics(r, i));
+        gm_metrics_write_json(&j, gm_replay_metrics(r, i));
         if (measured)
             gm__cli_gpu_json(&j, measured, gm_replay_metrics(r, i));
         if (gm_replay_defrag_enabled(r)) {
@@ -404,11 +344,11 @@ static int replay_save(const char *path, const char *name, gm_replay_t *r,
         gm_store_close(s);
         return gm__cli_error("%s", err.msg);
     }
-    char *device = replay_json_text(replay_json_device, dev);
+    char *device = gm_device_json(dev);
     for (size_t i = 0; rc == GM_CLI_OK && i < gm_replay_count(r); i++) {
         const gm_params_t *p = gm_replay_params(r, i);
-        char *params = replay_json_text(replay_json_params, p);
-        char *metrics = replay_json_text(replay_json_metrics, gm_replay_metrics(r, i));
+        char *params = gm_params_json(p);
+        char *metrics = gm_metrics_json(gm_replay_metrics(r, i));
         gm_run_record_t run = {.trace = name, .trace_digest = info.digest,
                                .policy = p->ops->name, .params = params, .device = device,
                                .metrics = metrics};
@@ -573,15 +513,7 @@ int gm__cmd_replay(int argc, char **argv)
             rc = gm__cli_capacity_arg(replay_usage, "--device", optarg, &cfg.device.capacity);
             break;
         case OPT_GRANULARITY:
-            rc = gm__cli_size_arg(replay_usage, "--granularity", optarg,
-                                  &cfg.device.granularity);
-            if (rc == 0 && (cfg.device.granularity == 0 ||
-                            (cfg.device.granularity & (cfg.device.granularity - 1)) ||
-                            cfg.device.granularity > GM_DEVICE_GRANULARITY_MAX))
-                rc = gm__cli_usage_error(replay_usage,
-                                         "invalid value for --granularity: '%s' is not a power "
-                                         "of two from 1 B to 1 TiB",
-                                         optarg);
+            rc = gm__cli_granularity_arg(replay_usage, optarg, &cfg.device.granularity);
             break;
         case OPT_CHECK: cfg.check_level = 2; break;
         case OPT_JSON: json = 1; break;

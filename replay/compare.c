@@ -48,9 +48,8 @@ static char *compare_json_text(void (*fn)(gm_json_t *, const void *), const void
     return buf;
 }
 
-static void compare_params_fn(gm_json_t *j, const void *arg)
+void gm_params_write_json(gm_json_t *j, const gm_params_t *p)
 {
-    const gm_params_t *p = arg;
     gm_json_begin_object(j);
     for (size_t k = 0; k < p->ops->nparams; k++) {
         char buf[512];
@@ -61,9 +60,8 @@ static void compare_params_fn(gm_json_t *j, const void *arg)
     gm_json_end_object(j);
 }
 
-static void compare_device_fn(gm_json_t *j, const void *arg)
+void gm_device_write_json(gm_json_t *j, const gm_device_config_t *dev)
 {
-    const gm_device_config_t *dev = arg;
     gm_json_begin_object(j);
     gm_json_key(j, "capacity");
     gm_json_u64(j, dev->capacity);
@@ -72,9 +70,8 @@ static void compare_device_fn(gm_json_t *j, const void *arg)
     gm_json_end_object(j);
 }
 
-static void compare_metrics_fn(gm_json_t *j, const void *arg)
+void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m)
 {
-    const gm_metrics_t *m = arg;
     gm_json_begin_object(j);
 #define COMPARE_JSON_U64(v) gm_json_u64(j, v)
 #define COMPARE_JSON_I64(v) gm_json_i64(j, v)
@@ -89,6 +86,10 @@ static void compare_metrics_fn(gm_json_t *j, const void *arg)
 #undef COMPARE_JSON_F64
     gm_json_end_object(j);
 }
+
+static void compare_params_fn(gm_json_t *j, const void *arg) { gm_params_write_json(j, arg); }
+static void compare_device_fn(gm_json_t *j, const void *arg) { gm_device_write_json(j, arg); }
+static void compare_metrics_fn(gm_json_t *j, const void *arg) { gm_metrics_write_json(j, arg); }
 
 char *gm_params_json(const gm_params_t *p) { return compare_json_text(compare_params_fn, p); }
 char *gm_device_json(const gm_device_config_t *dev)

@@ -327,15 +327,7 @@ static int bfc_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
     gm__bt_blk_t *b = f->heap.b, *c = &b[h];
     bfc_bin_remove(f, h);
     if (c->size >= 2 * rounded || c->size - rounded >= f->max_frag) {
-        gm__bt_blk_t *n = &b[spare];
-        n->addr = c->addr + rounded;
-        n->size = c->size - rounded;
-        n->prev = h;
-        n->next = c->next;
-        if (c->next != GM__BT_NONE)
-            b[c->next].prev = spare;
-        c->next = spare;
-        c->size = rounded;
+        gm__bt_cut(&f->heap, h, rounded, spare);
         bfc_bin_insert(f, spare);
     } else {
         gm__bt_drop(&f->heap, spare);
@@ -347,11 +339,7 @@ static int bfc_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
         uint32_t nx = c->next;
         if (nx != GM__BT_NONE && b[nx].list != GM__BT_USED) {
             bfc_bin_remove(f, nx);
-            c->size += b[nx].size;
-            c->next = b[nx].next;
-            if (c->next != GM__BT_NONE)
-                b[c->next].prev = h;
-            gm__bt_drop(&f->heap, nx);
+            gm__bt_absorb(&f->heap, h, nx);
         }
         bfc_bin_insert(f, h);
         return GM_ENOMEM;
@@ -382,20 +370,12 @@ static int bfc_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
     uint32_t nx = c->next;
     if (nx != GM__BT_NONE && b[nx].list != GM__BT_USED) {
         bfc_bin_remove(f, nx);
-        c->size += b[nx].size;
-        c->next = b[nx].next;
-        if (c->next != GM__BT_NONE)
-            b[c->next].prev = h;
-        gm__bt_drop(&f->heap, nx);
+        gm__bt_absorb(&f->heap, h, nx);
     }
     uint32_t pv = c->prev;
     if (pv != GM__BT_NONE && b[pv].list != GM__BT_USED) {
         bfc_bin_remove(f, pv);
-        b[pv].size += c->size;
-        b[pv].next = c->next;
-        if (c->next != GM__BT_NONE)
-            b[c->next].prev = pv;
-        gm__bt_drop(&f->heap, h);
+        gm__bt_absorb(&f->heap, pv, h);
         h = pv;
     }
     bfc_bin_insert(f, h);

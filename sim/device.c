@@ -48,6 +48,15 @@ static uint64_t device_pow2_ceil(uint64_t x)
     return UINT64_C(1) << (64 - __builtin_clzll(x - 1));
 }
 
+/* The alignment a placement gets: at least the granularity, a power of
+ * two (rounded up); 0 when that does not fit in 64 bits. */
+static uint64_t device_align(const gm_device_t *dev, uint64_t align)
+{
+    if (align < dev->cfg.granularity)
+        return dev->cfg.granularity;
+    return device_is_pow2(align) ? align : device_pow2_ceil(align);
+}
+
 void gm_device_config_default(gm_device_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -125,12 +134,8 @@ double gm_cost_free_ns(const gm_cost_model_t *m, uint64_t bytes)
 int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *addr,
                      uint64_t *got)
 {
-    uint64_t g = dev->cfg.granularity;
     uint64_t rounded = gm_device_round(dev, size ? size : 1);
-    if (align < g)
-        align = g;
-    else if (!device_is_pow2(align))
-        align = device_pow2_ceil(align);
+    align = device_align(dev, align);
 
     int ok = rounded != UINT64_MAX && align != 0;
     if (ok && dev->cfg.capacity != 0)
@@ -174,12 +179,8 @@ void gm_device_free(gm_device_t *dev, uint64_t addr, uint64_t got)
 
 int gm_device_reserve_va(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *addr)
 {
-    uint64_t g = dev->cfg.granularity;
     uint64_t rounded = gm_device_round(dev, size ? size : 1);
-    if (align < g)
-        align = g;
-    else if (!device_is_pow2(align))
-        align = device_pow2_ceil(align);
+    align = device_align(dev, align);
     if (rounded == UINT64_MAX || align == 0 || dev->next_addr > UINT64_MAX - (align - 1))
         return GM_DEVICE_OOM;
     uint64_t at = (dev->next_addr + align - 1) & ~(align - 1);

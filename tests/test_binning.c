@@ -20,86 +20,7 @@
 #define GiB (UINT64_C(1) << 30)
 #define POLICY "binning"
 
-typedef struct pol {
-    const gm_policy_ops_t *ops;
-    gm_device_t dev;
-    gm_policy_t *p;
-} pol_t;
-
-/* A POLICY on a device of `capacity` bytes, with "key=value" settings
- * (NULL-terminated).  Returns create's code. */
-static int pol_make(pol_t *t, uint64_t capacity, const char *const *kv, gm_error_t *err)
-{
-    memset(t, 0, sizeof *t);
-    t->ops = gm_policy_find(POLICY);
-    cr_assert_not_null(t->ops);
-    gm_params_t params;
-    cr_assert_eq(gm_params_init(&params, t->ops, err), 0);
-    for (; kv != NULL && *kv != NULL; kv++) {
-        char key[64];
-        const char *eq = strchr(*kv, '=');
-        cr_assert_not_null(eq);
-        snprintf(key, sizeof key, "%.*s", (int)(eq - *kv), *kv);
-        cr_assert_eq(gm_params_set(&params, key, eq + 1, err), 0, "%s", err->msg);
-    }
-    gm_device_config_t cfg;
-    gm_device_config_default(&cfg);
-    cfg.capacity = capacity;
-    gm_device_init(&t->dev, &cfg);
-    int rc = t->ops->create(&t->dev, params.values, &t->p, err);
-    gm_params_release(&params);
-    return rc;
-}
-
-static void pol_new(pol_t *t, uint64_t capacity, const char *const *kv)
-{
-    gm_error_t err = {0};
-    cr_assert_eq(pol_make(t, capacity, kv, &err), 0, "%s", err.msg);
-}
-
-static void pol_check(pol_t *t)
-{
-    char why[256] = "";
-    cr_assert_eq(t->ops->check(t->p, why, sizeof why), 0, "check: %s", why);
-}
-
-static gm_block_t pol_alloc_on(pol_t *t, uint64_t size, uint32_t stream)
-{
-    gm_request_t req = {.size = size, .stream = stream};
-    gm_block_t blk = {0, 0};
-    cr_assert_eq(t->ops->alloc(t->p, &req, &blk), 0, "alloc(%" PRIu64 ") failed", size);
-    pol_check(t);
-    return blk;
-}
-
-static gm_block_t pol_alloc(pol_t *t, uint64_t size) { return pol_alloc_on(t, size, 0); }
-
-static int pol_try_on(pol_t *t, uint64_t size, uint32_t stream, gm_block_t *blk)
-{
-    gm_request_t req = {.size = size, .stream = stream};
-    int rc = t->ops->alloc(t->p, &req, blk);
-    pol_check(t);
-    return rc;
-}
-
-static int pol_try(pol_t *t, uint64_t size, gm_block_t *blk) { return pol_try_on(t, size, 0, blk); }
-
-static void pol_free_on(pol_t *t, gm_block_t blk, uint32_t stream)
-{
-    cr_assert_eq(t->ops->free(t->p, &blk, stream), 0);
-    pol_check(t);
-}
-
-static void pol_free(pol_t *t, gm_block_t blk) { pol_free_on(t, blk, 0); }
-
-static gm_policy_stats_t pol_stats(pol_t *t)
-{
-    gm_policy_stats_t st;
-    t->ops->stats(t->p, &st);
-    return st;
-}
-
-static void pol_end(pol_t *t) { t->ops->destroy(t->p); }
+#include "policy_harness.h"
 
 Test(binning, preallocates_a_chunk_per_bin)
 {
@@ -185,15 +106,13 @@ Test(binning, empty_cache_returns_everything_idle)
     pol_t t;
     pol_new(&t, 0, (const char *const[]){"blocks_to_preallocate=4", NULL});
     gm_block_t a = pol_alloc(&t, 1), big = pol_alloc(&t, 64 * MiB);
-    t.ops->empty_cache(t.p);
-    pol_check(&t);
+    pol_empty(&t);
     cr_expect_eq(t.dev.reserved, MiB + 64 * MiB,
                  "idle chunks went back through the pool; the 256 KiB bin's chunk (a is live) "
                  "and the large block stay");
     pol_free(&t, a);
     pol_free(&t, big);
-    t.ops->empty_cache(t.p);
-    pol_check(&t);
+    pol_empty(&t);
     cr_expect_eq(t.dev.reserved, 0);
     gm_block_t b = pol_alloc(&t, 1);
     cr_expect_eq(b.size, 256 * KiB, "a bin takes a chunk again after empty_cache");
@@ -217,34 +136,9 @@ Test(binning, stress_small_capacity)
 {
     pol_t t;
     pol_new(&t, 96 * MiB, (const char *const[]){"blocks_to_preallocate=8", NULL});
-    gm_block_t live[256];
-    size_t n = 0;
-    uint64_t rng = 4711, ooms = 0, ok = 0;
-    for (int k = 0; k < 6000; k++) {
-        if (n < 256 && (n == 0 || gt_rand(&rng) % 100 < 55)) {
-            uint64_t size = 1 + gt_rand(&rng) % (gt_rand(&rng) % 8 == 0 ? 24 * MiB : 3 * MiB);
-            int rc = pol_try_on(&t, size, (uint32_t)(gt_rand(&rng) % 2), &live[n]);
-            cr_assert(rc == 0 || rc == GM_ALLOC_OOM);
-            if (rc == 0) {
-                n++;
-                ok++;
-            } else {
-                ooms++;
-            }
-        } else {
-            size_t i = gt_rand(&rng) % n;
-            pol_free_on(&t, live[i], (uint32_t)(gt_rand(&rng) % 2));
-            live[i] = live[--n];
-        }
-        cr_assert_leq(t.dev.reserved, 96 * MiB);
-    }
-    cr_expect_gt(ooms, 0, "no OOM on 96 MiB");
-    cr_expect_gt(ok, 1000);
-    while (n > 0)
-        pol_free(&t, live[--n]);
-    t.ops->empty_cache(t.p);
-    pol_check(&t);
-    cr_expect_eq(t.dev.reserved, 0);
+    pol_churn(&t,
+              &(pol_churn_t){.seed = 4711, .small = 3 * MiB, .large = 24 * MiB, .streams = 2},
+              "blocks_to_preallocate=8");
     pol_end(&t);
 }
 

@@ -21,91 +21,40 @@
 #define MiB (UINT64_C(1) << 20)
 #define GiB (UINT64_C(1) << 30)
 
-typedef struct ca {
-    const gm_policy_ops_t *ops;
-    gm_device_t dev;
-    gm_policy_t *p;
-    gm_params_t params;
-} ca_t;
+#include "policy_harness.h"
 
 /* A caching policy with "key=value" settings separated by ';' on a device
- * of the given capacity (0 = unlimited).  Returns create's code. */
-static int ca_make(ca_t *c, const char *settings, uint64_t capacity, gm_error_t *err)
+ * of the given capacity (0 = unlimited).  Returns pol_open's code. */
+static int ca_make(pol_t *c, const char *settings, uint64_t capacity, gm_error_t *err)
 {
-    memset(c, 0, sizeof *c);
-    c->ops = gm_policy_find("caching");
-    cr_assert_not_null(c->ops, "caching is not registered");
-    cr_assert_eq(gm_params_init(&c->params, c->ops, err), 0);
     char buf[512];
+    const char *kv[32];
+    size_t n = 0;
     snprintf(buf, sizeof buf, "%s", settings);
     char *save = NULL;
-    for (char *kv = strtok_r(buf, ";", &save); kv; kv = strtok_r(NULL, ";", &save)) {
-        char *eq = strchr(kv, '=');
-        cr_assert_not_null(eq);
-        *eq = '\0';
-        int rc = gm_params_set(&c->params, kv, eq + 1, err);
-        if (rc)
-            return rc;
+    for (char *tok = strtok_r(buf, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        cr_assert_lt(n, sizeof kv / sizeof kv[0] - 1, "too many settings");
+        kv[n++] = tok;
     }
-    gm_device_config_t cfg;
-    gm_device_config_default(&cfg);
-    cfg.capacity = capacity;
-    gm_device_init(&c->dev, &cfg);
-    return c->ops->create(&c->dev, c->params.values, &c->p, err);
+    kv[n] = NULL;
+    gm_device_config_t cfg = pol_device(capacity);
+    return pol_open(c, "caching", &cfg, kv, err);
 }
 
-static void ca_new(ca_t *c, const char *settings, uint64_t capacity)
+static void ca_new(pol_t *c, const char *settings, uint64_t capacity)
 {
     gm_error_t err = {0};
     cr_assert_eq(ca_make(c, settings, capacity, &err), 0, "create: %s", err.msg);
-}
-
-static void ca_done(ca_t *c)
-{
-    if (c->p)
-        c->ops->destroy(c->p);
-    gm_params_release(&c->params);
-}
-
-static void ca_check(ca_t *c)
-{
-    char why[256] = "";
-    cr_assert_eq(c->ops->check(c->p, why, sizeof why), 0, "check: %s", why);
-}
-
-static gm_block_t ca_alloc_on(ca_t *c, uint64_t size, uint32_t stream)
-{
-    gm_request_t req = {.size = size, .stream = stream};
-    gm_block_t blk = {0, 0};
-    int rc = c->ops->alloc(c->p, &req, &blk);
-    cr_assert_eq(rc, 0, "alloc(%llu) = %d", (unsigned long long)size, rc);
-    cr_assert_geq(blk.size, size);
-    ca_check(c);
-    return blk;
-}
-
-static gm_block_t ca_alloc(ca_t *c, uint64_t size) { return ca_alloc_on(c, size, 0); }
-
-static void ca_free(ca_t *c, gm_block_t blk)
-{
-    cr_assert_eq(c->ops->free(c->p, &blk, 0), 0);
-    ca_check(c);
-}
-
-static void ca_empty(ca_t *c)
-{
-    c->ops->empty_cache(c->p);
-    ca_check(c);
 }
 
 /* ---- rounding ------------------------------------------------------------ */
 
 static uint64_t block_of(const char *settings, uint64_t size)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, settings, 0);
-    gm_block_t b = ca_alloc(&c, size);
-    ca_done(&c);
+    gm_block_t b = pol_alloc(&c, size);
+    pol_end(&c);
     return b.size;
 }
 
@@ -149,322 +98,322 @@ Test(caching, padding)
 
 Test(caching, segment_sizes)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "", 0);
-    ca_alloc(&c, 1 * MiB); /* small: a 2 MiB segment */
+    pol_alloc(&c, 1 * MiB); /* small: a 2 MiB segment */
     cr_assert_eq(c.dev.reserved, 2 * MiB);
-    ca_alloc(&c, 1 * MiB + 1); /* large below 10 MiB: a 20 MiB segment */
+    pol_alloc(&c, 1 * MiB + 1); /* large below 10 MiB: a 20 MiB segment */
     cr_assert_eq(c.dev.reserved, 22 * MiB);
     /* 10 MiB and more (here more than the 19 MiB left): own segment,
      * rounded to 2 MiB */
-    ca_alloc(&c, 20 * MiB);
+    pol_alloc(&c, 20 * MiB);
     cr_assert_eq(c.dev.reserved, 42 * MiB);
-    ca_alloc(&c, 21 * MiB + 1);
+    pol_alloc(&c, 21 * MiB + 1);
     cr_assert_eq(c.dev.reserved, 64 * MiB);
     cr_assert_eq(c.dev.mallocs, 4);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 Test(caching, split_thresholds)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "", 0);
     /* large: 5 MiB from a 20 MiB segment splits (15 MiB > 1 MiB left) */
-    gm_block_t a = ca_alloc(&c, 5 * MiB);
+    gm_block_t a = pol_alloc(&c, 5 * MiB);
     cr_assert_eq(a.size, 5 * MiB);
     /* 14.5 MiB from the 15 MiB remainder: 0.5 MiB left ≤ 1 MiB, no split */
-    gm_block_t b = ca_alloc(&c, 14 * MiB + 512 * KiB);
+    gm_block_t b = pol_alloc(&c, 14 * MiB + 512 * KiB);
     cr_assert_eq(b.size, 15 * MiB);
     cr_assert_eq(b.addr, a.addr + 5 * MiB);
     cr_assert_eq(c.dev.mallocs, 1);
     /* small: a remainder of 512 B splits */
-    gm_block_t s = ca_alloc(&c, 1 * MiB);
-    gm_block_t t = ca_alloc(&c, 1 * MiB - 512);
+    gm_block_t s = pol_alloc(&c, 1 * MiB);
+    gm_block_t t = pol_alloc(&c, 1 * MiB - 512);
     cr_assert_eq(t.addr, s.addr + 1 * MiB);
     cr_assert_eq(t.size, 1 * MiB - 512);
-    gm_block_t u = ca_alloc(&c, 512);
+    gm_block_t u = pol_alloc(&c, 512);
     cr_assert_eq(u.addr, t.addr + t.size);
     cr_assert_eq(c.dev.mallocs, 2);
     /* freeing merges back into whole segments, which empty_cache returns */
-    ca_free(&c, a);
-    ca_free(&c, b);
-    ca_free(&c, t);
-    ca_free(&c, u);
-    ca_free(&c, s);
+    pol_free(&c, a);
+    pol_free(&c, b);
+    pol_free(&c, t);
+    pol_free(&c, u);
+    pol_free(&c, s);
     gm_policy_stats_t st;
     c.ops->stats(c.p, &st);
     cr_assert_eq(st.largest_free, 20 * MiB);
-    ca_empty(&c);
+    pol_empty(&c);
     cr_assert_eq(c.dev.reserved, 0);
     cr_assert_eq(c.dev.frees, 2);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 Test(caching, best_fit_size_then_address_per_stream)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "", 0);
-    gm_block_t a = ca_alloc(&c, 12 * MiB);
-    gm_block_t g1 = ca_alloc(&c, 12 * MiB);
-    gm_block_t b = ca_alloc(&c, 14 * MiB);
-    gm_block_t g2 = ca_alloc(&c, 12 * MiB);
-    gm_block_t d = ca_alloc(&c, 12 * MiB);
+    gm_block_t a = pol_alloc(&c, 12 * MiB);
+    gm_block_t g1 = pol_alloc(&c, 12 * MiB);
+    gm_block_t b = pol_alloc(&c, 14 * MiB);
+    gm_block_t g2 = pol_alloc(&c, 12 * MiB);
+    gm_block_t d = pol_alloc(&c, 12 * MiB);
     (void)g1;
     (void)g2;
-    ca_free(&c, b);
-    ca_free(&c, d);
-    ca_free(&c, a);
+    pol_free(&c, b);
+    pol_free(&c, d);
+    pol_free(&c, a);
     /* 11 MiB: the 12 MiB blocks fit best; the lower address wins */
-    gm_block_t e = ca_alloc(&c, 11 * MiB);
+    gm_block_t e = pol_alloc(&c, 11 * MiB);
     cr_assert_eq(e.addr, a.addr);
     cr_assert_eq(e.size, 12 * MiB); /* 1 MiB left is not > 1 MiB: no split */
     /* 13 MiB: only the 14 MiB block */
-    gm_block_t f = ca_alloc(&c, 13 * MiB);
+    gm_block_t f = pol_alloc(&c, 13 * MiB);
     cr_assert_eq(f.addr, b.addr);
     /* another stream never takes stream 0's blocks */
     uint64_t before = c.dev.mallocs;
-    gm_block_t h = ca_alloc_on(&c, 11 * MiB, 1);
+    gm_block_t h = pol_alloc_on(&c, 11 * MiB, 1);
     cr_assert_neq(h.addr, d.addr);
     cr_assert_eq(c.dev.mallocs, before + 1);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 /* ---- max_split_size ------------------------------------------------------ */
 
 Test(caching, oversize_rules)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "max_split_size=40MiB", 0);
-    gm_block_t a = ca_alloc(&c, 50 * MiB);
-    ca_free(&c, a);
+    gm_block_t a = pol_alloc(&c, 50 * MiB);
+    pol_free(&c, a);
     /* below max_split_size: may not take the 50 MiB oversize block */
-    gm_block_t b = ca_alloc(&c, 30 * MiB);
+    gm_block_t b = pol_alloc(&c, 30 * MiB);
     cr_assert_neq(b.addr, a.addr);
     cr_assert_eq(c.dev.mallocs, 2);
-    ca_free(&c, b);
+    pol_free(&c, b);
     /* at or above: takes it whole if it is < request + 20 MiB */
-    gm_block_t d = ca_alloc(&c, 45 * MiB);
+    gm_block_t d = pol_alloc(&c, 45 * MiB);
     cr_assert_eq(d.addr, a.addr);
     cr_assert_eq(d.size, 50 * MiB);
-    ca_free(&c, d);
+    pol_free(&c, d);
     /* 41 MiB: 50 < 61, still taken whole */
-    gm_block_t e = ca_alloc(&c, 41 * MiB);
+    gm_block_t e = pol_alloc(&c, 41 * MiB);
     cr_assert_eq(e.size, 50 * MiB);
-    ca_free(&c, e);
+    pol_free(&c, e);
     /* a 70 MiB block is too big for a 45 MiB request (70 ≥ 65) */
-    gm_block_t f = ca_alloc(&c, 70 * MiB);
-    gm_block_t g = ca_alloc(&c, 50 * MiB);
-    ca_free(&c, f);
+    gm_block_t f = pol_alloc(&c, 70 * MiB);
+    gm_block_t g = pol_alloc(&c, 50 * MiB);
+    pol_free(&c, f);
     uint64_t before = c.dev.mallocs;
-    gm_block_t h = ca_alloc(&c, 45 * MiB);
+    gm_block_t h = pol_alloc(&c, 45 * MiB);
     cr_assert_neq(h.addr, f.addr);
     cr_assert_eq(c.dev.mallocs, before + 1);
     (void)g;
     /* a large block under max_split_size splits as usual */
-    ca_free(&c, h);
-    ca_done(&c);
+    pol_free(&c, h);
+    pol_end(&c);
 
     ca_new(&c, "max_split_size=40MiB;max_non_split_rounding=40MiB", 0);
-    f = ca_alloc(&c, 70 * MiB);
-    ca_free(&c, f);
-    h = ca_alloc(&c, 45 * MiB); /* 70 < 85 now */
+    f = pol_alloc(&c, 70 * MiB);
+    pol_free(&c, f);
+    h = pol_alloc(&c, 45 * MiB); /* 70 < 85 now */
     cr_assert_eq(h.addr, f.addr);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 /* ---- OOM recovery -------------------------------------------------------- */
 
 Test(caching, oom_chain)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "max_split_size=40MiB", 60 * MiB);
-    gm_block_t a = ca_alloc(&c, 50 * MiB);
-    ca_free(&c, a);
+    gm_block_t a = pol_alloc(&c, 50 * MiB);
+    pol_free(&c, a);
     /* 12 MiB does not fit beside the cached 50 MiB: the oversize block goes */
-    gm_block_t b = ca_alloc(&c, 12 * MiB);
+    gm_block_t b = pol_alloc(&c, 12 * MiB);
     cr_assert_eq(c.dev.frees, 1);
     cr_assert_eq(c.dev.reserved, 12 * MiB);
-    gm_block_t s = ca_alloc(&c, 2 * KiB);
-    ca_free(&c, s);
-    ca_free(&c, b);
+    gm_block_t s = pol_alloc(&c, 2 * KiB);
+    pol_free(&c, s);
+    pol_free(&c, b);
     cr_assert_eq(c.dev.reserved, 14 * MiB);
     /* 50 MiB: no oversize block to release; every whole cached segment goes */
-    gm_block_t d = ca_alloc(&c, 50 * MiB);
+    gm_block_t d = pol_alloc(&c, 50 * MiB);
     cr_assert_eq(c.dev.frees, 3);
     cr_assert_eq(c.dev.reserved, 50 * MiB);
     /* nothing left to release: OOM */
     gm_request_t req = {.size = 20 * MiB};
     gm_block_t e;
     cr_assert_eq(c.ops->alloc(c.p, &req, &e), GM_ALLOC_OOM);
-    ca_check(&c);
-    ca_free(&c, d);
-    ca_done(&c);
+    pol_check(&c);
+    pol_free(&c, d);
+    pol_end(&c);
 }
 
 Test(caching, oom_keeps_split_segments)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "", 40 * MiB);
-    gm_block_t a = ca_alloc(&c, 5 * MiB);  /* 20 MiB segment, split */
-    gm_block_t b = ca_alloc(&c, 16 * MiB); /* 16 MiB segment */
-    ca_free(&c, b);
+    gm_block_t a = pol_alloc(&c, 5 * MiB);  /* 20 MiB segment, split */
+    gm_block_t b = pol_alloc(&c, 16 * MiB); /* 16 MiB segment */
+    pol_free(&c, b);
     /* 20 MiB: 36 + 20 > 40; the whole 16 MiB segment goes, the split one stays */
-    gm_block_t d = ca_alloc(&c, 18 * MiB + 1);
+    gm_block_t d = pol_alloc(&c, 18 * MiB + 1);
     cr_assert_eq(c.dev.reserved, 40 * MiB);
     cr_assert_eq(c.dev.frees, 1);
     (void)a;
     (void)d;
-    ca_done(&c);
+    pol_end(&c);
 }
 
 /* ---- garbage collection -------------------------------------------------- */
 
 Test(caching, garbage_collection_needs_a_fraction)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "garbage_collection_threshold=0.5", 0);
-    ca_free(&c, ca_alloc(&c, 30 * MiB));
-    ca_free(&c, ca_alloc(&c, 32 * MiB));
-    ca_alloc(&c, 40 * MiB);
+    pol_free(&c, pol_alloc(&c, 30 * MiB));
+    pol_free(&c, pol_alloc(&c, 32 * MiB));
+    pol_alloc(&c, 40 * MiB);
     cr_assert_eq(c.dev.reserved, 102 * MiB);
     cr_assert_eq(c.dev.frees, 0);
-    ca_done(&c);
+    pol_end(&c);
 
     ca_new(&c, "garbage_collection_threshold=0.5;memory_fraction=0.5;device_memory=200MiB", 0);
-    gm_block_t a = ca_alloc(&c, 30 * MiB);
-    gm_block_t b = ca_alloc(&c, 32 * MiB);
-    ca_free(&c, a);
-    ca_free(&c, b);
+    gm_block_t a = pol_alloc(&c, 30 * MiB);
+    gm_block_t b = pol_alloc(&c, 32 * MiB);
+    pol_free(&c, a);
+    pol_free(&c, b);
     /* 62 MiB reserved > 0.5 × 100 MiB: both cached segments are as old as
      * the average, so both go before the new segment */
-    ca_alloc(&c, 40 * MiB);
+    pol_alloc(&c, 40 * MiB);
     cr_assert_eq(c.dev.frees, 2);
     cr_assert_eq(c.dev.reserved, 40 * MiB);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 Test(caching, garbage_collection_frees_old_blocks_first)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "garbage_collection_threshold=0.5;memory_fraction=0.5;device_memory=300MiB", 0);
-    gm_block_t a = ca_alloc(&c, 30 * MiB); /* large-pool search 1 */
-    gm_block_t b = ca_alloc(&c, 32 * MiB); /* search 2 */
-    ca_free(&c, a);                        /* cached at 2 */
-    gm_block_t y = ca_alloc(&c, 40 * MiB); /* search 3: 62 MiB ≤ 75, no GC */
-    ca_free(&c, y);                        /* cached at 3 */
-    ca_free(&c, b);                        /* cached at 3 */
+    gm_block_t a = pol_alloc(&c, 30 * MiB); /* large-pool search 1 */
+    gm_block_t b = pol_alloc(&c, 32 * MiB); /* search 2 */
+    pol_free(&c, a);                        /* cached at 2 */
+    gm_block_t y = pol_alloc(&c, 40 * MiB); /* search 3: 62 MiB ≤ 75, no GC */
+    pol_free(&c, y);                        /* cached at 3 */
+    pol_free(&c, b);                        /* cached at 3 */
     cr_assert_eq(c.dev.reserved, 102 * MiB);
     /* search 4 finds nothing for 50 MiB; 102 > 75: ages a 2, y 1, b 1,
      * average 4/3: only a goes, and its 30 MiB cover the 27 needed */
-    ca_alloc(&c, 50 * MiB);
+    pol_alloc(&c, 50 * MiB);
     cr_assert_eq(c.dev.frees, 1);
     cr_assert_eq(c.dev.reserved, 122 * MiB);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 Test(caching, memory_fraction_caps_reserved)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "memory_fraction=0.25;device_memory=100MiB", 0);
-    ca_alloc(&c, 20 * MiB);
+    pol_alloc(&c, 20 * MiB);
     gm_request_t req = {.size = 6 * MiB};
     gm_block_t e;
     cr_assert_eq(c.ops->alloc(c.p, &req, &e), GM_ALLOC_OOM);
-    ca_check(&c);
-    ca_done(&c);
+    pol_check(&c);
+    pol_end(&c);
 }
 
 /* ---- expandable segments ------------------------------------------------- */
 
 Test(caching, expandable_maps_pages_on_demand)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "expandable_segments=true", 0);
-    gm_block_t a = ca_alloc(&c, 5 * MiB);
+    gm_block_t a = pol_alloc(&c, 5 * MiB);
     cr_assert_eq(c.dev.reserved, 20 * MiB); /* one 20 MiB page */
     cr_assert_eq(c.dev.mallocs, 1);
     /* 30 MiB: the 15 MiB free tail grows into one more page, in place */
-    gm_block_t b = ca_alloc(&c, 30 * MiB);
+    gm_block_t b = pol_alloc(&c, 30 * MiB);
     cr_assert_eq(b.addr, a.addr + 5 * MiB);
     cr_assert_eq(c.dev.reserved, 40 * MiB);
     cr_assert_eq(c.dev.mallocs, 2);
     /* 45 MiB past the mapped end: three more pages, one map */
-    gm_block_t d = ca_alloc(&c, 45 * MiB);
+    gm_block_t d = pol_alloc(&c, 45 * MiB);
     cr_assert_eq(d.addr, b.addr + 30 * MiB);
     cr_assert_eq(c.dev.reserved, 80 * MiB); /* [35, 40) was free: two pages */
     cr_assert_eq(c.dev.mallocs, 3);
     /* small requests have their own range of 2 MiB pages */
-    gm_block_t s = ca_alloc(&c, 4 * KiB);
+    gm_block_t s = pol_alloc(&c, 4 * KiB);
     cr_assert_eq(c.dev.reserved, 82 * MiB);
     /* empty_cache unmaps whole free pages only */
-    ca_free(&c, b);
-    ca_empty(&c);
+    pol_free(&c, b);
+    pol_empty(&c);
     /* b spanned [5, 35) MiB: neither [0, 20) nor [20, 40) is wholly free */
     cr_assert_eq(c.dev.reserved, 82 * MiB);
-    ca_free(&c, d);
-    ca_empty(&c);
+    pol_free(&c, d);
+    pol_empty(&c);
     /* free [5, 80): pages [20, 40) [40, 60) [60, 80) go */
     cr_assert_eq(c.dev.reserved, 22 * MiB);
-    ca_free(&c, a);
-    ca_free(&c, s);
-    ca_empty(&c);
+    pol_free(&c, a);
+    pol_free(&c, s);
+    pol_empty(&c);
     cr_assert_eq(c.dev.reserved, 0);
     /* a request reuses the lowest unmapped space: a new range */
-    gm_block_t e = ca_alloc(&c, 25 * MiB);
+    gm_block_t e = pol_alloc(&c, 25 * MiB);
     cr_assert_eq(c.dev.reserved, 40 * MiB);
     (void)e;
-    ca_done(&c);
+    pol_end(&c);
 }
 
 Test(caching, expandable_splits_by_512)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "expandable_segments=true", 0);
     /* 0.5 MiB left in the page: split (it would not be without expandable
      * segments, being ≤ 1 MiB) */
-    gm_block_t a = ca_alloc(&c, 19 * MiB + 512 * KiB);
+    gm_block_t a = pol_alloc(&c, 19 * MiB + 512 * KiB);
     cr_assert_eq(a.size, 19 * MiB + 512 * KiB);
     /* 1.25 MiB: the 0.5 MiB free block grows into the next page */
-    gm_block_t b = ca_alloc(&c, 1 * MiB + 256 * KiB);
+    gm_block_t b = pol_alloc(&c, 1 * MiB + 256 * KiB);
     cr_assert_eq(b.addr, a.addr + a.size);
     cr_assert_eq(c.dev.reserved, 40 * MiB);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 Test(caching, expandable_oom_unmaps_then_retries)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "expandable_segments=true", 60 * MiB);
-    gm_block_t a = ca_alloc(&c, 40 * MiB);
-    gm_block_t s = ca_alloc(&c, 4 * KiB);
-    ca_free(&c, a);
-    ca_free(&c, s);
+    gm_block_t a = pol_alloc(&c, 40 * MiB);
+    gm_block_t s = pol_alloc(&c, 4 * KiB);
+    pol_free(&c, a);
+    pol_free(&c, s);
     cr_assert_eq(c.dev.reserved, 42 * MiB);
     /* another stream: its own range; 42 + 40 > 60, so the cached pages go */
-    gm_block_t b = ca_alloc_on(&c, 40 * MiB, 1);
+    gm_block_t b = pol_alloc_on(&c, 40 * MiB, 1);
     cr_assert_eq(c.dev.reserved, 40 * MiB);
     (void)b;
-    ca_done(&c);
+    pol_end(&c);
 }
 
 /* ---- empty_cache --------------------------------------------------------- */
 
 Test(caching, empty_cache_keeps_used_segments)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "", 0);
-    gm_block_t a = ca_alloc(&c, 5 * MiB);
-    gm_block_t b = ca_alloc(&c, 16 * MiB);
-    gm_block_t s = ca_alloc(&c, 100);
-    ca_free(&c, b);
-    ca_free(&c, s);
-    ca_empty(&c);
+    gm_block_t a = pol_alloc(&c, 5 * MiB);
+    gm_block_t b = pol_alloc(&c, 16 * MiB);
+    gm_block_t s = pol_alloc(&c, 100);
+    pol_free(&c, b);
+    pol_free(&c, s);
+    pol_empty(&c);
     cr_assert_eq(c.dev.reserved, 20 * MiB);
     cr_assert_eq(c.dev.frees, 2);
-    ca_free(&c, a);
-    ca_empty(&c);
+    pol_free(&c, a);
+    pol_empty(&c);
     cr_assert_eq(c.dev.reserved, 0);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 /* ---- the device's virtual-memory calls (added for expandable segments) ---- */
@@ -510,16 +459,16 @@ Test(caching, device_virtual_memory)
 
 Test(caching, conf_parsing)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, "conf=expandable_segments:True,max_split_size_mb:128,"
                "roundup_power2_divisions:[256:1,512:2,>:8],garbage_collection_threshold:0.6",
            0);
-    ca_alloc(&c, 5 * MiB);
+    pol_alloc(&c, 5 * MiB);
     cr_assert_eq(c.dev.reserved, 20 * MiB); /* one large page */
-    ca_done(&c);
+    pol_end(&c);
     ca_new(&c, "conf= backend:native , release_lock_on_cudamalloc:True,"
                "pinned_use_cuda_host_register:False,pinned_num_register_threads:8", 0);
-    ca_done(&c);
+    pol_end(&c);
 
     static const char *const bad[] = {
         "conf=foo:1",
@@ -548,13 +497,13 @@ Test(caching, conf_parsing)
     }
 }
 
-static void ca_prepare(ca_t *c, const char *attrs, const gm_layout_t *layout, uint64_t set)
+static void ca_prepare(pol_t *c, const char *attrs, const gm_layout_t *layout, uint64_t set)
 {
     gm_trace_context_t ctx = {.name = "t", .attrs = attrs, .layout = layout,
                               .params_set = set | c->params.set};
     gm_error_t err = {0};
     cr_assert_eq(c->ops->prepare(c->p, &ctx, &err), 0, "prepare: %s", err.msg);
-    ca_check(c);
+    pol_check(c);
 }
 
 static size_t param_index(const gm_policy_ops_t *ops, const char *name)
@@ -572,50 +521,50 @@ Test(caching, settings_precedence)
         "{\"source\":\"torch_snapshot\",\"allocator_settings\":{\"max_split_size\":-1,"
         "\"garbage_collection_threshold\":0.0,\"expandable_segments\":true,"
         "\"roundup_power2_divisions\":{\"1\":0,\"2\":0,\"4\":4}}}";
-    ca_t c;
+    pol_t c;
     /* trace settings apply */
     ca_new(&c, "", 0);
     ca_prepare(&c, attrs, NULL, 0);
-    ca_alloc(&c, 5 * MiB);
+    pol_alloc(&c, 5 * MiB);
     cr_assert_eq(c.dev.reserved, 20 * MiB); /* expandable: one page */
-    gm_block_t b = ca_alloc(&c, 5 * MiB + 1); /* interval 2 (4 MiB): 4 divisions */
+    gm_block_t b = pol_alloc(&c, 5 * MiB + 1); /* interval 2 (4 MiB): 4 divisions */
     cr_assert_eq(b.size, 6 * MiB);
-    ca_done(&c);
+    pol_end(&c);
     /* settings=default ignores them */
     ca_new(&c, "settings=default", 0);
     ca_prepare(&c, attrs, NULL, 0);
-    b = ca_alloc(&c, 5 * MiB + 1);
+    b = pol_alloc(&c, 5 * MiB + 1);
     cr_assert_eq(b.size, 5 * MiB + 512);
-    ca_done(&c);
+    pol_end(&c);
     /* the conf string beats the trace */
     ca_new(&c, "conf=expandable_segments:False", 0);
     ca_prepare(&c, attrs, NULL, 0);
-    ca_alloc(&c, 12 * MiB);
+    pol_alloc(&c, 12 * MiB);
     cr_assert_eq(c.dev.reserved, 12 * MiB);
-    ca_done(&c);
+    pol_end(&c);
     /* an explicit parameter beats the conf string */
     ca_new(&c, "conf=expandable_segments:False;expandable_segments=true", 0);
     ca_prepare(&c, attrs, NULL,
                UINT64_C(1) << param_index(c.ops, "expandable_segments") |
                    UINT64_C(1) << param_index(c.ops, "conf"));
-    ca_alloc(&c, 12 * MiB);
+    pol_alloc(&c, 12 * MiB);
     cr_assert_eq(c.dev.reserved, 20 * MiB);
-    ca_done(&c);
+    pol_end(&c);
     /* recorded padding */
     ca_new(&c, "", 0);
     ca_prepare(&c, "{\"block_pad\":32,\"block_round\":512}", NULL, 0);
-    cr_assert_eq(ca_alloc(&c, 481).size, 1024);
-    ca_done(&c);
+    cr_assert_eq(pol_alloc(&c, 481).size, 1024);
+    pol_end(&c);
     ca_new(&c, "pad=0", 0);
     ca_prepare(&c, "{\"block_pad\":32,\"block_round\":512}", NULL, 0);
-    cr_assert_eq(ca_alloc(&c, 481).size, 512);
-    ca_done(&c);
+    cr_assert_eq(pol_alloc(&c, 481).size, 512);
+    pol_end(&c);
     /* observed expandable segments when no settings were recorded */
     ca_new(&c, "", 0);
     ca_prepare(&c, "{\"expandable_segments\":true}", NULL, 0);
-    ca_alloc(&c, 12 * MiB);
+    pol_alloc(&c, 12 * MiB);
     cr_assert_eq(c.dev.reserved, 20 * MiB);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 /* ---- warm start ---------------------------------------------------------- */
@@ -638,7 +587,7 @@ Test(caching, warm_start_from_layout)
          .nblocks = 1},
     };
     gm_layout_t l = {segs, 3, blocks, 5};
-    ca_t c;
+    pol_t c;
     ca_new(&c, "", 0);
     ca_prepare(&c, "{}", &l, 0);
     cr_assert_eq(c.dev.reserved, 34 * MiB);
@@ -648,23 +597,23 @@ Test(caching, warm_start_from_layout)
     gm_block_t b0, b1;
     cr_assert_eq(c.ops->alloc(c.p, &r0, &b0), 0);
     cr_assert_eq(c.ops->alloc(c.p, &r1, &b1), 0);
-    ca_check(&c);
+    pol_check(&c);
     cr_assert_eq(b0.size, 5 * MiB);
     cr_assert_eq(b1.size, 512);
     /* 10 MiB: best fit is the 12 MiB segment (before the 15 MiB block in
      * size order), split; no device malloc */
-    gm_block_t d = ca_alloc(&c, 10 * MiB);
+    gm_block_t d = pol_alloc(&c, 10 * MiB);
     cr_assert_eq(d.size, 10 * MiB);
-    gm_block_t e = ca_alloc(&c, 14 * MiB);
+    gm_block_t e = pol_alloc(&c, 14 * MiB);
     cr_assert_eq(e.addr, b0.addr + 5 * MiB);
     cr_assert_eq(c.dev.mallocs, 0);
-    ca_free(&c, b0);
-    ca_free(&c, e);
-    ca_free(&c, d);
-    ca_free(&c, b1);
-    ca_empty(&c);
+    pol_free(&c, b0);
+    pol_free(&c, e);
+    pol_free(&c, d);
+    pol_free(&c, b1);
+    pol_empty(&c);
     cr_assert_eq(c.dev.reserved, 0);
-    ca_done(&c);
+    pol_end(&c);
 
     /* a pre-existing request larger than its recorded block: the block is
      * freed and the request served by the rules */
@@ -672,9 +621,9 @@ Test(caching, warm_start_from_layout)
     ca_prepare(&c, "{}", &l, 0);
     gm_request_t big = {.size = 6 * MiB, .id = 0, .flags = GM_EVENT_PREEXISTING};
     cr_assert_eq(c.ops->alloc(c.p, &big, &b0), 0);
-    ca_check(&c);
+    pol_check(&c);
     cr_assert_geq(b0.size, 6 * MiB);
-    ca_done(&c);
+    pol_end(&c);
 
     /* start=empty: the same trace from a cold allocator */
     ca_new(&c, "start=empty", 0);
@@ -682,7 +631,7 @@ Test(caching, warm_start_from_layout)
     cr_assert_eq(c.dev.reserved, 0);
     cr_assert_eq(c.ops->alloc(c.p, &r0, &b0), 0);
     cr_assert_eq(c.dev.mallocs, 1);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 Test(caching, warm_start_expandable)
@@ -699,33 +648,33 @@ Test(caching, warm_start_expandable)
          .expandable = 1, .first_block = 2, .nblocks = 1},
     };
     gm_layout_t l = {segs, 2, blocks, 3};
-    ca_t c;
+    pol_t c;
     ca_new(&c, "expandable_segments=true", 0);
     ca_prepare(&c, "{}", &l, 0);
     cr_assert_eq(c.dev.reserved, 60 * MiB);
     gm_request_t r0 = {.size = 30 * MiB, .id = 0, .flags = GM_EVENT_PREEXISTING};
     gm_block_t b0;
     cr_assert_eq(c.ops->alloc(c.p, &r0, &b0), 0);
-    ca_check(&c);
+    pol_check(&c);
     /* 25 MiB: no free block is that large; the 10 MiB one grows by one
      * page into the unmapped gap */
-    gm_block_t d = ca_alloc(&c, 25 * MiB);
+    gm_block_t d = pol_alloc(&c, 25 * MiB);
     cr_assert_eq(d.addr, b0.addr + 30 * MiB, "d at +%lld", (long long)(d.addr - b0.addr));
     cr_assert_eq(c.dev.reserved, 80 * MiB);
-    ca_empty(&c); /* the free recorded range [100, 120) MiB goes */
+    pol_empty(&c); /* the free recorded range [100, 120) MiB goes */
     cr_assert_eq(c.dev.reserved, 60 * MiB);
-    ca_free(&c, d);
-    ca_free(&c, b0);
-    ca_empty(&c);
+    pol_free(&c, d);
+    pol_free(&c, b0);
+    pol_empty(&c);
     cr_assert_eq(c.dev.reserved, 0);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 /* ---- seeded stress ------------------------------------------------------- */
 
 static void stress(const char *settings, uint64_t capacity, uint64_t seed, int ops)
 {
-    ca_t c;
+    pol_t c;
     ca_new(&c, settings, capacity);
     enum { LIVE = 256 };
     gm_block_t live[LIVE];
@@ -764,11 +713,10 @@ static void stress(const char *settings, uint64_t capacity, uint64_t seed, int o
     for (int k = 0; k < LIVE; k++)
         if (used[k])
             cr_assert_eq(c.ops->free(c.p, &live[k], 0), 0);
-    c.ops->empty_cache(c.p);
-    ca_check(&c);
+    pol_empty(&c);
     cr_assert_eq(c.dev.reserved, 0, "%s: %llu bytes left after empty_cache", settings,
                  (unsigned long long)c.dev.reserved);
-    ca_done(&c);
+    pol_end(&c);
 }
 
 Test(caching, stress_small_capacity)

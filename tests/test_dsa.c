@@ -13,23 +13,6 @@
 
 #include "util.h"
 
-/* Import text (named `filename`) with gm_dsa_import into a fresh store. */
-static int import_text(const char *text, const char *filename, gm_store_t **s, gm_error_t *err)
-{
-    cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, s, err), 0, "%s", err->msg);
-    gm_import_target_t *t;
-    cr_assert_eq(gm_import_target_create(*s, "t", 0, &t, err), 0, "%s", err->msg);
-    FILE *in = fmemopen((void *)text, strlen(text), "r");
-    cr_assert(in != NULL);
-    int rc = gm_dsa_import(in, filename, t, err);
-    fclose(in);
-    if (rc) {
-        gm_import_abort(t);
-        return rc;
-    }
-    return gm_import_commit(t, err);
-}
-
 /* All events of trace t (malloc'd). */
 static gm_event_t *read_events(gm_store_t *s, size_t *n)
 {
@@ -88,7 +71,7 @@ Test(dsa, every_minimalloc_file_matches_an_independent_reading)
         char *text = gt_read_file(path, NULL);
         gm_store_t *s;
         gm_error_t err;
-        cr_assert_eq(import_text(text, path, &s, &err), 0, "%s", err.msg);
+        cr_assert_eq(gt_import_text(gm_dsa_import, text, path, &s, &err), 0, "%s", err.msg);
         size_t n;
         gm_event_t *ev = read_events(s, &n);
         cr_assert_eq(n, nref, "%s: %zu events, independent reading %zu", path, n, nref);
@@ -131,7 +114,7 @@ Test(dsa, half_open_intervals_free_before_alloc)
                                "b,2,5,20\n";
     gm_store_t *s;
     gm_error_t err;
-    cr_assert_eq(import_text(text, "dir/x.100.csv", &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(gt_import_text(gm_dsa_import, text, "dir/x.100.csv", &s, &err), 0, "%s", err.msg);
     size_t n;
     gm_event_t *ev = read_events(s, &n);
     cr_assert_eq(n, 6);
@@ -158,12 +141,14 @@ Test(dsa, header_optional_extra_columns_ignored)
 {
     gm_store_t *s;
     gm_error_t err;
-    cr_assert_eq(import_text("0,0,4,8\n1,4,8,8\n", "plain.csv", &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(gt_import_text(gm_dsa_import, "0,0,4,8\n1,4,8,8\n", "plain.csv", &s, &err),
+                 0, "%s", err.msg);
     char *a = attrs_of(s);
     cr_expect(strstr(a, "capacity") == NULL, "no capacity in the name: %s", a);
     free(a);
     gm_store_close(s);
-    cr_assert_eq(import_text("size,upper,lower,id,alignment\n8,4,0,x,64\n", "i.5.csv", &s, &err),
+    cr_assert_eq(gt_import_text(gm_dsa_import, "size,upper,lower,id,alignment\n8,4,0,x,64\n",
+                                "i.5.csv", &s, &err),
                  0, "%s", err.msg);
     size_t n;
     gm_event_t *ev = read_events(s, &n);
@@ -193,7 +178,8 @@ Test(dsa, row_errors_name_the_line)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gm_store_t *s;
         gm_error_t err;
-        cr_expect_eq(import_text(cases[i].text, "bad.csv", &s, &err), GM_EFORMAT, "case %zu", i);
+        cr_expect_eq(gt_import_text(gm_dsa_import, cases[i].text, "bad.csv", &s, &err),
+                     GM_EFORMAT, "case %zu", i);
         cr_expect(strstr(err.msg, "'bad.csv' ") == err.msg && strstr(err.msg, cases[i].msg),
                   "case %zu: %s", i, err.msg);
         gm_trace_info_t *list;

@@ -16,22 +16,6 @@
 
 #include "util.h"
 
-static int import_text(const char *text, const char *filename, gm_store_t **s, gm_error_t *err)
-{
-    cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, s, err), 0, "%s", err->msg);
-    gm_import_target_t *t;
-    cr_assert_eq(gm_import_target_create(*s, "t", 0, &t, err), 0, "%s", err->msg);
-    FILE *in = fmemopen((void *)text, strlen(text), "r");
-    cr_assert(in != NULL);
-    int rc = gm_rmm_import(in, filename, t, err);
-    fclose(in);
-    if (rc) {
-        gm_import_abort(t);
-        return rc;
-    }
-    return gm_import_commit(t, err);
-}
-
 static gm_event_t *read_events(gm_store_t *s, size_t *n, gm_reader_t **keep)
 {
     gm_reader_t *r;
@@ -65,7 +49,7 @@ Test(rmm, events_ordinals_times_and_failures)
 {
     gm_store_t *s;
     gm_error_t err;
-    cr_assert_eq(import_text(log1, "log.dev2.csv", &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(gt_import_text(gm_rmm_import, log1, "log.dev2.csv", &s, &err), 0, "%s", err.msg);
     size_t n;
     gm_reader_t *r;
     gm_event_t *ev = read_events(s, &n, &r);
@@ -108,7 +92,7 @@ Test(rmm, preexisting_allocations_nil_pointers_and_columns_by_name)
                                "free,0x1000,64,0x0,1634567890.000006,1\n";
     gm_store_t *s;
     gm_error_t err;
-    cr_assert_eq(import_text(text, "rmm.csv", &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(gt_import_text(gm_rmm_import, text, "rmm.csv", &s, &err), 0, "%s", err.msg);
     size_t n;
     gm_reader_t *r;
     gm_event_t *ev = read_events(s, &n, &r);
@@ -142,7 +126,7 @@ Test(rmm, wall_clock_wraps_at_midnight)
                                "1,00:00:00.000001,free,0x10,8,0x0\n";
     gm_store_t *s;
     gm_error_t err;
-    cr_assert_eq(import_text(text, "r.csv", &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(gt_import_text(gm_rmm_import, text, "r.csv", &s, &err), 0, "%s", err.msg);
     size_t n;
     gm_reader_t *r;
     gm_event_t *ev = read_events(s, &n, &r);
@@ -181,7 +165,8 @@ Test(rmm, row_errors_name_the_line)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gm_store_t *s;
         gm_error_t err;
-        cr_expect_eq(import_text(cases[i].text, "bad.csv", &s, &err), GM_EFORMAT, "case %zu", i);
+        cr_expect_eq(gt_import_text(gm_rmm_import, cases[i].text, "bad.csv", &s, &err),
+                     GM_EFORMAT, "case %zu", i);
         cr_expect(strstr(err.msg, "'bad.csv' ") == err.msg && strstr(err.msg, cases[i].msg),
                   "case %zu: %s", i, err.msg);
         gm_trace_info_t *list;

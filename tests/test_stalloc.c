@@ -14,22 +14,6 @@
 
 #include "util.h"
 
-static int import_text(const char *text, const char *filename, gm_store_t **s, gm_error_t *err)
-{
-    cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, s, err), 0, "%s", err->msg);
-    gm_import_target_t *t;
-    cr_assert_eq(gm_import_target_create(*s, "t", 0, &t, err), 0, "%s", err->msg);
-    FILE *in = fmemopen((void *)text, strlen(text), "r");
-    cr_assert(in != NULL);
-    int rc = gm_stalloc_import(in, filename, t, err);
-    fclose(in);
-    if (rc) {
-        gm_import_abort(t);
-        return rc;
-    }
-    return gm_import_commit(t, err);
-}
-
 static const char log1[] = "Iteration Index : 0\n"
                            "micro-batch : F\n"
                            "1 0x7f1e41329c00 1048576 0\n"
@@ -46,7 +30,8 @@ Test(stalloc, events_marks_and_device)
 {
     gm_store_t *s;
     gm_error_t err;
-    cr_assert_eq(import_text(log1, "trace/mem_log_dev3.txt", &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(gt_import_text(gm_stalloc_import, log1, "trace/mem_log_dev3.txt", &s, &err),
+                 0, "%s", err.msg);
     gm_reader_t *r;
     cr_assert_eq(gm_reader_open(s, "t", &r, &err), 0, "%s", err.msg);
     const gm_event_t *ev;
@@ -82,7 +67,7 @@ Test(stalloc, preexisting_and_null)
                                "0 0x2000 128 0\n";
     gm_store_t *s;
     gm_error_t err;
-    cr_assert_eq(import_text(text, "log.txt", &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(gt_import_text(gm_stalloc_import, text, "log.txt", &s, &err), 0, "%s", err.msg);
     gm_reader_t *r;
     cr_assert_eq(gm_reader_open(s, "t", &r, &err), 0, "%s", err.msg);
     const gm_event_t *ev;

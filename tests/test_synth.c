@@ -504,7 +504,10 @@ static void replay_caching(gm_store_t *s, const char *name, replay_figs_t *out)
 
 static double rel(uint64_t a, uint64_t b) { return ((double)a - (double)b) / (double)b; }
 
-static void compare_snapshot(const char *file, gm_synth_config_t c, int assert_reserved)
+/* The snapshot file (under ../shared/data/snapshots) imported as trace
+ * "real" into a fresh store named after `prefix`; the test is skipped when
+ * the file is absent. */
+static gm_store_t *import_snapshot(const char *file, const char *prefix)
 {
     const char *why;
     char rel_path[128];
@@ -515,7 +518,7 @@ static void compare_snapshot(const char *file, gm_synth_config_t c, int assert_r
     gm_error_t err = {0};
     gm_store_t *s;
     char db[64];
-    snprintf(db, sizeof db, "cmp-%s.db", file);
+    snprintf(db, sizeof db, "%s-%s.db", prefix, file);
     cr_assert_eq(gm_store_open(gt_tmpfile(db), GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
     gm_import_target_t *t;
     FILE *f = fopen(path, "rb");
@@ -527,6 +530,12 @@ static void compare_snapshot(const char *file, gm_synth_config_t c, int assert_r
         gm_import_abort(t);
     cr_assert_eq(rc, 0, "%s", err.msg);
     cr_assert_eq(gm_import_commit(t, &err), 0, "%s", err.msg);
+    return s;
+}
+
+static void compare_snapshot(const char *file, gm_synth_config_t c, int assert_reserved)
+{
+    gm_store_t *s = import_snapshot(file, "cmp");
     gm_synth_stats_t st;
     write_trace(s, "synth", &c, &st);
     replay_figs_t real, syn;
@@ -553,27 +562,8 @@ static void compare_snapshot(const char *file, gm_synth_config_t c, int assert_r
  * step reaches at its backward mark. */
 static void compare_forward(const char *file, gm_synth_config_t c)
 {
-    const char *why;
-    char rel_path[128];
-    snprintf(rel_path, sizeof rel_path, "snapshots/%s", file);
-    const char *path = gt_data_path(rel_path, &why);
-    if (path == NULL)
-        cr_skip_test("%s", why);
+    gm_store_t *s = import_snapshot(file, "fwd");
     gm_error_t err = {0};
-    gm_store_t *s;
-    char db[64];
-    snprintf(db, sizeof db, "fwd-%s.db", file);
-    cr_assert_eq(gm_store_open(gt_tmpfile(db), GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
-    gm_import_target_t *t;
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f);
-    cr_assert_eq(gm_import_target_create(s, "real", 0, &t, &err), 0, "%s", err.msg);
-    int rc = gm_torch_import(f, path, t, &err);
-    fclose(f);
-    if (rc != 0)
-        gm_import_abort(t);
-    cr_assert_eq(rc, 0, "%s", err.msg);
-    cr_assert_eq(gm_import_commit(t, &err), 0, "%s", err.msg);
     gm_trace_info_t info;
     cr_assert_eq(gm_store_find(s, "real", &info, &err), 0, "%s", err.msg);
     gm_synth_stats_t st;

@@ -78,6 +78,29 @@ const char *gt_tmpfile(const char *name)
     return p;
 }
 
+int gt_import_text(gm_import_fn import, const char *text, const char *filename, gm_store_t **s,
+                   gm_error_t *err)
+{
+    int rc = gm_store_open(":memory:", GM_STORE_WRITE, s, err);
+    if (rc)
+        return rc;
+    gm_import_target_t *t;
+    if ((rc = gm_import_target_create(*s, "t", 0, &t, err)) != 0)
+        return rc;
+    FILE *in = fmemopen((void *)text, strlen(text), "r");
+    if (in == NULL) {
+        gm_import_abort(t);
+        return gm_error_set(err, GM_EIO, "fmemopen: %s", strerror(errno));
+    }
+    rc = import(in, filename, t, err);
+    fclose(in);
+    if (rc) {
+        gm_import_abort(t);
+        return rc;
+    }
+    return gm_import_commit(t, err);
+}
+
 uint64_t gt_rand(uint64_t *state)
 {
     uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));

@@ -19,6 +19,14 @@ const char *gt_data_path(const char *rel, const char **why);
 const char *gt_tmpdir(void);
 const char *gt_tmpfile(const char *name);
 
+/* Import text (NUL-terminated) with `import` as a file named `filename`
+ * into trace "t" of a fresh in-memory store, *s (the caller closes it, also
+ * when the import fails; NULL when the store could not be opened).
+ * Returns 0 once committed, else the import's code (the target aborted) or
+ * the code of the store's setup, with err filled. */
+int gt_import_text(gm_import_fn import, const char *text, const char *filename, gm_store_t **s,
+                   gm_error_t *err);
+
 /* Deterministic 64-bit PRNG (splitmix64). */
 uint64_t gt_rand(uint64_t *state);
 

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "gmsim/error.h"
+#include "gmsim/json.h"
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
 #include "gmsim/store.h"
@@ -42,6 +43,12 @@ char *gm_device_json(const gm_device_config_t *dev);
 /* The metrics of docs/metrics.md as a compact JSON object, in GM_METRICS
  * order; NULL when out of memory; caller frees. */
 char *gm_metrics_json(const gm_metrics_t *m);
+
+/* The same three objects written as one value to a JSON writer (pretty or
+ * compact, as j was set up); output errors are sticky in ferror(j->f). */
+void gm_params_write_json(gm_json_t *j, const gm_params_t *p);
+void gm_device_write_json(gm_json_t *j, const gm_device_config_t *dev);
+void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m);
 
 /* Read metrics written by gm_metrics_json (or any JSON object with those
  * members).  A missing member or a value of the wrong kind is GM_EFORMAT
