@@ -40,6 +40,7 @@
 
 #include "cli/cli.h"
 #include "gmsim/formats.h"
+#include "gmsim/capture.h"
 #include "gmsim/import.h"
 
 #define CMD_IMPORT_HEAD 4096
@@ -52,6 +53,7 @@ static const char import_usage[] =
     "missing).  FILE '-' reads standard input; gzip'd files are read as they\n"
     "are.  Each file is one unit: a file that fails leaves nothing of itself,\n"
     "the other files are imported all the same, and the exit status is 1.\n"
+    "A directory is read as a capture's spool directory (docs/capture.md).\n"
     "\n"
     "options:\n"
     "  -o, --output DB     the store to write into (required)\n"
@@ -89,6 +91,8 @@ static int import_sniff_csv(const void *head, size_t len);
       gm_dsa_import, gm_dsa_sniff)                                                         \
     X(stalloc, "STAlloc trace log (status ptr size stream)", gm_stalloc_import,            \
       gm_stalloc_sniff)                                                                    \
+    X(spool, "one spool file of 'gmsim capture' (a directory reads them all)",              \
+      gm_spool_import, gm_spool_sniff)                                                     \
     X(csv, "ts_ns,op,id,size,stream,device rows (gmsim's own)", gm_csv_import,             \
       import_sniff_csv)
 
@@ -419,8 +423,42 @@ static int import_remember(import_run_t *run, const char *name, const char *sour
 }
 
 /* Import one FILE as one unit; GM_CLI_OK or GM_CLI_ERROR (printed). */
+/* A spool directory left by `gmsim capture` (gmsim/capture.h): every spool
+ * in it, all or nothing, each named after its process. */
+static int import_spool_dir(import_run_t *run, const char *path)
+{
+    if (run->name != NULL)
+        return gm__cli_error("cannot name the traces of spool directory '%s' (--name): they "
+                             "are named after their processes", path);
+    gm_spool_dir_result_t res;
+    gm_error_t err = {0};
+    gm__cli_status("importing the spools of '%s'...", path);
+    int rc = gm_spool_import_dir(run->s, path, run->store_flags, &res, &err);
+    gm__cli_status_clear();
+    if (rc != 0)
+        return gm__cli_error("%s", err.msg);
+    for (size_t i = 0; i < res.n && rc == 0; i++) {
+        if (import_remember(run, res.names[i], path) != 0) {
+            rc = gm__cli_error("out of memory");
+            break;
+        }
+        gm_trace_info_t info;
+        if (!run->json && gm_store_find(run->s, res.names[i], &info, &err) == 0) {
+            import_report(run->db, &info);
+            gm_trace_info_release(&info);
+        }
+    }
+    if (rc == 0 && res.n == 0)
+        rc = gm__cli_error("'%s': no process in it made a device allocation", path);
+    gm_spool_dir_result_release(&res);
+    return rc;
+}
+
 static int import_file(import_run_t *run, const char *path)
 {
+    struct stat sb;
+    if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return import_spool_dir(run, path);
     import_input_t ii = {0};
     int rc = import_open(path, &ii);
     if (rc)

@@ -27,6 +27,7 @@ typedef struct bench_env {
 
 /* X(name): bench_<name>() in tests/bench/bench_<name>.c. */
 #define BENCH_SECTIONS(X) \
+    X(capture)            \
     X(import)             \
     X(policies)           \
     X(sweep)              \
