@@ -27,9 +27,10 @@ enum { GM_CLI_OK = 0, GM_CLI_ERROR = 1, GM_CLI_USAGE = 2 };
  * called with argv[0] the verb's name. */
 #define GM_CLI_VERBS(X)                                                    \
     X(import, "import traces (PyTorch snapshots, nsys, RMM, STAlloc, csv, ...)") \
+    X(capture, "run a command and capture its device allocations")     \
     X(export, "write a stored trace out as csv or Perfetto JSON")       \
     X(info, "list the traces in a store")                                 \
-    X(synth, "write a synthetic workload into a store")                   \
+    X(synth, "synthesize training/inference traces from a model config")   \
     X(replay, "replay a trace through simulated allocators")              \
     X(compare, "compare policies over traces, one pass per trace")        \
     X(sweep, "run traces x policies x parameters into a results store")  \

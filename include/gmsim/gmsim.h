@@ -13,11 +13,16 @@
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
 #include "gmsim/gpu.h"
+#include "gmsim/capture.h"
 #include "gmsim/json.h"
 #include "gmsim/workload.h"
 #include "gmsim/csv.h"
 #include "gmsim/import.h"
 #include "gmsim/formats.h"
 #include "gmsim/torch.h"
+#include "gmsim/synth.h"
+#include "gmsim/gpus.h"
+#include "gmsim/sweep.h"
+#include "gmsim/report.h"
 
 #endif

@@ -63,7 +63,7 @@ store the import created is removed:
   [1]
   $ head -c 300 /dev/zero > zeros.bin
   $ gmsim import zeros.bin -o t.db
-  gmsim: cannot detect the format of 'zeros.bin' (choose one with --format: auto, torch, nsys, rmm, dsa, stalloc, csv)
+  gmsim: cannot detect the format of 'zeros.bin' (choose one with --format: auto, torch, nsys, rmm, dsa, stalloc, spool, csv)
   [1]
   $ gmsim import nothere.csv -o t.db
   gmsim: cannot open 'nothere.csv': no such file or directory
@@ -94,7 +94,7 @@ policies and formats, bad --param:
                       [--replace] [--json]
   [2]
   $ gmsim import bad.csv -o t.db --format xml
-  gmsim: unknown format 'xml' (known: auto, torch, nsys, rmm, dsa, stalloc, csv)
+  gmsim: unknown format 'xml' (known: auto, torch, nsys, rmm, dsa, stalloc, spool, csv)
   usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
                       [--replace] [--json]
   [2]

@@ -10,9 +10,10 @@ With no verb, gmsim prints its usage on stderr and exits 2:
   
   verbs:
     import     import traces (PyTorch snapshots, nsys, RMM, STAlloc, csv, ...)
+    capture    run a command and capture its device allocations
     export     write a stored trace out as csv or Perfetto JSON
     info       list the traces in a store
-    synth      write a synthetic workload into a store
+    synth      synthesize training/inference traces from a model config
     replay     replay a trace through simulated allocators
     compare    compare policies over traces, one pass per trace
     sweep      run traces x policies x parameters into a results store
@@ -38,9 +39,10 @@ With no verb, gmsim prints its usage on stderr and exits 2:
   
   verbs:
     import     import traces (PyTorch snapshots, nsys, RMM, STAlloc, csv, ...)
+    capture    run a command and capture its device allocations
     export     write a stored trace out as csv or Perfetto JSON
     info       list the traces in a store
-    synth      write a synthetic workload into a store
+    synth      synthesize training/inference traces from a model config
     replay     replay a trace through simulated allocators
     compare    compare policies over traces, one pass per trace
     sweep      run traces x policies x parameters into a results store
@@ -69,6 +71,7 @@ Each verb has its own help, the same through `help VERB` and `VERB --help`:
   missing).  FILE '-' reads standard input; gzip'd files are read as they
   are.  Each file is one unit: a file that fails leaves nothing of itself,
   the other files are imported all the same, and the exit status is 1.
+  A directory is read as a capture's spool directory (docs/capture.md).
   
   options:
     -o, --output DB     the store to write into (required)
@@ -94,6 +97,7 @@ Each verb has its own help, the same through `help VERB` and `VERB --help`:
     rmm      RAPIDS RMM log (Thread,Time,Action,Pointer,Size,Stream)
     dsa      placement instance (id,lower,upper,size; capacity in the name)
     stalloc  STAlloc trace log (status ptr size stream)
+    spool    one spool file of 'gmsim capture' (a directory reads them all)
     csv      ts_ns,op,id,size,stream,device rows (gmsim's own)
   $ for v in import export info synth replay policies; do
   >   gmsim help $v > a && gmsim $v --help > b && cmp a b && gmsim $v -h | head -1

@@ -119,7 +119,7 @@ The format can be forced; an input that is none of them says so:
   [1]
   $ printf 'hello\n' > hello.txt
   $ gmsim import hello.txt -o f.db
-  gmsim: cannot detect the format of 'hello.txt' (choose one with --format: auto, torch, nsys, rmm, dsa, stalloc, csv)
+  gmsim: cannot detect the format of 'hello.txt' (choose one with --format: auto, torch, nsys, rmm, dsa, stalloc, spool, csv)
   [1]
   $ test -e f.db || echo no store left behind
   no store left behind
