@@ -149,7 +149,8 @@ enum {
 
 static const gm_param_spec_t caching_params[P_COUNT] = {
     [P_MAX_SPLIT] = {"max_split_size", GM_PARAM_SIZE, "0",
-                     "blocks this large are never split (max_split_size_mb); 0 = unlimited", NULL},
+                     "blocks this large are never split (max_split_size_mb); 0 or none = "
+                     "unlimited", NULL},
     [P_MAX_NSR] = {"max_non_split_rounding", GM_PARAM_SIZE, "20MiB",
                    "an oversize request takes a cached block less than this much larger", NULL},
     [P_DIVISIONS] = {"roundup_power2_divisions", GM_PARAM_STRING, "",

@@ -87,8 +87,11 @@ static int params_parse(const char *policy, const gm_param_spec_t *spec, const c
 
     switch (spec->type) {
     case GM_PARAM_SIZE:
-        if (gm_parse_size(text, &v.size, NULL) != 0)
-            why = "expected a size in bytes such as 512, 64KiB or 1.5GiB";
+        /* "none" (or "unlimited"): no limit, the largest size there is. */
+        if (strcasecmp(text, "none") == 0 || strcasecmp(text, "unlimited") == 0)
+            v.size = UINT64_MAX;
+        else if (gm_parse_size(text, &v.size, NULL) != 0)
+            why = "expected a size in bytes such as 512, 64KiB or 1.5GiB, or none";
         break;
     case GM_PARAM_INT: {
         char *end;

@@ -181,8 +181,14 @@ Test(params, bad_value_names_policy_and_keeps_old_value)
     cr_assert_eq(gm_params_init(&p, ops, NULL), 0);
     cr_expect_eq(gm_params_set(&p, "min_block", "x", &err), GM_EINVAL);
     cr_expect_str_eq(err.msg, "invalid value 'x' for buddy.min_block: "
-                              "expected a size in bytes such as 512, 64KiB or 1.5GiB");
+                              "expected a size in bytes such as 512, 64KiB or 1.5GiB, or none");
     cr_expect_eq(p.values[0].size, 512, "unchanged");
+    const gm_param_spec_t size_spec = {"limit", GM_PARAM_SIZE, "0", "a limit", NULL};
+    gm_param_value_t v;
+    cr_expect_eq(gm_param_parse(&size_spec, "none", &v, &err), 0);
+    cr_expect_eq(v.size, UINT64_MAX, "none: no limit");
+    cr_expect_eq(gm_param_parse(&size_spec, "Unlimited", &v, &err), 0);
+    cr_expect_eq(v.size, UINT64_MAX);
     cr_expect_eq(gm_params_set(&p, "buddy.release", "sometimes", &err), GM_EINVAL);
     cr_expect_str_eq(err.msg, "invalid value 'sometimes' for buddy.release: expected one of never|empty");
     cr_expect_eq(gm_params_set(&p, "buddy.release", "empty", &err), 0);

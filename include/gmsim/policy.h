@@ -27,7 +27,8 @@
 /* ---- parameters ---------------------------------------------------------- */
 
 typedef enum gm_param_type {
-    GM_PARAM_SIZE,   /* bytes, with KiB/MiB/GiB/TiB suffixes (gm_parse_size) */
+    GM_PARAM_SIZE,   /* bytes, with KiB/MiB/GiB/TiB suffixes (gm_parse_size), or
+                        "none"/"unlimited": UINT64_MAX, no limit */
     GM_PARAM_INT,    /* signed 64-bit integer */
     GM_PARAM_DOUBLE, /* real number */
     GM_PARAM_BOOL,   /* true/false, 1/0, yes/no, on/off */

@@ -132,7 +132,7 @@ policies and formats, bad --param:
                       [--json [--timeline]] [--save]
   [2]
   $ gmsim replay t.db --policy buddy --param buddy.arena=huge
-  gmsim: invalid value 'huge' for buddy.arena: expected a size in bytes such as 512, 64KiB or 1.5GiB
+  gmsim: invalid value 'huge' for buddy.arena: expected a size in bytes such as 512, 64KiB or 1.5GiB, or none
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
                       [--capacity SIZE] [--granularity SIZE] [--check]
                       [--json [--timeline]] [--save]
