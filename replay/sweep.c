@@ -12,7 +12,8 @@
  * trace, so that one read of the trace feeds them all (gm_compare_trace),
  * split into smaller groups only when there are too few traces to keep
  * every worker busy (at least four tasks per worker); tasks go out
- * heaviest first, so the last ones to finish are short.
+ * heaviest first, and the last `jobs` of them in halves, so the last ones
+ * to finish are short.
  *
  * Processes.  N workers are forked at the start, each with a task pipe
  * (parent → worker: trace index and configuration indices) and a result
@@ -260,11 +261,25 @@ static void sweep_fail(sweep_state_t *st, size_t nruns, int rc, const char *fmt,
     gm_error_set(st->err, rc, "%s", msg);
 }
 
-/* Read one task's result from w and store its runs.  Returns -1 when the
- * worker is gone (its task failed), else 0. */
-static int sweep_collect(sweep_state_t *st, sweep_worker_t *w, const sweep_task_t *task)
+/* One task's result as read from its worker: runs[i] with its timeline
+ * pts[i] (owned). */
+typedef struct sweep_batch {
+    sweep_run_msg_t *runs;
+    gm_timeline_point_t **pts;
+    uint32_t n;
+} sweep_batch_t;
+
+/*
+ * Read one task's result from w into *b, so that the worker can be given
+ * its next task before the parent writes (a worker never waits for the
+ * store).  Runs that fail are counted here.  Returns -1 when the worker is
+ * gone (its task failed; the runs read before stay in *b), else 0.
+ */
+static int sweep_receive(sweep_state_t *st, sweep_worker_t *w, const sweep_task_t *task,
+                         sweep_batch_t *b)
 {
     const sweep_trace_t *t = &st->traces[task->trace];
+    memset(b, 0, sizeof *b);
     sweep_result_msg_t h;
     if (sweep_read(w->result_fd, &h, sizeof h) != 0) {
         sweep_fail(st, task->nsets, GM_EIO, "trace '%s': a worker died", t->name);
@@ -281,27 +296,46 @@ static int sweep_collect(sweep_state_t *st, sweep_worker_t *w, const sweep_task_
         sweep_fail(st, task->nsets, h.rc, "%s", msg);
         return 0;
     }
+    b->runs = malloc((h.nruns ? h.nruns : 1) * sizeof *b->runs);
+    b->pts = calloc(h.nruns ? h.nruns : 1, sizeof *b->pts);
+    if (b->runs == NULL || b->pts == NULL) {
+        sweep_fail(st, h.nruns, GM_ENOMEM, "out of memory");
+        return -1;
+    }
     for (uint32_t i = 0; i < h.nruns; i++) {
-        sweep_run_msg_t m;
-        if (sweep_read(w->result_fd, &m, sizeof m) != 0 || m.set >= st->cfg->nsets) {
-            sweep_fail(st, h.nruns - i, GM_EIO, "trace '%s': a worker died", t->name);
-            return -1;
+        sweep_run_msg_t *m = &b->runs[i];
+        gm_timeline_point_t *pts = NULL;
+        int ok = sweep_read(w->result_fd, m, sizeof *m) == 0 && m->set < st->cfg->nsets;
+        if (ok) {
+            pts = malloc((m->npoints ? m->npoints : 1) * sizeof *pts);
+            ok = pts != NULL && sweep_read(w->result_fd, pts, m->npoints * sizeof *pts) == 0;
         }
-        gm_timeline_point_t *pts = malloc((m.npoints ? m.npoints : 1) * sizeof *pts);
-        if (pts == NULL || sweep_read(w->result_fd, pts, m.npoints * sizeof *pts) != 0) {
+        if (!ok) {
             free(pts);
             sweep_fail(st, h.nruns - i, GM_EIO, "trace '%s': a worker died", t->name);
             return -1;
         }
-        char *metrics = gm_metrics_json(&m.metrics);
+        b->pts[i] = pts;
+        b->n = i + 1;
+    }
+    return 0;
+}
+
+/* Store the runs of b (one transaction each) and free them. */
+static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch_t *b)
+{
+    const sweep_trace_t *t = &st->traces[task->trace];
+    for (uint32_t i = 0; i < b->n; i++) {
+        const sweep_run_msg_t *m = &b->runs[i];
+        char *metrics = gm_metrics_json(&m->metrics);
         gm_run_record_t rec = {.trace = t->name,
                                .trace_digest = t->digest,
-                               .policy = st->cfg->sets[m.set].ops->name,
-                               .params = st->params[m.set],
+                               .policy = st->cfg->sets[m->set].ops->name,
+                               .params = st->params[m->set],
                                .device = st->device,
                                .metrics = metrics,
-                               .timeline = pts,
-                               .npoints = m.npoints};
+                               .timeline = b->pts[i],
+                               .npoints = m->npoints};
         gm_error_t err = {0};
         if (metrics == NULL)
             sweep_fail(st, 1, GM_ENOMEM, "out of memory");
@@ -313,11 +347,13 @@ static int sweep_collect(sweep_state_t *st, sweep_worker_t *w, const sweep_task_
         }
         st->prog.work_done += t->events;
         free(metrics);
-        free(pts);
+        free(b->pts[i]);
         if (st->cfg->progress)
             st->cfg->progress(st->cfg->progress_ctx, &st->prog);
     }
-    return 0;
+    free(b->runs);
+    free(b->pts);
+    memset(b, 0, sizeof *b);
 }
 
 static int sweep_send_task(sweep_worker_t *w, const sweep_task_t *task)
@@ -339,6 +375,45 @@ static void sweep_close(int *fd)
     if (*fd >= 0)
         close(*fd);
     *fd = -1;
+}
+
+static int sweep_task_cmp(const void *a, const void *b);
+
+/* Split each of the last `jobs` tasks of *tasks (sorted heaviest first)
+ * that has two runs or more into two, and sort again: the halves go last.
+ * GM_ENOMEM leaves the tasks as they were (each still owns its sets). */
+static int sweep_split_tail(sweep_task_t **tasks, size_t *ntasks, unsigned jobs, gm_error_t *err)
+{
+    size_t n = *ntasks, first = n > jobs ? n - jobs : 0, extra = 0;
+    for (size_t i = first; i < n; i++)
+        extra += (*tasks)[i].nsets >= 2;
+    if (extra == 0)
+        return 0;
+    sweep_task_t *t = realloc(*tasks, (n + extra) * sizeof *t);
+    if (t == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    *tasks = t;
+    size_t m = n;
+    for (size_t i = first; i < n; i++) {
+        sweep_task_t *a = &t[i];
+        if (a->nsets < 2)
+            continue;
+        size_t keep = a->nsets / 2, move = a->nsets - keep;
+        size_t *sets = malloc(move * sizeof *sets);
+        if (sets == NULL) {
+            *ntasks = m;
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        }
+        memcpy(sets, a->sets + keep, move * sizeof *sets);
+        uint64_t per = a->weight / a->nsets;
+        t[m] = (sweep_task_t){.trace = a->trace, .sets = sets, .nsets = move, .weight = per * move};
+        a->nsets = keep;
+        a->weight = per * keep;
+        m++;
+    }
+    *ntasks = m;
+    qsort(t, m, sizeof *t, sweep_task_cmp);
+    return 0;
 }
 
 /* Fork the workers and run the tasks through them. */
@@ -422,13 +497,18 @@ static int sweep_execute(sweep_state_t *st, sweep_task_t *tasks, size_t ntasks, 
             if (ws[k].task < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             busy--;
-            int alive = sweep_collect(st, &ws[k], &tasks[ws[k].task]) == 0;
+            sweep_batch_t batch;
+            const sweep_task_t *done = &tasks[ws[k].task];
+            int alive = sweep_receive(st, &ws[k], done, &batch) == 0;
             ws[k].task = -1;
             if (!alive) {
                 sweep_close(&ws[k].task_fd);
                 sweep_close(&ws[k].result_fd);
+                sweep_store(st, done, &batch);
                 continue;
             }
+            /* The next task first, then the writing: the worker runs while
+             * the parent stores. */
             while (next < ntasks) {
                 if (sweep_send_task(&ws[k], &tasks[next]) == 0) {
                     ws[k].task = (ssize_t)next++;
@@ -440,6 +520,7 @@ static int sweep_execute(sweep_state_t *st, sweep_task_t *tasks, size_t ntasks, 
                 sweep_close(&ws[k].result_fd);
                 break;
             }
+            sweep_store(st, done, &batch);
         }
     }
     /* Every worker is gone and tasks are left: they fail. */
@@ -692,6 +773,11 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
     if (rc)
         goto out;
     qsort(tasks, ntasks, sizeof *tasks, sweep_task_cmp);
+    /* The tail: the last `jobs` tasks go out in halves, so that the workers
+     * finish within half a task of each other rather than a whole one (one
+     * more read of those traces buys it). */
+    if (jobs > 1 && (rc = sweep_split_tail(&tasks, &ntasks, jobs, err)) != 0)
+        goto out;
     if (cfg->progress)
         cfg->progress(cfg->progress_ctx, &st.prog);
     rc = sweep_execute(&st, tasks, ntasks, jobs);

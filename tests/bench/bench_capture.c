@@ -28,12 +28,15 @@
 /* ns per call printed by one run of the program; < 0 on failure. */
 static double bench_capture_run(const char *app, const char *lib, const char *dir)
 {
-    char cmd[4096];
+    char cmd[16384]; /* three paths of up to 4 KiB each, quoted */
+    int w;
     if (lib != NULL)
-        snprintf(cmd, sizeof cmd, "GMSIM_CAPTURE_DIR='%s' LD_PRELOAD='%s' '%s' bench %d", dir,
-                 lib, app, BENCH_CAPTURE_PAIRS);
+        w = snprintf(cmd, sizeof cmd, "GMSIM_CAPTURE_DIR='%s' LD_PRELOAD='%s' '%s' bench %d", dir,
+                     lib, app, BENCH_CAPTURE_PAIRS);
     else
-        snprintf(cmd, sizeof cmd, "env -u LD_PRELOAD '%s' bench %d", app, BENCH_CAPTURE_PAIRS);
+        w = snprintf(cmd, sizeof cmd, "env -u LD_PRELOAD '%s' bench %d", app, BENCH_CAPTURE_PAIRS);
+    if (w < 0 || (size_t)w >= sizeof cmd)
+        return -1;
     FILE *p = popen(cmd, "r");
     if (p == NULL)
         return -1;
@@ -43,7 +46,7 @@ static double bench_capture_run(const char *app, const char *lib, const char *di
     if (pclose(p) != 0)
         ns = -1;
     if (lib != NULL) {
-        snprintf(cmd, sizeof cmd, "rm -f '%s'/*.spool", dir);
+        snprintf(cmd, sizeof cmd, "rm -f '%s'/*.spool", dir); /* shorter than the above */
         if (system(cmd) != 0)
             ns = -1;
     }
