@@ -38,6 +38,7 @@ static const char compare_usage[] =
     "  -P, --param P.KEY=V,... set parameter KEY of policy P; a list of values\n"
     "                          gives one configuration per value; may be repeated\n"
     "      --capacity SIZE     device capacity (default unlimited)\n"
+    "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
     "      --granularity SIZE  device allocation granularity (default 512)\n"
     "      --by trace|seq_len  one table per trace (default), or one pivot per\n"
     "                          figure with sequence lengths across\n"
@@ -313,13 +314,14 @@ static void compare_csv(const compare_item_t *items, size_t n)
 
 int gm__cmd_compare(int argc, char **argv)
 {
-    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_BY, OPT_JSON, OPT_CSV };
+    enum { OPT_CAPACITY = 256, OPT_DEVICE, OPT_GRANULARITY, OPT_BY, OPT_JSON, OPT_CSV };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policies", required_argument, NULL, 'p'},
         {"policy", required_argument, NULL, 'p'},
         {"param", required_argument, NULL, 'P'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"device", required_argument, NULL, OPT_DEVICE},
         {"granularity", required_argument, NULL, OPT_GRANULARITY},
         {"by", required_argument, NULL, OPT_BY},
         {"json", no_argument, NULL, OPT_JSON},
@@ -355,6 +357,9 @@ int gm__cmd_compare(int argc, char **argv)
             if (rc == 0 && cfg.device.capacity == 0)
                 rc = gm__cli_usage_error(compare_usage, "invalid value for --capacity: '%s' is "
                                          "no bytes (leave it out for an unlimited device)", optarg);
+            break;
+        case OPT_DEVICE: /* a GPU preset's capacity ('gmsim devices') */
+            rc = gm__cli_capacity_arg(compare_usage, "--device", optarg, &cfg.device.capacity);
             break;
         case OPT_GRANULARITY:
             rc = gm__cli_granularity_arg(compare_usage, optarg, &cfg.device.granularity);

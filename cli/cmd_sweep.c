@@ -48,6 +48,7 @@ static const char sweep_usage[] =
     "  -P, --param P.KEY=V,... parameter values of policy P, one configuration\n"
     "                          per value (several keys: every combination)\n"
     "      --capacity SIZE     device capacity (default unlimited)\n"
+    "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
     "      --granularity SIZE  device allocation granularity (default 512)\n"
     "  -j, --jobs N            worker processes (default: the number of CPUs)\n"
     "  -o, --results OUT       the results store (default: DB.runs.db beside the\n"
@@ -129,13 +130,14 @@ static int sweep_shard_arg(const char *text, unsigned *shard, unsigned *nshards)
 
 int gm__cmd_sweep(int argc, char **argv)
 {
-    enum { OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_SHARD, OPT_JSON, OPT_SYNTH };
+    enum { OPT_CAPACITY = 256, OPT_DEVICE, OPT_GRANULARITY, OPT_SHARD, OPT_JSON, OPT_SYNTH };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policies", required_argument, NULL, 'p'},
         {"policy", required_argument, NULL, 'p'},
         {"param", required_argument, NULL, 'P'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"device", required_argument, NULL, OPT_DEVICE},
         {"granularity", required_argument, NULL, OPT_GRANULARITY},
         {"jobs", required_argument, NULL, 'j'},
         {"results", required_argument, NULL, 'o'},
@@ -178,6 +180,9 @@ int gm__cmd_sweep(int argc, char **argv)
             if (rc == 0 && cfg.device.capacity == 0)
                 rc = gm__cli_usage_error(sweep_usage, "invalid value for --capacity: '%s' is "
                                          "no bytes (leave it out for an unlimited device)", optarg);
+            break;
+        case OPT_DEVICE: /* a GPU preset's capacity ('gmsim devices') */
+            rc = gm__cli_capacity_arg(sweep_usage, "--device", optarg, &cfg.device.capacity);
             break;
         case OPT_GRANULARITY:
             rc = gm__cli_granularity_arg(sweep_usage, optarg, &cfg.device.granularity);
