@@ -456,6 +456,17 @@ int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, u
                                opt, text);
 }
 
+int gm__cli_size_capacity_arg(const char *usage, const char *text, uint64_t *out)
+{
+    int rc = gm__cli_size_arg(usage, "--capacity", text, out);
+    if (rc == 0 && *out == 0)
+        rc = gm__cli_usage_error(usage,
+                                 "invalid value for --capacity: '%s' is no bytes (leave "
+                                 "--capacity out for an unlimited device)",
+                                 text);
+    return rc;
+}
+
 int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out)
 {
     int rc = gm__cli_size_arg(usage, "--granularity", text, out);

@@ -93,6 +93,9 @@ int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64
  * gmsim/gpus.h); as above. */
 int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
+/* A --capacity: a size of more than 0 bytes; as above. */
+int gm__cli_size_capacity_arg(const char *usage, const char *text, uint64_t *out);
+
 /* A device granularity given to --granularity: a size that is a power of
  * two from 1 B to GM_DEVICE_GRANULARITY_MAX; as above. */
 int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out);

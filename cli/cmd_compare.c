@@ -353,10 +353,7 @@ int gm__cmd_compare(int argc, char **argv)
             break;
         case 'P': params[nparams++] = optarg; break;
         case OPT_CAPACITY:
-            rc = gm__cli_size_arg(compare_usage, "--capacity", optarg, &cfg.device.capacity);
-            if (rc == 0 && cfg.device.capacity == 0)
-                rc = gm__cli_usage_error(compare_usage, "invalid value for --capacity: '%s' is "
-                                         "no bytes (leave it out for an unlimited device)", optarg);
+            rc = gm__cli_size_capacity_arg(compare_usage, optarg, &cfg.device.capacity);
             break;
         case OPT_DEVICE: /* a GPU preset's capacity ('gmsim devices') */
             rc = gm__cli_capacity_arg(compare_usage, "--device", optarg, &cfg.device.capacity);

@@ -502,12 +502,7 @@ int gm__cmd_replay(int argc, char **argv)
         case 'p': policies[npolicies++] = optarg; break;
         case 'P': a.params[a.nparams++] = optarg; break;
         case OPT_CAPACITY:
-            rc = gm__cli_size_arg(replay_usage, "--capacity", optarg, &cfg.device.capacity);
-            if (rc == 0 && cfg.device.capacity == 0)
-                rc = gm__cli_usage_error(replay_usage,
-                                         "invalid value for --capacity: '%s' is no bytes (leave "
-                                         "--capacity out for an unlimited device)",
-                                         optarg);
+            rc = gm__cli_size_capacity_arg(replay_usage, optarg, &cfg.device.capacity);
             break;
         case OPT_DEVICE: /* a GPU preset's capacity ('gmsim devices') */
             rc = gm__cli_capacity_arg(replay_usage, "--device", optarg, &cfg.device.capacity);
