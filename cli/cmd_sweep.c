@@ -20,21 +20,27 @@
  * rewrites the same traces (same content, same digests), so every run is
  * found done.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/slurm.h"
 #include "gmsim/sweep.h"
 
 static const char sweep_usage[] =
     "usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]\n"
     "                   [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
     "                   [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]\n"
-    "                   [--json]\n"
+    "                   [--timeline-points N] [--json]\n"
     "       gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]\n"
+    "       gmsim sweep DB... -o OUT --slurm [--tasks N] [--partition P] [--time T]\n"
+    "                   [--sbatch-arg ARG]... [--dry-run] [options]\n"
     "\n"
     "Run every trace of the stores through every configuration (policies times\n"
     "parameter values) in N worker processes and keep each run, with its\n"
@@ -54,13 +60,27 @@ static const char sweep_usage[] =
     "  -o, --results OUT       the results store (default: DB.runs.db beside the\n"
     "                          first DB); never one of the inputs\n"
     "      --shard I/N         run only slice I of N of the grid (balanced by\n"
-    "                          events); needs --results\n"
+    "                          events x runs); needs --results\n"
+    "      --timeline-points N points kept of each run's memory timeline\n"
+    "                          (default 500)\n"
     "      --synth 'OPTIONS'   synthesize traces into the results store first, as\n"
     "                          'gmsim synth OPTIONS' (e.g. '--model gpt2 --seq\n"
     "                          128,256,512'), and sweep them with the DBs; may\n"
     "                          be repeated; words split at blanks\n"
     "      --json              print the summary as JSON\n"
     "  -h, --help              show this help\n"
+    "\n"
+    "on a Slurm cluster (docs/cluster.md):\n"
+    "      --slurm             write OUT.shards/sweep.sbatch (a job array, one task\n"
+    "                          per shard) and merge.sbatch (merges the shards into\n"
+    "                          OUT once every task has succeeded), submit both\n"
+    "                          with sbatch and print the job ids\n"
+    "      --tasks N           array tasks (default: one per trace, at most 64)\n"
+    "      --partition P       the jobs' partition\n"
+    "      --time T            the jobs' time limit (sbatch --time)\n"
+    "      --sbatch-arg ARG    one more #SBATCH line (e.g. --sbatch-arg=--mem=8G);\n"
+    "                          may be repeated\n"
+    "      --dry-run           print the scripts; write and submit nothing\n"
     "\n"
     "Combine shards with 'gmsim merge', look at results with 'gmsim report'.\n";
 
@@ -111,6 +131,86 @@ static int sweep_synth(const char *options, const char *results)
     return rc;
 }
 
+/* Whether two paths name the same existing file. */
+static int sweep_same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    return realpath(a, ra) != NULL && realpath(b, rb) != NULL && strcmp(ra, rb) == 0;
+}
+
+/* --slurm: synthesize first, also for --dry-run (into OUT.shards/traces.db,
+ * an input of every task), then write and submit the jobs (cli/slurm.c). */
+static int sweep_slurm(gm__slurm_t *so, const gm_sweep_config_t *cfg, char **dbs, size_t ndbs,
+                       const char **synth, size_t nsynth, const gm_policy_ops_t **pol,
+                       size_t npol, const char **params, size_t nparams,
+                       const char **sbatch_args, int json)
+{
+    for (size_t i = 0; i < ndbs; i++)
+        if (sweep_same_file(dbs[i], cfg->results))
+            return gm__cli_usage_error(sweep_usage,
+                                       "the results store '%s' is also an input: a sweep only "
+                                       "reads its inputs (name another file)",
+                                       cfg->results);
+    const char **inputs = calloc(ndbs + 2, sizeof *inputs);
+    char *folder = gm__slurm_folder(cfg->results), *traces = NULL, *names = NULL;
+    size_t names_len = 0;
+    int rc = GM_CLI_OK;
+    if (inputs == NULL || folder == NULL) {
+        rc = gm__cli_error("out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < ndbs; i++)
+        inputs[i] = dbs[i];
+    size_t ninputs = ndbs;
+    if (nsynth) {
+        size_t len = strlen(folder) + sizeof "/traces.db";
+        if ((traces = malloc(len)) == NULL) {
+            rc = gm__cli_error("out of memory");
+            goto out;
+        }
+        snprintf(traces, len, "%s/traces.db", folder);
+        if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
+            rc = gm__cli_error("cannot make '%s': %s", folder, gm__cli_strerror(errno));
+            goto out;
+        }
+        for (size_t i = 0; i < nsynth; i++)
+            if ((rc = sweep_synth(synth[i], traces)) != GM_CLI_OK)
+                goto out;
+        inputs[ninputs++] = traces;
+    }
+    if (npol) {
+        FILE *f = open_memstream(&names, &names_len);
+        if (f == NULL) {
+            rc = gm__cli_error("out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < npol; i++)
+            fprintf(f, "%s%s", i ? "," : "", pol[i]->name);
+        if (fclose(f) != 0) {
+            rc = gm__cli_error("out of memory");
+            goto out;
+        }
+    }
+    so->sbatch_args = sbatch_args;
+    so->json = json;
+    gm__slurm_sweep_t sw = {.inputs = inputs,
+                            .ninputs = ninputs,
+                            .trace_glob = cfg->trace_glob,
+                            .policies = names,
+                            .params = params,
+                            .nparams = nparams,
+                            .device = &cfg->device,
+                            .timeline_points = cfg->timeline_points,
+                            .results = cfg->results};
+    rc = gm__slurm_submit(so, &sw);
+out:
+    free(inputs);
+    free(folder);
+    free(traces);
+    free(names);
+    return rc;
+}
+
 /* "I/N" with 1 ≤ I ≤ N. */
 static int sweep_shard_arg(const char *text, unsigned *shard, unsigned *nshards)
 {
@@ -130,7 +230,21 @@ static int sweep_shard_arg(const char *text, unsigned *shard, unsigned *nshards)
 
 int gm__cmd_sweep(int argc, char **argv)
 {
-    enum { OPT_CAPACITY = 256, OPT_DEVICE, OPT_GRANULARITY, OPT_SHARD, OPT_JSON, OPT_SYNTH };
+    enum {
+        OPT_CAPACITY = 256,
+        OPT_DEVICE,
+        OPT_GRANULARITY,
+        OPT_SHARD,
+        OPT_JSON,
+        OPT_SYNTH,
+        OPT_POINTS,
+        OPT_SLURM,
+        OPT_TASKS,
+        OPT_PARTITION,
+        OPT_TIME,
+        OPT_SBATCH_ARG,
+        OPT_DRY_RUN
+    };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policies", required_argument, NULL, 'p'},
@@ -144,6 +258,13 @@ int gm__cmd_sweep(int argc, char **argv)
         {"shard", required_argument, NULL, OPT_SHARD},
         {"json", no_argument, NULL, OPT_JSON},
         {"synth", required_argument, NULL, OPT_SYNTH},
+        {"timeline-points", required_argument, NULL, OPT_POINTS},
+        {"slurm", no_argument, NULL, OPT_SLURM},
+        {"tasks", required_argument, NULL, OPT_TASKS},
+        {"partition", required_argument, NULL, OPT_PARTITION},
+        {"time", required_argument, NULL, OPT_TIME},
+        {"sbatch-arg", required_argument, NULL, OPT_SBATCH_ARG},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -160,8 +281,12 @@ int gm__cmd_sweep(int argc, char **argv)
     size_t nsynth = 0;
     gm_params_t *sets = NULL;
     char *results = NULL;
+    int slurm = 0;
+    gm__slurm_t so;
+    memset(&so, 0, sizeof so);
+    const char **sbatch_args = calloc((size_t)argc + 1, sizeof *sbatch_args);
     gm_error_t err = {0};
-    if (pol == NULL || params == NULL || synth == NULL) {
+    if (pol == NULL || params == NULL || synth == NULL || sbatch_args == NULL) {
         rc = gm__cli_error("out of memory");
         goto out;
     }
@@ -202,6 +327,31 @@ int gm__cmd_sweep(int argc, char **argv)
             break;
         case OPT_JSON: json = 1; break;
         case OPT_SYNTH: synth[nsynth++] = optarg; break;
+        case OPT_POINTS: {
+            uint64_t v;
+            rc = gm__cli_u64_arg(sweep_usage, "--timeline-points", optarg, &v);
+            if (rc == 0 && (v < 1 || v > 1000000))
+                rc = gm__cli_usage_error(sweep_usage,
+                                         "invalid value for --timeline-points: '%s' (1 to "
+                                         "1000000)",
+                                         optarg);
+            cfg.timeline_points = (size_t)v;
+            break;
+        }
+        case OPT_SLURM: slurm = 1; break;
+        case OPT_TASKS: {
+            uint64_t v;
+            rc = gm__cli_u64_arg(sweep_usage, "--tasks", optarg, &v);
+            if (rc == 0 && (v < 1 || v > 100000))
+                rc = gm__cli_usage_error(sweep_usage,
+                                         "invalid value for --tasks: '%s' (1 to 100000)", optarg);
+            so.tasks = (unsigned)v;
+            break;
+        }
+        case OPT_PARTITION: so.partition = optarg; break;
+        case OPT_TIME: so.time = optarg; break;
+        case OPT_SBATCH_ARG: sbatch_args[so.nsbatch_args++] = optarg; break;
+        case OPT_DRY_RUN: so.dry_run = 1; break;
         case 'h': rc = gm__cli_help(sweep_usage); goto out;
         default: rc = gm__cli_option_error(sweep_usage, argv, c); break;
         }
@@ -216,6 +366,15 @@ int gm__cmd_sweep(int argc, char **argv)
     if (nsynth && cfg.results == NULL) {
         rc = gm__cli_usage_error(sweep_usage, "--synth needs --results (the store the "
                                  "traces and the runs go to)");
+        goto out;
+    }
+    if (slurm && cfg.nshards) {
+        rc = gm__cli_usage_error(sweep_usage, "--slurm makes the shards itself: no --shard");
+        goto out;
+    }
+    if (!slurm && (so.tasks || so.partition || so.time || so.nsbatch_args || so.dry_run)) {
+        rc = gm__cli_usage_error(sweep_usage, "--tasks, --partition, --time, --sbatch-arg and "
+                                 "--dry-run go with --slurm");
         goto out;
     }
     if (cfg.nshards > 1 && cfg.results == NULL) {
@@ -239,6 +398,11 @@ int gm__cmd_sweep(int argc, char **argv)
         memcpy(results, db, n);
         strcpy(results + n, ".runs.db");
         cfg.results = results;
+    }
+    if (slurm) {
+        rc = sweep_slurm(&so, &cfg, argv + first, (size_t)(argc - first), synth, nsynth, pol,
+                         npol, params, nparams, sbatch_args, json);
+        goto out;
     }
     for (size_t i = 0; i < nsynth; i++)
         if ((rc = sweep_synth(synth[i], cfg.results)) != GM_CLI_OK)
@@ -300,6 +464,7 @@ int gm__cmd_sweep(int argc, char **argv)
         rc = gm__cli_error("%s", err.msg);
 out:
     free(results);
+    free(sbatch_args);
     gm_configs_free(sets, nsets);
     free(pol);
     free(params);

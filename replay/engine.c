@@ -50,7 +50,9 @@
 #include <time.h>
 
 #include "traces/idmap.h"
+#include "traces/store.h"
 
+#define ENGINE_BLOCK 16384 /* events per block when several runs share a pass */
 #define ENGINE_NO_SLOT UINT32_MAX
 #define ENGINE_NO_ADDR UINT64_MAX /* block of an allocation that OOMed; its
                                      size then holds the request */
@@ -712,17 +714,24 @@ int gm_replay_feed(gm_replay_t *r, const gm_event_t *events, size_t n, gm_error_
         r->defrag = gm_replay_defrag_enabled(r);
     }
     r->started = 1;
-    int rc = engine_scratch(r, n);
+    /* Several runs take the events a block at a time, each block through
+     * every run while it is in the core's cache, rather than each run
+     * through the whole chunk (the same result: feeding is incremental). */
+    size_t block = r->nruns > 1 ? ENGINE_BLOCK : n;
+    int rc = engine_scratch(r, n < block ? n : block);
     if (rc)
         return gm_error_set(err, rc, "out of memory");
-    rc = engine_pass1(r, events, n, err);
-    for (size_t k = 0; rc == 0 && k < r->nruns; k++)
-        rc = engine_pass2(r, r->runs[k], events, n, err);
-    if (rc) {
-        r->failed = 1;
-        return rc;
+    for (size_t off = 0; off < n; off += block) {
+        size_t m = n - off < block ? n - off : block;
+        rc = engine_pass1(r, events + off, m, err);
+        for (size_t k = 0; rc == 0 && k < r->nruns; k++)
+            rc = engine_pass2(r, r->runs[k], events + off, m, err);
+        if (rc) {
+            r->failed = 1;
+            return rc;
+        }
+        r->events += m;
     }
-    r->events += n;
     return 0;
 }
 
@@ -835,8 +844,8 @@ void gm_replay_destroy(gm_replay_t *r)
 
 /*
  * Reading a stored trace overlaps decoding with replay: a second thread
- * decodes chunk k+1 (SQLite read, inflate, column decode) into one of two
- * buffers while this thread replays chunk k from the other.  The events and
+ * decodes chunk k+1 (SQLite read, inflate, column decode) straight into one
+ * of two buffers while this thread replays chunk k from the other.  The events and
  * their order are the same as a plain loop over gm_reader_next, so results
  * are identical; memory is two chunks more.
  */
@@ -862,11 +871,8 @@ static void *engine_prefetch_main(void *arg)
             pthread_cond_wait(&pf->cv, &pf->mu);
         int stop = pf->stop;
         pthread_mutex_unlock(&pf->mu);
-        const gm_event_t *ev = NULL;
         size_t n = 0;
-        int rc = stop ? 0 : gm_reader_next(pf->rd, &ev, &n, &pf->err);
-        if (rc == 0 && n > 0)
-            memcpy(pf->buf[k], ev, n * sizeof *ev);
+        int rc = stop ? 0 : gm__reader_next_into(pf->rd, pf->buf[k], &n, &pf->err);
         pthread_mutex_lock(&pf->mu);
         if (rc != 0 || n == 0 || stop) {
             pf->rc = rc;

@@ -6,9 +6,12 @@
  * closed: no SQLite connection is used across fork), keeps those matching
  * the glob, once per content digest (the key ignores names), and forms
  * the grid in order trace-major, configuration-minor.  A shard keeps the
- * runs dealt to it (gm_sweep_shards: heaviest first to the lightest shard,
- * weight = the trace's events).  Runs whose key the results store already
- * holds are skipped.  What is left is grouped into tasks: the runs of one
+ * runs dealt to it (gm_sweep_plan: the line of runs cut into stretches of
+ * equal work, a run weighing its trace's events, so that a shard holds
+ * whole traces but at its two ends).  Runs whose key the results store
+ * already holds are skipped.  The results store's shards table records,
+ * under the grid's digest, the shard's runs and how many are stored: at
+ * the start, and again at the end.  What is left is grouped into tasks: the runs of one
  * trace, so that one read of the trace feeds them all (gm_compare_trace),
  * split into smaller groups only when there are too few traces to keep
  * every worker busy (at least four tasks per worker); tasks go out
@@ -44,6 +47,7 @@
 #include <unistd.h>
 
 #include "gmsim/version.h"
+#include "traces/codec.h"
 
 #define SWEEP_TASKS_PER_WORKER 4
 #define SWEEP_MAX_JOBS 256
@@ -85,44 +89,139 @@ typedef struct sweep_run_msg {
 
 /* ---- shards ----------------------------------------------------------------- */
 
-static const uint64_t *sweep_sort_weights; /* for qsort's comparator only */
-
-static int sweep_by_weight(const void *a, const void *b)
-{
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    uint64_t wi = sweep_sort_weights[i], wj = sweep_sort_weights[j];
-    if (wi != wj)
-        return wi > wj ? -1 : 1;
-    return i < j ? -1 : i > j;
-}
-
-int gm_sweep_shards(const uint64_t *weights, size_t n, unsigned nshards, unsigned *out,
-                    gm_error_t *err)
+int gm_sweep_plan(const uint64_t *events, size_t ntraces, size_t nsets, unsigned nshards,
+                  unsigned *out, gm_error_t *err)
 {
     if (nshards == 0)
         return gm_error_set(err, GM_EINVAL, "a grid needs at least one shard");
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
-    uint64_t *load = calloc(nshards, sizeof *load);
-    if (order == NULL || load == NULL) {
-        free(order);
-        free(load);
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    /* Work of run g: its trace's events + 1; the line of runs in grid
+     * order is cut into nshards stretches of equal work, a run going to
+     * the stretch that holds its middle. */
+    unsigned __int128 total = 0, at = 0;
+    for (size_t t = 0; t < ntraces; t++)
+        total += (unsigned __int128)(events[t] + 1) * nsets;
+    for (size_t t = 0; t < ntraces; t++) {
+        uint64_t w = events[t] + 1;
+        for (size_t k = 0; k < nsets; k++, at += w) {
+            unsigned __int128 mid = 2 * at + w; /* twice the middle */
+            unsigned s = (unsigned)(mid * nshards / (2 * total));
+            out[t * nsets + k] = s < nshards ? s : nshards - 1;
+        }
     }
-    for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    sweep_sort_weights = weights;
-    qsort(order, n, sizeof *order, sweep_by_weight);
-    for (size_t k = 0; k < n; k++) {
-        unsigned best = 0;
-        for (unsigned s = 1; s < nshards; s++)
-            if (load[s] < load[best])
-                best = s;
-        out[order[k]] = best;
-        load[best] += weights[order[k]];
-    }
-    free(order);
-    free(load);
     return 0;
+}
+
+/* The grid's digest: the traces (content digests, in grid order), the
+ * configurations (policy and parameters), the device and gmsim's version,
+ * each text with its terminating NUL.  Shards of one sweep share it. */
+static void sweep_grid_digest(const sweep_trace_t *traces, size_t ntraces,
+                              const gm_sweep_config_t *cfg, char *const *params,
+                              const char *device, char hex[33])
+{
+    gm__digest_t d;
+    gm__digest_init(&d);
+    for (size_t t = 0; t < ntraces; t++)
+        gm__digest_update(&d, traces[t].digest, strlen(traces[t].digest) + 1);
+    for (size_t k = 0; k < cfg->nsets; k++) {
+        gm__digest_update(&d, cfg->sets[k].ops->name, strlen(cfg->sets[k].ops->name) + 1);
+        gm__digest_update(&d, params[k], strlen(params[k]) + 1);
+    }
+    gm__digest_update(&d, device, strlen(device) + 1);
+    gm__digest_update(&d, gm_version(), strlen(gm_version()) + 1);
+    gm__digest_final(&d, hex);
+}
+
+/* Records ordered by grid, shard count, then shard. */
+static int sweep_record_cmp(const void *a, const void *b)
+{
+    const gm_shard_record_t *x = a, *y = b;
+    int c = strcmp(x->grid, y->grid);
+    if (c)
+        return c;
+    if (x->nshards != y->nshards)
+        return x->nshards < y->nshards ? -1 : 1;
+    return x->shard < y->shard ? -1 : x->shard > y->shard;
+}
+
+/* The message of gm_shards_check: items appended while they fit in
+ * GM_SHARDS_TEXT characters, the others counted. */
+#define GM_SHARDS_TEXT 400
+
+typedef struct sweep_text {
+    char buf[GM_SHARDS_TEXT + 1];
+    size_t len;
+    size_t left_out;
+} sweep_text_t;
+
+static void sweep_text_add(sweep_text_t *t, const char *item)
+{
+    size_t need = strlen(item);
+    if (t->left_out || t->len + need > GM_SHARDS_TEXT) {
+        t->left_out++;
+        return;
+    }
+    memcpy(t->buf + t->len, item, need + 1);
+    t->len += need;
+}
+
+/* One problem of a sweep: its first comes with the sweep's heading. */
+static void sweep_problem(sweep_text_t *t, const gm_shard_record_t *sweep, size_t *bad,
+                          int *first, const char *what)
+{
+    char item[192];
+    if (*first)
+        snprintf(item, sizeof item, "%ssweep %.8s (%u shard%s): %s", *bad ? "; " : "",
+                 sweep->grid, sweep->nshards, sweep->nshards == 1 ? "" : "s", what);
+    else
+        snprintf(item, sizeof item, ", %s", what);
+    sweep_text_add(t, item);
+    *first = 0;
+    (*bad)++;
+}
+
+int gm_shards_check(const gm_shard_record_t *records, size_t n, gm_error_t *err)
+{
+    gm_shard_record_t *r = malloc((n ? n : 1) * sizeof *r);
+    if (r == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    memcpy(r, records, n * sizeof *r);
+    qsort(r, n, sizeof *r, sweep_record_cmp);
+    sweep_text_t text = {.len = 0};
+    size_t bad = 0;
+    for (size_t i = 0, j; i < n; i = j) {
+        /* One sweep: the records of one grid and shard count, by shard. */
+        for (j = i; j < n && strcmp(r[j].grid, r[i].grid) == 0 && r[j].nshards == r[i].nshards;)
+            j++;
+        unsigned nsh = r[i].nshards, next = 1;
+        int first = 1;
+        char what[96];
+        for (size_t k = i; k < j; k++) {
+            /* a shard merged more than once: its best record */
+            uint64_t done = r[k].done;
+            while (k + 1 < j && r[k + 1].shard == r[k].shard)
+                done = r[++k].done > done ? r[k].done : done;
+            for (; next < r[k].shard; next++) {
+                snprintf(what, sizeof what, "shard %u/%u missing", next, nsh);
+                sweep_problem(&text, &r[i], &bad, &first, what);
+            }
+            if (done < r[k].runs) {
+                snprintf(what, sizeof what, "shard %u/%u has %llu of %llu runs", r[k].shard,
+                         nsh, (unsigned long long)done, (unsigned long long)r[k].runs);
+                sweep_problem(&text, &r[i], &bad, &first, what);
+            }
+            next = r[k].shard + 1;
+        }
+        for (; next <= nsh; next++) {
+            snprintf(what, sizeof what, "shard %u/%u missing", next, nsh);
+            sweep_problem(&text, &r[i], &bad, &first, what);
+        }
+    }
+    free(r);
+    if (bad == 0)
+        return 0;
+    if (text.left_out)
+        return gm_error_set(err, GM_EINCOMPLETE, "%s, and %zu more", text.buf, text.left_out);
+    return gm_error_set(err, GM_EINCOMPLETE, "%s", text.buf);
 }
 
 /* ---- pipes ------------------------------------------------------------------- */
@@ -180,8 +279,7 @@ static void sweep_worker_main(const gm_sweep_config_t *cfg, const sweep_trace_t 
     gm_replay_config_t rcfg;
     gm_replay_config_default(&rcfg);
     rcfg.device = cfg->device;
-    if (cfg->timeline_points)
-        rcfg.timeline_points = cfg->timeline_points;
+    rcfg.timeline_points = cfg->timeline_points ? cfg->timeline_points : GM_SWEEP_TIMELINE_POINTS;
     for (;;) {
         uint32_t head[2];
         int r = sweep_read(task_fd, head, sizeof head);
@@ -656,7 +754,7 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
     sweep_state_t st = {.cfg = cfg, .sum = sum, .err = err};
     sweep_task_t *tasks = NULL;
     size_t ntasks = 0;
-    uint64_t *weights = NULL;
+    uint64_t *events = NULL;
     unsigned *shard = NULL;
     unsigned char *todo = NULL;
     int rc = sweep_list(&st);
@@ -673,11 +771,11 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
     size_t ngrid = st.ntraces * cfg->nsets;
     sum->grid = ngrid;
     st.params = calloc(cfg->nsets, sizeof *st.params);
-    weights = malloc(ngrid * sizeof *weights);
+    events = malloc(st.ntraces * sizeof *events);
     shard = malloc(ngrid * sizeof *shard);
     todo = calloc(ngrid, 1);
     st.device = gm_device_json(&cfg->device);
-    if (st.params == NULL || weights == NULL || shard == NULL || todo == NULL ||
+    if (st.params == NULL || events == NULL || shard == NULL || todo == NULL ||
         st.device == NULL) {
         rc = gm_error_set(err, GM_ENOMEM, "out of memory");
         goto out;
@@ -687,12 +785,14 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
             rc = gm_error_set(err, GM_ENOMEM, "out of memory");
             goto out;
         }
-    for (size_t g = 0; g < ngrid; g++)
-        weights[g] = st.traces[g / cfg->nsets].events + 1;
-    if ((rc = gm_sweep_shards(weights, ngrid, nshards, shard, err)))
+    for (size_t t = 0; t < st.ntraces; t++)
+        events[t] = st.traces[t].events;
+    if ((rc = gm_sweep_plan(events, st.ntraces, cfg->nsets, nshards, shard, err)))
         goto out;
     if ((rc = gm_store_open(cfg->results, GM_STORE_WRITE, &st.out, err)))
         goto out;
+    gm_shard_record_t record = {.shard = cfg->shard + 1, .nshards = nshards};
+    sweep_grid_digest(st.traces, st.ntraces, cfg, st.params, st.device, record.grid);
 
     /* What this shard must run, and what is done already. */
     size_t *per_trace = calloc(st.ntraces, sizeof *per_trace);
@@ -725,6 +825,12 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
                 traces_left++;
         }
     }
+    /* The shard's record, before anything runs: a shard killed now is
+     * known to be incomplete. */
+    record.runs = sum->runs;
+    record.done = sum->reused;
+    if (rc == 0)
+        rc = gm_store_put_shard(st.out, &record, err);
     if (rc) {
         free(per_trace);
         goto out;
@@ -781,6 +887,15 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
     if (cfg->progress)
         cfg->progress(cfg->progress_ctx, &st.prog);
     rc = sweep_execute(&st, tasks, ntasks, jobs);
+    if (sum->ran > 0) {
+        gm_error_t perr = {0};
+        record.done = sum->reused + sum->ran;
+        int prc = gm_store_put_shard(st.out, &record, &perr);
+        if (rc == 0 && prc != 0) {
+            rc = prc;
+            *err = perr;
+        }
+    }
     if (rc == 0)
         rc = st.first_rc;
 out:
@@ -796,7 +911,7 @@ out:
     for (size_t i = 0; i < st.ntraces; i++)
         free(st.traces[i].name);
     free(st.traces);
-    free(weights);
+    free(events);
     free(shard);
     free(todo);
     return rc;

@@ -148,7 +148,7 @@ Test(layout, round_trip)
     cr_assert_eq(sql_int(path, "SELECT substr(data, 4, 1) = x'01' FROM layouts WHERE trace_id = "
                                "(SELECT id FROM traces WHERE name = 'big')"),
                  1);
-    cr_assert_eq(sql_int(path, "PRAGMA user_version"), 2);
+    cr_assert_eq(sql_int(path, "PRAGMA user_version"), GM_STORE_SCHEMA_VERSION);
 }
 
 Test(layout, writer_refusals_and_rollback)
@@ -283,7 +283,7 @@ Test(layout, damaged_rows, .timeout = 120)
 }
 
 /* A version-1 store: read-only it has no layouts; writable it is upgraded
- * and keeps its traces. */
+ * (to the current version: layouts, then shards) and keeps its traces. */
 Test(layout, version1_store)
 {
     const char *path = gt_tmpfile("v1.db");
@@ -292,7 +292,7 @@ Test(layout, version1_store)
     cr_assert_eq(gm_store_open(path, GM_STORE_WRITE, &s, &err), 0);
     write_trace(s, "old", NULL, 0);
     gm_store_close(s);
-    sql_exec(path, "DROP TABLE layouts; PRAGMA user_version = 1;");
+    sql_exec(path, "DROP TABLE layouts; DROP TABLE shards; PRAGMA user_version = 1;");
 
     cr_assert_eq(gm_store_open(path, GM_STORE_READONLY, &s, &err), 0, "%s", err.msg);
     gm_layout_t *got = (gm_layout_t *)1;
@@ -315,7 +315,8 @@ Test(layout, version1_store)
     cr_assert_eq(gm_store_find(s, "old", &t, &err), 0, "%s", err.msg);
     gm_trace_info_release(&t);
     gm_store_close(s);
-    cr_assert_eq(sql_int(path, "PRAGMA user_version"), 2);
+    cr_assert_eq(sql_int(path, "PRAGMA user_version"), GM_STORE_SCHEMA_VERSION);
+    cr_assert_eq(sql_int(path, "SELECT count(*) FROM shards"), 0);
 
     /* another version is still refused */
     sql_exec(path, "PRAGMA user_version = 7");

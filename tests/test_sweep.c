@@ -147,6 +147,18 @@ static void kill_after(void *ctx, const gm_sweep_progress_t *p)
         raise(SIGKILL);
 }
 
+/* The shard records of a results store. */
+static gm_shard_record_t *shard_records(const char *path, size_t *n)
+{
+    gm_store_t *s;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_store_open(path, GM_STORE_READONLY, &s, &err), 0, "%s", err.msg);
+    gm_shard_record_t *r;
+    cr_assert_eq(gm_store_list_shards(s, &r, n, &err), 0, "%s", err.msg);
+    gm_store_close(s);
+    return r;
+}
+
 Test(sweep, killed_sweep_resumes_without_duplicates_or_losses)
 {
     const char *in = gt_tmpfile("kill-in.db");
@@ -177,6 +189,14 @@ Test(sweep, killed_sweep_resumes_without_duplicates_or_losses)
     char **saved_keys = sorted_keys(results, &saved);
     free_keys(saved_keys, saved);
     cr_expect(saved >= 5 && saved < 18, "%zu runs saved before the kill", saved);
+    size_t nrec;
+    gm_shard_record_t *rec = shard_records(results, &nrec);
+    cr_assert_eq(nrec, 1);
+    cr_expect(rec[0].shard == 1 && rec[0].nshards == 1 && rec[0].runs == 18 &&
+                  rec[0].done < 18,
+              "killed sweep recorded %u/%u, %llu of %llu runs", rec[0].shard, rec[0].nshards,
+              (unsigned long long)rec[0].done, (unsigned long long)rec[0].runs);
+    free(rec);
 
     gm_sweep_config_t cfg = sweep_cfg(inputs, 1, &g, results, 2);
     gm_sweep_summary_t sum;
@@ -186,6 +206,11 @@ Test(sweep, killed_sweep_resumes_without_duplicates_or_losses)
     cr_expect_eq(sum.reused, saved);
     cr_expect_eq(sum.ran, 18 - saved);
     cr_expect_eq(sum.failed, 0);
+    rec = shard_records(results, &nrec);
+    cr_assert_eq(nrec, 1);
+    cr_expect(rec[0].runs == 18 && rec[0].done == 18, "%llu of %llu runs after the resume",
+              (unsigned long long)rec[0].done, (unsigned long long)rec[0].runs);
+    free(rec);
 
     /* A third run does nothing; the whole equals an uninterrupted sweep. */
     cr_assert_eq(gm_sweep_run(&cfg, &sum, &err), 0, "%s", err.msg);
@@ -239,6 +264,22 @@ Test(sweep, shards_partition_the_grid_and_merge_back)
     gm_store_close(out);
     cr_expect_eq(total, 15);
     expect_same_runs(merged, full);
+    /* Each shard recorded itself; the merge holds all three records, of
+     * the grid the whole sweep recorded as 1/1. */
+    size_t nrec, nfull;
+    gm_shard_record_t *whole = shard_records(full, &nfull);
+    gm_shard_record_t *rec = shard_records(merged, &nrec);
+    cr_assert_eq(nfull, 1);
+    cr_assert_eq(nrec, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        cr_expect_str_eq(rec[i].grid, whole[0].grid);
+        cr_expect(rec[i].shard == i + 1 && rec[i].nshards == 3 && rec[i].done == rec[i].runs,
+                  "record %u: %u/%u, %llu of %llu", i, rec[i].shard, rec[i].nshards,
+                  (unsigned long long)rec[i].done, (unsigned long long)rec[i].runs);
+    }
+    cr_expect_eq(rec[0].runs + rec[1].runs + rec[2].runs, 15);
+    free(rec);
+    free(whole);
 
     /* Timelines survive the copy point for point. */
     gm_store_t *a, *b;
@@ -273,29 +314,48 @@ Test(sweep, shards_partition_the_grid_and_merge_back)
 
 Test(sweep, shards_are_balanced_by_work)
 {
-    uint64_t w[200], rng = 42, load[7] = {0}, maxw = 0;
-    unsigned out[200], again[200];
-    for (size_t i = 0; i < 200; i++) {
-        w[i] = 1 + gt_rand(&rng) % 1000000;
-        if (w[i] > maxw)
-            maxw = w[i];
+    enum { NT = 60, NS = 3, NSH = 7 };
+    uint64_t ev[NT], rng = 42, load[NSH] = {0}, maxw = 0;
+    unsigned out[NT * NS], again[NT * NS];
+    for (size_t i = 0; i < NT; i++) {
+        ev[i] = gt_rand(&rng) % 1000000;
+        if (ev[i] + 1 > maxw)
+            maxw = ev[i] + 1;
     }
+    ev[7] = 40000000; /* one huge trace: its runs spread over several shards */
+    maxw = ev[7] + 1;
     gm_error_t err = {0};
-    cr_assert_eq(gm_sweep_shards(w, 200, 7, out, &err), 0);
-    cr_assert_eq(gm_sweep_shards(w, 200, 7, again, &err), 0);
+    cr_assert_eq(gm_sweep_plan(ev, NT, NS, NSH, out, &err), 0);
+    cr_assert_eq(gm_sweep_plan(ev, NT, NS, NSH, again, &err), 0);
     cr_expect(memcmp(out, again, sizeof out) == 0, "shards are not deterministic");
-    for (size_t i = 0; i < 200; i++) {
-        cr_assert(out[i] < 7);
-        load[out[i]] += w[i];
+    unsigned split = 0;
+    for (size_t t = 0; t < NT; t++) {
+        for (size_t k = 0; k < NS; k++) {
+            unsigned sh = out[t * NS + k];
+            cr_assert(sh < NSH);
+            load[sh] += ev[t] + 1;
+            /* grid order is shard order: each shard one stretch */
+            if (t * NS + k > 0)
+                cr_expect(sh >= out[t * NS + k - 1], "run %zu goes back to shard %u", t * NS + k, sh);
+        }
+        split += out[t * NS] != out[t * NS + NS - 1];
     }
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (int s = 0; s < 7; s++) {
-        lo = load[s] < lo ? load[s] : lo;
-        hi = load[s] > hi ? load[s] : hi;
-    }
-    cr_expect(hi - lo <= maxw, "shards unbalanced: %llu vs %llu", (unsigned long long)hi,
-              (unsigned long long)lo);
-    cr_expect_eq(gm_sweep_shards(w, 200, 0, out, &err), GM_EINVAL);
+    uint64_t total = 0;
+    for (int s = 0; s < NSH; s++)
+        total += load[s];
+    for (int s = 0; s < NSH; s++) /* within a run's weight of the mean, or one huge run */
+        cr_expect(load[s] + maxw >= total / NSH && load[s] <= total / NSH + maxw,
+                  "shard %d: %llu against a mean of %llu", s, (unsigned long long)load[s],
+                  (unsigned long long)(total / NSH));
+    cr_expect(split <= NSH - 1, "%u traces split between shards", split);
+    cr_expect(out[7 * NS] != out[7 * NS + NS - 1], "the huge trace stays in one shard");
+    /* One shard: everything in it; more shards than runs: every run alone. */
+    cr_assert_eq(gm_sweep_plan(ev, 2, 1, 1, out, &err), 0);
+    cr_expect(out[0] == 0 && out[1] == 0);
+    uint64_t same[3] = {10, 10, 10};
+    cr_assert_eq(gm_sweep_plan(same, 3, 1, 3, out, &err), 0);
+    cr_expect(out[0] == 0 && out[1] == 1 && out[2] == 2, "%u %u %u", out[0], out[1], out[2]);
+    cr_expect_eq(gm_sweep_plan(ev, NT, NS, 0, out, &err), GM_EINVAL);
 }
 
 Test(sweep, inputs_are_never_written)
@@ -367,3 +427,62 @@ Test(sweep, a_damaged_trace_fails_alone)
     free_keys(keys, n);
     gm_configs_free(g.sets, g.nsets);
 }
+
+/* A results store from before the shards table: read as it is (no
+ * records), upgraded when a sweep writes to it. */
+Test(sweep, version2_results_store)
+{
+    const char *in = gt_tmpfile("v2-in.db"), *out = gt_tmpfile("v2-out.db");
+    make_store(in, 2, 2000);
+    grid_t g = make_grid();
+    const char *inputs[] = {in};
+    gm_sweep_config_t cfg = sweep_cfg(inputs, 1, &g, out, 1);
+    gm_error_t err = {0};
+    cr_assert_eq(gm_sweep_run(&cfg, NULL, &err), 0, "%s", err.msg);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(out, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "DROP TABLE shards; PRAGMA user_version = 2;", NULL, NULL, NULL),
+                 SQLITE_OK);
+    sqlite3_close(db);
+    size_t n;
+    gm_shard_record_t *r = shard_records(out, &n);
+    cr_expect_eq(n, 0);
+    free(r);
+    gm_sweep_summary_t sum;
+    cr_assert_eq(gm_sweep_run(&cfg, &sum, &err), 0, "%s", err.msg);
+    cr_expect_eq(sum.reused, 6);
+    r = shard_records(out, &n);
+    cr_assert_eq(n, 1);
+    cr_expect(r[0].runs == 6 && r[0].done == 6);
+    free(r);
+    gm_configs_free(g.sets, g.nsets);
+}
+
+Test(sweep, shards_check_names_what_is_missing)
+{
+    gm_shard_record_t r[] = {
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 4, 10, 10},
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 3, 4, 10, 4},
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 3, 4, 10, 7}, /* merged twice: the best counts */
+        {"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 2, 2, 5, 5},
+        {"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 1, 2, 5, 5},
+        {"cccccccccccccccccccccccccccccccc", 1, 1, 3, 3},
+    };
+    gm_error_t err = {0};
+    cr_expect_eq(gm_shards_check(r + 3, 3, &err), 0, "%s", err.msg);
+    cr_expect_eq(gm_shards_check(r, 0, &err), 0);
+    cr_assert_eq(gm_shards_check(r, 6, &err), GM_EINCOMPLETE);
+    cr_expect_str_eq(err.msg, "sweep aaaaaaaa (4 shards): shard 2/4 missing, shard 3/4 has 7 of "
+                              "10 runs, shard 4/4 missing");
+    /* a shard recorded under two shard counts is two sweeps */
+    gm_shard_record_t odd[] = {{"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 1, 2, 5, 5},
+                               {"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 2, 3, 5, 5}};
+    cr_assert_eq(gm_shards_check(odd, 2, &err), GM_EINCOMPLETE);
+    cr_expect_str_eq(err.msg, "sweep bbbbbbbb (2 shards): shard 2/2 missing; sweep bbbbbbbb "
+                              "(3 shards): shard 1/3 missing, shard 3/3 missing");
+    /* many missing: the message stays short and counts the rest */
+    gm_shard_record_t one = {"dddddddddddddddddddddddddddddddd", 1000, 1000, 1, 1};
+    cr_assert_eq(gm_shards_check(&one, 1, &err), GM_EINCOMPLETE);
+    cr_expect(strlen(err.msg) < 460 && strstr(err.msg, "more") != NULL, "%s", err.msg);
+}
+

@@ -1,7 +1,8 @@
 /*
  * traces/runs.c — queries over the runs and timelines tables (API in
  * gmsim/store.h, "run queries"): list runs, find one by key, read a
- * timeline, copy runs between stores without duplicates.
+ * timeline, copy runs between stores without duplicates; and the shards
+ * table, the record of what each sweep shard stored.
  *
  * A run's key is (trace_digest, policy, params, device, gmsim_version),
  * each text compared exactly.  The schema has no unique index on it (runs
@@ -266,6 +267,102 @@ static int runs_copy_one(gm_store_t *dst, gm_store_t *src, const gm_run_info_t *
     return rc;
 }
 
+/* ---- shard records ------------------------------------------------------- */
+
+/* Insert or update one shard record; in the caller's transaction or its
+ * own statement. */
+static int runs_put_shard(gm_store_t *s, const gm_shard_record_t *r, gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = runs_prepare(s,
+                          "INSERT INTO shards (grid, shard, nshards, runs, done, updated) "
+                          "VALUES (?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')) "
+                          "ON CONFLICT (grid, shard) DO UPDATE SET nshards = excluded.nshards, "
+                          "runs = excluded.runs, done = max(done, excluded.done), "
+                          "updated = excluded.updated",
+                          &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, r->grid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, r->shard);
+    sqlite3_bind_int64(st, 3, r->nshards);
+    sqlite3_bind_int64(st, 4, (int64_t)r->runs);
+    sqlite3_bind_int64(st, 5, (int64_t)r->done);
+    int q = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return q == SQLITE_DONE ? 0 : runs_fail(s, err, q, "cannot record a sweep shard");
+}
+
+int gm_store_put_shard(gm_store_t *s, const gm_shard_record_t *r, gm_error_t *err)
+{
+    if (!gm__store_writable(s))
+        return gm_error_set(err, GM_EINVAL, "cannot record a sweep shard: '%s' is open read-only",
+                            gm_store_path(s));
+    return runs_put_shard(s, r, err);
+}
+
+int gm_store_list_shards(gm_store_t *s, gm_shard_record_t **out, size_t *n, gm_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(gm__store_db(s),
+                                "SELECT grid, shard, nshards, runs, done FROM shards "
+                                "ORDER BY grid, shard",
+                                -1, &st, NULL);
+    if (rc == SQLITE_ERROR &&
+        strncmp(sqlite3_errmsg(gm__store_db(s)), "no such table", 13) == 0)
+        return 0; /* a store from before schema version 3 */
+    if (rc != SQLITE_OK)
+        return runs_fail(s, err, rc, "cannot prepare a statement");
+    gm_shard_record_t *list = NULL;
+    size_t count = 0, cap = 0;
+    int q;
+    while ((q = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *grid = sqlite3_column_text(st, 0);
+        int64_t v[4];
+        int ok = grid != NULL && strlen((const char *)grid) == 32;
+        for (int i = 0; i < 4; i++) {
+            ok = ok && sqlite3_column_type(st, i + 1) == SQLITE_INTEGER;
+            v[i] = sqlite3_column_int64(st, i + 1);
+        }
+        /* shard in 1..nshards, done ≤ runs */
+        ok = ok && v[1] >= 1 && v[1] <= 1000000 && v[0] >= 1 && v[0] <= v[1] && v[2] >= 0 &&
+             v[3] >= 0 && v[3] <= v[2];
+        if (!ok) {
+            rc = gm_error_set(err, GM_EFORMAT, "'%s': shard record %zu is not one a sweep writes",
+                              gm_store_path(s), count + 1);
+            break;
+        }
+        if (count == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            gm_shard_record_t *l = realloc(list, ncap * sizeof *l);
+            if (l == NULL) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                break;
+            }
+            list = l;
+            cap = ncap;
+        }
+        gm_shard_record_t *r = &list[count++];
+        memcpy(r->grid, grid, 33);
+        r->shard = (unsigned)v[0];
+        r->nshards = (unsigned)v[1];
+        r->runs = (uint64_t)v[2];
+        r->done = (uint64_t)v[3];
+    }
+    if (rc == 0 && q != SQLITE_DONE)
+        rc = runs_fail(s, err, q, "cannot read the shard records");
+    sqlite3_finalize(st);
+    if (rc) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = count;
+    return 0;
+}
+
 int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t *skipped,
                        gm_error_t *err)
 {
@@ -296,6 +393,13 @@ int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t 
             ncopied++;
         }
     }
+    gm_shard_record_t *shards = NULL;
+    size_t nshards = 0;
+    if (rc == 0)
+        rc = gm_store_list_shards(src, &shards, &nshards, err);
+    for (size_t i = 0; rc == 0 && i < nshards; i++)
+        rc = runs_put_shard(dst, &shards[i], err);
+    free(shards);
     if (rc == 0)
         rc = runs_exec(dst, "COMMIT", err);
     if (rc)

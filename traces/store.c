@@ -14,7 +14,10 @@
  *             run with params, device and metrics as JSON text; its timeline
  *   layouts   (version 2) one row per trace that has a recorded starting
  *             layout, written by traces/layout.c inside the writer's
- *             transaction; a version-1 store is upgraded on a writable open
+ *             transaction
+ *   shards    (version 3) per sweep grid and shard, the runs it must store
+ *             and how many it has (traces/runs.c)
+ *   An older store is upgraded on a writable open, read as it is otherwise.
  *
  * Writer.  gm_writer_begin opens a write transaction (BEGIN IMMEDIATE) that
  * gm_writer_finish commits and anything else rolls back, so no reader ever
@@ -91,6 +94,20 @@ struct gm_store {
     "  data        BLOB NOT NULL\n"                                        \
     ");\n"
 
+/* Added in schema version 3 (older stores gain it when opened for
+ * writing): what each sweep shard stored into a results store, so that
+ * `gmsim merge` can tell a complete sweep from a partial one (traces/runs.c). */
+#define STORE_SHARDS_SQL                                                   \
+    "CREATE TABLE shards (\n"                                              \
+    "  grid        TEXT NOT NULL,\n"                                       \
+    "  shard       INTEGER NOT NULL,\n"                                    \
+    "  nshards     INTEGER NOT NULL,\n"                                    \
+    "  runs        INTEGER NOT NULL,\n"                                    \
+    "  done        INTEGER NOT NULL,\n"                                    \
+    "  updated     TEXT NOT NULL,\n"                                       \
+    "  PRIMARY KEY (grid, shard)\n"                                        \
+    ");\n"
+
 static const char store_schema[] =
     "CREATE TABLE traces (\n"
     "  id          INTEGER PRIMARY KEY,\n"
@@ -153,6 +170,7 @@ static const char store_schema[] =
     ");\n"
     "CREATE INDEX runs_by_digest ON runs (trace_digest);\n"
     STORE_LAYOUTS_SQL
+    STORE_SHARDS_SQL
     "CREATE TABLE timelines (\n"
     "  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE\n"
     "                DEFERRABLE INITIALLY DEFERRED,\n"
@@ -496,10 +514,12 @@ static int store_check_tables(gm_store_t *s, gm_error_t *err)
     return 0;
 }
 
-/* Version 1 → 2: add the layouts table (in a write transaction; another
- * process may have done it meanwhile).  A version-1 store opened read-only
- * is read as it is: its traces have no layouts. */
-static int store_upgrade_v1(gm_store_t *s, gm_error_t *err)
+/* Bring an older store up to this version, in a write transaction
+ * (another process may have done it meanwhile): version 2 added the
+ * layouts table, version 3 the shards table.  An older store opened
+ * read-only is read as it is: its traces have no layouts, its runs no
+ * shard records. */
+static int store_upgrade(gm_store_t *s, gm_error_t *err)
 {
     int rc = store_exec(s, "BEGIN IMMEDIATE", err);
     if (rc)
@@ -507,12 +527,17 @@ static int store_upgrade_v1(gm_store_t *s, gm_error_t *err)
     int64_t version = 0;
     if ((rc = store_query_int(s, "PRAGMA user_version", NULL, &version, err)) < 0)
         goto fail;
-    if (version == 1) {
+    static const char *const steps[] = {STORE_LAYOUTS_SQL "PRAGMA user_version = 2;",
+                                        STORE_SHARDS_SQL "PRAGMA user_version = 3;"};
+    for (; version >= 1 && version < GM_STORE_SCHEMA_VERSION; version++) {
         char *msg = NULL;
-        int r = sqlite3_exec(s->db, STORE_LAYOUTS_SQL "PRAGMA user_version = 2;", NULL, NULL, &msg);
+        int r = sqlite3_exec(s->db, steps[version - 1], NULL, NULL, &msg);
         sqlite3_free(msg);
         if (r != SQLITE_OK) {
-            rc = store_fail(s, err, r, "cannot upgrade the schema to version 2");
+            char what[64];
+            snprintf(what, sizeof what, "cannot upgrade the schema to version %lld",
+                     (long long)version + 1);
+            rc = store_fail(s, err, r, what);
             goto fail;
         }
     }
@@ -553,13 +578,14 @@ static int store_check_schema(gm_store_t *s, gm_error_t *err)
              * store whose version was reset */
             if (version == 0 && ours != 5)
                 return gm_error_set(err, GM_EFORMAT, "'%s' is not a gmsim trace store", s->path);
-            if (version == 1 && ours == 5 && (s->flags & GM_STORE_WRITE)) {
-                rc = store_upgrade_v1(s, err);
+            int older = version >= 1 && version < GM_STORE_SCHEMA_VERSION;
+            if (older && ours == 5 && (s->flags & GM_STORE_WRITE)) {
+                rc = store_upgrade(s, err);
                 if (rc)
                     return rc;
                 return store_check_schema(s, err);
             }
-            if (version != GM_STORE_SCHEMA_VERSION && version != 1)
+            if (version != GM_STORE_SCHEMA_VERSION && !older)
                 return gm_error_set(err, GM_ESCHEMA,
                                     "'%s' has schema version %lld, this gmsim reads version %d",
                                     s->path, (long long)version, GM_STORE_SCHEMA_VERSION);
@@ -1686,7 +1712,7 @@ fail:
 }
 
 /*
- * Check that the n events just decoded into r->buf refer only to rows of
+ * Check that the n events just decoded into ev refer only to rows of
  * the trace's interned tables, as the writer requires: a stream other than
  * 0, a tag other than 0 or any MARK's tag, a frames other than 0 must
  * index a row.  The codec's ORs of the indices (codec.h) settle it for the
@@ -1694,7 +1720,8 @@ fail:
  * the events walked, for the culprit (or for none: an OR may reach a limit
  * that every value is below).  0, or GM_ECORRUPT naming the event.
  */
-static int store_reader_indices(const gm_reader_t *r, size_t n, gm_error_t *err)
+static int store_reader_indices(const gm_reader_t *r, const gm_event_t *ev, size_t n,
+                                gm_error_t *err)
 {
     const gm__codec_t *c = &r->codec;
     uint64_t slim = r->nstreams ? r->nstreams : 1, tlim = r->ntags ? r->ntags : 1;
@@ -1702,7 +1729,7 @@ static int store_reader_indices(const gm_reader_t *r, size_t n, gm_error_t *err)
     if (c->or_stream < slim && c->or_tag < tlim && c->or_mark <= r->ntags && c->or_frames < flim)
         return 0;
     for (size_t i = 0; i < n; i++) {
-        const gm_event_t *e = &r->buf[i];
+        const gm_event_t *e = &ev[i];
         const char *field, *table;
         uint32_t v, rows;
         if (e->stream >= slim)
@@ -1731,10 +1758,9 @@ static int store_reader_damaged(gm_reader_t *r, gm_error_t *err, int rc)
     return rc;
 }
 
-static int store_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n,
-                             gm_error_t *err)
+/* Decode the next chunk into dst (room for GM_CHUNK_EVENTS events). */
+static int store_reader_next(gm_reader_t *r, gm_event_t *dst, size_t *n, gm_error_t *err)
 {
-    *events = r->buf;
     *n = 0;
     if (r->failed) {
         if (err)
@@ -1786,7 +1812,7 @@ static int store_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *
     uint64_t got_allocs = 0;
     gm_error_t local;
     rc = gm__chunk_decode(&r->codec, blob ? blob : (const uint8_t *)"", len, first_alloc,
-                          r->buf, GM_CHUNK_EVENTS, &got, &got_allocs, err ? err : &local);
+                          dst, GM_CHUNK_EVENTS, &got, &got_allocs, err ? err : &local);
     sqlite3_reset(st);
     if (rc) {
         gm_error_prefix(err, "trace '%s' chunk %llu (from event %llu)", name, seq,
@@ -1800,7 +1826,7 @@ static int store_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *
                      (long long)nevents, (long long)nallocs);
         return store_reader_damaged(r, err, GM_ECORRUPT);
     }
-    if ((rc = store_reader_indices(r, got, err ? err : &local))) {
+    if ((rc = store_reader_indices(r, dst, got, err ? err : &local))) {
         gm_error_prefix(err, "trace '%s' chunk %llu (from event %llu)", name, seq,
                         (unsigned long long)first_event);
         return store_reader_damaged(r, err, GM_ECORRUPT);
@@ -1828,7 +1854,13 @@ int gm_reader_open(gm_store_t *s, const char *name, gm_reader_t **out, gm_error_
 
 int gm_reader_next(gm_reader_t *r, const gm_event_t **events, size_t *n, gm_error_t *err)
 {
-    return store_name_file(r->s, store_reader_next(r, events, n, err), err);
+    *events = r->buf;
+    return store_name_file(r->s, store_reader_next(r, r->buf, n, err), err);
+}
+
+int gm__reader_next_into(gm_reader_t *r, gm_event_t *dst, size_t *n, gm_error_t *err)
+{
+    return store_name_file(r->s, store_reader_next(r, dst, n, err), err);
 }
 
 const gm_trace_info_t *gm_reader_info(const gm_reader_t *r) { return &r->info; }

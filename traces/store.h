@@ -23,4 +23,9 @@ int gm__store_writer_active(const gm_store_t *s);
  * tables written meanwhile join its transaction); -1 if w has failed. */
 int gm__writer_target(gm_writer_t *w, gm_store_t **s, int64_t *trace_id, const char **name);
 
+/* gm_reader_next, decoding into dst (room for GM_CHUNK_EVENTS events)
+ * rather than the reader's own buffer: a reader that decodes ahead on
+ * another thread (replay/engine.c) saves a copy of every chunk. */
+int gm__reader_next_into(gm_reader_t *r, gm_event_t *dst, size_t *n, gm_error_t *err);
+
 #endif

@@ -31,7 +31,8 @@
     X(ECORRUPT, -8, "corrupt data")                               \
     X(EDB, -9, "database error")                                  \
     X(ESTATE, -10, "call out of order")                           \
-    X(EUNSUPPORTED, -11, "not supported")
+    X(EUNSUPPORTED, -11, "not supported")                         \
+    X(EINCOMPLETE, -12, "incomplete")
 
 enum {
 #define GM__ERR_ENUM(name, value, text) GM_##name = value,

@@ -26,7 +26,7 @@
 #include "gmsim/layout.h"
 #include "gmsim/trace.h"
 
-#define GM_STORE_SCHEMA_VERSION 2
+#define GM_STORE_SCHEMA_VERSION 3
 #define GM_CHUNK_EVENTS 65536
 
 typedef struct gm_store gm_store_t;
@@ -234,11 +234,33 @@ int gm_store_run_timeline(gm_store_t *s, int64_t id, gm_timeline_point_t **out, 
                           gm_error_t *err);
 
 /* Copy every run of src whose key dst lacks (with its timeline, version and
- * time) into dst, all in one transaction; *copied and *skipped (may be
- * NULL) count them.  Runs repeated inside src are copied once.  GM_EINVAL
+ * time), and src's shard records, into dst, all in one transaction;
+ * *copied and *skipped (may be NULL) count the runs.  Runs repeated inside src are copied once.  GM_EINVAL
  * when dst is read-only, GM_ESTATE while a writer is open on dst, GM_EDB /
  * GM_EIO (nothing copied then). */
 int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t *skipped,
                        gm_error_t *err);
+
+/* ---- sweep shards (the shards table, traces/runs.c) ------------------------
+ * A sweep records, per grid (a digest of its traces, configurations,
+ * device and gmsim version) and shard, how many runs the shard must store
+ * and how many it holds, so that merging can tell a whole sweep from a
+ * part of one. */
+typedef struct gm_shard_record {
+    char grid[33];    /* the grid's digest, hex */
+    unsigned shard;   /* 1-based */
+    unsigned nshards; /* shards of the grid */
+    uint64_t runs;    /* runs of this shard */
+    uint64_t done;    /* of them, stored */
+} gm_shard_record_t;
+
+/* Insert or update the record of (grid, shard); a record copied in keeps
+ * the larger `done`.  GM_EINVAL on a read-only store, GM_EDB / GM_EIO. */
+int gm_store_put_shard(gm_store_t *s, const gm_shard_record_t *r, gm_error_t *err);
+
+/* Every shard record, by grid then shard (none in a store older than
+ * schema version 3).  The caller frees *out.  GM_EDB, GM_ENOMEM, and
+ * GM_EFORMAT for a record that is not what a sweep writes. */
+int gm_store_list_shards(gm_store_t *s, gm_shard_record_t **out, size_t *n, gm_error_t *err);
 
 #endif

@@ -133,6 +133,11 @@ typedef struct gm_sweep_progress {
     uint64_t work_done;
 } gm_sweep_progress_t;
 
+/* A sweep's runs keep timelines of 500 points by default: above what a
+ * report draws (300 per line), a quarter of a replay's 2000, so that a
+ * results store of thousands of runs stays small and quick to write. */
+#define GM_SWEEP_TIMELINE_POINTS 500
+
 typedef struct gm_sweep_config {
     const char *const *inputs; /* stores holding the traces (read only) */
     size_t ninputs;
@@ -140,7 +145,7 @@ typedef struct gm_sweep_config {
     const gm_params_t *sets;   /* configurations (gm_configs_expand) */
     size_t nsets;
     gm_device_config_t device;
-    size_t timeline_points;    /* 0: default (2000) */
+    size_t timeline_points;    /* 0: GM_SWEEP_TIMELINE_POINTS */
     const char *results;       /* the results store (created if missing) */
     int results_traces;        /* 1: the results store's own traces are inputs
                                   too (traces the sweep synthesized there) */
@@ -166,10 +171,10 @@ typedef struct gm_sweep_summary {
  * Each run is stored in its own transaction as soon as a worker returns
  * it, so a killed sweep loses at most the runs in flight.
  *
- * Shards: every (trace, configuration) run weighs the trace's event count;
- * runs are dealt, heaviest first (ties in grid order), to the lightest
- * shard (ties to the lowest), so the slices are deterministic, disjoint,
- * cover the grid and are balanced by work.
+ * Shards: gm_sweep_plan deals the runs, so the slices are deterministic,
+ * disjoint, cover the grid and are balanced by work (events × runs).  The
+ * results store records the shard (gm_store_put_shard) under the grid's
+ * digest, at the start and at the end, for `gmsim merge` to check.
  *
  * Returns 0 when every run of the shard is stored; a replay that fails
  * (a damaged trace, a refused value) is counted in sum->failed, the other
@@ -180,9 +185,28 @@ typedef struct gm_sweep_summary {
  */
 int gm_sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_error_t *err);
 
-/* Which shard (0-based) of nshards run k of a grid with the given per-run
- * weights belongs to: *out[k].  For tests and for planners. */
-int gm_sweep_shards(const uint64_t *weights, size_t n, unsigned nshards, unsigned *out,
-                    gm_error_t *err);
+/*
+ * Deal the runs of a grid of ntraces traces (events[t] each) × nsets
+ * configurations, in grid order (trace-major), to nshards shards: out[t *
+ * nsets + k] gets run (t, k)'s shard, 0-based.  The line of runs, each
+ * weighing its trace's events + 1, is cut into nshards stretches of equal
+ * work and a run goes to the stretch holding its middle: deterministic,
+ * every shard within one run's weight of the mean, and a trace split
+ * between shards only at a stretch's end (so each shard reads each of its
+ * traces once, and at most nshards − 1 traces are read twice).  GM_EINVAL
+ * for nshards 0.
+ */
+int gm_sweep_plan(const uint64_t *events, size_t ntraces, size_t nsets, unsigned nshards,
+                  unsigned *out, gm_error_t *err);
+
+/*
+ * Whether shard records (gm_store_list_shards, gathered from every store
+ * to merge) make whole sweeps: for each grid and shard count, every shard
+ * 1..N present and with all its runs stored.  0 when they do (or there are
+ * none); else GM_EINCOMPLETE, the message naming the missing and the
+ * incomplete shards ("sweep 1a2b3c4d, 4 shards: shard 2/4 missing, shard
+ * 3/4 has 12 of 50 runs"); GM_ENOMEM.
+ */
+int gm_shards_check(const gm_shard_record_t *records, size_t n, gm_error_t *err);
 
 #endif

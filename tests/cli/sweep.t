@@ -40,19 +40,124 @@ the whole sweep, without duplicates:
 
   $ for i in 1 2 3; do gmsim sweep m.db -p native,buddy --param buddy.arena=1GiB,4GiB --shard $i/3 -o s$i.db -j 1 | head -1; done
   sweep: 3 traces x 3 configurations = 9 runs, shard 1/3: 3 runs
-  sweep: 3 traces x 3 configurations = 9 runs, shard 2/3: 3 runs
-  sweep: 3 traces x 3 configurations = 9 runs, shard 3/3: 3 runs
+  sweep: 3 traces x 3 configurations = 9 runs, shard 2/3: 4 runs
+  sweep: 3 traces x 3 configurations = 9 runs, shard 3/3: 2 runs
   $ gmsim merge all.db s1.db s2.db s3.db
   merged 's1.db' into 'all.db': 3 runs copied, 0 already there
-  merged 's2.db' into 'all.db': 3 runs copied, 0 already there
-  merged 's3.db' into 'all.db': 3 runs copied, 0 already there
+  merged 's2.db' into 'all.db': 4 runs copied, 0 already there
+  merged 's3.db' into 'all.db': 2 runs copied, 0 already there
   $ gmsim merge all.db s1.db s2.db s3.db
   merged 's1.db' into 'all.db': 0 runs copied, 3 already there
-  merged 's2.db' into 'all.db': 0 runs copied, 3 already there
-  merged 's3.db' into 'all.db': 0 runs copied, 3 already there
+  merged 's2.db' into 'all.db': 0 runs copied, 4 already there
+  merged 's3.db' into 'all.db': 0 runs copied, 2 already there
   $ q='select trace_digest, policy, params from runs order by 1, 2, 3'
   $ sqlite3 all.db "$q" > merged; sqlite3 m.runs.db "select trace_digest, policy, params from runs where params not like '%8589934592%' order by 1, 2, 3" | cmp - merged && echo same runs
   same runs
+
+Each shard records itself in its results file; a merge that lacks a shard,
+or holds one cut short, is refused before anything is written, unless
+--allow-partial:
+
+  $ sqlite3 s2.db 'select shard, nshards, runs = done from shards'
+  2|3|1
+  $ gmsim merge part.db s1.db s3.db
+  gmsim: cannot merge an incomplete sweep: sweep * (3 shards): shard 2/3 missing (rerun those shards and merge them too, or pass --allow-partial) (glob)
+  [1]
+  $ test -e part.db || echo nothing written
+  nothing written
+  $ gmsim merge part.db s1.db s3.db s4.db --allow-partial
+  gmsim: 's4.db' does not exist: left out
+  gmsim: merging an incomplete sweep: sweep * (3 shards): shard 2/3 missing (glob)
+  merged 's1.db' into 'part.db': 3 runs copied, 0 already there
+  merged 's3.db' into 'part.db': 2 runs copied, 0 already there
+  $ sqlite3 s2.db 'update shards set done = 1'
+  $ gmsim merge part.db s2.db
+  gmsim: cannot merge an incomplete sweep: sweep * (3 shards): shard 2/3 has 1 of 4 runs (rerun those shards and merge them too, or pass --allow-partial) (glob)
+  [1]
+  $ gmsim sweep m.db -p native,buddy --param buddy.arena=1GiB,4GiB --shard 2/3 -o s2.db -j 1 | tail -1
+  4 already done, 0 ran, 0 failed; results in 's2.db'
+  $ gmsim merge part.db s2.db
+  merged 's2.db' into 'part.db': 4 runs copied, 0 already there
+
+On Slurm (docs/cluster.md), --slurm writes a job array of shards and a
+merge job that waits for it, and submits both; --dry-run prints them:
+
+  $ gmsim sweep m.db -p native,buddy --param buddy.arena=1GiB,4GiB -o c.db --slurm --tasks 2 \
+  >   --time 10 --sbatch-arg=--mem=1G --dry-run | sed -e "s|$(pwd -P)|HERE|g" -e "s|'/[^']*/gmsim'|gmsim|"
+  # HERE/c.shards/sweep.sbatch
+  #!/bin/bash
+  # gmsim sweep on Slurm: array task I runs slice I of 2 of the grid into
+  # its own results file.  A task that failed or was preempted can be
+  # resubmitted alone, and resumes from its file:
+  #   sbatch --array=I HERE/c.shards/sweep.sbatch
+  # then merge: sbatch HERE/c.shards/merge.sbatch
+  #SBATCH --job-name=gmsim-sweep
+  #SBATCH --array=1-2
+  #SBATCH --output=HERE/c.shards/logs/shard-%a.log
+  #SBATCH --time=10
+  #SBATCH --mem=1G
+  set -eu
+  shard=$SLURM_ARRAY_TASK_ID
+  start=$(date +%s%N)
+  gmsim sweep \
+    'HERE/m.db' \
+    --policies 'native,buddy' \
+    --param 'buddy.arena=1GiB,4GiB' \
+    --shard "$shard/2" -j "${SLURM_CPUS_PER_TASK:-1}" \
+    --results 'HERE/c.shards'"/shard-$shard.db"
+  echo "gmsim: shard $shard/2 took $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  
+  # HERE/c.shards/merge.sbatch (after the array: --dependency=afterok:ARRAY_JOB)
+  #!/bin/bash
+  # gmsim sweep on Slurm: merge the 2 shards into the results, once every
+  # array task has succeeded.  It refuses, naming them, shards that are
+  # missing or incomplete.
+  #SBATCH --job-name=gmsim-merge
+  #SBATCH --output=HERE/c.shards/logs/merge.log
+  #SBATCH --time=10
+  #SBATCH --mem=1G
+  set -eu
+  exec gmsim merge 'HERE/c.db' \
+    'HERE/c.shards/shard-1.db' \
+    'HERE/c.shards/shard-2.db'
+  $ test -e c.shards || echo nothing written
+  nothing written
+
+Submitted with a stand-in for sbatch that runs each job at once, in order
+(the array's tasks one by one, as Slurm would set them up), the merged
+results are those of the local sweep:
+
+  $ mkdir bin; cat > bin/sbatch <<'EOF'
+  > #!/bin/bash
+  > # sbatch --parsable [--dependency=...] SCRIPT: run SCRIPT now, print a job id
+  > script=${@: -1}; n=$(sed -n 's/^#SBATCH --array=1-//p' "$script")
+  > echo "$*" >> sbatch.log
+  > if [ -n "$n" ]; then for i in $(seq 1 "$n"); do SLURM_ARRAY_TASK_ID=$i bash "$script" > /dev/null || exit 1; done
+  > else bash "$script" > /dev/null || exit 1; fi
+  > echo $((100 + $(wc -l < sbatch.log)))
+  > EOF
+  $ chmod +x bin/sbatch
+  $ PATH=$PWD/bin:$PATH gmsim sweep m.db -p native,buddy --param buddy.arena=1GiB,4GiB -o c.db --slurm --tasks 2 | sed "s|$(pwd -P)|HERE|g"
+  submitted array job 101 (2 tasks, scripts and shards in 'HERE/c.shards')
+  and merge job 102, which runs once every task has succeeded
+  merged results will be in 'HERE/c.db'
+  a task that fails can be resubmitted alone: sbatch --array=I 'HERE/c.shards/sweep.sbatch',
+  then: sbatch 'HERE/c.shards/merge.sbatch'
+  $ sed "s|$(pwd -P)|HERE|g" sbatch.log
+  --parsable HERE/c.shards/sweep.sbatch
+  --parsable --dependency=afterok:101 HERE/c.shards/merge.sbatch
+  $ sqlite3 c.db "$q" | cmp - merged && echo same runs
+  same runs
+  $ cd c.shards && ls *.sbatch *.db logs && cd ..
+  merge.sbatch
+  shard-1.db
+  shard-2.db
+  sweep.sbatch
+  
+  logs:
+  $ g=$(command -v gmsim); PATH=/nonexistent $g sweep m.db -p buddy -o d.db --slurm
+  gmsim: cannot run sbatch: No such file or directory (is this a Slurm submission host? --dry-run prints the scripts)
+  [1]
 
 --synth synthesizes the traces into the results store first (its report
 goes to stderr), so that one file holds the traces and their runs; a rerun
@@ -69,8 +174,10 @@ rewrites the same traces and finds every run done:
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
                      [--param P.KEY=V[,V...]]... [--capacity SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
-                     [--json]
+                     [--timeline-points N] [--json]
          gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]
+         gmsim sweep DB... -o OUT --slurm [--tasks N] [--partition P] [--time T]
+                     [--sbatch-arg ARG]... [--dry-run] [options]
   [2]
   $ gmsim sweep --synth '--model nosuch' -o x.db 2>&1 | head -1
   gmsim: unknown model 'nosuch'* (glob)
@@ -82,49 +189,59 @@ Errors:
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
                      [--param P.KEY=V[,V...]]... [--capacity SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
-                     [--json]
+                     [--timeline-points N] [--json]
          gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]
+         gmsim sweep DB... -o OUT --slurm [--tasks N] [--partition P] [--time T]
+                     [--sbatch-arg ARG]... [--dry-run] [options]
   [2]
   $ gmsim sweep m.db --shard 1/2
   gmsim: --shard needs --results (each shard writes its own file)
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
                      [--param P.KEY=V[,V...]]... [--capacity SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
-                     [--json]
+                     [--timeline-points N] [--json]
          gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]
+         gmsim sweep DB... -o OUT --slurm [--tasks N] [--partition P] [--time T]
+                     [--sbatch-arg ARG]... [--dry-run] [options]
   [2]
   $ gmsim sweep m.db --shard 3/2 -o x.db
   gmsim: invalid value for --shard: '3/2' (I/N with 1 <= I <= N)
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
                      [--param P.KEY=V[,V...]]... [--capacity SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
-                     [--json]
+                     [--timeline-points N] [--json]
          gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]
+         gmsim sweep DB... -o OUT --slurm [--tasks N] [--partition P] [--time T]
+                     [--sbatch-arg ARG]... [--dry-run] [options]
   [2]
   $ gmsim sweep m.db -j 0
   gmsim: invalid value for --jobs: '0' (1 to 256)
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
                      [--param P.KEY=V[,V...]]... [--capacity SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
-                     [--json]
+                     [--timeline-points N] [--json]
          gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]
+         gmsim sweep DB... -o OUT --slurm [--tasks N] [--partition P] [--time T]
+                     [--sbatch-arg ARG]... [--dry-run] [options]
   [2]
   $ gmsim sweep m.db -p buddy --param buddy.min_block=3 -o x.db
   gmsim: invalid value '3' for buddy.min_block: not a power of two
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
                      [--param P.KEY=V[,V...]]... [--capacity SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
-                     [--json]
+                     [--timeline-points N] [--json]
          gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]
+         gmsim sweep DB... -o OUT --slurm [--tasks N] [--partition P] [--time T]
+                     [--sbatch-arg ARG]... [--dry-run] [options]
   [2]
   $ gmsim sweep m.db -t 'zz*' -o x.db
   gmsim: no trace matches 'zz*' in 'm.db'
   [1]
   $ gmsim merge all.db all.db
   gmsim: 'all.db' is both OUT and IN
-  usage: gmsim merge OUT IN... [--json]
+  usage: gmsim merge OUT IN... [--allow-partial] [--json]
   [2]
   $ gmsim merge all.db
   gmsim: missing IN (the stores to merge)
-  usage: gmsim merge OUT IN... [--json]
+  usage: gmsim merge OUT IN... [--allow-partial] [--json]
   [2]

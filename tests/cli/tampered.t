@@ -52,7 +52,7 @@ The schema: its version reset with the tables there, a table dropped:
   $ cp t.db v0.db
   $ sqlite3 v0.db "PRAGMA user_version = 0"
   $ gmsim info v0.db
-  gmsim: 'v0.db' has schema version 0, this gmsim reads version 2
+  gmsim: 'v0.db' has schema version 0, this gmsim reads version 3
   [1]
   $ sqlite3 v0.db "PRAGMA user_version"
   0
