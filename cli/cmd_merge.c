@@ -66,7 +66,8 @@ static int merge_gather(const char *path, gm_shard_record_t **all, size_t *n)
         free(r);
         return gm__cli_error("out of memory");
     }
-    memcpy(grown + *n, r, k * sizeof *r);
+    if (k)
+        memcpy(grown + *n, r, k * sizeof *r);
     *all = grown;
     *n += k;
     free(r);

@@ -184,7 +184,8 @@ int gm_shards_check(const gm_shard_record_t *records, size_t n, gm_error_t *err)
     gm_shard_record_t *r = malloc((n ? n : 1) * sizeof *r);
     if (r == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory");
-    memcpy(r, records, n * sizeof *r);
+    if (n)
+        memcpy(r, records, n * sizeof *r);
     qsort(r, n, sizeof *r, sweep_record_cmp);
     sweep_text_t text = {.len = 0};
     size_t bad = 0;

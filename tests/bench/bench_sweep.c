@@ -3,12 +3,15 @@
  * traces × 8 configurations: the registered policies but the planners,
  * completed with buddy arena sizes when they are fewer) with one
  * worker and with two, each into a fresh results store, in this one run;
- * then the HTML report of the 200 runs (its size and the time to write
- * it).  The issue's targets: -j 2 at least 1.8× faster than -j 1 on two
- * cores, a report under 5 MB.
+ * then the same grid as 4 shards run one after the other with one worker
+ * each (a cluster's tasks); then the HTML report of the 200 runs (its size
+ * and the time to write it).  The targets: -j 2 at least 1.8× faster than
+ * -j 1 on two cores, the shards' summed time within 10% of the one
+ * process, a report under 5 MB.
  *
  * JSON: "sweep": {"runs", "events_per_trace", "j1_s", "j2_s",
- * "speedup_j2" (j1_s ÷ j2_s), "j1_parent_cpu_s", "j1_worker_cpu_s",
+ * "speedup_j2" (j1_s ÷ j2_s), "shards", "shards_s" (their summed wall
+ * time), "shards_overhead" (shards_s ÷ j1_s − 1), "j1_parent_cpu_s", "j1_worker_cpu_s",
  * "j2_parent_cpu_s", "j2_worker_cpu_s" (CPU seconds of the writing parent
  * and of the workers: how the work divides, whatever else the machine
  * runs), "report_bytes", "report_s", "cpus"}.
@@ -26,6 +29,7 @@
 
 #define BENCH_SWEEP_TRACES 25
 #define BENCH_SWEEP_EVENTS 1000000
+#define BENCH_SWEEP_SHARDS 4
 
 static void bench_sweep_remove(const char *db)
 {
@@ -45,10 +49,12 @@ static double bench_sweep_cpu(int who)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-/* Wall seconds of one sweep; *parent_cpu and *worker_cpu get the CPU
- * seconds of this process (the writer) and of its workers. */
+/* Wall seconds of one sweep (shard `shard` of `nshards`, 0 for all);
+ * *parent_cpu and *worker_cpu get the CPU seconds of this process (the
+ * writer) and of its workers. */
 static double bench_sweep_once(const char *in, const char *out, gm_params_t *sets, size_t n,
-                               unsigned jobs, double *parent_cpu, double *worker_cpu)
+                               unsigned jobs, unsigned shard, unsigned nshards,
+                               double *parent_cpu, double *worker_cpu)
 {
     bench_sweep_remove(out);
     const char *inputs[] = {in};
@@ -61,6 +67,8 @@ static double bench_sweep_once(const char *in, const char *out, gm_params_t *set
     gm_device_config_default(&cfg.device);
     cfg.results = out;
     cfg.jobs = jobs;
+    cfg.shard = shard;
+    cfg.nshards = nshards;
     gm_sweep_summary_t sum;
     gm_error_t err = {0};
     double c0 = bench_sweep_cpu(RUSAGE_SELF), w0 = bench_sweep_cpu(RUSAGE_CHILDREN);
@@ -70,9 +78,9 @@ static double bench_sweep_once(const char *in, const char *out, gm_params_t *set
     double t = bench_now() - t0;
     *parent_cpu = bench_sweep_cpu(RUSAGE_SELF) - c0;
     *worker_cpu = bench_sweep_cpu(RUSAGE_CHILDREN) - w0;
-    if (sum.ran != BENCH_SWEEP_TRACES * n) {
+    if (sum.ran != sum.runs || (nshards == 0 && sum.ran != BENCH_SWEEP_TRACES * n)) {
         gm_error_set(&err, GM_ESTATE, "%zu runs instead of %zu", sum.ran,
-                     (size_t)BENCH_SWEEP_TRACES * n);
+                     nshards ? sum.runs : (size_t)BENCH_SWEEP_TRACES * n);
         bench_die("sweep", &err);
     }
     return t;
@@ -141,11 +149,20 @@ void bench_sweep(const bench_env_t *env, gm_json_t *j)
         free(extra);
         n += nextra;
     }
-    fprintf(stderr, "gmsim-bench: sweep: %d runs, -j 1 then -j 2\n",
+    fprintf(stderr, "gmsim-bench: sweep: %d runs, -j 1, -j 2, then 4 shards\n",
             (int)(BENCH_SWEEP_TRACES * n));
-    double p1, w1, p2, w2;
-    double t1 = bench_sweep_once(in, out1, sets, n, 1, &p1, &w1);
-    double t2 = bench_sweep_once(in, out2, sets, n, 2, &p2, &w2);
+    double p1, w1, p2, w2, ps, ws, tshards = 0;
+    double t1 = bench_sweep_once(in, out1, sets, n, 1, 0, 0, &p1, &w1);
+    double t2 = bench_sweep_once(in, out2, sets, n, 2, 0, 0, &p2, &w2);
+    /* The same grid as BENCH_SWEEP_SHARDS shards one after the other, one
+     * worker each (as cluster tasks would run them): their summed time
+     * against the one-process -j 1 sweep is the cost of sharding. */
+    for (unsigned i = 0; i < BENCH_SWEEP_SHARDS; i++) {
+        char shard[1024];
+        snprintf(shard, sizeof shard, "%s/bench-sweep-shard%u.db", env->dir, i);
+        tshards += bench_sweep_once(in, shard, sets, n, 1, i, BENCH_SWEEP_SHARDS, &ps, &ws);
+        bench_sweep_remove(shard);
+    }
 
     const char *stores[] = {out2, in};
     gm_report_config_t rc = {.stores = stores, .nstores = 2, .format = GM_REPORT_HTML};
@@ -174,6 +191,12 @@ void bench_sweep(const bench_env_t *env, gm_json_t *j)
     gm_json_double(j, t2);
     gm_json_key(j, "speedup_j2");
     gm_json_double(j, t1 / t2);
+    gm_json_key(j, "shards");
+    gm_json_u64(j, BENCH_SWEEP_SHARDS);
+    gm_json_key(j, "shards_s");
+    gm_json_double(j, tshards);
+    gm_json_key(j, "shards_overhead");
+    gm_json_double(j, tshards / t1 - 1.0);
     /* CPU seconds: on a machine busy with other work the wall-clock
      * speedup says little; these say how the work divides.  With two idle
      * cores the speedup is about (parent + workers) / max(parent, workers / 2)

@@ -9,6 +9,9 @@
  * event, and on a small device where requests run out of memory).  Any
  * step may fail; a crash, a hang, a sanitizer report or a leak is the bug.
  *
+ * Its shard records (the sweeps' bookkeeping) are listed and checked as
+ * `gmsim merge` does.
+ *
  * Also checked (abort otherwise): every failure has its code and a message;
  * a trace that reads without error holds as many events and ALLOCs as its
  * summary says, with dense ALLOC ids, and refers only to rows of its
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "gmsim/sweep.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -146,6 +150,27 @@ static void fuzz_replay(gm_store_t *s, const char *name, uint64_t capacity, int 
     gm_replay_destroy(r);
 }
 
+/* The shard records: each as a sweep writes it, or an error; the check
+ * of gm_shards_check (what merge runs) on them. */
+static void fuzz_shards(gm_store_t *s)
+{
+    gm_shard_record_t *r;
+    size_t n;
+    gm_error_t err = {0};
+    int rc = gm_store_list_shards(s, &r, &n, &err);
+    if (rc) {
+        fuzz_expect_error(rc, &err);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        FUZZ_CHECK(r[i].shard >= 1 && r[i].shard <= r[i].nshards && r[i].done <= r[i].runs &&
+                       strlen(r[i].grid) == 32,
+                   "shard record");
+    rc = gm_shards_check(r, n, &err);
+    FUZZ_CHECK(rc == 0 || (rc == GM_EINCOMPLETE && err.msg[0] != '\0'), err.msg);
+    free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (fuzz_path[0] == '\0')
@@ -163,6 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_unlink_all(fuzz_path);
         return 0;
     }
+    fuzz_shards(s);
     gm_trace_info_t *list;
     size_t n;
     rc = gm_store_list(s, &list, &n, &err);
@@ -288,6 +314,12 @@ static void fuzz_fill_two(gm_store_t *s)
 {
     fuzz_trace_mixed(s);
     fuzz_trace_plain(s, "plain", 30);
+    /* and a sweep's shard records: one whole, one cut short */
+    gm_error_t err;
+    gm_shard_record_t a = {"0123456789abcdef0123456789abcdef", 1, 3, 10, 10};
+    gm_shard_record_t b = {"0123456789abcdef0123456789abcdef", 3, 3, 10, 4};
+    if (gm_store_put_shard(s, &a, &err) != 0 || gm_store_put_shard(s, &b, &err) != 0)
+        abort();
 }
 
 static void fuzz_fill_plain(gm_store_t *s) { fuzz_trace_plain(s, "only", 60); }
