@@ -11,7 +11,7 @@
  * whole traces but at its two ends).  Runs whose key the results store
  * already holds are skipped.  The results store's shards table records,
  * under the grid's digest, the shard's runs and how many are stored: at
- * the start, and again at the end.  What is left is grouped into tasks: the runs of one
+ * the start, and then in each run's transaction.  What is left is grouped into tasks: the runs of one
  * trace, so that one read of the trace feeds them all (gm_compare_trace),
  * split into smaller groups only when there are too few traces to keep
  * every worker busy (at least four tasks per worker); tasks go out
@@ -338,6 +338,7 @@ typedef struct sweep_state {
     char **params; /* per configuration: gm_params_json */
     char *device;
     gm_store_t *out;
+    gm_shard_record_t record; /* this shard's, done kept with the runs */
     gm_sweep_progress_t prog;
     gm_sweep_summary_t *sum;
     int first_rc;
@@ -435,6 +436,9 @@ static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch
                                .metrics = metrics,
                                .timeline = b->pts[i],
                                .npoints = m->npoints};
+        gm_shard_record_t shard = st->record;
+        shard.done++;
+        rec.shard = &shard;
         gm_error_t err = {0};
         if (metrics == NULL)
             sweep_fail(st, 1, GM_ENOMEM, "out of memory");
@@ -442,6 +446,7 @@ static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch
             sweep_fail(st, 1, err.code, "%s", err.msg);
         else {
             st->sum->ran++;
+            st->record.done++;
             st->prog.runs_done++;
         }
         st->prog.work_done += t->events;
@@ -792,8 +797,10 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
         goto out;
     if ((rc = gm_store_open(cfg->results, GM_STORE_WRITE, &st.out, err)))
         goto out;
-    gm_shard_record_t record = {.shard = cfg->shard + 1, .nshards = nshards};
-    sweep_grid_digest(st.traces, st.ntraces, cfg, st.params, st.device, record.grid);
+    gm_shard_record_t *record = &st.record;
+    record->shard = cfg->shard + 1;
+    record->nshards = nshards;
+    sweep_grid_digest(st.traces, st.ntraces, cfg, st.params, st.device, record->grid);
 
     /* What this shard must run, and what is done already. */
     size_t *per_trace = calloc(st.ntraces, sizeof *per_trace);
@@ -828,10 +835,10 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
     }
     /* The shard's record, before anything runs: a shard killed now is
      * known to be incomplete. */
-    record.runs = sum->runs;
-    record.done = sum->reused;
+    record->runs = sum->runs;
+    record->done = sum->reused;
     if (rc == 0)
-        rc = gm_store_put_shard(st.out, &record, err);
+        rc = gm_store_put_shard(st.out, record, err);
     if (rc) {
         free(per_trace);
         goto out;
@@ -888,15 +895,6 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
     if (cfg->progress)
         cfg->progress(cfg->progress_ctx, &st.prog);
     rc = sweep_execute(&st, tasks, ntasks, jobs);
-    if (sum->ran > 0) {
-        gm_error_t perr = {0};
-        record.done = sum->reused + sum->ran;
-        int prc = gm_store_put_shard(st.out, &record, &perr);
-        if (rc == 0 && prc != 0) {
-            rc = prc;
-            *err = perr;
-        }
-    }
     if (rc == 0)
         rc = st.first_rc;
 out:

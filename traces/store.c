@@ -2001,6 +2001,8 @@ int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm
         }
     }
     sqlite3_finalize(st);
+    if (run->shard && (rc = gm_store_put_shard(s, run->shard, err)))
+        goto fail;
     if ((rc = store_exec(s, "COMMIT", err)))
         goto fail;
     if (id)

@@ -174,6 +174,19 @@ typedef struct gm_timeline_point {
     uint64_t reserved;
 } gm_timeline_point_t;
 
+/* ---- sweep shards (the shards table, traces/runs.c) ------------------------
+ * A sweep records, per grid (a digest of its traces, configurations,
+ * device and gmsim version) and shard, how many runs the shard must store
+ * and how many it holds, so that merging can tell a whole sweep from a
+ * part of one. */
+typedef struct gm_shard_record {
+    char grid[33];    /* the grid's digest, hex */
+    unsigned shard;   /* 1-based */
+    unsigned nshards; /* shards of the grid */
+    uint64_t runs;    /* runs of this shard */
+    uint64_t done;    /* of them, stored */
+} gm_shard_record_t;
+
 /* A replay run as the store keeps it.  The store knows nothing of policies:
  * parameters, device settings and metrics come as JSON object text. */
 typedef struct gm_run_record {
@@ -185,6 +198,10 @@ typedef struct gm_run_record {
     const char *metrics; /* JSON object: the metrics of docs/metrics.md */
     const gm_timeline_point_t *timeline;
     size_t npoints;
+    /* Optional: the record of the sweep shard this run belongs to, written
+     * (gm_store_put_shard) in the run's transaction, so that its `done`
+     * never disagrees with the runs stored. */
+    const gm_shard_record_t *shard;
 } gm_run_record_t;
 
 /*
@@ -240,19 +257,6 @@ int gm_store_run_timeline(gm_store_t *s, int64_t id, gm_timeline_point_t **out, 
  * GM_EIO (nothing copied then). */
 int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t *skipped,
                        gm_error_t *err);
-
-/* ---- sweep shards (the shards table, traces/runs.c) ------------------------
- * A sweep records, per grid (a digest of its traces, configurations,
- * device and gmsim version) and shard, how many runs the shard must store
- * and how many it holds, so that merging can tell a whole sweep from a
- * part of one. */
-typedef struct gm_shard_record {
-    char grid[33];    /* the grid's digest, hex */
-    unsigned shard;   /* 1-based */
-    unsigned nshards; /* shards of the grid */
-    uint64_t runs;    /* runs of this shard */
-    uint64_t done;    /* of them, stored */
-} gm_shard_record_t;
 
 /* Insert or update the record of (grid, shard); a record copied in keeps
  * the larger `done`.  GM_EINVAL on a read-only store, GM_EDB / GM_EIO. */

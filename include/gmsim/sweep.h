@@ -174,7 +174,8 @@ typedef struct gm_sweep_summary {
  * Shards: gm_sweep_plan deals the runs, so the slices are deterministic,
  * disjoint, cover the grid and are balanced by work (events × runs).  The
  * results store records the shard (gm_store_put_shard) under the grid's
- * digest, at the start and at the end, for `gmsim merge` to check.
+ * digest, at the start and with every run stored, for `gmsim merge` to
+ * check.
  *
  * Returns 0 when every run of the shard is stored; a replay that fails
  * (a damaged trace, a refused value) is counted in sum->failed, the other
