@@ -150,6 +150,7 @@ void gm_replay_config_default(gm_replay_config_t *cfg)
     memset(cfg, 0, sizeof *cfg);
     gm_device_config_default(&cfg->device);
     cfg->timeline_points = 2000;
+    cfg->decode_ahead = 1;
     /* GM_DEBUG=1 checks every policy at the end, GM_DEBUG=2 after every event. */
     const char *debug = getenv("GM_DEBUG");
     cfg->check_level = debug ? atoi(debug) : 0;
@@ -903,8 +904,10 @@ static int engine_feed_prefetched(gm_replay_t *r, gm_reader_t *rd, int *replay_f
     engine_prefetch_t pf;
     memset(&pf, 0, sizeof pf);
     pf.rd = rd;
-    pf.buf[0] = malloc(GM_CHUNK_EVENTS * sizeof(gm_event_t));
-    pf.buf[1] = malloc(GM_CHUNK_EVENTS * sizeof(gm_event_t));
+    if (r->cfg.decode_ahead) {
+        pf.buf[0] = malloc(GM_CHUNK_EVENTS * sizeof(gm_event_t));
+        pf.buf[1] = malloc(GM_CHUNK_EVENTS * sizeof(gm_event_t));
+    }
     pthread_t thread;
     int started = pf.buf[0] && pf.buf[1] && pthread_mutex_init(&pf.mu, NULL) == 0;
     if (started && pthread_cond_init(&pf.cv, NULL) != 0) {
@@ -917,7 +920,8 @@ static int engine_feed_prefetched(gm_replay_t *r, gm_reader_t *rd, int *replay_f
         started = 0;
     }
     if (!started) {
-        /* No thread to be had: the plain loop gives the same result. */
+        /* One thread (asked for, or no thread to be had): the plain loop
+         * gives the same result. */
         free(pf.buf[0]);
         free(pf.buf[1]);
         const gm_event_t *ev;

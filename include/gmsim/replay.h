@@ -66,6 +66,11 @@ typedef struct gm_replay_config {
      * of its policy on a fresh device (gm_replay_defrag reports the cost). */
     uint64_t defrag_every;
     const char *defrag_at;
+    /* gm_replay_trace decodes the next chunk on a second thread while this
+     * one replays (1, the default), or decodes and replays in turn on the
+     * calling thread (0: one core, as a sweep's workers, each given a core
+     * of their own, run).  The results are the same. */
+    int decode_ahead;
 } gm_replay_config_t;
 
 /* What the compactions of one run bought and cost.  Reserved bytes are the
