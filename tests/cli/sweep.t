@@ -155,6 +155,11 @@ results are those of the local sweep:
   sweep.sbatch
   
   logs:
+  $ PATH=$PWD/bin:$PATH gmsim sweep --synth '--model gpt2 --seq 128,256 --steps 1' -p buddy -o g.db --slurm --tasks 2 --json 2>/dev/null | grep -c '"merge_job": "10[0-9]"'
+  1
+  $ sqlite3 g.shards/traces.db 'select count(*) from traces'; sqlite3 g.db 'select count(*) from runs'
+  2
+  2
   $ g=$(command -v gmsim); PATH=/nonexistent $g sweep m.db -p buddy -o d.db --slurm
   gmsim: cannot run sbatch: No such file or directory (is this a Slurm submission host? --dry-run prints the scripts)
   [1]
