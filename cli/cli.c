@@ -121,6 +121,16 @@ int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64
     return 0;
 }
 
+int gm__cli_count_arg(const char *usage, const char *opt, const char *text, uint64_t lo,
+                      uint64_t hi, uint64_t *out)
+{
+    int rc = gm__cli_u64_arg(usage, opt, text, out);
+    if (rc == 0 && (*out < lo || *out > hi))
+        rc = gm__cli_usage_error(usage, "invalid value for %s: '%s' (%llu to %llu)", opt, text,
+                                 (unsigned long long)lo, (unsigned long long)hi);
+    return rc;
+}
+
 /* ---- stores and traces ---------------------------------------------------- */
 
 /* "" and ":memory:" would give SQLite a private store that vanishes on close:

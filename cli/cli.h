@@ -88,6 +88,11 @@ int gm__cli_size_arg(const char *usage, const char *opt, const char *text, uint6
  * gm__parse_u64, as for CSV fields) given to `opt`; as above. */
 int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
+/* An unsigned integer from lo to hi given to `opt` (a count: --jobs,
+ * --tasks); as above. */
+int gm__cli_count_arg(const char *usage, const char *opt, const char *text, uint64_t lo,
+                      uint64_t hi, uint64_t *out);
+
 /* A device capacity given to `opt` (--capacity or --device): a size
  * (gm_parse_size, more than 0) or a GPU preset name ('gmsim devices',
  * gmsim/gpus.h); as above. */

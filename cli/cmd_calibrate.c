@@ -47,10 +47,7 @@ int gm__cmd_calibrate(int argc, char **argv)
         case OPT_ON: rc = gm__cli_on_arg(calibrate_usage, optarg, &opt.device); break;
         case 'o': output = optarg; break;
         case OPT_REPS:
-            rc = gm__cli_u64_arg(calibrate_usage, "--reps", optarg, &reps);
-            if (rc == 0 && (reps == 0 || reps > 100000))
-                rc = gm__cli_usage_error(calibrate_usage,
-                                         "invalid value for --reps: '%s' (1 to 100000)", optarg);
+            rc = gm__cli_count_arg(calibrate_usage, "--reps", optarg, 1, 100000, &reps);
             break;
         case 'h': return gm__cli_help(calibrate_usage);
         default: return gm__cli_option_error(calibrate_usage, argv, c);

@@ -274,6 +274,7 @@ int gm__cmd_sweep(int argc, char **argv)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.jobs = ncpu > 0 ? (unsigned)ncpu : 1;
     int json = 0, c, rc = GM_CLI_OK;
+    uint64_t v = 0;
     size_t npol = 0, nparams = 0, nsets = 0;
     const gm_policy_ops_t **pol = calloc(gm_policy_count() + 1, sizeof *pol);
     const char **params = calloc((size_t)argc + 1, sizeof *params);
@@ -309,15 +310,10 @@ int gm__cmd_sweep(int argc, char **argv)
         case OPT_GRANULARITY:
             rc = gm__cli_granularity_arg(sweep_usage, optarg, &cfg.device.granularity);
             break;
-        case 'j': {
-            uint64_t j;
-            rc = gm__cli_u64_arg(sweep_usage, "--jobs", optarg, &j);
-            if (rc == 0 && (j < 1 || j > 256))
-                rc = gm__cli_usage_error(sweep_usage,
-                                         "invalid value for --jobs: '%s' (1 to 256)", optarg);
-            cfg.jobs = (unsigned)j;
+        case 'j':
+            rc = gm__cli_count_arg(sweep_usage, "--jobs", optarg, 1, 256, &v);
+            cfg.jobs = (unsigned)v;
             break;
-        }
         case 'o': cfg.results = optarg; break;
         case OPT_SHARD:
             if (sweep_shard_arg(optarg, &cfg.shard, &cfg.nshards) != 0)
@@ -327,27 +323,15 @@ int gm__cmd_sweep(int argc, char **argv)
             break;
         case OPT_JSON: json = 1; break;
         case OPT_SYNTH: synth[nsynth++] = optarg; break;
-        case OPT_POINTS: {
-            uint64_t v;
-            rc = gm__cli_u64_arg(sweep_usage, "--timeline-points", optarg, &v);
-            if (rc == 0 && (v < 1 || v > 1000000))
-                rc = gm__cli_usage_error(sweep_usage,
-                                         "invalid value for --timeline-points: '%s' (1 to "
-                                         "1000000)",
-                                         optarg);
+        case OPT_POINTS:
+            rc = gm__cli_count_arg(sweep_usage, "--timeline-points", optarg, 1, 1000000, &v);
             cfg.timeline_points = (size_t)v;
             break;
-        }
         case OPT_SLURM: slurm = 1; break;
-        case OPT_TASKS: {
-            uint64_t v;
-            rc = gm__cli_u64_arg(sweep_usage, "--tasks", optarg, &v);
-            if (rc == 0 && (v < 1 || v > 100000))
-                rc = gm__cli_usage_error(sweep_usage,
-                                         "invalid value for --tasks: '%s' (1 to 100000)", optarg);
+        case OPT_TASKS:
+            rc = gm__cli_count_arg(sweep_usage, "--tasks", optarg, 1, 100000, &v);
             so.tasks = (unsigned)v;
             break;
-        }
         case OPT_PARTITION: so.partition = optarg; break;
         case OPT_TIME: so.time = optarg; break;
         case OPT_SBATCH_ARG: sbatch_args[so.nsbatch_args++] = optarg; break;
