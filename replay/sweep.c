@@ -11,12 +11,16 @@
  * whole traces but at its two ends).  Runs whose key the results store
  * already holds are skipped.  The results store's shards table records,
  * under the grid's digest, the shard's runs and how many are stored: at
- * the start, and then in each run's transaction.  What is left is grouped into tasks: the runs of one
- * trace, so that one read of the trace feeds them all (gm_compare_trace),
- * split into smaller groups only when there are too few traces to keep
- * every worker busy (at least four tasks per worker); tasks go out
- * heaviest first, and the last `jobs` of them in halves, so the last ones
- * to finish are short.
+ * the start, and then in each run's transaction.  What is left is grouped
+ * into tasks: the runs of one trace, so that one read of the trace feeds
+ * them all (gm_compare_trace), split into smaller groups only when there
+ * are too few traces to keep every worker busy (at least four tasks per
+ * worker); tasks go out heaviest first, and the last `jobs` of them in
+ * halves, so the last ones to finish are short.
+ *
+ * Cores.  -j N is N cores: a worker reads and replays on one thread
+ * (decode_ahead off), as a decode thread would only take time from another
+ * worker when every core has one.
  *
  * Processes.  N workers are forked at the start, each with a task pipe
  * (parent → worker: trace index and configuration indices) and a result
@@ -144,11 +148,11 @@ static int sweep_record_cmp(const void *a, const void *b)
 }
 
 /* The message of gm_shards_check: items appended while they fit in
- * GM_SHARDS_TEXT characters, the others counted. */
-#define GM_SHARDS_TEXT 400
+ * SWEEP_SHARDS_TEXT characters, the others counted. */
+#define SWEEP_SHARDS_TEXT 400
 
 typedef struct sweep_text {
-    char buf[GM_SHARDS_TEXT + 1];
+    char buf[SWEEP_SHARDS_TEXT + 1];
     size_t len;
     size_t left_out;
 } sweep_text_t;
@@ -156,7 +160,7 @@ typedef struct sweep_text {
 static void sweep_text_add(sweep_text_t *t, const char *item)
 {
     size_t need = strlen(item);
-    if (t->left_out || t->len + need > GM_SHARDS_TEXT) {
+    if (t->left_out || t->len + need > SWEEP_SHARDS_TEXT) {
         t->left_out++;
         return;
     }
