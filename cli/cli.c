@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -132,6 +133,14 @@ int gm__cli_count_arg(const char *usage, const char *opt, const char *text, uint
 }
 
 /* ---- stores and traces ---------------------------------------------------- */
+
+int gm__cli_same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (realpath(a, ra) == NULL || realpath(b, rb) == NULL)
+        return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0;
+}
 
 /* "" and ":memory:" would give SQLite a private store that vanishes on close:
  * a command writing there would report success and keep nothing. */

@@ -116,6 +116,10 @@ int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
 
 /* ---- stores and traces ---------------------------------------------------- */
 
+/* Whether two paths name the same file (by their real paths; as texts when
+ * one does not exist). */
+int gm__cli_same_file(const char *a, const char *b);
+
 /* Open a store, printing the library's message on failure (GM_CLI_ERROR). */
 int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out);
 

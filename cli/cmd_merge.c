@@ -15,7 +15,6 @@
  * is created if missing; an IN that is OUT itself is refused.
  */
 #include <getopt.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,14 +36,6 @@ static const char merge_usage[] =
     "                      does not exist), saying what is missing\n"
     "      --json          print what was copied as JSON\n"
     "  -h, --help          show this help\n";
-
-static int merge_same_file(const char *a, const char *b)
-{
-    char ra[PATH_MAX], rb[PATH_MAX];
-    if (realpath(a, ra) == NULL || realpath(b, rb) == NULL)
-        return strcmp(a, b) == 0;
-    return strcmp(ra, rb) == 0;
-}
 
 /* Append the shard records of the store at path to *all. */
 static int merge_gather(const char *path, gm_shard_record_t **all, size_t *n)
@@ -99,7 +90,7 @@ int gm__cmd_merge(int argc, char **argv)
                                                                  : "missing IN (the stores to merge)");
     const char *out = argv[args];
     for (int i = args + 1; i < argc; i++)
-        if (merge_same_file(out, argv[i]))
+        if (gm__cli_same_file(out, argv[i]))
             return gm__cli_usage_error(merge_usage, "'%s' is both OUT and IN", argv[i]);
 
     /* Check the sweeps before anything is written. */

@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,13 +130,6 @@ static int sweep_synth(const char *options, const char *results)
     return rc;
 }
 
-/* Whether two paths name the same existing file. */
-static int sweep_same_file(const char *a, const char *b)
-{
-    char ra[PATH_MAX], rb[PATH_MAX];
-    return realpath(a, ra) != NULL && realpath(b, rb) != NULL && strcmp(ra, rb) == 0;
-}
-
 /* --slurm: synthesize first, also for --dry-run (into OUT.shards/traces.db,
  * an input of every task), then write and submit the jobs (cli/slurm.c). */
 static int sweep_slurm(gm__slurm_t *so, const gm_sweep_config_t *cfg, char **dbs, size_t ndbs,
@@ -146,7 +138,7 @@ static int sweep_slurm(gm__slurm_t *so, const gm_sweep_config_t *cfg, char **dbs
                        const char **sbatch_args, int json)
 {
     for (size_t i = 0; i < ndbs; i++)
-        if (sweep_same_file(dbs[i], cfg->results))
+        if (gm__cli_same_file(dbs[i], cfg->results))
             return gm__cli_usage_error(sweep_usage,
                                        "the results store '%s' is also an input: a sweep only "
                                        "reads its inputs (name another file)",

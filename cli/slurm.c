@@ -24,7 +24,6 @@
 #include "cli/slurm.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,52 +95,6 @@ static void slurm_quote(FILE *f, const char *text)
             fputc(*p, f);
     }
     fputc('\'', f);
-}
-
-/* Traces the sweep would run: matching the glob, once per digest. */
-static int slurm_count_traces(const gm__slurm_sweep_t *sw, size_t *count)
-{
-    char (*seen)[33] = NULL;
-    size_t n = 0, cap = 0;
-    int rc = GM_CLI_OK;
-    for (size_t i = 0; rc == GM_CLI_OK && i < sw->ninputs; i++) {
-        gm_store_t *s;
-        if ((rc = gm__cli_open_store(sw->inputs[i], GM_STORE_READONLY, &s)))
-            break;
-        gm_trace_info_t *list;
-        size_t k;
-        gm_error_t err = {0};
-        if (gm_store_list(s, &list, &k, &err) != 0) {
-            gm_store_close(s);
-            rc = gm__cli_error("%s", err.msg);
-            break;
-        }
-        gm_store_close(s);
-        for (size_t t = 0; rc == GM_CLI_OK && t < k; t++) {
-            if (sw->trace_glob && fnmatch(sw->trace_glob, list[t].name, 0) != 0)
-                continue;
-            size_t j = 0;
-            while (j < n && strcmp(seen[j], list[t].digest) != 0)
-                j++;
-            if (j < n)
-                continue;
-            if (n == cap) {
-                size_t ncap = cap ? 2 * cap : 64;
-                char(*g)[33] = realloc(seen, ncap * sizeof *g);
-                if (g == NULL) {
-                    rc = gm__cli_error("out of memory");
-                    break;
-                }
-                seen = g;
-                cap = ncap;
-            }
-            memcpy(seen[n++], list[t].digest, 33);
-        }
-        gm_trace_info_free_list(list, k);
-    }
-    free(seen);
-    *count = n;
-    return rc;
 }
 
 /* The #SBATCH lines every job gets. */
@@ -315,9 +268,13 @@ int gm__slurm_submit(const gm__slurm_t *o, const gm__slurm_sweep_t *sw)
     gmsim[glen] = '\0';
     unsigned tasks = o->tasks;
     if (tasks == 0) {
+        gm_sweep_config_t cfg = {.inputs = sw->inputs,
+                                 .ninputs = sw->ninputs,
+                                 .trace_glob = sw->trace_glob};
         size_t n;
-        if ((rc = slurm_count_traces(sw, &n)))
-            return rc;
+        gm_error_t err = {0};
+        if (gm_sweep_count_traces(&cfg, &n, &err) != 0)
+            return gm__cli_error("%s", err.msg);
         tasks = n == 0 ? 1 : n > SLURM_DEFAULT_TASKS_MAX ? SLURM_DEFAULT_TASKS_MAX : (unsigned)n;
     }
     char **inputs = calloc(sw->ninputs + 1, sizeof *inputs);

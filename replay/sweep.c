@@ -712,6 +712,18 @@ static int sweep_list(sweep_state_t *st)
     return 0;
 }
 
+int gm_sweep_count_traces(const gm_sweep_config_t *cfg, size_t *n, gm_error_t *err)
+{
+    gm_sweep_summary_t sum;
+    sweep_state_t st = {.cfg = cfg, .sum = &sum, .err = err};
+    int rc = sweep_list(&st);
+    *n = st.ntraces;
+    for (size_t i = 0; i < st.ntraces; i++)
+        free(st.traces[i].name);
+    free(st.traces);
+    return rc;
+}
+
 /* Whether two paths name the same existing file. */
 static int sweep_same_file(const char *a, const char *b)
 {

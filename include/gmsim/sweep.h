@@ -186,6 +186,10 @@ typedef struct gm_sweep_summary {
  */
 int gm_sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_error_t *err);
 
+/* The traces a sweep with cfg would run (cfg->inputs, cfg->trace_glob;
+ * each content once) into *n.  The errors of listing the stores. */
+int gm_sweep_count_traces(const gm_sweep_config_t *cfg, size_t *n, gm_error_t *err);
+
 /*
  * Deal the runs of a grid of ntraces traces (events[t] each) × nsets
  * configurations, in grid order (trace-major), to nshards shards: out[t *
