@@ -159,40 +159,78 @@ int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out)
     return GM_CLI_OK;
 }
 
+char *gm__cli_runs_path(const char *db)
+{
+    size_t n = strlen(db);
+    if (n > 3 && strcmp(db + n - 3, ".db") == 0)
+        n -= 3;
+    char *out = malloc(n + sizeof ".runs.db");
+    if (out != NULL) {
+        memcpy(out, db, n);
+        strcpy(out + n, ".runs.db");
+    }
+    return out;
+}
+
+/* "'a', 'b', 'c'" of the traces of list that `pattern` picks (all when
+ * NULL), as far as they fit in buf (then " ..."). */
+static void cli_trace_names(const gm_trace_info_t *list, size_t n, const char *pattern,
+                            char *buf, size_t len)
+{
+    size_t used = 0, shown = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used + 8 < len; i++) {
+        if (!gm_trace_match(pattern, list[i].name))
+            continue;
+        int k = snprintf(buf + used, len - used, "%s'%s'", shown++ ? ", " : "", list[i].name);
+        used += k > 0 ? (size_t)k : 0;
+    }
+    if (used >= len)
+        strcpy(buf + len - 5, " ...");
+}
+
 int gm__cli_pick_trace(gm_store_t *s, const char *usage, const char *name, char **out)
 {
     gm_error_t err = {0};
     *out = NULL;
     if (name != NULL) {
         gm_trace_info_t info;
-        if (gm_store_find(s, name, &info, &err) != 0)
+        if (gm_store_find(s, name, &info, &err) == 0) {
+            gm_trace_info_release(&info);
+            *out = strdup(name);
+            return *out ? GM_CLI_OK : gm__cli_error("out of memory");
+        }
+        if (err.code != GM_ENOTFOUND)
             return gm__cli_error("%s", err.msg);
-        gm_trace_info_release(&info);
-        *out = strdup(name);
-        return *out ? GM_CLI_OK : gm__cli_error("out of memory");
     }
+    gm_error_t lerr = {0};
     gm_trace_info_t *list;
     size_t n;
-    if (gm_store_list(s, &list, &n, &err) != 0)
-        return gm__cli_error("%s", err.msg);
+    if (gm_store_list(s, &list, &n, &lerr) != 0)
+        return gm__cli_error("%s", lerr.msg);
+    size_t matched = 0, which = 0;
+    for (size_t i = 0; i < n; i++)
+        if (gm_trace_match(name, list[i].name)) {
+            matched++;
+            which = i;
+        }
     int rc = GM_CLI_OK;
-    if (n == 0) {
-        rc = gm__cli_error("no traces in '%s'", gm_store_path(s));
-    } else if (n == 1) {
-        *out = strdup(list[0].name);
+    char names[GM_ERROR_MSG_MAX];
+    if (matched == 1) {
+        *out = strdup(list[which].name);
         if (*out == NULL)
             rc = gm__cli_error("out of memory");
+    } else if (name != NULL && matched == 0) {
+        rc = gm__cli_error("%s", err.msg); /* gm_store_find's: no such trace */
+    } else if (n == 0) {
+        rc = gm__cli_error("no traces in '%s'", gm_store_path(s));
+    } else if (name != NULL) {
+        cli_trace_names(list, n, name, names, sizeof names);
+        rc = gm__cli_usage_error(usage, "'%s' matches %zu traces in '%s'; choose one with "
+                                 "--trace: %s", name, matched, gm_store_path(s), names);
     } else {
         /* List the names on the message line itself, as far as they fit. */
-        char names[GM_ERROR_MSG_MAX] = "";
-        size_t used = 0;
-        for (size_t i = 0; i < n && used + 8 < sizeof names; i++) {
-            int k = snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "",
-                             list[i].name);
-            used += k > 0 ? (size_t)k : 0;
-        }
-        if (used >= sizeof names)
-            strcpy(names + sizeof names - 5, " ...");
+        cli_trace_names(list, n, NULL, names, sizeof names);
         rc = gm__cli_usage_error(usage, "'%s' holds %zu traces; choose one with --trace: %s",
                                  gm_store_path(s), n, names);
     }

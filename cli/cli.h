@@ -120,14 +120,21 @@ int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
  * one does not exist). */
 int gm__cli_same_file(const char *a, const char *b);
 
+/* Where `gmsim sweep DB` keeps its runs by default: DB with its .db
+ * suffix replaced by .runs.db ("s.db" -> "s.runs.db", "s" -> "s.runs.db").
+ * malloc'd (the caller frees it); NULL when out of memory. */
+char *gm__cli_runs_path(const char *db);
+
 /* Open a store, printing the library's message on failure (GM_CLI_ERROR). */
 int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out);
 
 /*
- * The trace to work on: *name if given (checked to exist), else the store's
- * only trace.  On success *out is a malloc'd copy of the name (the caller
- * frees it).  No traces, or an absent name, is GM_CLI_ERROR; several
- * traces and no --trace is GM_CLI_USAGE with the names listed.
+ * The trace to work on: the one --trace `name` picks (gm_trace_match: its
+ * name, or a glob matching only it), else the store's only trace.  On
+ * success *out is a malloc'd copy of the name (the caller frees it).  No
+ * traces, or a name that picks none, is GM_CLI_ERROR; several traces and
+ * no --trace, or a glob matching several, is GM_CLI_USAGE with the names
+ * listed.
  */
 int gm__cli_pick_trace(gm_store_t *s, const char *usage, const char *name, char **out);
 

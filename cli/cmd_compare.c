@@ -12,7 +12,6 @@
  * every run.  Argument errors are usage errors (exit 2), a store or trace
  * that cannot be read is exit 1.
  */
-#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -84,6 +83,16 @@ static size_t compare_winner(const gm_compare_trace_t *t)
     return best;
 }
 
+/* The labels of t's runs, the peers a cut label is told apart from
+ * (gm_label_cut); NULL when out of memory (labels are then cut alone). */
+static const char **compare_labels(const gm_compare_trace_t *t)
+{
+    const char **peers = malloc((t->nruns ? t->nruns : 1) * sizeof *peers);
+    for (size_t i = 0; peers && i < t->nruns; i++)
+        peers[i] = t->runs[i].label;
+    return peers;
+}
+
 static void compare_block(const compare_item_t *it)
 {
     const gm_compare_trace_t *t = &it->res;
@@ -92,28 +101,35 @@ static void compare_block(const compare_item_t *it)
     if (t->seq_len >= 0)
         printf(", seq_len %" PRId64, t->seq_len);
     printf("\n\n");
-    static const char *const head[] = {"policy",   "peak reserved", "util",  "efficiency",
-                                       "overhead", "frag@peak",     "internal", "external",
+    /* The names and order of replay's table (cli/cmd_replay.c), less the
+     * columns only a replay prints. */
+    static const char *const head[] = {"policy",   "peak reserved", "util",     "efficiency",
+                                       "overhead", "frag@peak",     "ext frag", "waste",
                                        "dev mallocs", "ooms"};
     enum { NCOLS = sizeof head / sizeof head[0] };
     gm__cli_table_t tab;
     gm__cli_table_init(&tab, NCOLS, "lrrrrrrrrr");
     for (size_t i = 0; i < NCOLS; i++)
         gm__cli_table_cell(&tab, "%s", head[i]);
+    const char **peers = compare_labels(t);
     for (size_t i = 0; i < t->nruns; i++) {
         const gm_compare_run_t *r = &t->runs[i];
         const gm_metrics_t *m = &r->metrics;
-        gm__cli_table_cell(&tab, "%s", r->label);
+        char cut[GM_LABEL_MAX * 4];
+        gm_label_cut(r->label, peers, peers ? t->nruns : 0, GM_LABEL_MAX, "...", cut,
+                     sizeof cut);
+        gm__cli_table_cell(&tab, "%s", cut);
         gm__cli_table_cell(&tab, "%s", gm__cli_size(m->peak_reserved));
         compare_percent(&tab, m->utilization, 0);
         compare_percent(&tab, m->efficiency, 0);
         compare_percent(&tab, m->overhead, 1);
         compare_percent(&tab, m->frag_at_peak, 0);
-        gm__cli_table_cell(&tab, "%s", gm__cli_size(m->internal_waste_at_peak));
         compare_percent(&tab, m->external_frag_at_peak, 0);
+        gm__cli_table_cell(&tab, "%s", gm__cli_size(m->internal_waste_at_peak));
         gm__cli_table_cell(&tab, "%" PRIu64, m->device_mallocs);
         gm__cli_table_cell(&tab, "%" PRIu64, m->ooms);
     }
+    free(peers);
     gm__cli_table_print(&tab, stdout, NULL);
     gm__cli_table_release(&tab);
     size_t w = compare_winner(t);
@@ -174,8 +190,12 @@ static int compare_pivot(compare_item_t *items, size_t n)
             for (size_t i = 0; i < with; i++)
                 gm__cli_table_cell(&t, "%s", gm__cli_size(first[i].res.load));
         }
+        const char **peers = compare_labels(&first->res);
         for (size_t c = 0; c < nconf; c++) {
-            gm__cli_table_cell(&t, "%s", first->res.runs[c].label);
+            char cut[GM_LABEL_MAX * 4];
+            gm_label_cut(first->res.runs[c].label, peers, peers ? nconf : 0, GM_LABEL_MAX,
+                         "...", cut, sizeof cut);
+            gm__cli_table_cell(&t, "%s", cut);
             for (size_t i = 0; i < with; i++) {
                 const gm_metrics_t *m = &first[i].res.runs[c].metrics;
                 if (f == 0)
@@ -184,6 +204,7 @@ static int compare_pivot(compare_item_t *items, size_t n)
                     compare_percent(&t, f == 1 ? m->overhead : m->frag_at_peak, f == 1);
             }
         }
+        free(peers);
         gm__cli_table_print(&t, stdout, NULL);
         gm__cli_table_release(&t);
         free(align);
@@ -406,7 +427,7 @@ int gm__cmd_compare(int argc, char **argv)
             break;
         }
         for (size_t k = 0; rc == GM_CLI_OK && k < n; k++) {
-            if (glob && fnmatch(glob, list[k].name, 0) != 0)
+            if (!gm_trace_match(glob, list[k].name))
                 continue;
             if (nitems == cap) {
                 cap = cap ? 2 * cap : 8;

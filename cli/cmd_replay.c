@@ -169,6 +169,20 @@ static void replay_percent(gm__cli_table_t *t, double v, int sign)
         gm__cli_table_cell(t, sign ? "%+.1f%%" : "%.1f%%", v * 100.0);
 }
 
+/* Run i's label (gm_config_label: the policy and the settings that
+ * differ from its defaults), as compare and report name it. */
+static void replay_label(gm_replay_t *r, size_t i, char *buf, size_t len)
+{
+    const gm_params_t *p = gm_replay_params(r, i);
+    char *json = gm_params_json(p);
+    if (json == NULL) {
+        snprintf(buf, len, "%s", p->ops->name);
+        return;
+    }
+    gm_config_label(p->ops->name, json, buf, len);
+    free(json);
+}
+
 static void replay_table(const char *name, gm_replay_t *r, const gm_device_config_t *dev)
 {
     printf("trace '%s': %" PRIu64 " events, load %s (peak requested: the floor for every "
@@ -189,9 +203,20 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     for (size_t i = 0; i < NCOLS; i++)
         gm__cli_table_cell(&t, "%s", head[i]);
     size_t n = gm_replay_count(r);
+    char(*labels)[160] = calloc(n ? n : 1, sizeof *labels);
+    const char **peers = calloc(n ? n : 1, sizeof *peers);
+    for (size_t i = 0; labels && peers && i < n; i++) {
+        replay_label(r, i, labels[i], sizeof labels[i]);
+        peers[i] = labels[i];
+    }
     for (size_t i = 0; i < n; i++) {
         const gm_metrics_t *m = gm_replay_metrics(r, i);
-        gm__cli_table_cell(&t, "%s", gm_replay_params(r, i)->ops->name);
+        char cut[GM_LABEL_MAX * 4];
+        if (labels && peers)
+            gm_label_cut(labels[i], peers, n, GM_LABEL_MAX, "...", cut, sizeof cut);
+        else
+            snprintf(cut, sizeof cut, "%s", gm_replay_params(r, i)->ops->name);
+        gm__cli_table_cell(&t, "%s", cut);
         gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_reserved));
         gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_allocated));
         replay_percent(&t, m->utilization, 0);
@@ -212,9 +237,11 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
         const gm_metrics_t *m = gm_replay_metrics(r, i);
         if (m->ooms)
             printf("'%s' ran out of memory %" PRIu64 " time%s, first at event %" PRId64 "\n",
-                   gm_replay_params(r, i)->ops->name, m->ooms, m->ooms == 1 ? "" : "s",
-                   m->first_oom_event);
+                   labels ? labels[i] : gm_replay_params(r, i)->ops->name, m->ooms,
+                   m->ooms == 1 ? "" : "s", m->first_oom_event);
     }
+    free(labels);
+    free(peers);
 }
 
 /* The compactions of every run, after the main table (--defrag). */

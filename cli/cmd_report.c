@@ -38,6 +38,48 @@ static const char report_usage[] =
     "      --no-sites          leave out the allocation sites (no trace reads)\n"
     "  -h, --help              show this help\n";
 
+/* Write the report of cfg to output (stdout when NULL): to a temporary
+ * file beside it, renamed over it when complete.  Returns 0 or the GM_E*
+ * code with err filled (nothing is left behind on failure). */
+static int report_write(const gm_report_config_t *cfg, const char *output,
+                        gm_report_stats_t *stats, gm_error_t *err)
+{
+    if (output == NULL)
+        return gm_report_write(cfg, stdout, stats, err);
+    size_t n = strlen(output);
+    char *tmp = malloc(n + 16);
+    if (tmp == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", output);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return gm_error_set(err, GM_EIO, "cannot write '%s': %s", output,
+                            gm__cli_strerror(GM_EIO));
+    }
+    /* mkstemp makes 0600; a report is as readable as any file written. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    FILE *f = fdopen(fd, "w");
+    if (f == NULL) {
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return gm_error_set(err, GM_ENOMEM, "cannot write '%s': out of memory", output);
+    }
+    int rc = gm_report_write(cfg, f, stats, err);
+    int closed = fclose(f);
+    if (rc == 0 && closed != 0)
+        rc = gm_error_set(err, GM_EIO, "cannot write '%s'", output);
+    if (rc == 0 && rename(tmp, output) != 0)
+        rc = gm_error_set(err, GM_EIO, "cannot write '%s'", output);
+    if (rc)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
 int gm__cmd_report(int argc, char **argv)
 {
     enum { OPT_TITLE = 256, OPT_NO_SITES };
@@ -91,49 +133,71 @@ int gm__cmd_report(int argc, char **argv)
 
     gm_error_t err = {0};
     gm_report_stats_t stats;
-    if (output == NULL) {
-        if (gm_report_write(&cfg, stdout, &stats, &err) != 0)
-            return gm__cli_error("%s", err.msg);
-        return GM_CLI_OK;
+    rc = report_write(&cfg, output, &stats, &err);
+    const char **more = NULL;
+    if (rc == GM_ENOTFOUND) {
+        /* No runs: `gmsim sweep S.db` keeps them in S.runs.db beside S.db.
+         * Read those too where they exist and were not given. */
+        more = calloc(2 * cfg.nstores + 1, sizeof *more);
+        char **found = calloc(cfg.nstores + 1, sizeof *found);
+        size_t nmore = 0, nfound = 0;
+        if (more == NULL || found == NULL) {
+            free(more);
+            free(found);
+            return gm__cli_error("out of memory");
+        }
+        for (size_t i = 0; i < cfg.nstores; i++)
+            more[nmore++] = cfg.stores[i];
+        for (size_t i = 0; i < cfg.nstores; i++) {
+            char *runs = gm__cli_runs_path(cfg.stores[i]);
+            int given = runs == NULL || access(runs, F_OK) != 0;
+            for (size_t k = 0; !given && k < nmore; k++)
+                given = gm__cli_same_file(more[k], runs);
+            if (given) {
+                free(runs);
+                continue;
+            }
+            fprintf(stderr, "gmsim: no runs in '%s': reading the sweep results beside it, '%s'\n",
+                    cfg.stores[i], runs);
+            more[nmore++] = runs;
+            found[nfound++] = runs;
+        }
+        if (nfound) {
+            gm_report_config_t again = cfg;
+            again.stores = more;
+            again.nstores = nmore;
+            memset(&err, 0, sizeof err);
+            rc = report_write(&again, output, &stats, &err);
+        }
+        if (rc == GM_ENOTFOUND && nfound == 0) {
+            char *runs = gm__cli_runs_path(cfg.stores[0]);
+            gm__cli_error("%s", err.msg);
+            fprintf(stderr, "hint: a sweep keeps its runs in its results store: '%s' for "
+                            "'gmsim sweep %s', or the file given to its -o; report that one "
+                            "(with the traces' store for their names)\n",
+                    runs ? runs : "DB.runs.db", cfg.stores[0]);
+            free(runs);
+            free(found);
+            free(more);
+            return GM_CLI_ERROR;
+        }
+        for (size_t i = 0; i < nfound; i++)
+            free(found[i]);
+        free(found);
     }
-    size_t n = strlen(output);
-    char *tmp = malloc(n + 16);
-    if (tmp == NULL)
-        return gm__cli_error("out of memory");
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", output);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = gm__cli_error("cannot write '%s': %s", output, gm__cli_strerror(GM_EIO));
-        free(tmp);
-        return rc;
-    }
-    /* mkstemp makes 0600; a report is as readable as any file written. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "w");
-    if (f == NULL) {
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return gm__cli_error("cannot write '%s': out of memory", output);
-    }
-    rc = gm_report_write(&cfg, f, &stats, &err);
-    int closed = fclose(f);
-    if (rc == 0 && closed != 0)
-        rc = gm_error_set(&err, GM_EIO, "cannot write '%s'", output);
-    if (rc == 0 && rename(tmp, output) != 0)
-        rc = gm_error_set(&err, GM_EIO, "cannot write '%s'", output);
-    if (rc) {
-        unlink(tmp);
-        free(tmp);
+    free(more);
+    if (rc)
         return gm__cli_error("%s", err.msg);
+    if (output) {
+        printf("wrote '%s': %zu trace%s, %zu run%s\n", output, stats.traces,
+               stats.traces == 1 ? "" : "s", stats.runs, stats.runs == 1 ? "" : "s");
+        if (stats.skipped)
+            fprintf(stderr, "gmsim: %zu run%s left out: unreadable metrics\n", stats.skipped,
+                    stats.skipped == 1 ? "" : "s");
     }
-    free(tmp);
-    printf("wrote '%s': %zu trace%s, %zu run%s\n", output, stats.traces,
-           stats.traces == 1 ? "" : "s", stats.runs, stats.runs == 1 ? "" : "s");
-    if (stats.skipped)
-        fprintf(stderr, "gmsim: %zu run%s left out: unreadable metrics\n", stats.skipped,
-                stats.skipped == 1 ? "" : "s");
+    if (stats.same_content)
+        fprintf(stderr, "gmsim: note: %s: shown once, under the first name%s\n",
+                stats.same_note,
+                stats.same_content > 1 ? " (and more traces like it)" : "");
     return GM_CLI_OK;
 }

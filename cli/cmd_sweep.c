@@ -273,6 +273,7 @@ int gm__cmd_sweep(int argc, char **argv)
     const char **synth = calloc((size_t)argc + 1, sizeof *synth);
     size_t nsynth = 0;
     gm_params_t *sets = NULL;
+    gm_param_value_t **given_values = NULL; /* the configurations given, before the defaults */
     char *results = NULL;
     int slurm = 0;
     gm__slurm_t so;
@@ -361,18 +362,27 @@ int gm__cmd_sweep(int argc, char **argv)
     rc = gm__cli_configs(sweep_usage, pol, npol, params, nparams, &cfg.device, &sets, &nsets);
     if (rc)
         goto out;
+    /* Every policy's defaults are in the grid: the baseline a report
+     * measures each configuration against (a --param list that leaves
+     * them out would leave every saving blank). */
+    size_t given = nsets;
+    given_values = malloc((given ? given : 1) * sizeof *given_values);
+    if (given_values == NULL) {
+        rc = gm__cli_error("out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < given; i++)
+        given_values[i] = sets[i].values;
+    if (gm_configs_with_defaults(&sets, &nsets, &err) != 0) {
+        rc = gm__cli_error("%s", err.msg);
+        goto out;
+    }
     if (cfg.results == NULL) {
-        const char *db = argv[optind];
-        size_t n = strlen(db);
-        if (n > 3 && strcmp(db + n - 3, ".db") == 0)
-            n -= 3;
-        results = malloc(n + sizeof ".runs.db");
+        results = gm__cli_runs_path(argv[optind]);
         if (results == NULL) {
             rc = gm__cli_error("out of memory");
             goto out;
         }
-        memcpy(results, db, n);
-        strcpy(results + n, ".runs.db");
         cfg.results = results;
     }
     if (slurm) {
@@ -426,6 +436,10 @@ int gm__cmd_sweep(int argc, char **argv)
         gm_json_u64(&j, sum.ran);
         gm_json_key(&j, "failed");
         gm_json_u64(&j, sum.failed);
+        gm_json_key(&j, "defaults_added");
+        gm_json_u64(&j, nsets - given);
+        gm_json_key(&j, "same_content");
+        gm_json_u64(&j, sum.same_content);
         gm_json_end_object(&j);
         gm_json_finish(&j);
     } else {
@@ -435,10 +449,27 @@ int gm__cmd_sweep(int argc, char **argv)
             printf(", shard %u/%u: %zu runs", cfg.shard + 1, cfg.nshards, sum.runs);
         printf("\n%zu already done, %zu ran, %zu failed; results in '%s'\n", sum.reused, sum.ran,
                sum.failed, cfg.results);
+        if (nsets > given) {
+            printf("added the default configuration of");
+            for (size_t i = 0, k = 0; i < nsets; i++) {
+                size_t g = 0;
+                while (g < given && given_values[g] != sets[i].values)
+                    g++;
+                if (g == given) /* not one of the configurations given */
+                    printf("%s %s", k++ ? "," : "", sets[i].ops->name);
+            }
+            printf(" (the baseline of every saving)\n");
+        }
+        if (sum.same_content)
+            printf("%s: swept once for both%s\n", sum.same_note,
+                   sum.same_content > 1 ? " (and more traces like it: 'gmsim info --json' "
+                                          "shows each trace's digest)"
+                                        : "");
     }
     if (src != 0)
         rc = gm__cli_error("%s", err.msg);
 out:
+    free(given_values);
     free(results);
     free(sbatch_args);
     gm_configs_free(sets, nsets);

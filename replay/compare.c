@@ -476,21 +476,6 @@ int gm_configs_expand(const gm_policy_ops_t *const *policies, size_t npolicies,
     return 0;
 }
 
-/* A size in the shortest exact unit ("128MiB", "1000"). */
-static void compare_size_text(uint64_t v, char *buf, size_t len)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-    int u = -1;
-    while (u < 3 && v >= 1024 && v % 1024 == 0) {
-        v /= 1024;
-        u++;
-    }
-    if (u < 0)
-        snprintf(buf, len, "%" PRIu64, v);
-    else
-        snprintf(buf, len, "%" PRIu64 "%s", v, units[u]);
-}
-
 void gm_config_label(const char *policy, const char *params_json, char *buf, size_t len)
 {
     if (len == 0)
@@ -516,12 +501,242 @@ void gm_config_label(const char *policy, const char *params_json, char *buf, siz
         char shown[512];
         uint64_t v;
         if (spec->type == GM_PARAM_SIZE && compare_u64(have, &v))
-            compare_size_text(v, shown, sizeof shown);
+            gm_format_param_size(v, shown, sizeof shown);
         else
             snprintf(shown, sizeof shown, "%s", have);
         used += (size_t)snprintf(buf + used, len - used, " %s=%s", spec->name, shown);
     }
     gm_params_release(&def);
+}
+
+int gm_configs_with_defaults(gm_params_t **sets, size_t *n, gm_error_t *err)
+{
+    size_t count = *n;
+    /* Per configuration: its JSON text; a policy lacking its default gets
+     * one inserted before its first configuration. */
+    char **texts = calloc(count ? count : 1, sizeof *texts);
+    unsigned char *insert = calloc(count ? count : 1, 1);
+    size_t add = 0;
+    int rc = 0;
+    if (texts == NULL || insert == NULL) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < count; i++)
+        if ((texts[i] = gm_params_json(&(*sets)[i])) == NULL) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            goto out;
+        }
+    for (size_t i = 0; i < count; i++) {
+        const gm_policy_ops_t *ops = (*sets)[i].ops;
+        size_t first = 0;
+        while ((*sets)[first].ops != ops)
+            first++;
+        if (first != i)
+            continue; /* the policy was seen at its first configuration */
+        gm_params_t def;
+        if ((rc = gm_params_init(&def, ops, err)))
+            goto out;
+        char *dj = gm_params_json(&def);
+        gm_params_release(&def);
+        if (dj == NULL) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            goto out;
+        }
+        int found = 0;
+        for (size_t k = i; k < count && !found; k++)
+            found = (*sets)[k].ops == ops && strcmp(texts[k], dj) == 0;
+        free(dj);
+        if (!found) {
+            insert[i] = 1;
+            add++;
+        }
+    }
+    if (add == 0)
+        goto out;
+    /* Make the defaults first, so that a failure leaves *sets as it was. */
+    gm_params_t *grown = calloc(count + add, sizeof *grown);
+    if (grown == NULL) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (insert[i] && (rc = gm_params_init(&grown[m], (*sets)[i].ops, err))) {
+            gm_configs_free(grown, m);
+            goto out;
+        }
+        m += insert[i];
+    }
+    /* Spread: default before its policy's first configuration. */
+    gm_params_t *defs = grown;
+    gm_params_t *tmp = malloc(add * sizeof *tmp);
+    if (tmp == NULL) {
+        gm_configs_free(grown, m);
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(tmp, defs, add * sizeof *tmp);
+    m = 0;
+    for (size_t i = 0, d = 0; i < count; i++) {
+        if (insert[i])
+            grown[m++] = tmp[d++];
+        grown[m++] = (*sets)[i];
+    }
+    free(tmp);
+    free(*sets);
+    *sets = grown;
+    *n = m;
+out:
+    if (texts)
+        for (size_t i = 0; i < count; i++)
+            free(texts[i]);
+    free(texts);
+    free(insert);
+    return rc;
+}
+
+/* Bytes of the UTF-8 text s, counted in characters (continuation bytes
+ * skipped), as the width a label takes. */
+static size_t compare_width(const char *s, size_t bytes)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < bytes; i++)
+        w += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return w;
+}
+
+/* Whether text holds word as a whole word (bounded by spaces or ends). */
+static int compare_has_word(const char *text, const char *word)
+{
+    size_t wl = strlen(word);
+    for (const char *at = text; (at = strstr(at, word)) != NULL; at++)
+        if ((at == text || at[-1] == ' ') && (at[wl] == ' ' || at[wl] == '\0'))
+            return 1;
+    return 0;
+}
+
+#define COMPARE_KEY_MIN 4
+
+/* Render a cut label: the words not dropped, each run of dropped words as
+ * one ellipsis, keys cut to keylen[k] characters (then the ellipsis) where
+ * shorter than keyfull[k].  Returns the bytes written. */
+static size_t compare_cut_render(char *const *words, size_t nw, const unsigned char *drop,
+                                 const size_t *keylen, const size_t *keyfull,
+                                 const char *ellipsis, char *out, size_t len)
+{
+    size_t o = 0;
+    int gap = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k <= nw && o < len; k++) {
+        if (k < nw && drop[k]) {
+            gap = 1;
+            continue;
+        }
+        if (gap) {
+            o += (size_t)snprintf(out + o, len - o, " %s", ellipsis);
+            gap = 0;
+        }
+        if (k == nw || o >= len)
+            break;
+        if (keylen[k] < keyfull[k])
+            o += (size_t)snprintf(out + o, len - o, "%s%.*s%s%s", k ? " " : "", (int)keylen[k],
+                                  words[k], ellipsis, words[k] + keyfull[k]);
+        else
+            o += (size_t)snprintf(out + o, len - o, "%s%s", k ? " " : "", words[k]);
+    }
+    return o < len ? o : len - 1;
+}
+
+void gm_label_cut(const char *label, const char *const *peers, size_t npeers, size_t max,
+                  const char *ellipsis, char *buf, size_t len)
+{
+    if (len == 0)
+        return;
+    size_t ew = compare_width(ellipsis, strlen(ellipsis));
+    if (max < ew + 2)
+        max = ew + 2;
+    size_t llen = strlen(label);
+    char out[1024];
+    if (compare_width(label, llen) <= max || llen >= sizeof out) {
+        snprintf(buf, len, "%s", label);
+        if (llen < sizeof out)
+            return;
+        snprintf(out, sizeof out, "%s", label);
+    } else {
+        /* Words: the policy, then "key=value" settings.  A setting that
+         * every other label of the same policy has too does not tell this
+         * label from them: those are dropped first, each run of dropped
+         * words becoming one ellipsis. */
+        char copy[1024];
+        memcpy(copy, label, llen + 1);
+        char *words[64], *save = NULL;
+        size_t nw = 0;
+        for (char *w = strtok_r(copy, " ", &save); w && nw < 64; w = strtok_r(NULL, " ", &save))
+            words[nw++] = w;
+        unsigned char drop[64] = {0};
+        size_t plen = nw ? strlen(words[0]) : 0;
+        for (size_t k = 1; k < nw; k++) {
+            int common = 1, others = 0;
+            for (size_t j = 0; j < npeers && common; j++) {
+                const char *p = peers[j];
+                if (p == NULL || strcmp(p, label) == 0 || strncmp(p, label, plen) != 0 ||
+                    (p[plen] != ' ' && p[plen] != '\0'))
+                    continue;
+                others = 1;
+                common = compare_has_word(p, words[k]);
+            }
+            drop[k] = (unsigned char)(others && common);
+        }
+        /* Then the keys of the settings kept are shortened (the longest
+         * first, to no less than COMPARE_KEY_MIN characters and the
+         * ellipsis: the values are what tells configurations apart), and
+         * then settings are dropped from the left, the last one kept. */
+        size_t keylen[64], keyfull[64];
+        for (size_t k = 0; k < nw; k++) {
+            const char *eq = k ? strchr(words[k], '=') : NULL;
+            keyfull[k] = keylen[k] = eq ? (size_t)(eq - words[k]) : 0;
+        }
+        for (;;) {
+            for (size_t k = 0; k < nw; k++)
+                keylen[k] = keyfull[k];
+            for (;;) {
+                size_t o = compare_cut_render(words, nw, drop, keylen, keyfull, ellipsis, out,
+                                              sizeof out);
+                if (compare_width(out, o) <= max)
+                    break;
+                size_t pick = 0;
+                for (size_t k = 1; k < nw; k++)
+                    if (!drop[k] && keylen[k] > COMPARE_KEY_MIN &&
+                        (pick == 0 || keylen[k] > keylen[pick]))
+                        pick = k;
+                if (pick == 0)
+                    break;
+                keylen[pick]--;
+            }
+            if (compare_width(out, strlen(out)) <= max)
+                break;
+            size_t pick = 1;
+            while (pick + 1 < nw && drop[pick])
+                pick++;
+            if (pick + 1 >= nw)
+                break;
+            drop[pick] = 1;
+        }
+    }
+    /* Still too long (one long word): the start, then the ellipsis. */
+    size_t o = strlen(out);
+    if (compare_width(out, o) > max) {
+        size_t keep = 0, w = 0;
+        while (keep < o && w + ew < max) {
+            keep++;
+            while (keep < o && ((unsigned char)out[keep] & 0xC0) == 0x80)
+                keep++;
+            w++;
+        }
+        snprintf(out + keep, sizeof out - keep, "%s", ellipsis);
+    }
+    snprintf(buf, len, "%s", out);
 }
 
 /* ---- compare ------------------------------------------------------------------ */

@@ -41,7 +41,6 @@
  */
 #include "gmsim/report.h"
 
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -74,6 +73,7 @@ typedef struct report_run {
     gm_metrics_t m;
     const gm_policy_ops_t *ops; /* NULL for a policy this build lacks */
     char label[160];
+    char cut[160]; /* label cut to GM_LABEL_MAX among its group's (gm_label_cut) */
     uint64_t capacity;
     int bound;    /* a planner: drawn as the offline bound */
     int baseline; /* caching with default parameters */
@@ -271,6 +271,27 @@ static const gm_trace_info_t *report_find_trace(const report_t *R, const char *d
     return NULL;
 }
 
+/* Traces of another name with the same events as one listed before them:
+ * their runs share a key, so they make one section, under the first name.
+ * Counted, and the first named, for the front end to say so. */
+static void report_same_content(const report_t *R, gm_report_stats_t *stats)
+{
+    for (size_t i = 0; i < R->cfg->nstores; i++)
+        for (size_t k = 0; k < R->stores[i].ntraces; k++) {
+            const gm_trace_info_t *t = &R->stores[i].traces[k];
+            if (!gm_trace_match(R->cfg->trace_glob, t->name))
+                continue;
+            size_t where;
+            const gm_trace_info_t *first = report_find_trace(R, t->digest, &where);
+            if (first == NULL || first == t || strcmp(first->name, t->name) == 0)
+                continue;
+            if (stats->same_content++ == 0)
+                snprintf(stats->same_note, sizeof stats->same_note,
+                         "'%s' in '%s' has the same events as '%s' in '%s'", t->name,
+                         R->stores[i].path, first->name, R->stores[where].path);
+        }
+}
+
 static int report_collect_runs(report_t *R, gm_report_stats_t *stats)
 {
     size_t total = 0;
@@ -292,7 +313,7 @@ static int report_collect_runs(report_t *R, gm_report_stats_t *stats)
             if (R->cfg->trace_glob) {
                 size_t where;
                 const gm_trace_info_t *t = report_find_trace(R, ri->trace_digest, &where);
-                if (fnmatch(R->cfg->trace_glob, t ? t->name : ri->trace, 0) != 0)
+                if (!gm_trace_match(R->cfg->trace_glob, t ? t->name : ri->trace))
                     continue;
             }
             r->store = i;
@@ -415,6 +436,18 @@ static int report_group_runs(report_t *R)
             if (r->baseline && gr->baseline < 0)
                 gr->baseline = (ssize_t)gr->runs[k];
         }
+        /* Labels as charts and tables show them: cut to GM_LABEL_MAX,
+         * told apart from the group's other labels. */
+        const char **peers = malloc((gr->nruns ? gr->nruns : 1) * sizeof *peers);
+        if (peers == NULL)
+            return gm_error_set(R->err, GM_ENOMEM, "out of memory");
+        for (size_t k = 0; k < gr->nruns; k++)
+            peers[k] = R->runs[gr->runs[k]].label;
+        for (size_t k = 0; k < gr->nruns; k++) {
+            report_run_t *r = &R->runs[gr->runs[k]];
+            gm_label_cut(r->label, peers, gr->nruns, GM_LABEL_MAX, "…", r->cut, sizeof r->cut);
+        }
+        free(peers);
         /* Shown: the best run of each online policy, and the baseline. */
         gr->shown = malloc((gr->nruns ? gr->nruns : 1) * sizeof *gr->shown);
         if (gr->shown == NULL)
@@ -637,6 +670,27 @@ static void report_hline(FILE *f, double v, double top, const char *cls, const c
             below ? y + 13 : y - 4, label);
 }
 
+/* A run's label, cut (r->cut); where the cut left something out, the
+ * whole label is the tooltip: a <title> child inside SVG text (svg), a
+ * title attribute elsewhere. */
+static void report_label(FILE *f, const report_run_t *r, int svg)
+{
+    int cut = strcmp(r->cut, r->label) != 0;
+    if (cut && !svg) {
+        fputs("<span title=\"", f);
+        report_esc(f, r->label);
+        fputs("\">", f);
+    }
+    report_esc(f, r->cut);
+    if (cut) {
+        fputs(svg ? "<title>" : "</span>", f);
+        if (svg) {
+            report_esc(f, r->label);
+            fputs("</title>", f);
+        }
+    }
+}
+
 static void report_legend_item(FILE *f, const char *color, const char *dash, const char *label)
 {
     fprintf(f, "<span class=\"lg\"><svg width=\"22\" height=\"10\"><line x1=\"0\" y1=\"5\" "
@@ -697,7 +751,7 @@ static int report_memory_chart(report_t *R, const report_group_t *gr)
         for (size_t k = 0; k < gr->nshown; k++) {
             const report_run_t *r = &R->runs[gr->shown[k]];
             char lab[200];
-            snprintf(lab, sizeof lab, "%s reserved", r->label);
+            snprintf(lab, sizeof lab, "%s reserved", r->cut);
             report_legend_item(f, report_color(r), "", lab);
         }
         report_legend_item(f, "#666", " stroke-dasharray=\"4 3\"", "allocated (same colour)");
@@ -730,7 +784,7 @@ static void report_bars(report_t *R, const report_group_t *gr, int waste)
         const report_run_t *r = &R->runs[ri];
         int y = 6 + (int)k * rowh;
         fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"lb\" text-anchor=\"end\">", lw - 8, y + 14);
-        report_esc(f, r->label);
+        report_label(f, r, 1);
         if (k < gr->nshown && (ssize_t)ri == gr->winner)
             fputs(" ★", f);
         fputs("</text>", f);
@@ -830,7 +884,7 @@ static void report_summary(report_t *R)
         if (gr->winner >= 0) {
             const report_run_t *w = &R->runs[gr->winner];
             fputs("<td class=\"win\">", f);
-            report_esc(f, w->label);
+            report_label(f, w, 0);
             fprintf(f, "</td><td data-v=\"%" PRIu64 "\">%s</td><td data-v=\"%.6f\">%+.1f%%</td>",
                     w->m.peak_reserved, report_size(w->m.peak_reserved, b, sizeof b),
                     w->m.overhead, w->m.overhead * 100);
@@ -996,7 +1050,7 @@ static void report_metrics_table(report_t *R)
             if (gr->seq_len >= 0)
                 fprintf(f, "%" PRId64, gr->seq_len);
             fputs("</td><td>", f);
-            report_esc(f, r->label);
+            report_label(f, r, 0);
             fprintf(f, "</td><td data-v=\"%" PRIu64 "\">%s</td>", r->capacity,
                     r->capacity ? report_size(r->capacity, b, sizeof b) : "unlimited");
 #define REPORT_TD_U64(v)                                                                       \
@@ -1181,7 +1235,7 @@ static int report_md(report_t *R)
         fprintf(f, " | %s | ", report_size(gr->load, b, sizeof b));
         if (gr->winner >= 0) {
             const report_run_t *w = &R->runs[gr->winner];
-            report_md_esc(f, w->label);
+            report_md_esc(f, w->cut);
             fprintf(f, " | %s | %+.1f%% | ", report_size(w->m.peak_reserved, b, sizeof b),
                     w->m.overhead * 100);
         } else {
@@ -1214,8 +1268,10 @@ int gm_report_write(const gm_report_config_t *cfg, FILE *out, gm_report_stats_t 
     memset(stats, 0, sizeof *stats);
     report_t R = {.cfg = cfg, .f = out, .err = err};
     int rc = report_load_stores(&R);
-    if (rc == 0)
+    if (rc == 0) {
+        report_same_content(&R, stats);
         rc = report_collect_runs(&R, stats);
+    }
     if (rc == 0)
         rc = report_group_runs(&R);
     if (rc == 0 && R.ngroups == 0)

@@ -4,7 +4,9 @@
  *
  * Plan.  The parent lists the traces of every input store (read only, then
  * closed: no SQLite connection is used across fork), keeps those matching
- * the glob, once per content digest (the key ignores names), and forms
+ * the glob (gm_trace_match), once per content digest (the key ignores
+ * names; the summary counts and names the traces left out as the same
+ * content, for the front end to say so), and forms
  * the grid in order trace-major, configuration-minor.  A shard keeps the
  * runs dealt to it (gm_sweep_plan: the line of runs cut into stretches of
  * equal work, a run weighing its trace's events, so that a shard holds
@@ -38,7 +40,6 @@
 #include "gmsim/sweep.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -679,13 +680,21 @@ static int sweep_list(sweep_state_t *st)
         if (rc)
             return rc;
         for (size_t k = 0; rc == 0 && k < n; k++) {
-            if (cfg->trace_glob && fnmatch(cfg->trace_glob, list[k].name, 0) != 0)
+            if (!gm_trace_match(cfg->trace_glob, list[k].name))
                 continue;
             size_t j = 0;
             while (j < st->ntraces && strcmp(st->traces[j].digest, list[k].digest) != 0)
                 j++;
-            if (j < st->ntraces)
+            if (j < st->ntraces) {
+                /* The same events under another name (or in another
+                 * store): a run's key is the content, so it is swept once
+                 * and its runs serve both; the summary says so. */
+                if (st->sum->same_content++ == 0)
+                    snprintf(st->sum->same_note, sizeof st->sum->same_note,
+                             "'%s' in '%s' has the same events as '%s' in '%s'", list[k].name,
+                             cfg->inputs[i], st->traces[j].name, cfg->inputs[st->traces[j].input]);
                 continue;
+            }
             if (st->ntraces == cap) {
                 size_t ncap = cap ? 2 * cap : 16;
                 sweep_trace_t *t = realloc(st->traces, ncap * sizeof *t);
@@ -715,6 +724,7 @@ static int sweep_list(sweep_state_t *st)
 int gm_sweep_count_traces(const gm_sweep_config_t *cfg, size_t *n, gm_error_t *err)
 {
     gm_sweep_summary_t sum;
+    memset(&sum, 0, sizeof sum);
     sweep_state_t st = {.cfg = cfg, .sum = &sum, .err = err};
     int rc = sweep_list(&st);
     *n = st.ntraces;

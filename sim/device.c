@@ -326,6 +326,26 @@ bad:
 /* "512 B" below 1 KiB, else two decimals in the largest unit that keeps the
  * number ≥ 1 ("1.50 KiB", "80.00 GiB"); a value that would print as
  * "1024.00" moves up a unit. */
+void gm_format_param_size(uint64_t bytes, char *buf, unsigned len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (buf == NULL || len == 0)
+        return;
+    if (bytes == UINT64_MAX) {
+        snprintf(buf, len, "none");
+        return;
+    }
+    int u = -1;
+    while (u < 5 && bytes >= 1024 && bytes % 1024 == 0) {
+        bytes /= 1024;
+        u++;
+    }
+    if (u < 0)
+        snprintf(buf, len, "%" PRIu64, bytes);
+    else
+        snprintf(buf, len, "%" PRIu64 "%s", bytes, units[u]);
+}
+
 void gm_format_size(uint64_t bytes, char *buf, unsigned len)
 {
     static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

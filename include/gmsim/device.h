@@ -129,6 +129,12 @@ int gm_parse_size(const char *text, uint64_t *out, gm_error_t *err);
 /* Format bytes for people: "1.50 GiB", "512 B". */
 void gm_format_size(uint64_t bytes, char *buf, unsigned len);
 
+/* Format a size setting exactly, as gm_parse_size reads it back: in the
+ * largest unit that divides it ("128MiB", "1536KiB", "1000"), and
+ * UINT64_MAX, which a size parameter's "none" (no limit) parses to, as
+ * "none".  The one formatter of parameter values in labels and tables. */
+void gm_format_param_size(uint64_t bytes, char *buf, unsigned len);
+
 /*
  * Read a cost profile written by `gmsim calibrate` (JSON: {"source": "...",
  * "points": [{"size": B, "malloc_ns": T, "free_ns": T}, ...]}).  GM_EIO

@@ -26,7 +26,7 @@ typedef enum gm_report_format {
 typedef struct gm_report_config {
     const char *const *stores; /* store paths, read only */
     size_t nstores;
-    const char *trace_glob;    /* fnmatch on trace names; NULL: all */
+    const char *trace_glob;    /* gm_trace_match on trace names; NULL: all */
     gm_report_format_t format;
     const char *title;         /* NULL: "gmsim report" */
     int no_sites;              /* 1: skip the allocation sites (no trace reads) */
@@ -36,6 +36,10 @@ typedef struct gm_report_stats {
     size_t traces;  /* trace sections written */
     size_t runs;    /* runs shown (after de-duplication) */
     size_t skipped; /* runs left out: unreadable metrics */
+    size_t same_content; /* traces with the same events as one of another
+                            name listed before: one section for both */
+    char same_note[512]; /* the first: "'b' in 'y.db' has the same events
+                            as 'a' in 'x.db'" ("" when none) */
 } gm_report_stats_t;
 
 /*

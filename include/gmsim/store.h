@@ -267,4 +267,9 @@ int gm_store_put_shard(gm_store_t *s, const gm_shard_record_t *r, gm_error_t *er
  * GM_EFORMAT for a record that is not what a sweep writes. */
 int gm_store_list_shards(gm_store_t *s, gm_shard_record_t **out, size_t *n, gm_error_t *err);
 
+/* Whether --trace `pattern` picks trace `name`: the same text, or an
+ * fnmatch(3) glob that matches it (traces/match.c).  NULL pattern: every
+ * trace.  One rule for every verb. */
+int gm_trace_match(const char *pattern, const char *name);
+
 #endif

@@ -90,9 +90,37 @@ int gm_configs_expand(const gm_policy_ops_t *const *policies, size_t npolicies,
 void gm_configs_free(gm_params_t *sets, size_t n);
 
 /* "caching" or "caching max_split_size=128MiB …": the policy and the
- * parameters that differ from its defaults, given as params JSON text.
- * Written into buf (truncated to len). */
+ * parameters that differ from its defaults, given as params JSON text;
+ * sizes as gm_format_param_size writes them ("none", "128MiB").  Written
+ * into buf (truncated to len). */
 void gm_config_label(const char *policy, const char *params_json, char *buf, size_t len);
+
+/*
+ * A label cut to at most `max` characters (UTF-8 characters, at least the
+ * ellipsis and two more) for a table column or a chart legend, into buf
+ * (len bytes).  peers: the labels shown beside it (it may be among them;
+ * NULL entries are skipped).  Settings that every peer of the same policy
+ * shares are what a cut drops first (a run of dropped settings becomes one
+ * `ellipsis`), then other settings from the left, the last one kept; a
+ * single word still too long keeps its start and ends in the ellipsis.  A
+ * label that fits is copied as it is.  Never fails.
+ */
+void gm_label_cut(const char *label, const char *const *peers, size_t npeers, size_t max,
+                  const char *ellipsis, char *buf, size_t len);
+
+/* Widest label gm_label_cut leaves in text tables and report charts. */
+#define GM_LABEL_MAX 40
+
+/*
+ * Make sure every policy of sets has its default configuration (every
+ * parameter at its default), so that a sweep of parameter values always
+ * holds the baseline it is measured against: where none of a policy's
+ * configurations has the default parameters (compared as gm_params_json
+ * texts), one is inserted before the policy's first configuration.
+ * GM_ENOMEM (or an error of gm_params_init) leaves *sets and *n as they
+ * were; the caller still frees them with gm_configs_free.
+ */
+int gm_configs_with_defaults(gm_params_t **sets, size_t *n, gm_error_t *err);
 
 /* ---- compare: one trace, many configurations, one pass ----------------- */
 
@@ -163,6 +191,10 @@ typedef struct gm_sweep_summary {
     size_t reused;     /* found done in the results store */
     size_t ran;        /* replayed and stored now */
     size_t failed;     /* replays that failed (first error in err) */
+    size_t same_content; /* traces left out as the same events as another
+                            one listed before (swept once, for both) */
+    char same_note[512]; /* the first of them: "'b' in 'y.db' has the same
+                            events as 'a' in 'x.db'" ("" when none) */
 } gm_sweep_summary_t;
 
 /*
