@@ -1,9 +1,11 @@
 The `caching` policy is PyTorch's CUDA caching allocator; its settings come
 from parameters, or all at once from a PYTORCH_CUDA_ALLOC_CONF string.
+(`row P` prints policy P's figures, less ns/event, without the settings
+its label names.)
 
   $ gmsim synth --events 20000 --seed 3 --live-max 1GiB -o t.db
   wrote 'random' into 't.db': 20000 events (9997 allocs, 9997 frees, 6 marks), load 875.26 MiB
-  $ row() { awk -v p="$1" '$1 == p { $NF = ""; print }'; }
+  $ row() { awk -v p="$1" '$1 == p { s = p; for (i = NF - 16; i < NF; i++) s = s " " $i; print s " " }'; }
   $ gmsim replay t.db --policy caching | row caching
   caching 1.27 GiB 879.37 MiB 67.7% 67.4% +48.3% 32.7% 84.9% 2.75 MiB 34 0 0.7 ms 0 
   $ gmsim replay t.db --policy caching --param caching.expandable_segments=true | row caching

@@ -22,10 +22,10 @@ The trace is named after the file, the format detected from the content:
   imported 'step1' into 'run.db': 8 events (3 allocs, 3 frees, 2 marks), load 3.00 MiB, 1 zero-size request dropped
 
   $ gmsim info run.db
-  trace  events  allocs  frees  marks      load  on disk  bytes/event
-  step1       8       3      3      2  3.00 MiB  +[0-9.]+ (B|KiB) +[0-9]+\.[0-9]{2} (re)
+  trace  source  device  capacity  events      load  seq_len  batch  recorded reserved  settings (not PyTorch's defaults)
+  step1  csv          -         -       8  3.00 MiB        -      -                  -  -
   
-  step1: {"file": "step1.csv", "source": "csv", "dropped_zero_size": 1}
+  1 trace, 43 B on disk; every count and attribute: gmsim info --json run.db
 
 Export prints the stored ordinals and raw stream handles:
 

@@ -42,10 +42,22 @@ Markdown, for pull requests (to stdout without -o):
   | gpt2.seq128 | 128 | 2.32 GiB | buddy | 4.00 GiB | +72.6% | no run | | not run |
   | gpt2.seq256 | 256 | 3.80 GiB | buddy | 6.00 GiB | +57.8% | no run | | not run |
 
-Errors:
+The store the sweep read is enough: its runs are in the sweep's default
+results store beside it, m.runs.db, which the report then reads too:
 
-  $ gmsim report m.db
-  gmsim: no runs in 'm.db' (run 'gmsim sweep' or 'gmsim replay --save' first)
+  $ gmsim report m.db -o beside.html
+  gmsim: no runs in 'm.db': reading the sweep results beside it, 'm.runs.db'
+  wrote 'beside.html': 3 traces, 9 runs
+  $ cmp beside.html report.html && echo same
+  same
+
+Errors.  A store without runs, and no results beside it: the message says
+where a sweep keeps them:
+
+  $ cp m.db alone.db
+  $ gmsim report alone.db
+  gmsim: no runs in 'alone.db' (run 'gmsim sweep' or 'gmsim replay --save' first)
+  hint: a sweep keeps its runs in its results store: 'alone.runs.db' for 'gmsim sweep alone.db', or the file given to its -o; report that one (with the traces' store for their names)
   [1]
   $ gmsim report m.runs.db --format pdf
   gmsim: invalid value for --format: 'pdf' (html or md)

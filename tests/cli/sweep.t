@@ -32,7 +32,9 @@ A grown grid runs only what is new:
     "runs": 12,
     "reused": 9,
     "ran": 3,
-    "failed": 0
+    "failed": 0,
+    "defaults_added": 0,
+    "same_content": 0
   }
 
 Shards: deterministic slices, each into its own file; merged they are

@@ -20,7 +20,7 @@ One trace per sequence length of a list, named after the model:
   synthesized 'gpt2.seq128' into 't.db': * (glob)
   synthesized 'gpt2.seq256' into 't.db': * (glob)
   $ gmsim info t.db | head -3
-  trace        events  allocs  frees  marks      load  * (glob)
+  trace        source  device  capacity  events      load  seq_len  batch  recorded reserved  settings (not PyTorch's defaults)
   gpt2.seq128  * (glob)
   gpt2.seq256  * (glob)
 

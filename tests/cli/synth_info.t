@@ -18,15 +18,14 @@ The same seed always gives the same trace (the digest is of the content):
   $ gmsim info u.db --json | grep digest | sort -u | wc -l
   2
 
-The table, then each trace's attributes:
+The table (what each trace is; every count and attribute with --json):
 
   $ gmsim info t.db
-  trace   events  allocs  frees  marks      load    on disk  bytes/event
-  random   20000    9997   9997      6  1.70 GiB  [0-9. ]+KiB +[0-9]+\.[0-9]{2} (re)
-  small     5000    2499   2499      2  3.98 GiB  [0-9. ]+KiB +[0-9]+\.[0-9]{2} (re)
+  trace   source  device  capacity  events      load  seq_len  batch  recorded reserved  settings (not PyTorch's defaults)
+  random  random       -         -   20000  1.70 GiB        -      -                  -  -
+  small   random       -         -    5000  3.98 GiB        -      -                  -  -
   
-  random: {"source": "random", "seed": 7, "events": 20000, "live_max": 2147483648, "dropped_zero_size": 0}
-  small: {"source": "random", "seed": 1, "events": 5000, "live_max": 8589934592, "dropped_zero_size": 0}
+  2 traces, [0-9.]+ KiB on disk; every count and attribute: gmsim info --json t.db (re)
 
   $ gmsim info t.db --json
   {

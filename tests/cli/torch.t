@@ -41,9 +41,12 @@ Detected from its content, one trace per device:
 
 The recorded device-level truth, in the table and as JSON:
 
-  $ gmsim info run.db | grep 'recorded reserved'
-  run.dev0: recorded reserved peak 40.00 MiB (start 20.00 MiB, end 20.00 MiB), 1 segment allocations, 1 segment frees
-  run.dev1: recorded reserved peak 2.00 MiB (start 0 B, end 2.00 MiB), 1 segment allocations, 0 segment frees
+  $ gmsim info run.db | cut -c 1-100
+  trace     source          device  capacity  events       load  seq_len  batch  recorded reserved  se
+  run.dev0  torch_snapshot       0         -      10  11.44 MiB        -      -          40.00 MiB  -
+  run.dev1  torch_snapshot       1         -       2      100 B        -      -           2.00 MiB  -
+  
+  2 traces, 180 B on disk; every count and attribute: gmsim info --json run.db
   $ gmsim info run.db --json | grep -A6 '^ *"recorded"' | head -7
         "recorded": {
           "peak_reserved": 41943040,
@@ -85,7 +88,7 @@ anything in the store:
   gmsim: 'cut.pickle': byte 2: FRAME: truncated: frame of 1239 bytes, 689 left
   [1]
   $ gmsim info run.db | head -3
-  trace     events  allocs  frees  marks       load  on disk  bytes/event
-  run.dev0      10       3      2      3  11.44 MiB    137 B        13.70
-  run.dev1       2       1      0      0      100 B     43 B        21.50
+  trace     source          device  capacity  events       load  seq_len  batch  recorded reserved  settings (not PyTorch's defaults)
+  run.dev0  torch_snapshot       0         -      10  11.44 MiB        -      -          40.00 MiB  -
+  run.dev1  torch_snapshot       1         -       2      100 B        -      -           2.00 MiB  -
 
