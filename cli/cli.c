@@ -221,7 +221,10 @@ int gm__cli_pick_trace(gm_store_t *s, const char *usage, const char *name, char 
         if (*out == NULL)
             rc = gm__cli_error("out of memory");
     } else if (name != NULL && matched == 0) {
-        rc = gm__cli_error("%s", err.msg); /* gm_store_find's: no such trace */
+        if (strpbrk(name, "*?[") != NULL)
+            rc = gm__cli_error("no trace matches '%s' in '%s'", name, gm_store_path(s));
+        else
+            rc = gm__cli_error("%s", err.msg); /* gm_store_find's: no such trace */
     } else if (n == 0) {
         rc = gm__cli_error("no traces in '%s'", gm_store_path(s));
     } else if (name != NULL) {

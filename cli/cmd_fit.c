@@ -38,7 +38,8 @@ static const char fit_usage[] =
     "      --capacity SIZE   device capacity (e.g. 80GiB), or a device preset\n"
     "      --device NAME     a device preset ('gmsim devices'), e.g. a100-80gb or\n"
     "                        a100-80gb:3g.40gb\n"
-    "  -p, --policy P[,P...] the policies ('all' for every one); may be repeated\n"
+    "  -p, --policy P[,P...] the policies ('all' for every one); may be repeated;\n"
+    "                        --policies is the same\n"
     "  -P, --param P.KEY=VALUE  set parameter KEY of policy P; may be repeated\n"
     "      --vary batch|seq  what to search (default batch; the other is fixed by\n"
     "                        --batch / --seq)\n"
@@ -383,6 +384,7 @@ int gm__cmd_fit(int argc, char **argv)
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"device", required_argument, NULL, OPT_DEVICE},
         {"policy", required_argument, NULL, 'p'},
+        {"policies", required_argument, NULL, 'p'}, /* the same, as compare and sweep spell it */
         {"param", required_argument, NULL, 'P'},
         {"vary", required_argument, NULL, OPT_VARY},
         {"max", required_argument, NULL, OPT_MAX},

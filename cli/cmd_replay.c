@@ -1,5 +1,5 @@
 /*
- * cli/cmd_replay.c — `gmsim replay DB [--trace NAME] --policy P[,P...]
+ * cli/cmd_replay.c — `gmsim replay DB [--trace NAME|GLOB] --policy P[,P...]
  * [--param P.KEY=VALUE]... [--capacity SIZE] [--granularity SIZE] [--check]
  * [--json [--timeline]] [--save] [--defrag every=N|at=MARK]`.
  *
@@ -30,9 +30,10 @@ static const char replay_usage[] =
     "pass, and print their peak memory and fragmentation (docs/metrics.md).\n"
     "\n"
     "options:\n"
-    "  -t, --trace NAME        the trace (may be left out when DB holds one)\n"
+    "  -t, --trace NAME        the trace: its name, or a glob matching only it\n"
+    "                          (may be left out when DB holds one)\n"
     "  -p, --policy P[,P...]   the policies to run ('all' for every one; see\n"
-    "                          'gmsim policies'); may be repeated\n"
+    "      --policies P[,P...] 'gmsim policies'); may be repeated\n"
     "  -P, --param P.KEY=VALUE set parameter KEY of policy P; may be repeated\n"
     "      --capacity SIZE     device capacity (e.g. 80GiB; default unlimited):\n"
     "                          requests beyond it count as OOMs\n"
@@ -482,6 +483,7 @@ int gm__cmd_replay(int argc, char **argv)
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policy", required_argument, NULL, 'p'},
+        {"policies", required_argument, NULL, 'p'}, /* the same, as compare and sweep spell it */
         {"param", required_argument, NULL, 'P'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"device", required_argument, NULL, OPT_DEVICE},
