@@ -241,6 +241,13 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
                    labels ? labels[i] : gm_replay_params(r, i)->ops->name, m->ooms,
                    m->ooms == 1 ? "" : "s", m->first_oom_event);
     }
+    /* A label cut to fit the table is given whole below it. */
+    for (size_t i = 0; labels && peers && i < n; i++) {
+        char cut[GM_LABEL_MAX * 4];
+        gm_label_cut(labels[i], peers, n, GM_LABEL_MAX, "...", cut, sizeof cut);
+        if (strcmp(cut, labels[i]) != 0)
+            printf("'%s' is %s\n", cut, labels[i]);
+    }
     free(labels);
     free(peers);
 }

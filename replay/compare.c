@@ -618,9 +618,10 @@ static int compare_has_word(const char *text, const char *word)
 
 #define COMPARE_KEY_MIN 4
 
-/* Render a cut label: the words not dropped, each run of dropped words as
- * one ellipsis, keys cut to keylen[k] characters (then the ellipsis) where
- * shorter than keyfull[k].  Returns the bytes written. */
+/* Render a cut label: the words not dropped, keys cut to keylen[k]
+ * characters (then the ellipsis) where shorter than keyfull[k], and one
+ * ellipsis at the end for the words dropped (where they were matters less
+ * than the room).  Returns the bytes written. */
 static size_t compare_cut_render(char *const *words, size_t nw, const unsigned char *drop,
                                  const size_t *keylen, const size_t *keyfull,
                                  const char *ellipsis, char *out, size_t len)
@@ -628,23 +629,17 @@ static size_t compare_cut_render(char *const *words, size_t nw, const unsigned c
     size_t o = 0;
     int gap = 0;
     out[0] = '\0';
-    for (size_t k = 0; k <= nw && o < len; k++) {
-        if (k < nw && drop[k]) {
+    for (size_t k = 0; k < nw && o < len; k++) {
+        if (drop[k])
             gap = 1;
-            continue;
-        }
-        if (gap) {
-            o += (size_t)snprintf(out + o, len - o, " %s", ellipsis);
-            gap = 0;
-        }
-        if (k == nw || o >= len)
-            break;
-        if (keylen[k] < keyfull[k])
+        else if (keylen[k] < keyfull[k])
             o += (size_t)snprintf(out + o, len - o, "%s%.*s%s%s", k ? " " : "", (int)keylen[k],
                                   words[k], ellipsis, words[k] + keyfull[k]);
         else
             o += (size_t)snprintf(out + o, len - o, "%s%s", k ? " " : "", words[k]);
     }
+    if (gap && o < len)
+        o += (size_t)snprintf(out + o, len - o, " %s", ellipsis);
     return o < len ? o : len - 1;
 }
 
@@ -665,9 +660,10 @@ void gm_label_cut(const char *label, const char *const *peers, size_t npeers, si
         snprintf(out, sizeof out, "%s", label);
     } else {
         /* Words: the policy, then "key=value" settings.  A setting that
-         * every other label of the same policy has too does not tell this
-         * label from them: those are dropped first, each run of dropped
-         * words becoming one ellipsis. */
+         * every other label of the same policy with settings has too (the
+         * defaults, the bare policy name, stand apart anyway) does not tell this
+         * label from them: those are dropped first (one ellipsis at the
+         * end stands for every dropped word). */
         char copy[1024];
         memcpy(copy, label, llen + 1);
         char *words[64], *save = NULL;
@@ -680,8 +676,10 @@ void gm_label_cut(const char *label, const char *const *peers, size_t npeers, si
             int common = 1, others = 0;
             for (size_t j = 0; j < npeers && common; j++) {
                 const char *p = peers[j];
+                /* Peers: other labels of the policy with settings (its
+                 * defaults, the bare name, stand apart anyway). */
                 if (p == NULL || strcmp(p, label) == 0 || strncmp(p, label, plen) != 0 ||
-                    (p[plen] != ' ' && p[plen] != '\0'))
+                    p[plen] != ' ')
                     continue;
                 others = 1;
                 common = compare_has_word(p, words[k]);

@@ -260,3 +260,159 @@ Test(compare, label_names_what_differs_from_defaults)
     gm_config_label("gone", "{\"x\":1}", buf, sizeof buf);
     cr_expect_str_eq(buf, "gone");
 }
+
+/* Characters of UTF-8 text (continuation bytes not counted). */
+static size_t test_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+Test(compare, param_sizes_print_exactly_and_none)
+{
+    char buf[64];
+    static const struct {
+        uint64_t v;
+        const char *text;
+    } cases[] = {{0, "0"},
+                 {1000, "1000"},
+                 {1024, "1KiB"},
+                 {1536 << 10, "1536KiB"},
+                 {128ull << 20, "128MiB"},
+                 {3ull << 30, "3GiB"},
+                 {1ull << 60, "1EiB"},
+                 {UINT64_MAX - 1, "18446744073709551614"},
+                 {UINT64_MAX, "none"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gm_format_param_size(cases[i].v, buf, sizeof buf);
+        cr_expect_str_eq(buf, cases[i].text);
+        /* What is printed reads back as the same value. */
+        uint64_t back = 0;
+        gm_param_value_t pv;
+        const gm_param_spec_t spec = {"s", GM_PARAM_SIZE, "0", "", NULL};
+        cr_expect_eq(gm_param_parse(&spec, buf, &pv, NULL), 0, "%s", buf);
+        back = pv.size;
+        cr_expect_eq(back, cases[i].v, "%s", buf);
+    }
+    /* A label shows a size parameter set to none as none, never as the
+     * number it is stored as. */
+    const gm_policy_ops_t *ops = gm_policy_find("async");
+    gm_params_t p;
+    cr_assert_eq(gm_params_init(&p, ops, NULL), 0);
+    cr_assert_eq(gm_params_set(&p, "release_threshold", "none", NULL), 0);
+    char *json = gm_params_json(&p);
+    char label[160];
+    gm_config_label("async", json, label, sizeof label);
+    cr_expect_str_eq(label, "async release_threshold=none");
+    free(json);
+    gm_params_release(&p);
+}
+
+Test(compare, defaults_join_every_policy_once)
+{
+    const gm_policy_ops_t *pol[3] = {gm_policy_find("caching"), gm_policy_find("buddy"),
+                                     gm_policy_find("native")};
+    gm_error_t err = {0};
+    gm_params_t *sets;
+    size_t n;
+    /* caching: no value is its default; buddy: 1GiB is. */
+    const char *params[] = {"caching.max_split_size=128MiB,256MiB", "buddy.arena=2GiB,1GiB"};
+    cr_assert_eq(gm_configs_expand(pol, 3, params, 2, &sets, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(n, 5);
+    cr_assert_eq(gm_configs_with_defaults(&sets, &n, &err), 0, "%s", err.msg);
+    cr_assert_eq(n, 6);
+    for (size_t pi = 0; pi < 3; pi++) {
+        gm_params_t def;
+        cr_assert_eq(gm_params_init(&def, pol[pi], NULL), 0);
+        char *dj = gm_params_json(&def);
+        size_t with = 0, first = SIZE_MAX, last = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (sets[i].ops != pol[pi])
+                continue;
+            first = first < i ? first : i;
+            last = i;
+            char *j = gm_params_json(&sets[i]);
+            with += strcmp(j, dj) == 0;
+            free(j);
+        }
+        /* Exactly one default per policy, its configurations together. */
+        cr_expect_eq(with, 1, "%s", pol[pi]->name);
+        for (size_t i = first; i <= last; i++)
+            cr_expect_eq(sets[i].ops, pol[pi]);
+        free(dj);
+        gm_params_release(&def);
+    }
+    /* The inserted default comes first among caching's. */
+    cr_expect_eq(sets[0].ops, pol[0]);
+    cr_expect_eq(sets[0].set, 0);
+    /* Again: nothing to add. */
+    cr_assert_eq(gm_configs_with_defaults(&sets, &n, &err), 0);
+    cr_expect_eq(n, 6);
+    gm_configs_free(sets, n);
+}
+
+Test(compare, label_cut_keeps_what_tells_labels_apart)
+{
+    static const char *const labels[] = {
+        "caching max_split_size=128MiB garbage_collection_threshold=0.5 roundup_power2_divisions=4",
+        "caching max_split_size=128MiB garbage_collection_threshold=0.8 roundup_power2_divisions=4",
+        "caching max_split_size=none garbage_collection_threshold=0.5 roundup_power2_divisions=4",
+        "caching max_split_size=none garbage_collection_threshold=0.8 roundup_power2_divisions=4",
+        "caching",
+        "buddy arena=2GiB",
+        "tlsf a_very_long_parameter_name_that_alone_is_too_wide=12345",
+    };
+    enum { N = sizeof labels / sizeof labels[0] };
+    static const char *const ellipses[] = {"...", "…"};
+    for (size_t e = 0; e < 2; e++)
+        for (size_t max = 20; max <= 60; max += 20) {
+            char cut[N][256];
+            for (size_t i = 0; i < N; i++) {
+                gm_label_cut(labels[i], (const char *const *)labels, N, max, ellipses[e], cut[i],
+                             sizeof cut[i]);
+                cr_expect(test_chars(cut[i]) <= max, "'%s' is %zu wide", cut[i],
+                          test_chars(cut[i]));
+                if (test_chars(labels[i]) <= max) {
+                    cr_expect_str_eq(cut[i], labels[i]);
+                    continue;
+                }
+                cr_expect(strstr(cut[i], ellipses[e]) != NULL, "'%s'", cut[i]);
+                /* The policy stays first. */
+                size_t plen = strcspn(labels[i], " ");
+                cr_expect(strncmp(cut[i], labels[i], plen) == 0, "'%s'", cut[i]);
+            }
+            if (max < 40)
+                continue;
+            /* Wide enough for the values: every value that differs
+             * between the caching labels is kept, so no two cut labels
+             * read the same. */
+            for (size_t i = 0; i < 4; i++) {
+                cr_expect(strstr(cut[i], i < 2 ? "=128MiB" : "=none") != NULL, "'%s'", cut[i]);
+                cr_expect(strstr(cut[i], i % 2 ? "=0.8" : "=0.5") != NULL, "'%s'", cut[i]);
+                cr_expect(strstr(cut[i], "=4") == NULL, "'%s' keeps a shared setting", cut[i]);
+                for (size_t k = 0; k < i; k++)
+                    cr_expect_str_neq(cut[i], cut[k]);
+            }
+        }
+    /* A label alone: cut to fit all the same. */
+    char one[64];
+    gm_label_cut(labels[0], NULL, 0, 30, "...", one, sizeof one);
+    cr_expect(test_chars(one) <= 30, "'%s'", one);
+    cr_expect(strncmp(one, "caching ", 8) == 0, "'%s'", one);
+}
+
+Test(compare, trace_match_is_a_name_or_a_glob)
+{
+    cr_expect(gm_trace_match(NULL, "anything"));
+    cr_expect(gm_trace_match("gpt2.seq128", "gpt2.seq128"));
+    cr_expect(gm_trace_match("gpt2.*", "gpt2.seq128"));
+    cr_expect(gm_trace_match("*128", "gpt2.seq128"));
+    cr_expect(!gm_trace_match("gpt2.*", "bert.seq128"));
+    cr_expect(!gm_trace_match("gpt2", "gpt2.seq128"));
+    /* A name with glob characters is picked by itself too. */
+    cr_expect(gm_trace_match("run[1]", "run[1]"));
+    cr_expect(!gm_trace_match("run[1]", "run[2]"));
+    cr_expect(gm_trace_match("run[12]", "run2"));
+}

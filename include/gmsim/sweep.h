@@ -100,10 +100,14 @@ void gm_config_label(const char *policy, const char *params_json, char *buf, siz
  * ellipsis and two more) for a table column or a chart legend, into buf
  * (len bytes).  peers: the labels shown beside it (it may be among them;
  * NULL entries are skipped).  Settings that every peer of the same policy
- * shares are what a cut drops first (a run of dropped settings becomes one
- * `ellipsis`), then other settings from the left, the last one kept; a
- * single word still too long keeps its start and ends in the ellipsis.  A
- * label that fits is copied as it is.  Never fails.
+ * with settings shares (its bare defaults stand apart anyway) are what a
+ * cut drops first (one `ellipsis` at the end stands for
+ * every dropped setting); then the keys of the others are shortened, the
+ * longest first, to four characters and the ellipsis ("max_...=128MiB":
+ * the values are what tells configurations apart); then settings are
+ * dropped from the left, the last one kept; a text still too long keeps
+ * its start and ends in the ellipsis.  A label that fits is copied as it
+ * is.  Never fails.
  */
 void gm_label_cut(const char *label, const char *const *peers, size_t npeers, size_t max,
                   const char *ellipsis, char *buf, size_t len);
