@@ -195,6 +195,7 @@ int gm__cmd_report(int argc, char **argv)
             fprintf(stderr, "gmsim: %zu run%s left out: unreadable metrics\n", stats.skipped,
                     stats.skipped == 1 ? "" : "s");
     }
+    fflush(stdout); /* in order with the notes on stderr */
     if (stats.same_content)
         fprintf(stderr, "gmsim: note: %s: shown once, under the first name%s\n",
                 stats.same_note,
