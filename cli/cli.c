@@ -292,6 +292,25 @@ static void cli_report(const char *verb, const char *db, const gm_trace_info_t *
     putchar('\n');
 }
 
+void gm__cli_same_content(gm_store_t *s, const char *db, const gm_trace_info_t *info)
+{
+    gm_trace_info_t *list;
+    size_t n;
+    gm_error_t err = {0};
+    if (gm_store_list(s, &list, &n, &err) != 0)
+        return; /* only a note: the trace is written */
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].name, info->name) != 0 && strcmp(list[i].digest, info->digest) == 0) {
+            fflush(stdout);
+            fprintf(stderr,
+                    "gmsim: note: '%s' has the same events as '%s' in '%s': sweeps and reports "
+                    "take them as one\n",
+                    info->name, list[i].name, db);
+            break;
+        }
+    gm_trace_info_free_list(list, n);
+}
+
 int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const char *verb,
                         gm__cli_fill_fn fill, void *ctx)
 {
@@ -342,6 +361,7 @@ int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const 
         } else {
             cli_report(verb, db, &info);
         }
+        gm__cli_same_content(s, db, &info);
         gm_trace_info_release(&info);
     }
     gm_store_close(s);

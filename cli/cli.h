@@ -157,6 +157,12 @@ typedef int (*gm__cli_fill_fn)(gm_writer_t *w, void *ctx, gm_error_t *err);
 int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const char *verb,
                         gm__cli_fill_fn fill, void *ctx);
 
+/* After writing trace `info` into store s (at path db): where another
+ * trace of s has the same events (digest), say so on stderr, as sweeps and
+ * reports take such traces as one (a run's key is the content).  Only a
+ * note: a store that cannot be listed is passed over. */
+void gm__cli_same_content(gm_store_t *s, const char *db, const gm_trace_info_t *info);
+
 /* Write one trace's summary as a JSON object (the shape of `info --json`). */
 void gm__cli_json_trace(gm_json_t *j, const gm_trace_info_t *t);
 

@@ -445,6 +445,7 @@ static int import_spool_dir(import_run_t *run, const char *path)
         gm_trace_info_t info;
         if (!run->json && gm_store_find(run->s, res.names[i], &info, &err) == 0) {
             import_report(run->db, &info);
+            gm__cli_same_content(run->s, run->db, &info);
             gm_trace_info_release(&info);
         }
     }
@@ -525,6 +526,7 @@ static int import_file(import_run_t *run, const char *path)
                 gm_trace_info_t info;
                 if (gm_store_find(run->s, names[i], &info, &err) == 0) {
                     import_report(run->db, &info);
+                    gm__cli_same_content(run->s, run->db, &info);
                     gm_trace_info_release(&info);
                 }
             }

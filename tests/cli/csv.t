@@ -43,6 +43,7 @@ Export prints the stored ordinals and raw stream handles:
   $ gmsim export run.db --trace step1 --format csv -o out.csv
   $ gmsim import out.csv -o run.db --format csv --name again
   imported 'again' into 'run.db': 8 events (3 allocs, 3 frees, 2 marks), load 3.00 MiB
+  gmsim: note: 'again' has the same events as 'step1' in 'run.db': sweeps and reports take them as one
   $ gmsim export run.db --trace again | cmp - out.csv && echo round trip ok
   round trip ok
 

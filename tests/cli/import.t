@@ -33,12 +33,14 @@ gzip'd files are read through zlib, whatever their name (the name loses
   $ gzip -c input.12.csv > inst.12.csv.gz
   $ gmsim import inst.12.csv.gz -o run.db
   imported 'inst.12' into 'run.db': 6 events (3 allocs, 3 frees, 0 marks), load 8 B
+  gmsim: note: 'inst.12' has the same events as 'input.12' in 'run.db': sweeps and reports take them as one
   $ head -2 rmm.dev1.csv | gzip -c > two.gz && tail -2 rmm.dev1.csv | gzip -c >> two.gz
   $ gmsim import two.gz -o run.db --json | grep -E '"(name|events)"'
         "name": "two",
         "events": 3,
   $ gzip -c mem_log_dev0.txt | gmsim import - -o run.db --name piped
   imported 'piped' into 'run.db': 3 events (1 allocs, 1 frees, 1 marks), load 4.00 KiB
+  gmsim: note: 'piped' has the same events as 'mem_log_dev0' in 'run.db': sweeps and reports take them as one
 
 Corrupt and truncated gzip data name the file and the compressed offset:
 
@@ -75,6 +77,7 @@ device); if any of them fails, none is kept:
   $ gmsim import rep.sqlite -o nsys.db --mem-kinds device,pinned --name wide
   imported 'wide.pid7.dev0' into 'nsys.db': 2 events (2 allocs, 0 frees, 0 marks), load 576 B
   imported 'wide.pid9.dev0' into 'nsys.db': 2 events (1 allocs, 1 frees, 0 marks), load 256 B
+  gmsim: note: 'wide.pid9.dev0' has the same events as 'rep.pid9.dev0' in 'nsys.db': sweeps and reports take them as one
   $ sqlite3 rep.sqlite "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (5, 9*16777216, 0, 1, 4096, 0, 256, 2, 1, NULL, 0, 7)"
   $ gmsim import rep.sqlite -o fresh.db
   gmsim: 'rep.sqlite': CUDA_GPU_MEMORY_USAGE_EVENTS row 5: free of 0x1000 which is not live (already freed)

@@ -3,10 +3,12 @@ S.db` after `gmsim sweep S.db` finds the runs in S.runs.db (the sweep's
 default results store) and says so; where there are none, the message says
 where a sweep keeps them.  Traces with the same events under two names
 are swept once (a run's key is the content) and shown once: both verbs say
-so instead of leaving one out silently.
+so instead of leaving one out silently, and so do the verbs that write a
+trace (synth, import) when it has the same events as one already there.
 
   $ gmsim synth --events 3000 --seed 4 --live-max 64MiB -o s.db --name first > /dev/null
   $ gmsim synth --events 3000 --seed 4 --live-max 64MiB -o s.db --name second > /dev/null
+  gmsim: note: 'second' has the same events as 'first' in 's.db': sweeps and reports take them as one
   $ gmsim synth --events 2000 --seed 5 --live-max 64MiB -o other.db --name third > /dev/null
   $ gmsim sweep s.db other.db -p buddy,tlsf -j 2
   sweep: 2 traces x 2 configurations = 4 runs
