@@ -7,6 +7,11 @@
  * it when complete, so FILE is never left half-written.  Without -o it goes
  * to stdout.  The format follows --format, else FILE's suffix (.md is
  * Markdown), else HTML.
+ *
+ * No runs in the stores given (`gmsim report S.db` after `gmsim sweep
+ * S.db`): the sweep's default results store beside each, S.runs.db
+ * (gm__cli_runs_path, the rule sweep uses), is read too where it exists,
+ * with a note; where none does, a hint says where a sweep keeps its runs.
  */
 #include <getopt.h>
 #include <stdlib.h>

@@ -8,6 +8,11 @@
  * digest, policy, parameters, device and gmsim version (gm_sweep_run).  A
  * second run of the same command does only what is missing.
  *
+ * Every policy's default configuration is in the grid (added where the
+ * --param lists leave it out, gm_configs_with_defaults): it is the
+ * baseline a report measures savings against.  Traces with the same
+ * events as one listed before run once; the summary says so.
+ *
  * Results never go into an input store: without --results they go to
  * DB.runs.db next to the first DB (its .db suffix replaced), so reruns
  * find them.  --shard I/N (1-based) runs one deterministic slice of the

@@ -11,6 +11,12 @@
  * texts, which is what a run's key compares (traces/runs.c).  `replay
  * --save` writes the same texts.
  *
+ * Labels (gm_config_label) name a configuration by the parameters that
+ * differ from its policy's defaults, sizes through gm_format_param_size;
+ * gm_label_cut shortens one for a table column or a chart, dropping first
+ * what the labels beside it share.  gm_configs_with_defaults puts each
+ * policy's defaults into a sweep's configurations.
+ *
  * Reading JSON back (metrics, parameters, trace attributes) uses a small
  * scanner over one object's top-level members: values are skipped by their
  * syntax (strings with escapes, nesting to a fixed depth), so any text,

@@ -18,7 +18,12 @@
  *   - the baseline is `caching` with every parameter at its default;
  *   - the runs drawn are the best configuration of each policy (the
  *     baseline too when it is not its policy's best), so a sweep of many
- *     parameter values stays readable; the table at the end has them all.
+ *     parameter values stays readable; the table at the end has them all;
+ *   - labels are cut to GM_LABEL_MAX characters among the group's labels
+ *     (gm_label_cut: what tells them apart is kept), the whole label a
+ *     tooltip (a title attribute, or a <title> inside SVG text).
+ * Traces of other names with the same events as one found first are
+ * counted (stats->same_content) for the front end to say so.
  *
  * Output.  One HTML file, no reference to anything outside it: inline CSS,
  * SVG drawn here (no xmlns attribute needed inline), one inline script
