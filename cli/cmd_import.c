@@ -634,6 +634,10 @@ int gm__cmd_import(int argc, char **argv)
 
     if (run.db[0] == '\0' || strcmp(run.db, ":memory:") == 0)
         return gm__cli_error("cannot write to '%s': a store is a file; give its name", run.db);
+    int same = gm__cli_check_output(import_usage, run.db, (const char *const *)argv + optind,
+                                    (size_t)(argc - optind));
+    if (same)
+        return same;
     struct stat st;
     int existed = stat(run.db, &st) == 0;
     gm_error_t err = {0};

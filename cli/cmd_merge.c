@@ -89,9 +89,10 @@ int gm__cmd_merge(int argc, char **argv)
         return gm__cli_usage_error(merge_usage, argc - args < 1 ? "missing OUT and IN"
                                                                  : "missing IN (the stores to merge)");
     const char *out = argv[args];
-    for (int i = args + 1; i < argc; i++)
-        if (gm__cli_same_file(out, argv[i]))
-            return gm__cli_usage_error(merge_usage, "'%s' is both OUT and IN", argv[i]);
+    int same = gm__cli_check_output(merge_usage, out, (const char *const *)argv + args + 1,
+                                    (size_t)(argc - args - 1));
+    if (same)
+        return same;
 
     /* Check the sweeps before anything is written. */
     gm_shard_record_t *records = NULL;

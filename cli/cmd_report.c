@@ -3,15 +3,17 @@
  * [--trace GLOB] [--title TEXT] [--no-sites]`: the report of the runs
  * stored in the stores (gm_report_write, docs/report.md).
  *
- * The report is written to a temporary file beside FILE and renamed over
- * it when complete, so FILE is never left half-written.  Without -o it goes
- * to stdout.  The format follows --format, else FILE's suffix (.md is
+ * FILE is written as every output is (cli/output.c): refused when it is
+ * one of the stores, written to a temporary file beside it and renamed over
+ * it once complete and synced (never left half-written), straight through
+ * to a FIFO or device, through a symlink to its target.  Without -o it
+ * goes to stdout.  The format follows --format, else FILE's suffix (.md is
  * Markdown), else HTML.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -91,46 +93,19 @@ int gm__cmd_report(int argc, char **argv)
 
     gm_error_t err = {0};
     gm_report_stats_t stats;
-    if (output == NULL) {
-        if (gm_report_write(&cfg, stdout, &stats, &err) != 0)
-            return gm__cli_error("%s", err.msg);
-        return GM_CLI_OK;
-    }
-    size_t n = strlen(output);
-    char *tmp = malloc(n + 16);
-    if (tmp == NULL)
-        return gm__cli_error("out of memory");
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", output);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = gm__cli_error("cannot write '%s': %s", output, gm__cli_strerror(GM_EIO));
-        free(tmp);
+    gm__cli_out_t out;
+    if ((rc = gm__cli_out_open(&out, report_usage, output, cfg.stores, cfg.nstores)))
         return rc;
+    errno = 0;
+    if (gm_report_write(&cfg, out.f, &stats, &err) != 0) {
+        int e = errno;
+        rc = err.code == GM_EIO && e ? gm__cli_out_error(&out, e) : gm__cli_error("%s", err.msg);
     }
-    /* mkstemp makes 0600; a report is as readable as any file written. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "w");
-    if (f == NULL) {
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return gm__cli_error("cannot write '%s': out of memory", output);
-    }
-    rc = gm_report_write(&cfg, f, &stats, &err);
-    int closed = fclose(f);
-    if (rc == 0 && closed != 0)
-        rc = gm_error_set(&err, GM_EIO, "cannot write '%s'", output);
-    if (rc == 0 && rename(tmp, output) != 0)
-        rc = gm_error_set(&err, GM_EIO, "cannot write '%s'", output);
-    if (rc) {
-        unlink(tmp);
-        free(tmp);
-        return gm__cli_error("%s", err.msg);
-    }
-    free(tmp);
-    printf("wrote '%s': %zu trace%s, %zu run%s\n", output, stats.traces,
+    if ((rc = gm__cli_out_close(&out, rc)))
+        return rc;
+    if (output == NULL)
+        return GM_CLI_OK;
+    printf("wrote '%s': %zu trace%s, %zu run%s\n", gm__cli_s(output), stats.traces,
            stats.traces == 1 ? "" : "s", stats.runs, stats.runs == 1 ? "" : "s");
     if (stats.skipped)
         fprintf(stderr, "gmsim: %zu run%s left out: unreadable metrics\n", stats.skipped,

@@ -137,12 +137,6 @@ static int sweep_slurm(gm__slurm_t *so, const gm_sweep_config_t *cfg, char **dbs
                        size_t npol, const char **params, size_t nparams,
                        const char **sbatch_args, int json)
 {
-    for (size_t i = 0; i < ndbs; i++)
-        if (gm__cli_same_file(dbs[i], cfg->results))
-            return gm__cli_usage_error(sweep_usage,
-                                       "the results store '%s' is also an input: a sweep only "
-                                       "reads its inputs (name another file)",
-                                       cfg->results);
     const char **inputs = calloc(ndbs + 2, sizeof *inputs);
     char *folder = gm__slurm_folder(cfg->results), *traces = NULL, *names = NULL;
     size_t names_len = 0;
@@ -375,6 +369,10 @@ int gm__cmd_sweep(int argc, char **argv)
         strcpy(results + n, ".runs.db");
         cfg.results = results;
     }
+    /* A sweep only reads its inputs: the results store is none of them. */
+    if ((rc = gm__cli_check_output(sweep_usage, cfg.results, (const char *const *)argv + first,
+                                   (size_t)(argc - first))))
+        goto out;
     if (slurm) {
         rc = sweep_slurm(&so, &cfg, argv + first, (size_t)(argc - first), synth, nsynth, pol,
                          npol, params, nparams, sbatch_args, json);
