@@ -390,7 +390,7 @@ static void import_report(const char *db, const gm_trace_info_t *info)
 {
     printf("imported '%s' into '%s': %" PRIu64 " events (%" PRIu64 " allocs, %" PRIu64
            " frees, %" PRIu64 " marks), load %s",
-           info->name, db, info->events, info->allocs, info->frees, info->marks,
+           gm__cli_s(info->name), gm__cli_s(db), info->events, info->allocs, info->frees, info->marks,
            gm__cli_size(info->load));
     if (info->dropped)
         printf(", %" PRIu64 " zero-size request%s dropped", info->dropped,
@@ -508,8 +508,15 @@ static int import_file(import_run_t *run, const char *path)
         }
         size_t count = rc == 0 ? gm_import_count(t) : 0;
         char **names = count ? calloc(count, sizeof *names) : NULL;
-        for (size_t i = 0; names && i < count; i++)
+        /* The summaries are read inside the import's transaction (one read
+         * of the store, not one per trace) and printed once it commits. */
+        gm_trace_info_t *infos = count && !run->json ? calloc(count, sizeof *infos) : NULL;
+        char *found = infos ? calloc(count, 1) : NULL;
+        for (size_t i = 0; names && i < count; i++) {
             names[i] = strdup(gm_import_name(t, i));
+            if (found && names[i] && gm_store_find(run->s, names[i], &infos[i], NULL) == 0)
+                found[i] = 1;
+        }
         if (rc == 0) {
             rc = gm_import_commit(t, &err);
         } else {
@@ -523,7 +530,9 @@ static int import_file(import_run_t *run, const char *path)
             }
             if (!run->json) {
                 gm_trace_info_t info;
-                if (gm_store_find(run->s, names[i], &info, &err) == 0) {
+                if (found && found[i])
+                    import_report(run->db, &infos[i]);
+                else if (gm_store_find(run->s, names[i], &info, &err) == 0) {
                     import_report(run->db, &info);
                     gm_trace_info_release(&info);
                 }
@@ -532,6 +541,11 @@ static int import_file(import_run_t *run, const char *path)
         for (size_t i = 0; names && i < count; i++)
             free(names[i]);
         free(names);
+        for (size_t i = 0; found && i < count; i++)
+            if (found[i])
+                gm_trace_info_release(&infos[i]);
+        free(infos);
+        free(found);
     }
     import_close(&ii);
     free(owned);
