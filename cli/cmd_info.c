@@ -158,7 +158,7 @@ static void info_json(const char *path, const gm_trace_info_t *list, size_t n)
 static void info_table(const char *path, const gm_trace_info_t *list, size_t n)
 {
     if (n == 0) {
-        printf("no traces in '%s'\n", path);
+        printf("no traces in '%s'\n", gm__cli_s(path));
         return;
     }
     gm__cli_table_t t;
@@ -183,12 +183,13 @@ static void info_table(const char *path, const gm_trace_info_t *list, size_t n)
     putchar('\n');
     for (size_t i = 0; i < n; i++) {
         const gm_trace_info_t *e = &list[i];
-        printf("%s: %s\n", e->name, e->attrs && e->attrs[0] ? e->attrs : "{}");
+        printf("%s: %s\n", gm__cli_s(e->name), gm__cli_s(e->attrs && e->attrs[0] ? e->attrs : "{}"));
         if (e->live_at_end)
-            printf("%s: %" PRIu64 " allocations never freed\n", e->name, e->live_at_end);
+            printf("%s: %" PRIu64 " allocations never freed\n", gm__cli_s(e->name),
+                   e->live_at_end);
         uint64_t rec[INFO_NRECORDED];
         if (info_recorded(e, rec)) {
-            printf("%s: recorded reserved peak %s", e->name, gm__cli_size(rec[0]));
+            printf("%s: recorded reserved peak %s", gm__cli_s(e->name), gm__cli_size(rec[0]));
             printf(" (start %s", gm__cli_size(rec[1]));
             printf(", end %s), %" PRIu64 " segment allocations, %" PRIu64 " segment frees\n",
                    gm__cli_size(rec[2]), rec[3], rec[4]);

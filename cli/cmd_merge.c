@@ -109,7 +109,7 @@ int gm__cmd_merge(int argc, char **argv)
                                    argv[i]);
                 break;
             }
-            fprintf(stderr, "gmsim: '%s' does not exist: left out\n", argv[i]);
+            fprintf(stderr, "gmsim: '%s' does not exist: left out\n", gm__cli_s(argv[i]));
             skip[i] = 1;
             continue;
         }
@@ -126,7 +126,7 @@ int gm__cmd_merge(int argc, char **argv)
                                "merge them too, or pass --allow-partial)",
                                err.msg);
         else if (crc == GM_EINCOMPLETE) {
-            fprintf(stderr, "gmsim: merging an incomplete sweep: %s\n", err.msg);
+            fprintf(stderr, "gmsim: merging an incomplete sweep: %s\n", gm__cli_s(err.msg));
             snprintf(partial_msg, sizeof partial_msg, "%s", err.msg);
         } else if (crc != 0)
             rc = gm__cli_error("%s", err.msg);
@@ -176,7 +176,8 @@ int gm__cmd_merge(int argc, char **argv)
             gm_json_u64(&j, skipped);
             gm_json_end_object(&j);
         } else {
-            printf("merged '%s' into '%s': %zu run%s copied, %zu already there\n", argv[i], out,
+            printf("merged '%s' into '%s': %zu run%s copied, %zu already there\n",
+                   gm__cli_s(argv[i]), gm__cli_s(out),
                    copied, copied == 1 ? "" : "s", skipped);
         }
     }

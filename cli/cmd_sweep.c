@@ -432,7 +432,7 @@ int gm__cmd_sweep(int argc, char **argv)
         if (cfg.nshards > 1)
             printf(", shard %u/%u: %zu runs", cfg.shard + 1, cfg.nshards, sum.runs);
         printf("\n%zu already done, %zu ran, %zu failed; results in '%s'\n", sum.reused, sum.ran,
-               sum.failed, cfg.results);
+               sum.failed, gm__cli_s(cfg.results));
     }
     if (src != 0)
         rc = gm__cli_error("%s", err.msg);

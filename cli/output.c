@@ -24,8 +24,16 @@
  *    0666 less the umask when it is new.  Replacing a regular file gives it
  *    a new inode: other hard links to the old one keep the old text.
  *
+ * 3. Text for a terminal shows no control byte raw.  When standard output
+ *    is a terminal, an output to it goes through a stream that writes
+ *    every C0 control byte other than newline and tab, and DEL, as
+ *    "\xHH" (the escaping of gm__esc), so that a trace name or a mark's
+ *    tag cannot move the cursor, retitle the window or hide text.  Files
+ *    and pipes get the bytes as they are (a CSV export must read back).
+ *
  * Every message names the file and says why, with the OS's reason.
  */
+#define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -134,6 +142,36 @@ static char *out_resolve(const char *path)
     return NULL;
 }
 
+/* ---- a terminal-safe standard output ---------------------------------------------- */
+
+static ssize_t out_tty_write(void *cookie, const char *buf, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    FILE *f = cookie;
+    size_t start = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t')
+            continue;
+        char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+        if (fwrite(buf + start, 1, i - start, f) != i - start || fwrite(esc, 1, 4, f) != 4)
+            return -1;
+        start = i + 1;
+    }
+    if (fwrite(buf + start, 1, len - start, f) != len - start)
+        return -1;
+    return (ssize_t)len;
+}
+
+/* stdout wrapped in the escaping stream, or stdout itself when that cannot
+ * be made (the bytes then go raw: never worse than before). */
+static FILE *out_tty_open(void)
+{
+    cookie_io_functions_t io = {.write = out_tty_write};
+    FILE *f = fopencookie(stdout, "w", io);
+    return f ? f : stdout;
+}
+
 /* The name shown in messages: the path as given, escaped. */
 static const char *out_shown(const gm__cli_out_t *o)
 {
@@ -152,7 +190,7 @@ int gm__cli_out_open(gm__cli_out_t *o, const char *usage, const char *path,
         return rc;
     o->path = path;
     if (path == NULL) {
-        o->f = stdout;
+        o->f = isatty(STDOUT_FILENO) ? out_tty_open() : stdout;
         return GM_CLI_OK;
     }
     o->target = out_resolve(path);
@@ -236,9 +274,10 @@ int gm__cli_out_close(gm__cli_out_t *o, int status)
         return rc;
     if (rc != GM_CLI_OK) {
         out_discard(o);
-    } else if (o->f == stdout) {
+    } else if (o->path == NULL) {
         errno = 0;
-        if (fflush(stdout) != 0 || ferror(stdout))
+        int bad = o->f != stdout && fclose(o->f) != 0; /* the escaping stream */
+        if (bad || fflush(stdout) != 0 || ferror(stdout))
             rc = gm__cli_out_error(o, errno);
     } else {
         errno = 0;
