@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
         if (rc == GM_CLI_OK) /* else the verb has reported its failure */
-            fprintf(stderr, "gmsim: cannot write the output: %s\n",
+            fprintf(stderr, "gmsim: cannot write to standard output: %s\n",
                     errno ? gm__cli_strerror(errno) : "write error");
         return rc == GM_CLI_OK ? GM_CLI_ERROR : rc;
     }

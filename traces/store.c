@@ -100,6 +100,7 @@
                  "load, live_at_end, chunks, bytes, digest, attrs, created) VALUES "        \
                  "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "                \
                  "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))")                                  \
+    /* FIND: the columns of STORE_INFO_COLUMNS (defined with the summaries). */          \
     X(FIND, "SELECT id, name, events, allocs, frees, marks, segs, load, live_at_end, "      \
             "chunks, bytes, digest, attrs FROM traces WHERE name = ?1")
 
