@@ -164,6 +164,11 @@ int gm__cli_out_error(const gm__cli_out_t *o, int e);
  * GM_CLI_ERROR if finishing failed.  Does nothing when o->f is NULL. */
 int gm__cli_out_close(gm__cli_out_t *o, int status);
 
+/* A stream that writes to `real` with every C0 control byte but newline
+ * and tab, and DEL, shown as \xHH: main() puts standard output behind it
+ * when it is a terminal.  NULL when it cannot be made. */
+FILE *gm__cli_tty_wrap(FILE *real);
+
 /* s escaped for a terminal (gm__esc: control bytes as \xHH) in a static
  * rotating buffer (8 slots of 1 KiB; longer text ends in "..."): for
  * printf of user-controlled strings (trace names, attributes, tags, file

@@ -25,11 +25,12 @@
  *    a new inode: other hard links to the old one keep the old text.
  *
  * 3. Text for a terminal shows no control byte raw.  When standard output
- *    is a terminal, an output to it goes through a stream that writes
- *    every C0 control byte other than newline and tab, and DEL, as
+ *    is a terminal, main() puts it behind a stream (gm__cli_tty_wrap) that
+ *    writes every C0 control byte other than newline and tab, and DEL, as
  *    "\xHH" (the escaping of gm__esc), so that a trace name or a mark's
- *    tag cannot move the cursor, retitle the window or hide text.  Files
- *    and pipes get the bytes as they are (a CSV export must read back).
+ *    tag in any verb's output cannot move the cursor, retitle the window
+ *    or hide text.  Files and pipes get the bytes as they are (a CSV
+ *    export must read back).
  *
  * Every message names the file and says why, with the OS's reason.
  */
@@ -163,13 +164,10 @@ static ssize_t out_tty_write(void *cookie, const char *buf, size_t len)
     return (ssize_t)len;
 }
 
-/* stdout wrapped in the escaping stream, or stdout itself when that cannot
- * be made (the bytes then go raw: never worse than before). */
-static FILE *out_tty_open(void)
+FILE *gm__cli_tty_wrap(FILE *real)
 {
     cookie_io_functions_t io = {.write = out_tty_write};
-    FILE *f = fopencookie(stdout, "w", io);
-    return f ? f : stdout;
+    return fopencookie(real, "w", io);
 }
 
 /* The name shown in messages: the path as given, escaped. */
@@ -190,7 +188,7 @@ int gm__cli_out_open(gm__cli_out_t *o, const char *usage, const char *path,
         return rc;
     o->path = path;
     if (path == NULL) {
-        o->f = isatty(STDOUT_FILENO) ? out_tty_open() : stdout;
+        o->f = stdout; /* on a terminal, main() made it the escaping stream */
         return GM_CLI_OK;
     }
     o->target = out_resolve(path);
@@ -276,8 +274,7 @@ int gm__cli_out_close(gm__cli_out_t *o, int status)
         out_discard(o);
     } else if (o->path == NULL) {
         errno = 0;
-        int bad = o->f != stdout && fclose(o->f) != 0; /* the escaping stream */
-        if (bad || fflush(stdout) != 0 || ferror(stdout))
+        if (fflush(stdout) != 0 || ferror(stdout))
             rc = gm__cli_out_error(o, errno);
     } else {
         errno = 0;

@@ -138,3 +138,15 @@ terminal and in messages; JSON escapes them by its own rules:
   $ gmsim export c.db -o "$(printf 'o\033[2J.csv')" --trace nope
   gmsim: no trace 'nope' in 'c.db'
   [1]
+
+On a terminal (here a pseudo-terminal made by script(1)) standard output
+shows control bytes escaped whatever the verb; into a pipe or a file they
+stay as they are, so that data reads back:
+
+  $ script -qc 'gmsim info c.db' /dev/null | grep -c 'evil\\x1b\]0;pwned\\x07'
+  2
+  $ script -qc 'gmsim compare c.db --csv -p buddy 2> /dev/null' /dev/null | grep -c "$(printf '\033')"
+  0
+  [1]
+  $ gmsim compare c.db --csv -p buddy | grep -c "$(printf '\033')"
+  1
