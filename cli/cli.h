@@ -118,14 +118,10 @@ int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
 
 /* ---- output files (cli/output.c) -------------------------------------------- */
 
-/* Whether two paths name the same existing file: the same device and inode
- * once symbolic links are followed (hard links too).  A path that does not
- * exist is no file: 0. */
-int gm__cli_same_file(const char *a, const char *b);
-
 /*
- * Refuse an output that is one of the inputs (gm__cli_same_file, or an
- * input's -wal/-shm/-journal file).  out NULL or "-" is standard output:
+ * Refuse an output that is one of the inputs: the same existing file, by
+ * device and inode once symbolic links are followed (so a symlink or a hard
+ * link is caught), or an input's -wal/-shm/-journal file.  out NULL or "-" is standard output:
  * checked when it is redirected to a regular file.  inputs may hold NULL
  * and "-" (standard input), which are skipped.  GM_CLI_OK, or a usage
  * error "cannot write 'OUT': it is the input 'IN'" (GM_CLI_USAGE).

@@ -48,15 +48,9 @@
 
 /* ---- same file ---------------------------------------------------------------- */
 
-int gm__cli_same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
-        return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* Whether out is input or one of its SQLite companions. */
+/* Whether the file so describes is input or one of its SQLite companions:
+ * the same device and inode, links followed (a path that does not exist is
+ * no file). */
 static int out_is_input(const struct stat *so, const char *input)
 {
     static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
