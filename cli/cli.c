@@ -27,11 +27,15 @@
 
 static void cli_vmessage(const char *fmt, va_list ap) GM_PRINTF(1, 0);
 
+/* The message is one line: any control byte in it (from a trace or file
+ * name) is shown escaped (gm__esc). */
 static void cli_vmessage(const char *fmt, va_list ap)
 {
+    char msg[2 * GM_ERROR_MSG_MAX], shown[4 * sizeof msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     fflush(stdout);
     fputs("gmsim: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    fputs(gm__esc(msg, shown, sizeof shown), stderr);
     fputc('\n', stderr);
 }
 
@@ -134,14 +138,6 @@ int gm__cli_count_arg(const char *usage, const char *opt, const char *text, uint
 
 /* ---- stores and traces ---------------------------------------------------- */
 
-int gm__cli_same_file(const char *a, const char *b)
-{
-    char ra[PATH_MAX], rb[PATH_MAX];
-    if (realpath(a, ra) == NULL || realpath(b, rb) == NULL)
-        return strcmp(a, b) == 0;
-    return strcmp(ra, rb) == 0;
-}
-
 /* "" and ":memory:" would give SQLite a private store that vanishes on close:
  * a command writing there would report success and keep nothing. */
 static int cli_store_path_ok(const char *path)
@@ -241,8 +237,7 @@ int gm__cli_pick_trace(gm_store_t *s, const char *usage, const char *name, char 
     return rc;
 }
 
-/* Remove a store file this command created, with its companions. */
-static void cli_remove_store(const char *db)
+void gm__cli_remove_store(const char *db)
 {
     static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
     char path[4096];
@@ -284,7 +279,7 @@ static void cli_report(const char *verb, const char *db, const gm_trace_info_t *
 {
     printf("%s '%s' into '%s': %" PRIu64 " events (%" PRIu64 " allocs, %" PRIu64
            " frees, %" PRIu64 " marks), load %s",
-           verb, info->name, db, info->events, info->allocs, info->frees, info->marks,
+           verb, gm__cli_s(info->name), gm__cli_s(db), info->events, info->allocs, info->frees, info->marks,
            gm__cli_size(info->load));
     uint64_t dropped = info->dropped;
     if (dropped)
@@ -292,23 +287,57 @@ static void cli_report(const char *verb, const char *db, const gm_trace_info_t *
     putchar('\n');
 }
 
-void gm__cli_same_content(gm_store_t *s, const char *db, const gm_trace_info_t *info)
+static int cli_by_digest(const void *a, const void *b)
 {
+    const gm_trace_info_t *x = *(const gm_trace_info_t *const *)a;
+    const gm_trace_info_t *y = *(const gm_trace_info_t *const *)b;
+    int c = strcmp(x->digest, y->digest);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+void gm__cli_same_content(gm_store_t *s, const char *db, const gm_trace_info_t *infos, size_t n)
+{
+    enum { SHOWN = 5 }; /* notes before "and N more" */
     gm_trace_info_t *list;
-    size_t n;
+    size_t nlist;
     gm_error_t err = {0};
-    if (gm_store_list(s, &list, &n, &err) != 0)
-        return; /* only a note: the trace is written */
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i].name, info->name) != 0 && strcmp(list[i].digest, info->digest) == 0) {
-            fflush(stdout);
-            fprintf(stderr,
-                    "gmsim: note: '%s' has the same events as '%s' in '%s': sweeps and reports "
-                    "take them as one\n",
-                    info->name, list[i].name, db);
+    if (n == 0 || gm_store_list(s, &list, &nlist, &err) != 0)
+        return; /* only a note: the traces are written */
+    const gm_trace_info_t **by = malloc((nlist ? nlist : 1) * sizeof *by);
+    size_t noted = 0;
+    for (size_t i = 0; by != NULL && i < nlist; i++)
+        by[i] = &list[i];
+    if (by != NULL)
+        qsort(by, nlist, sizeof *by, cli_by_digest);
+    for (size_t i = 0; by != NULL && i < n; i++) {
+        /* The first trace of this digest (lo) and the next of another name. */
+        size_t lo = 0, hi = nlist;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (strcmp(by[mid]->digest, infos[i].digest) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < nlist && strcmp(by[lo]->digest, infos[i].digest) == 0; lo++) {
+            if (strcmp(by[lo]->name, infos[i].name) == 0)
+                continue;
+            if (noted++ < SHOWN) {
+                fflush(stdout);
+                fprintf(stderr,
+                        "gmsim: note: '%s' has the same events as '%s' in '%s': sweeps and "
+                        "reports take them as one\n",
+                        gm__cli_s(infos[i].name), gm__cli_s(by[lo]->name), gm__cli_s(db));
+            }
             break;
         }
-    gm_trace_info_free_list(list, n);
+    }
+    if (noted > SHOWN)
+        fprintf(stderr, "gmsim: note: and %zu more traces have the same events as another in "
+                        "'%s'\n",
+                noted - SHOWN, gm__cli_s(db));
+    free(by);
+    gm_trace_info_free_list(list, nlist);
 }
 
 int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const char *verb,
@@ -322,7 +351,7 @@ int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const 
     gm_store_t *s;
     if (gm_store_open(db, GM_STORE_WRITE, &s, &err) != 0) {
         if (!existed)
-            cli_remove_store(db);
+            gm__cli_remove_store(db);
         return gm__cli_error("%s", err.msg);
     }
     gm_writer_t *w;
@@ -337,7 +366,7 @@ int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const 
     if (rc != 0) {
         gm_store_close(s);
         if (!existed)
-            cli_remove_store(db);
+            gm__cli_remove_store(db);
         gm__cli_status_clear();
         gm__cli_error("%s", err.msg);
         if (rc == GM_EEXIST)
@@ -361,7 +390,7 @@ int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const 
         } else {
             cli_report(verb, db, &info);
         }
-        gm__cli_same_content(s, db, &info);
+        gm__cli_same_content(s, db, &info, 1);
         gm_trace_info_release(&info);
     }
     gm_store_close(s);
@@ -444,13 +473,15 @@ void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...)
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
     size_t len = n > 0 ? (size_t)n + 1 : 1;
-    char *cell = malloc(len);
-    if (cell == NULL)
+    char *raw = malloc(len), *cell = malloc(4 * len);
+    if (raw == NULL || cell == NULL)
         cli_out_of_memory();
-    cell[0] = '\0';
+    raw[0] = '\0';
     va_start(ap, fmt);
-    vsnprintf(cell, len, fmt, ap);
+    vsnprintf(raw, len, fmt, ap);
     va_end(ap);
+    gm__esc(raw, cell, 4 * len); /* names in cells: control bytes escaped */
+    free(raw);
     if (t->ncells == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 64;
         char **cells = realloc(t->cells, cap * sizeof *cells);
@@ -507,6 +538,13 @@ const char *gm__cli_strerror(int e)
 {
     static char buf[256];
     return gm__strerror(e, buf, sizeof buf);
+}
+
+const char *gm__cli_s(const char *s)
+{
+    static char bufs[8][1024];
+    static unsigned next;
+    return gm__esc(s, bufs[next++ % 8], sizeof bufs[0]);
 }
 
 const char *gm__cli_size(uint64_t bytes)

@@ -116,9 +116,64 @@ int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
 
 /* ---- stores and traces ---------------------------------------------------- */
 
-/* Whether two paths name the same file (by their real paths; as texts when
- * one does not exist). */
-int gm__cli_same_file(const char *a, const char *b);
+/* ---- output files (cli/output.c) -------------------------------------------- */
+
+/*
+ * Refuse an output that is one of the inputs: the same existing file, by
+ * device and inode once symbolic links are followed (so a symlink or a hard
+ * link is caught), or an input's -wal/-shm/-journal file.  out NULL or "-" is standard output:
+ * checked when it is redirected to a regular file.  inputs may hold NULL
+ * and "-" (standard input), which are skipped.  GM_CLI_OK, or a usage
+ * error "cannot write 'OUT': it is the input 'IN'" (GM_CLI_USAGE).
+ */
+int gm__cli_check_output(const char *usage, const char *out, const char *const *inputs,
+                         size_t ninputs);
+
+/*
+ * A text output (a CSV, JSON or HTML file, a profile, a script) written
+ * whole or not at all (cli/output.c's header): a regular file (or a
+ * missing one, or what a symlink leads to) is written to a temporary file
+ * beside it and renamed over it by gm__cli_out_close once flushed and
+ * fsync'd; a FIFO, device or /dev/stdout is written straight through;
+ * NULL or "-" is stdout.
+ */
+typedef struct gm__cli_out {
+    FILE *f;            /* write here */
+    const char *path;   /* as given (messages); NULL for stdout */
+    char *target;       /* the file replaced (symlinks followed) */
+    char *tmp;          /* the temporary file, NULL when written straight through */
+} gm__cli_out_t;
+
+/* Check path against the inputs (gm__cli_check_output) and open it.
+ * GM_CLI_OK, or the status with the diagnostic printed (o->f NULL). */
+int gm__cli_out_open(gm__cli_out_t *o, const char *usage, const char *path,
+                     const char *const *inputs, size_t ninputs);
+
+/* Print "cannot write 'PATH': REASON" (strerror(e); e 0: input/output
+ * error); returns GM_CLI_ERROR. */
+int gm__cli_out_error(const gm__cli_out_t *o, int e);
+
+/* Finish an output opened by gm__cli_out_open.  status GM_CLI_OK: flush,
+ * fsync, close and rename into place, printing "cannot write 'PATH':
+ * REASON" on failure (the target then untouched); any other status: the
+ * temporary file is removed, the target untouched.  Returns status, or
+ * GM_CLI_ERROR if finishing failed.  Does nothing when o->f is NULL. */
+int gm__cli_out_close(gm__cli_out_t *o, int status);
+
+/* A stream that writes to `real` with every C0 control byte but newline
+ * and tab, and DEL, shown as \xHH: main() puts standard output behind it
+ * when it is a terminal.  NULL when it cannot be made. */
+FILE *gm__cli_tty_wrap(FILE *real);
+
+/* s escaped for a terminal (gm__esc: control bytes as \xHH) in a static
+ * rotating buffer (8 slots of 1 KiB; longer text ends in "..."): for
+ * printf of user-controlled strings (trace names, attributes, tags, file
+ * names). */
+const char *gm__cli_s(const char *s);
+
+/* Remove a store file this command created, with its -wal, -shm and
+ * -journal companions (never call it on a store that existed before). */
+void gm__cli_remove_store(const char *db);
 
 /* Where `gmsim sweep DB` keeps its runs by default: DB with its .db
  * suffix replaced by .runs.db ("s.db" -> "s.runs.db", "s" -> "s.runs.db").
@@ -157,11 +212,13 @@ typedef int (*gm__cli_fill_fn)(gm_writer_t *w, void *ctx, gm_error_t *err);
 int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const char *verb,
                         gm__cli_fill_fn fill, void *ctx);
 
-/* After writing trace `info` into store s (at path db): where another
- * trace of s has the same events (digest), say so on stderr, as sweeps and
- * reports take such traces as one (a run's key is the content).  Only a
+/* After writing the n traces `infos` into store s (at path db): where
+ * another trace of s has the same events (digest), say so on stderr, as
+ * sweeps and reports take such traces as one (a run's key is the content):
+ * a note for each of the first few, then how many more.  One listing of
+ * the store whatever n (an import of 100,000 traces stays linear).  Only a
  * note: a store that cannot be listed is passed over. */
-void gm__cli_same_content(gm_store_t *s, const char *db, const gm_trace_info_t *info);
+void gm__cli_same_content(gm_store_t *s, const char *db, const gm_trace_info_t *infos, size_t n);
 
 /* Write one trace's summary as a JSON object (the shape of `info --json`). */
 void gm__cli_json_trace(gm_json_t *j, const gm_trace_info_t *t);

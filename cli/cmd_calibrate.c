@@ -64,19 +64,17 @@ int gm__cmd_calibrate(int argc, char **argv)
     gm__cli_status_clear();
     if (r != 0)
         return gm__cli_error("%s", err.msg);
-    FILE *f = output ? fopen(output, "w") : stdout;
-    if (f == NULL) {
+    gm__cli_out_t out;
+    if ((rc = gm__cli_out_open(&out, calibrate_usage, output, NULL, 0))) {
         gm_cost_profile_free(p);
-        return gm__cli_error("cannot write '%s': %s", output, gm__cli_strerror(errno));
+        return rc;
     }
-    int bad = gm_cost_profile_write(p, f) != 0;
-    if (output)
-        bad |= fclose(f) != 0;
-    if (bad)
-        rc = gm__cli_error("cannot write '%s': %s", output ? output : "<stdout>",
-                           gm__cli_strerror(errno));
-    else if (output)
-        fprintf(stderr, "wrote '%s': %zu sizes, %s\n", output, p->n,
+    errno = 0;
+    if (gm_cost_profile_write(p, out.f) != 0)
+        rc = gm__cli_out_error(&out, errno);
+    rc = gm__cli_out_close(&out, rc);
+    if (rc == GM_CLI_OK && output && strcmp(output, "-") != 0)
+        fprintf(stderr, "wrote '%s': %zu sizes, %s\n", gm__cli_s(output), p->n,
                 p->source ? p->source : "measured");
     gm_cost_profile_free(p);
     return rc;

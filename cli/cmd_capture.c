@@ -185,11 +185,12 @@ static int capture_run(char **argv, const char *lib, const char *dir, int cupti,
         sigaction(SIGTERM, &old_term, NULL);
         sigaction(SIGHUP, &old_hup, NULL);
         if (capture_env(lib, dir, cupti, torch) != 0) {
-            fprintf(stderr, "gmsim: cannot set the environment of '%s'\n", argv[0]);
+            fprintf(stderr, "gmsim: cannot set the environment of '%s'\n", gm__cli_s(argv[0]));
             _exit(127);
         }
         execvp(argv[0], argv);
-        fprintf(stderr, "gmsim: cannot run '%s': %s\n", argv[0], gm__cli_strerror(errno));
+        fprintf(stderr, "gmsim: cannot run '%s': %s\n", gm__cli_s(argv[0]),
+                gm__cli_strerror(errno));
         _exit(127);
     }
     int status = 0, rc;
@@ -212,13 +213,20 @@ static int capture_run(char **argv, const char *lib, const char *dir, int cupti,
     return rc;
 }
 
-/* Import the spools; 0 or GM_CLI_ERROR (message printed). */
+/* Import the spools; 0 or GM_CLI_ERROR (message printed).  A store this
+ * import created is removed again when it fails or imports no trace: a
+ * capture that captured nothing leaves nothing behind. */
 static int capture_import(const char *db, const char *dir, unsigned flags)
 {
     gm_store_t *s;
+    struct stat st;
+    int existed = stat(db, &st) == 0;
     int rc = gm__cli_open_store(db, GM_STORE_WRITE, &s);
-    if (rc != GM_CLI_OK)
+    if (rc != GM_CLI_OK) {
+        if (!existed)
+            gm__cli_remove_store(db);
         return rc;
+    }
     gm_spool_dir_result_t res;
     gm_error_t err = {0};
     gm__cli_status("importing the capture...");
@@ -226,6 +234,8 @@ static int capture_import(const char *db, const char *dir, unsigned flags)
     gm__cli_status_clear();
     if (e != 0) {
         gm_store_close(s);
+        if (!existed)
+            gm__cli_remove_store(db);
         return gm__cli_error("%s", err.msg);
     }
     for (size_t i = 0; i < res.n; i++) {
@@ -235,13 +245,17 @@ static int capture_import(const char *db, const char *dir, unsigned flags)
         fprintf(stderr,
                 "gmsim: captured '%s' into '%s': %" PRIu64 " allocs, %" PRIu64
                 " frees, %" PRIu64 " marks, peak %s requested\n",
-                info.name, db, info.allocs, info.frees, info.marks, gm__cli_size(info.load));
+                gm__cli_s(info.name), gm__cli_s(db), info.allocs, info.frees, info.marks, gm__cli_size(info.load));
         gm_trace_info_release(&info);
     }
-    if (res.n == 0)
-        fprintf(stderr, "gmsim: no process made a device allocation: nothing captured\n");
+    size_t n = res.n;
     gm_spool_dir_result_release(&res);
     gm_store_close(s);
+    if (n == 0) {
+        if (!existed)
+            gm__cli_remove_store(db);
+        fprintf(stderr, "gmsim: no process made a device allocation: nothing captured\n");
+    }
     return GM_CLI_OK;
 }
 
@@ -277,6 +291,11 @@ int gm__cmd_capture(int argc, char **argv)
                                    mode);
     if (optind >= argc)
         return gm__cli_usage_error(capture_usage, "missing the command to run (after --)");
+    /* The store is never the program run (its other arguments may well be
+     * stores: 'gmsim capture -o c.db -- gmsim replay s.db ...'). */
+    int same = gm__cli_check_output(capture_usage, db, (const char *const *)argv + optind, 1);
+    if (same)
+        return same;
     int cupti = strcmp(mode, "cupti") == 0;
     if (cupti && !gm_have_cuda())
         return gm__cli_error("cannot capture with --mode cupti: gmsim was built without the "
@@ -307,7 +326,7 @@ int gm__cmd_capture(int argc, char **argv)
     if (!capture_has_spool(dir)) {
         if (status != 127) /* 127: it did not start (said so) */
             fprintf(stderr, "gmsim: '%s' made no device allocation: nothing captured\n",
-                    argv[optind]);
+                    gm__cli_s(argv[optind]));
         capture_remove_dir(dir);
         free(dir);
         return status;
@@ -316,12 +335,12 @@ int gm__cmd_capture(int argc, char **argv)
     if (rc != GM_CLI_OK) {
         fprintf(stderr,
                 "gmsim: the spool is kept in '%s': import it with 'gmsim import %s -o %s'\n",
-                dir, dir, db);
+                gm__cli_s(dir), gm__cli_s(dir), gm__cli_s(db));
         free(dir);
         return status != 0 ? status : rc;
     }
     if (keep)
-        fprintf(stderr, "gmsim: spool kept in '%s'\n", dir);
+        fprintf(stderr, "gmsim: spool kept in '%s'\n", gm__cli_s(dir));
     else
         capture_remove_dir(dir);
     free(dir);

@@ -97,7 +97,8 @@ static const char **compare_labels(const gm_compare_trace_t *t)
 static void compare_block(const compare_item_t *it)
 {
     const gm_compare_trace_t *t = &it->res;
-    printf("trace '%s' (%s): %" PRIu64 " events, load %s", t->info.name, it->store,
+    printf("trace '%s' (%s): %" PRIu64 " events, load %s", gm__cli_s(t->info.name),
+           gm__cli_s(it->store),
            t->info.events, gm__cli_size(t->load));
     if (t->seq_len >= 0)
         printf(", seq_len %" PRId64, t->seq_len);

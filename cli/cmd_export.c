@@ -4,9 +4,10 @@
  *
  * Export formats are a registry like the import ones (CMD_EXPORT_FORMATS):
  * each has a name, a one-line description and an exporter that writes one
- * stored trace to a FILE.  Output goes to stdout unless -o; a failed export
- * to a file it created removes the partial file (an existing file or
- * device is never removed).  --trace may be left out when the store holds
+ * stored trace to a FILE.  Output goes to stdout unless -o.  FILE is written
+ * as every output is (cli/output.c): refused when it is the store, written
+ * to a temporary file renamed over FILE once complete (a failed export
+ * leaves FILE as it was), straight through to a FIFO or device.  --trace may be left out when the store holds
  * one trace.  --runs (perfetto only) adds the stored replay runs of the
  * trace as counter tracks.
  */
@@ -14,8 +15,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "gmsim/formats.h"
@@ -32,7 +31,9 @@ static const char export_usage[] =
     "  -f, --format FMT    the output format: csv (the default) or perfetto\n"
     "      --runs          perfetto: add the trace's stored replay runs, one\n"
     "                      counter track (requested, allocated, reserved) each\n"
-    "  -o, --output FILE   write to FILE instead of standard output\n"
+    "  -o, --output FILE   write to FILE instead of standard output: whole or\n"
+    "                      not at all (a temporary file renamed over FILE),\n"
+    "                      never over DB\n"
     "  -h, --help          show this help\n"
     "\n"
     "formats (docs/formats.md):\n"
@@ -117,41 +118,30 @@ int gm__cmd_export(int argc, char **argv)
     if (output != NULL && strcmp(output, "-") == 0)
         output = NULL;
 
-    gm_store_t *s;
-    int rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s);
+    /* Checked before the store is opened: nothing of the input is touched. */
+    const char *db = argv[optind];
+    int rc = gm__cli_check_output(export_usage, output, &db, 1);
     if (rc)
+        return rc;
+    gm_store_t *s;
+    if ((rc = gm__cli_open_store(db, GM_STORE_READONLY, &s)))
         return rc;
     char *name = NULL;
     gm_error_t err = {0};
-    FILE *out = stdout;
+    gm__cli_out_t out;
     if ((rc = gm__cli_pick_trace(s, export_usage, trace, &name)))
         goto done;
-    /* Remove a partial output on failure only if this command created it:
-     * never a file that was there before (or a device such as /dev/full). */
-    struct stat st;
-    int existed = output != NULL && stat(output, &st) == 0;
-    if (output != NULL && (out = fopen(output, "w")) == NULL) {
-        out = stdout;
-        rc = gm__cli_error("cannot create '%s': %s", output, gm__cli_strerror(errno));
+    if ((rc = gm__cli_out_open(&out, export_usage, output, &db, 1)))
         goto done;
-    }
     errno = 0;
-    if (fmt->run(s, name, flags, out, &err) != 0) {
+    if (fmt->run(s, name, flags, out.f, &err) != 0) {
         int e = errno;
         if (err.code != GM_EIO)
             rc = gm__cli_error("%s", err.msg);
-        else if (output != NULL)
-            rc = gm__cli_error("cannot write '%s': %s", output, e ? gm__cli_strerror(e) : err.msg);
         else
-            rc = gm__cli_error("cannot write the output: %s", e ? gm__cli_strerror(e) : err.msg);
+            rc = e ? gm__cli_out_error(&out, e) : gm__cli_error("%s", err.msg);
     }
-    if (out != stdout) {
-        if (fclose(out) != 0 && rc == 0)
-            rc = gm__cli_error("cannot write '%s': %s", output, gm__cli_strerror(errno));
-        out = stdout;
-        if (rc != 0 && !existed)
-            unlink(output);
-    }
+    rc = gm__cli_out_close(&out, rc);
 done:
     gm_store_close(s);
     free(name);

@@ -390,7 +390,7 @@ static void import_report(const char *db, const gm_trace_info_t *info)
 {
     printf("imported '%s' into '%s': %" PRIu64 " events (%" PRIu64 " allocs, %" PRIu64
            " frees, %" PRIu64 " marks), load %s",
-           info->name, db, info->events, info->allocs, info->frees, info->marks,
+           gm__cli_s(info->name), gm__cli_s(db), info->events, info->allocs, info->frees, info->marks,
            gm__cli_size(info->load));
     if (info->dropped)
         printf(", %" PRIu64 " zero-size request%s dropped", info->dropped,
@@ -445,7 +445,7 @@ static int import_spool_dir(import_run_t *run, const char *path)
         gm_trace_info_t info;
         if (!run->json && gm_store_find(run->s, res.names[i], &info, &err) == 0) {
             import_report(run->db, &info);
-            gm__cli_same_content(run->s, run->db, &info);
+            gm__cli_same_content(run->s, run->db, &info, 1);
             gm_trace_info_release(&info);
         }
     }
@@ -509,8 +509,15 @@ static int import_file(import_run_t *run, const char *path)
         }
         size_t count = rc == 0 ? gm_import_count(t) : 0;
         char **names = count ? calloc(count, sizeof *names) : NULL;
-        for (size_t i = 0; names && i < count; i++)
+        /* The summaries are read inside the import's transaction (one read
+         * of the store, not one per trace) and printed once it commits. */
+        gm_trace_info_t *infos = count && !run->json ? calloc(count, sizeof *infos) : NULL;
+        char *found = infos ? calloc(count, 1) : NULL;
+        for (size_t i = 0; names && i < count; i++) {
             names[i] = strdup(gm_import_name(t, i));
+            if (found && names[i] && gm_store_find(run->s, names[i], &infos[i], NULL) == 0)
+                found[i] = 1;
+        }
         if (rc == 0) {
             rc = gm_import_commit(t, &err);
         } else {
@@ -523,17 +530,36 @@ static int import_file(import_run_t *run, const char *path)
                 break;
             }
             if (!run->json) {
-                gm_trace_info_t info;
-                if (gm_store_find(run->s, names[i], &info, &err) == 0) {
-                    import_report(run->db, &info);
-                    gm__cli_same_content(run->s, run->db, &info);
-                    gm_trace_info_release(&info);
-                }
+                if (found && !found[i] &&
+                    gm_store_find(run->s, names[i], &infos[i], &err) == 0)
+                    found[i] = 1;
+                if (found && found[i])
+                    import_report(run->db, &infos[i]);
             }
         }
+        /* Found ones first: infos may have gaps where a find failed. */
+        size_t nfound = 0;
+        for (size_t i = 0; rc == 0 && found && i < count; i++)
+            if (found[i] && nfound != i) {
+                gm_trace_info_t tmp = infos[nfound];
+                infos[nfound] = infos[i];
+                infos[i] = tmp;
+                found[nfound] = 1;
+                found[i] = 0;
+                nfound++;
+            } else if (found[i]) {
+                nfound++;
+            }
+        if (rc == 0 && nfound)
+            gm__cli_same_content(run->s, run->db, infos, nfound);
         for (size_t i = 0; names && i < count; i++)
             free(names[i]);
         free(names);
+        for (size_t i = 0; found && i < count; i++)
+            if (found[i])
+                gm_trace_info_release(&infos[i]);
+        free(infos);
+        free(found);
     }
     import_close(&ii);
     free(owned);
@@ -636,6 +662,10 @@ int gm__cmd_import(int argc, char **argv)
 
     if (run.db[0] == '\0' || strcmp(run.db, ":memory:") == 0)
         return gm__cli_error("cannot write to '%s': a store is a file; give its name", run.db);
+    int same = gm__cli_check_output(import_usage, run.db, (const char *const *)argv + optind,
+                                    (size_t)(argc - optind));
+    if (same)
+        return same;
     struct stat st;
     int existed = stat(run.db, &st) == 0;
     gm_error_t err = {0};

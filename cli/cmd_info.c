@@ -301,7 +301,7 @@ static void info_attr_cell(gm__cli_table_t *t, const gm_jv_t *attrs, const char 
 static void info_table(const char *path, const gm_trace_info_t *list, size_t n)
 {
     if (n == 0) {
-        printf("no traces in '%s'\n", path);
+        printf("no traces in '%s'\n", gm__cli_s(path));
         return;
     }
     static const char *const head[] = {"trace",   "source",  "device", "capacity",
@@ -341,7 +341,7 @@ static void info_table(const char *path, const gm_trace_info_t *list, size_t n)
     gm__cli_table_print(&t, stdout, NULL);
     gm__cli_table_release(&t);
     printf("\n%zu trace%s, %s on disk; every count and attribute: gmsim info --json %s\n", n,
-           n == 1 ? "" : "s", gm__cli_size(bytes), path);
+           n == 1 ? "" : "s", gm__cli_size(bytes), gm__cli_s(path));
 }
 
 int gm__cmd_info(int argc, char **argv)

@@ -89,9 +89,10 @@ int gm__cmd_merge(int argc, char **argv)
         return gm__cli_usage_error(merge_usage, argc - args < 1 ? "missing OUT and IN"
                                                                  : "missing IN (the stores to merge)");
     const char *out = argv[args];
-    for (int i = args + 1; i < argc; i++)
-        if (gm__cli_same_file(out, argv[i]))
-            return gm__cli_usage_error(merge_usage, "'%s' is both OUT and IN", argv[i]);
+    int same = gm__cli_check_output(merge_usage, out, (const char *const *)argv + args + 1,
+                                    (size_t)(argc - args - 1));
+    if (same)
+        return same;
 
     /* Check the sweeps before anything is written. */
     gm_shard_record_t *records = NULL;
@@ -108,7 +109,7 @@ int gm__cmd_merge(int argc, char **argv)
                                    argv[i]);
                 break;
             }
-            fprintf(stderr, "gmsim: '%s' does not exist: left out\n", argv[i]);
+            fprintf(stderr, "gmsim: '%s' does not exist: left out\n", gm__cli_s(argv[i]));
             skip[i] = 1;
             continue;
         }
@@ -125,7 +126,7 @@ int gm__cmd_merge(int argc, char **argv)
                                "merge them too, or pass --allow-partial)",
                                err.msg);
         else if (crc == GM_EINCOMPLETE) {
-            fprintf(stderr, "gmsim: merging an incomplete sweep: %s\n", err.msg);
+            fprintf(stderr, "gmsim: merging an incomplete sweep: %s\n", gm__cli_s(err.msg));
             snprintf(partial_msg, sizeof partial_msg, "%s", err.msg);
         } else if (crc != 0)
             rc = gm__cli_error("%s", err.msg);
@@ -175,7 +176,8 @@ int gm__cmd_merge(int argc, char **argv)
             gm_json_u64(&j, skipped);
             gm_json_end_object(&j);
         } else {
-            printf("merged '%s' into '%s': %zu run%s copied, %zu already there\n", argv[i], out,
+            printf("merged '%s' into '%s': %zu run%s copied, %zu already there\n",
+                   gm__cli_s(argv[i]), gm__cli_s(out),
                    copied, copied == 1 ? "" : "s", skipped);
         }
     }

@@ -188,7 +188,7 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
 {
     printf("trace '%s': %" PRIu64 " events, load %s (peak requested: the floor for every "
            "policy)",
-           name, gm_replay_events(r), gm__cli_size(gm_replay_load(r)));
+           gm__cli_s(name), gm_replay_events(r), gm__cli_size(gm_replay_load(r)));
     if (dev->capacity)
         printf(", capacity %s", gm__cli_size(dev->capacity));
     printf("\n\n");
@@ -655,11 +655,11 @@ int gm__cmd_replay(int argc, char **argv)
         }
         size_t n = gm_replay_count(r);
         if (save && n == 1)
-            printf("saved the run in '%s' (table runs, id %" PRId64 ")\n", argv[optind],
+            printf("saved the run in '%s' (table runs, id %" PRId64 ")\n", gm__cli_s(argv[optind]),
                    run_ids[0]);
         else if (save)
             printf("saved %zu runs in '%s' (table runs, ids %" PRId64 " to %" PRId64 ")\n", n,
-                   argv[optind], run_ids[0], run_ids[n - 1]);
+                   gm__cli_s(argv[optind]), run_ids[0], run_ids[n - 1]);
     }
 out:
     gm_cost_profile_free(profile);

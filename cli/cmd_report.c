@@ -3,9 +3,11 @@
  * [--trace GLOB] [--title TEXT] [--no-sites]`: the report of the runs
  * stored in the stores (gm_report_write, docs/report.md).
  *
- * The report is written to a temporary file beside FILE and renamed over
- * it when complete, so FILE is never left half-written.  Without -o it goes
- * to stdout.  The format follows --format, else FILE's suffix (.md is
+ * FILE is written as every output is (cli/output.c): refused when it is
+ * one of the stores, written to a temporary file beside it and renamed over
+ * it once complete and synced (never left half-written), straight through
+ * to a FIFO or device, through a symlink to its target.  Without -o it
+ * goes to stdout.  The format follows --format, else FILE's suffix (.md is
  * Markdown), else HTML.
  *
  * No runs in the stores given (`gmsim report S.db` after `gmsim sweep
@@ -13,6 +15,7 @@
  * (gm__cli_runs_path, the rule sweep uses), is read too where it exists,
  * with a note; where none does, a hint says where a sweep keeps its runs.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +38,8 @@ static const char report_usage[] =
     "HTML reports are one file that needs nothing else (docs/report.md).\n"
     "\n"
     "options:\n"
-    "  -o, --output FILE       write to FILE (default stdout)\n"
+    "  -o, --output FILE       write to FILE (default stdout): whole or not at\n"
+    "                          all, never over one of the DBs\n"
     "  -f, --format html|md    HTML (default; .md files: Markdown), or the\n"
     "                          summary as Markdown\n"
     "  -t, --trace GLOB        only traces whose name matches GLOB\n"
@@ -43,46 +47,12 @@ static const char report_usage[] =
     "      --no-sites          leave out the allocation sites (no trace reads)\n"
     "  -h, --help              show this help\n";
 
-/* Write the report of cfg to output (stdout when NULL): to a temporary
- * file beside it, renamed over it when complete.  Returns 0 or the GM_E*
- * code with err filled (nothing is left behind on failure). */
-static int report_write(const gm_report_config_t *cfg, const char *output,
-                        gm_report_stats_t *stats, gm_error_t *err)
+/* Whether a and b name one file (links followed); 0 where either is missing. */
+static int report_same_file(const char *a, const char *b)
 {
-    if (output == NULL)
-        return gm_report_write(cfg, stdout, stats, err);
-    size_t n = strlen(output);
-    char *tmp = malloc(n + 16);
-    if (tmp == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", output);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return gm_error_set(err, GM_EIO, "cannot write '%s': %s", output,
-                            gm__cli_strerror(GM_EIO));
-    }
-    /* mkstemp makes 0600; a report is as readable as any file written. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "w");
-    if (f == NULL) {
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return gm_error_set(err, GM_ENOMEM, "cannot write '%s': out of memory", output);
-    }
-    int rc = gm_report_write(cfg, f, stats, err);
-    int closed = fclose(f);
-    if (rc == 0 && closed != 0)
-        rc = gm_error_set(err, GM_EIO, "cannot write '%s'", output);
-    if (rc == 0 && rename(tmp, output) != 0)
-        rc = gm_error_set(err, GM_EIO, "cannot write '%s'", output);
-    if (rc)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }
 
 int gm__cmd_report(int argc, char **argv)
@@ -136,65 +106,68 @@ int gm__cmd_report(int argc, char **argv)
     if (output && strcmp(output, "-") == 0)
         output = NULL;
 
+    /* `gmsim report S.db` after `gmsim sweep S.db`: the sweep keeps its runs
+     * in S.runs.db beside S.db.  Those that exist and were not given are
+     * read too when the stores given hold no runs; the output is checked
+     * against them as against every input. */
+    const char **all = calloc(2 * cfg.nstores + 1, sizeof *all);
+    char **beside = calloc(cfg.nstores + 1, sizeof *beside);
+    size_t nall = 0, nbeside = 0;
+    if (all == NULL || beside == NULL) {
+        free(all);
+        free(beside);
+        return gm__cli_error("out of memory");
+    }
+    for (size_t i = 0; i < cfg.nstores; i++)
+        all[nall++] = cfg.stores[i];
+    for (size_t i = 0; i < cfg.nstores; i++) {
+        char *runs = gm__cli_runs_path(cfg.stores[i]);
+        int skip = runs == NULL || access(runs, F_OK) != 0;
+        for (size_t k = 0; !skip && k < nall; k++)
+            skip = report_same_file(all[k], runs);
+        if (skip) {
+            free(runs);
+            continue;
+        }
+        all[nall++] = runs;
+        beside[nbeside++] = runs;
+    }
+
     gm_error_t err = {0};
     gm_report_stats_t stats;
-    rc = report_write(&cfg, output, &stats, &err);
-    const char **more = NULL;
-    if (rc == GM_ENOTFOUND) {
-        /* No runs: `gmsim sweep S.db` keeps them in S.runs.db beside S.db.
-         * Read those too where they exist and were not given. */
-        more = calloc(2 * cfg.nstores + 1, sizeof *more);
-        char **found = calloc(cfg.nstores + 1, sizeof *found);
-        size_t nmore = 0, nfound = 0;
-        if (more == NULL || found == NULL) {
-            free(more);
-            free(found);
-            return gm__cli_error("out of memory");
-        }
-        for (size_t i = 0; i < cfg.nstores; i++)
-            more[nmore++] = cfg.stores[i];
-        for (size_t i = 0; i < cfg.nstores; i++) {
-            char *runs = gm__cli_runs_path(cfg.stores[i]);
-            int given = runs == NULL || access(runs, F_OK) != 0;
-            for (size_t k = 0; !given && k < nmore; k++)
-                given = gm__cli_same_file(more[k], runs);
-            if (given) {
-                free(runs);
-                continue;
-            }
+    gm__cli_out_t out;
+    if ((rc = gm__cli_out_open(&out, report_usage, output, all, nall)))
+        goto done;
+    errno = 0;
+    int wrc = gm_report_write(&cfg, out.f, &stats, &err);
+    if (wrc == GM_ENOTFOUND && nbeside) {
+        /* Nothing was written: the report starts once it has runs. */
+        for (size_t i = 0; i < nbeside; i++)
             fprintf(stderr, "gmsim: no runs in '%s': reading the sweep results beside it, '%s'\n",
-                    cfg.stores[i], runs);
-            more[nmore++] = runs;
-            found[nfound++] = runs;
-        }
-        if (nfound) {
-            gm_report_config_t again = cfg;
-            again.stores = more;
-            again.nstores = nmore;
-            memset(&err, 0, sizeof err);
-            rc = report_write(&again, output, &stats, &err);
-        }
-        if (rc == GM_ENOTFOUND && nfound == 0) {
+                    gm__cli_s(cfg.stores[i < cfg.nstores ? i : 0]), gm__cli_s(beside[i]));
+        gm_report_config_t again = cfg;
+        again.stores = all;
+        again.nstores = nall;
+        memset(&err, 0, sizeof err);
+        errno = 0;
+        wrc = gm_report_write(&again, out.f, &stats, &err);
+    }
+    if (wrc) {
+        int e = errno;
+        rc = err.code == GM_EIO && e ? gm__cli_out_error(&out, e) : gm__cli_error("%s", err.msg);
+        if (wrc == GM_ENOTFOUND && nbeside == 0) {
             char *runs = gm__cli_runs_path(cfg.stores[0]);
-            gm__cli_error("%s", err.msg);
             fprintf(stderr, "hint: a sweep keeps its runs in its results store: '%s' for "
                             "'gmsim sweep %s', or the file given to its -o; report that one "
                             "(with the traces' store for their names)\n",
-                    runs ? runs : "DB.runs.db", cfg.stores[0]);
+                    runs ? gm__cli_s(runs) : "DB.runs.db", gm__cli_s(cfg.stores[0]));
             free(runs);
-            free(found);
-            free(more);
-            return GM_CLI_ERROR;
         }
-        for (size_t i = 0; i < nfound; i++)
-            free(found[i]);
-        free(found);
     }
-    free(more);
-    if (rc)
-        return gm__cli_error("%s", err.msg);
+    if ((rc = gm__cli_out_close(&out, rc)))
+        goto done;
     if (output) {
-        printf("wrote '%s': %zu trace%s, %zu run%s\n", output, stats.traces,
+        printf("wrote '%s': %zu trace%s, %zu run%s\n", gm__cli_s(output), stats.traces,
                stats.traces == 1 ? "" : "s", stats.runs, stats.runs == 1 ? "" : "s");
         if (stats.skipped)
             fprintf(stderr, "gmsim: %zu run%s left out: unreadable metrics\n", stats.skipped,
@@ -203,7 +176,12 @@ int gm__cmd_report(int argc, char **argv)
     fflush(stdout); /* in order with the notes on stderr */
     if (stats.same_content)
         fprintf(stderr, "gmsim: note: %s: shown once, under the first name%s\n",
-                stats.same_note,
+                gm__cli_s(stats.same_note),
                 stats.same_content > 1 ? " (and more traces like it)" : "");
-    return GM_CLI_OK;
+done:
+    for (size_t i = 0; i < nbeside; i++)
+        free(beside[i]);
+    free(beside);
+    free(all);
+    return rc;
 }

@@ -144,12 +144,6 @@ static int sweep_slurm(gm__slurm_t *so, const gm_sweep_config_t *cfg, char **dbs
                        size_t npol, const char **params, size_t nparams,
                        const char **sbatch_args, int json)
 {
-    for (size_t i = 0; i < ndbs; i++)
-        if (gm__cli_same_file(dbs[i], cfg->results))
-            return gm__cli_usage_error(sweep_usage,
-                                       "the results store '%s' is also an input: a sweep only "
-                                       "reads its inputs (name another file)",
-                                       cfg->results);
     const char **inputs = calloc(ndbs + 2, sizeof *inputs);
     char *folder = gm__slurm_folder(cfg->results), *traces = NULL, *names = NULL;
     size_t names_len = 0;
@@ -392,6 +386,10 @@ int gm__cmd_sweep(int argc, char **argv)
         }
         cfg.results = results;
     }
+    /* A sweep only reads its inputs: the results store is none of them. */
+    if ((rc = gm__cli_check_output(sweep_usage, cfg.results, (const char *const *)argv + first,
+                                   (size_t)(argc - first))))
+        goto out;
     if (slurm) {
         rc = sweep_slurm(&so, &cfg, argv + first, (size_t)(argc - first), synth, nsynth, pol,
                          npol, params, nparams, sbatch_args, json);
@@ -455,7 +453,7 @@ int gm__cmd_sweep(int argc, char **argv)
         if (cfg.nshards > 1)
             printf(", shard %u/%u: %zu runs", cfg.shard + 1, cfg.nshards, sum.runs);
         printf("\n%zu already done, %zu ran, %zu failed; results in '%s'\n", sum.reused, sum.ran,
-               sum.failed, cfg.results);
+               sum.failed, gm__cli_s(cfg.results));
         if (nsets > given) {
             printf("added the default configuration of");
             for (size_t i = 0, k = 0; i < nsets; i++) {
@@ -468,7 +466,7 @@ int gm__cmd_sweep(int argc, char **argv)
             printf(" (the baseline of every saving)\n");
         }
         if (sum.same_content)
-            printf("%s: swept once for both%s\n", sum.same_note,
+            printf("%s: swept once for both%s\n", gm__cli_s(sum.same_note),
                    sum.same_content > 1 ? " (and more traces like it: 'gmsim info --json' "
                                           "shows each trace's digest)"
                                         : "");

@@ -204,6 +204,8 @@ int gm__cmd_synth(int argc, char **argv)
         rc = gm__cli_usage_error(synth_usage, "invalid value for --name: empty name");
         goto out;
     }
+    if ((rc = gm__cli_check_output(synth_usage, db, &so.seq_file, 1)))
+        goto out;
     gm_error_t err = {0};
     if (!is_model) {
         if (wl->check(&rcfg, &err) != 0) {

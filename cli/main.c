@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -111,12 +112,26 @@ static int main_dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* On a terminal every verb's output shows control bytes escaped (a
+     * trace name cannot drive the terminal); files and pipes get them raw. */
+    FILE *real = stdout, *wrapped = isatty(STDOUT_FILENO) ? gm__cli_tty_wrap(real) : NULL;
+    if (wrapped != NULL)
+        stdout = wrapped;
     int rc = main_dispatch(argc, argv);
+    int bad = 0, e = 0;
+    if (wrapped != NULL) {
+        errno = 0;
+        bad = fclose(wrapped) != 0;
+        e = errno;
+        stdout = real;
+    }
     errno = 0;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
+    if (fflush(stdout) != 0 || ferror(stdout) || bad) {
+        if (e == 0)
+            e = errno;
         if (rc == GM_CLI_OK) /* else the verb has reported its failure */
-            fprintf(stderr, "gmsim: cannot write the output: %s\n",
-                    errno ? gm__cli_strerror(errno) : "write error");
+            fprintf(stderr, "gmsim: cannot write to standard output: %s\n",
+                    e ? gm__cli_strerror(e) : "write error");
         return rc == GM_CLI_OK ? GM_CLI_ERROR : rc;
     }
     return rc;

@@ -186,19 +186,20 @@ static void slurm_write_merge(FILE *f, const gm__slurm_t *o, unsigned tasks, con
     fputc('\n', f);
 }
 
-/* Write text to path (mode 0755); GM_CLI_* status. */
+/* Write text to path (mode 0755), whole or not at all (gm__cli_out_open);
+ * GM_CLI_* status. */
 static int slurm_save(const char *path, const char *text, size_t len)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return gm__cli_error("cannot write '%s': %s", path, gm__cli_strerror(errno));
-    int bad = fwrite(text, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    if (bad)
-        return gm__cli_error("cannot write '%s': %s", path, gm__cli_strerror(errno));
-    if (chmod(path, 0755) != 0)
-        return gm__cli_error("cannot make '%s' executable: %s", path, gm__cli_strerror(errno));
-    return GM_CLI_OK;
+    gm__cli_out_t out;
+    int rc = gm__cli_out_open(&out, "", path, NULL, 0);
+    if (rc)
+        return rc;
+    errno = 0;
+    if (fwrite(text, 1, len, out.f) != len)
+        rc = gm__cli_out_error(&out, errno);
+    if (rc == GM_CLI_OK && out.tmp != NULL && fchmod(fileno(out.f), 0755) != 0)
+        rc = gm__cli_error("cannot make '%s' executable: %s", path, gm__cli_strerror(errno));
+    return gm__cli_out_close(&out, rc);
 }
 
 /* Run `sbatch --parsable [--dependency=afterok:DEP] SCRIPT`, the job id

@@ -195,6 +195,7 @@ static int so_seq(gm__synth_opts_t *o, const char *usage, const char *arg)
         int rc = so_read_lengths(o, arg + 5);
         if (rc)
             return rc;
+        o->seq_file = arg + 5;
         r->seq_kind = GM_SYNTH_SEQ_VALUES;
         return 0;
     }

@@ -40,6 +40,7 @@ typedef struct gm__synth_opts {
     size_t nseqs;
     uint64_t *file_values; /* file: lengths */
     size_t nfile;
+    const char *seq_file;  /* the file: path (an input: never the output) */
     int list_models;
 } gm__synth_opts_t;
 

@@ -41,6 +41,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -734,13 +735,14 @@ int gm_sweep_count_traces(const gm_sweep_config_t *cfg, size_t *n, gm_error_t *e
     return rc;
 }
 
-/* Whether two paths name the same existing file. */
+/* Whether two paths name the same existing file: the same device and
+ * inode once links are followed (a symlink or a hard link is caught). */
 static int sweep_same_file(const char *a, const char *b)
 {
-    char ra[PATH_MAX], rb[PATH_MAX];
-    if (realpath(a, ra) == NULL || realpath(b, rb) == NULL)
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
         return 0;
-    return strcmp(ra, rb) == 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_error_t *err);

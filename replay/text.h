@@ -27,4 +27,17 @@ enum {
  */
 int gm__parse_u64(const char *s, uint64_t *out);
 
+/*
+ * The one escaping of user-controlled text (trace names, attribute values,
+ * tags, file names) for text written to a terminal or standard output:
+ * s copied into buf (len > 0) with every byte a terminal could act on made
+ * visible as "\xHH": the C0 controls (newline and tab too), DEL, the C1
+ * controls U+0080..U+009F in their UTF-8 form (0xc2 0x80..0x9f, escaped
+ * byte by byte) and bytes that are not valid UTF-8.  Printable ASCII and
+ * valid UTF-8 pass unchanged.  Output that does not fit ends in "..."
+ * (always NUL-terminated, never a cut escape).  Returns buf.  JSON output
+ * escapes by JSON's own rules instead (gm_json_write_string).
+ */
+const char *gm__esc(const char *s, char *buf, size_t len);
+
 #endif

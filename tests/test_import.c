@@ -115,6 +115,39 @@ Test(import, duplicate_names_are_refused)
     gm_store_close(s);
 }
 
+Test(import, duplicate_names_name_the_file_and_are_found_among_many)
+{
+    /* 5,000 traces, then a repeat of an early and a late name: refused,
+     * naming the input file (the set of names is hashed, not scanned). */
+    gm_store_t *s = open_store();
+    gm_import_target_t *t;
+    gm_writer_t *w;
+    gm_error_t err;
+    cr_assert_eq(gm_import_target_create(s, "x", 0, &t, &err), 0, "%s", err.msg);
+    gm_import_options_t o = {.file = "in/rep.sqlite"};
+    gm_import_set_options(t, &o);
+    char suffix[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(suffix, sizeof suffix, "p%d", i);
+        cr_assert_eq(gm_import_begin(t, suffix, &w, &err), 0, "%s", err.msg);
+        fill(w, 1);
+        cr_assert_eq(gm_import_end(t, &err), 0, "%s", err.msg);
+    }
+    static const char *const again[] = {"p0", "p4999", "p2500"};
+    for (size_t i = 0; i < 3; i++) {
+        cr_expect_eq(gm_import_begin(t, again[i], &w, &err), GM_EEXIST, "%s", again[i]);
+        cr_expect(strstr(err.msg, "'in/rep.sqlite': trace 'x.") == err.msg, "%s", err.msg);
+        cr_expect(strstr(err.msg, "is imported twice") != NULL, "%s", err.msg);
+    }
+    cr_expect_eq(gm_import_begin(t, "p5000", &w, &err), 0, "%s", err.msg);
+    fill(w, 1);
+    cr_expect_eq(gm_import_end(t, &err), 0, "%s", err.msg);
+    cr_expect_eq(gm_import_count(t), 5001);
+    cr_expect_eq(gm_import_commit(t, &err), 0, "%s", err.msg);
+    cr_expect_eq(count_traces(s), 5001);
+    gm_store_close(s);
+}
+
 Test(import, abort_leaves_the_store_as_it_was)
 {
     gm_store_t *s = open_store();

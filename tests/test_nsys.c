@@ -198,6 +198,84 @@ Test(nsys, one_trace_per_process_and_device)
     gm_store_close(s);
 }
 
+/* globalPid of process pid on host (hardware id) hw, VM vm. */
+#define GPID_AT(hw, vm, pid) ((int64_t)(((uint64_t)(hw) << 56) | ((uint64_t)(vm) << 48)) | GPID(pid))
+
+Test(nsys, multi_host_equal_pids)
+{
+    /* Two hosts, each with a process 42 on device 0 (the same addresses),
+     * and host 1 also a process 7: one trace each, named by host. */
+    const row_t rows[] = {
+        {10, GPID_AT(0, 0, 42), 0, 0x1000, 100, 2, 0, 0},
+        {11, GPID_AT(1, 0, 42), 0, 0x1000, 300, 2, 0, 0},
+        {12, GPID_AT(1, 0, 42), 0, 0x1000, 300, 2, 1, 0},
+        {13, GPID_AT(0, 0, 42), 0, 0x1000, 100, 2, 1, 0},
+        {14, GPID_AT(1, 0, 7), 0, 0x2000, 50, 2, 0, 0},
+    };
+    const char *path = gt_tmpfile("hosts.sqlite");
+    build(path, rows, sizeof rows / sizeof rows[0], FX_STREAM | FX_ENUMS);
+    gm_store_t *s;
+    gm_error_t err;
+    cr_assert_eq(import_file(path, 0, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(ntraces(s), 3);
+    static const struct {
+        const char *name, *attrs;
+        uint64_t events, load;
+    } want[] = {
+        {"run.host0.pid42.dev0", "\"pid\": 42, \"device\": 0, \"mem_kinds\": [\"device\"], "
+                                 "\"global_pid\": 704643072, \"host\": 0",
+         2, 100},
+        {"run.host256.pid42.dev0", "\"global_pid\": 72057594742571008, \"host\": 256", 2, 300},
+        {"run.host256.pid7.dev0", "\"pid\": 7", 1, 50},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        gm_trace_info_t ti;
+        cr_assert_eq(gm_store_find(s, want[i].name, &ti, &err), 0, "%s", err.msg);
+        cr_expect_eq(ti.events, want[i].events, "%s", want[i].name);
+        cr_expect_eq(ti.load, want[i].load, "%s", want[i].name);
+        cr_expect(strstr(ti.attrs, want[i].attrs) != NULL, "%s: %s", want[i].name, ti.attrs);
+        gm_trace_info_release(&ti);
+    }
+    gm_store_close(s);
+}
+
+Test(nsys, many_processes_interleaved)
+{
+    /* 3,000 processes whose rows are interleaved in time (the table is not
+     * grouped): each trace gets exactly its own alloc/free pair, in order. */
+    enum { N = 3000 };
+    row_t *rows = calloc(2 * N, sizeof *rows);
+    cr_assert(rows != NULL);
+    for (int i = 0; i < N; i++) {
+        rows[i] = (row_t){1000 + i, GPID(i + 1), i % 2, 0x1000, (int64_t)(i + 1), 2, 0, 0};
+        rows[N + i] = (row_t){5000 + (N - i), GPID(i + 1), i % 2, 0x1000, (int64_t)(i + 1), 2, 1, 0};
+    }
+    const char *path = gt_tmpfile("many.sqlite");
+    build(path, rows, 2 * N, FX_STREAM);
+    free(rows);
+    gm_store_t *s;
+    gm_error_t err;
+    cr_assert_eq(import_file(path, 0, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(ntraces(s), N);
+    for (int i = 0; i < N; i += 97) {
+        char name[64];
+        snprintf(name, sizeof name, "run.pid%d.dev%d", i + 1, i % 2);
+        gm_reader_t *r;
+        cr_assert_eq(gm_reader_open(s, name, &r, &err), 0, "%s", err.msg);
+        const gm_event_t *ev;
+        size_t n;
+        cr_assert_eq(gm_reader_next(r, &ev, &n, &err), 0, "%s", err.msg);
+        cr_assert_eq(n, 2, "%s", name);
+        cr_expect_eq(ev[0].op, GM_OP_ALLOC, "%s", name);
+        cr_expect_eq(ev[0].size, (uint64_t)(i + 1), "%s", name);
+        cr_expect_eq(ev[0].ts_ns, (uint64_t)(1000 + i), "%s", name);
+        cr_expect_eq(ev[1].op, GM_OP_FREE, "%s", name);
+        cr_expect_eq(ev[1].ts_ns, (uint64_t)(5000 + (N - i)), "%s", name);
+        gm_reader_close(r);
+    }
+    gm_store_close(s);
+}
+
 Test(nsys, old_schema_without_stream_or_enums_and_preexisting)
 {
     const row_t rows[] = {

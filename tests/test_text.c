@@ -62,3 +62,38 @@ Test(text, strerror_is_lowercase)
     gm__strerror(ENOENT, tiny, sizeof tiny);
     cr_expect_eq(strlen(tiny), 3, "truncated and terminated");
 }
+
+Test(text, strerror_of_every_gm_code_is_its_own_text)
+{
+    /* A GM_E* code given where an errno is expected reads as its own
+     * description, never "unknown error -3". */
+    char buf[128];
+    for (int code = GM_EINVAL; code >= GM_EINCOMPLETE; code--) {
+        gm__strerror(code, buf, sizeof buf);
+        cr_expect(strstr(buf, "nknown") == NULL, "%d: %s", code, buf);
+        cr_expect_str_eq(buf, gm_strerror(code), "%d", code);
+    }
+    cr_expect_str_eq(gm__strerror(GM_EIO, buf, sizeof buf), "input/output error");
+}
+
+Test(text, esc_makes_control_bytes_visible)
+{
+    char buf[256];
+    cr_expect_str_eq(gm__esc("plain name.pid42", buf, sizeof buf), "plain name.pid42");
+    cr_expect_str_eq(gm__esc("a\x1b[31mred\x07\n\t\x7f", buf, sizeof buf),
+                     "a\\x1b[31mred\\x07\\x0a\\x09\\x7f");
+    /* UTF-8 passes; a C1 control (U+009B, CSI) and invalid bytes do not. */
+    cr_expect_str_eq(gm__esc("\xc2\xb5s \xe2\x82\xac", buf, sizeof buf), "\xc2\xb5s \xe2\x82\xac");
+    cr_expect_str_eq(gm__esc("x\xc2\x9b" "2J", buf, sizeof buf), "x\\xc2\\x9b2J");
+    cr_expect_str_eq(gm__esc("\xff\xc3", buf, sizeof buf), "\\xff\\xc3");
+    cr_expect_str_eq(gm__esc(NULL, buf, sizeof buf), "");
+    /* Too long: cut between escapes, "..." at the end, always terminated. */
+    char small[12];
+    cr_expect_str_eq(gm__esc("\x1b\x1b\x1b\x1b", small, sizeof small), "\\x1b\\x1b...");
+    cr_expect_str_eq(gm__esc("abcdefghijk", small, sizeof small), "abcdefghijk");
+    cr_expect_str_eq(gm__esc("abcdefghijkl", small, sizeof small), "abcdefgh...");
+    for (size_t len = 1; len < 12; len++) {
+        gm__esc("\x01zz\x02\xc2\xb5", small, len);
+        cr_expect(strlen(small) < len, "len %zu", len);
+    }
+}

@@ -22,6 +22,7 @@
 #include "gmsim/import.h"
 
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,12 +39,15 @@ struct gm_import_target {
     int base_used;   /* a trace named "<base>" was begun */
     char **names;    /* finished traces */
     size_t n, cap;
+    char **set;      /* the same names hashed (open addressing), for the twice check */
+    size_t set_cap;  /* a power of two above 2n, or 0 */
     gm_import_options_t opts;
     char *file;      /* opts.file's copy */
 };
 
 static void import_free(gm_import_target_t *t)
 {
+    free(t->set);
     for (size_t i = 0; i < t->n; i++)
         free(t->names[i]);
     free(t->names);
@@ -138,6 +142,50 @@ const gm_import_options_t *gm_import_get_options(const gm_import_target_t *t)
     return &t->opts;
 }
 
+/* FNV-1a of a name. */
+static size_t import_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return (size_t)h;
+}
+
+/* The slot of name in the set: where it is, or the empty one it would go
+ * to.  The set is never full (set_cap > 2n). */
+static size_t import_slot(const gm_import_target_t *t, const char *name)
+{
+    size_t i = import_hash(name) & (t->set_cap - 1);
+    while (t->set[i] != NULL && strcmp(t->set[i], name) != 0)
+        i = (i + 1) & (t->set_cap - 1);
+    return i;
+}
+
+/* Whether an earlier trace of this import has that name: constant time,
+ * so that an input of 100,000 traces does not compare 10^10 names. */
+static int import_seen(const gm_import_target_t *t, const char *name)
+{
+    return t->set_cap != 0 && t->set[import_slot(t, name)] != NULL;
+}
+
+/* Add names[n - 1] to the set; GM_ENOMEM when it cannot grow. */
+static int import_remember(gm_import_target_t *t)
+{
+    if (2 * t->n >= t->set_cap) {
+        size_t cap = t->set_cap ? 2 * t->set_cap : 16;
+        char **set = calloc(cap, sizeof *set);
+        if (set == NULL)
+            return GM_ENOMEM;
+        free(t->set);
+        t->set = set;
+        t->set_cap = cap;
+        for (size_t i = 0; i + 1 < t->n; i++)
+            t->set[import_slot(t, t->names[i])] = t->names[i];
+    }
+    t->set[import_slot(t, t->names[t->n - 1])] = t->names[t->n - 1];
+    return 0;
+}
+
 /* The name of the next trace (malloc'd), or NULL when out of memory. */
 static char *import_name(gm_import_target_t *t, const char *suffix)
 {
@@ -174,12 +222,13 @@ int gm_import_begin(gm_import_target_t *t, const char *suffix, gm_writer_t **w, 
     char *name = import_name(t, suffix);
     if (name == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory");
-    for (size_t i = 0; i < t->n; i++) {
-        if (strcmp(t->names[i], name) == 0) {
+    if (import_seen(t, name)) {
+        if (t->file != NULL)
+            gm_error_set(err, GM_EEXIST, "'%s': trace '%s' is imported twice", t->file, name);
+        else
             gm_error_set(err, GM_EEXIST, "trace '%s' is imported twice", name);
-            free(name);
-            return GM_EEXIST;
-        }
+        free(name);
+        return GM_EEXIST;
     }
     int rc = gm_writer_begin(t->s, name, t->flags, &t->w, err);
     if (rc) {
@@ -219,6 +268,8 @@ int gm_import_end(gm_import_target_t *t, gm_error_t *err)
     }
     t->names[t->n++] = t->w_name;
     t->w_name = NULL;
+    if (import_remember(t) != 0)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
     return 0;
 }
 

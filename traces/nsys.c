@@ -331,31 +331,71 @@ static int nsys_is_free(const nsys_t *n, int64_t op)
 
 typedef struct nsys_group {
     int64_t gpid, dev;
+    int64_t other_ops, other_kinds; /* events dropped (the attributes) */
 } nsys_group_t;
+
+/* The parts of a globalPid (nsys's serialized global id): bits 63-56 the
+ * hardware (host) id, 55-48 the VM id, 47-24 the process id. */
+#define NSYS_PID(gpid) ((int64_t)(((uint64_t)(gpid) >> 24) & 0xffffff))
+#define NSYS_HOST(gpid) ((uint64_t)(gpid) >> 48)
 
 typedef struct nsys_pre {
     uint64_t addr, size, stream;
 } nsys_pre_t;
 
-/* A row of the group's query. */
+/* A row of the events query, with the group it belongs to. */
 typedef struct nsys_row {
-    int64_t rowid;
+    int64_t rowid, gpid, dev;
     uint64_t ts, addr, size, stream;
     int is_free;
 } nsys_row_t;
 
-static int nsys_query(nsys_t *n, const nsys_group_t *g, sqlite3_stmt **st, gm_error_t *err)
+/*
+ * A cursor over every kept event of the table in (globalPid, deviceId,
+ * start, rowid) order: one sorted pass serves all the groups in turn (a
+ * query per group would scan the whole table once per process, which is
+ * quadratic in processes).  `have` is 1 while `row` holds the next row
+ * not yet taken, 0 at the end.
+ */
+typedef struct nsys_cursor {
+    sqlite3_stmt *st;
+    nsys_row_t row;
+    int have;
+} nsys_cursor_t;
+
+static int nsys_next(nsys_t *n, sqlite3_stmt *st, nsys_row_t *row, gm_error_t *err);
+
+/* Prepare the cursor and read its first row; 0 or negative. */
+static int nsys_cursor_open(nsys_t *n, nsys_cursor_t *c, gm_error_t *err)
 {
     char sql[1024];
     snprintf(sql, sizeof sql,
-             "SELECT rowid, start, address, bytes, memoryOperationType, %s FROM " NSYS_TABLE
-             " WHERE globalPid IS ?1 AND deviceId IS ?2 AND %s AND %s ORDER BY start, rowid",
+             "SELECT rowid, start, address, bytes, memoryOperationType, %s, globalPid, deviceId "
+             "FROM " NSYS_TABLE " WHERE %s AND %s ORDER BY globalPid, deviceId, start, rowid",
              n->has_stream ? "streamId" : "0", n->kinds_sql, n->ops_sql);
-    if (sqlite3_prepare_v2(n->db, sql, -1, st, NULL) != SQLITE_OK)
+    c->have = 0;
+    if (sqlite3_prepare_v2(n->db, sql, -1, &c->st, NULL) != SQLITE_OK)
         return nsys_db_error(n, err, "cannot query " NSYS_TABLE);
-    sqlite3_bind_int64(*st, 1, g->gpid);
-    sqlite3_bind_int64(*st, 2, g->dev);
+    int rc = nsys_next(n, c->st, &c->row, err);
+    if (rc < 0)
+        return rc;
+    c->have = rc;
     return 0;
+}
+
+/* Take the cursor's next row into *row if it belongs to group g: 1 taken,
+ * 0 the group's rows are over, negative on error. */
+static int nsys_take(nsys_t *n, nsys_cursor_t *c, const nsys_group_t *g, nsys_row_t *row,
+                     gm_error_t *err)
+{
+    if (!c->have || c->row.gpid != g->gpid || c->row.dev != g->dev)
+        return 0;
+    *row = c->row;
+    int rc = nsys_next(n, c->st, &c->row, err);
+    if (rc < 0)
+        return rc;
+    c->have = rc;
+    return 1;
 }
 
 /* Step st into *row: 1 a row, 0 the end, negative on error. */
@@ -367,6 +407,8 @@ static int nsys_next(nsys_t *n, sqlite3_stmt *st, nsys_row_t *row, gm_error_t *e
     if (r != SQLITE_ROW)
         return nsys_db_error(n, err, "cannot read " NSYS_TABLE);
     row->rowid = sqlite3_column_int64(st, 0);
+    row->gpid = sqlite3_column_int64(st, 6);
+    row->dev = sqlite3_column_int64(st, 7);
     static const char *const names[] = {"start", "address", "bytes", "memoryOperationType",
                                         "streamId"};
     for (int c = 1; c <= 5; c++) {
@@ -395,19 +437,16 @@ static int nsys_next(nsys_t *n, sqlite3_stmt *st, nsys_row_t *row, gm_error_t *e
 }
 
 /* Pass 1 over a group: the pairing checks and the pre-existing list. */
-static int nsys_scan(nsys_t *n, const nsys_group_t *g, nsys_pre_t **pre, size_t *npre,
-                     gm_error_t *err)
+static int nsys_scan(nsys_t *n, nsys_cursor_t *cur, const nsys_group_t *g, nsys_pre_t **pre,
+                     size_t *npre, gm_error_t *err)
 {
-    sqlite3_stmt *st;
-    int rc = nsys_query(n, g, &st, err);
-    if (rc)
-        return rc;
+    int rc;
     gm__addrlive_t live, seen;
     gm__addrlive_init(&live);
     gm__addrlive_init(&seen);
     size_t cap = 0;
     nsys_row_t row;
-    while ((rc = nsys_next(n, st, &row, err)) == 1) {
+    while ((rc = nsys_take(n, cur, g, &row, err)) == 1) {
         uint64_t v;
         if (!row.is_free) {
             if (gm__addrlive_get(&live, row.addr, &v)) {
@@ -448,7 +487,6 @@ static int nsys_scan(nsys_t *n, const nsys_group_t *g, nsys_pre_t **pre, size_t 
             break;
         }
     }
-    sqlite3_finalize(st);
     gm__addrlive_release(&live);
     gm__addrlive_release(&seen);
     return rc < 0 ? rc : 0;
@@ -467,14 +505,11 @@ static int nsys_stream(gm_writer_t *w, uint64_t handle, uint64_t *last, uint32_t
     return rc;
 }
 
-static int nsys_write(nsys_t *n, const nsys_group_t *g, const nsys_pre_t *pre, size_t npre,
-                      gm_writer_t *w, gm_error_t *err)
+static int nsys_write(nsys_t *n, nsys_cursor_t *cur, const nsys_group_t *g,
+                      const nsys_pre_t *pre, size_t npre, gm_writer_t *w, gm_error_t *err)
 {
     uint16_t dev = g->dev >= 0 && g->dev <= UINT16_MAX ? (uint16_t)g->dev : 0;
-    sqlite3_stmt *st;
-    int rc = nsys_query(n, g, &st, err);
-    if (rc)
-        return rc;
+    int rc = 0;
     gm__addrlive_t live;
     gm__addrlive_init(&live);
     uint64_t next = 0, last = 0;
@@ -482,7 +517,7 @@ static int nsys_write(nsys_t *n, const nsys_group_t *g, const nsys_pre_t *pre, s
     int have = 0;
     nsys_row_t row;
     /* The pre-existing allocations take the time of the first row. */
-    int first = nsys_next(n, st, &row, err);
+    int first = nsys_take(n, cur, g, &row, err);
     if (first < 0)
         rc = first;
     for (size_t i = 0; rc == 0 && i < npre; i++) {
@@ -525,41 +560,12 @@ static int nsys_write(nsys_t *n, const nsys_group_t *g, const nsys_pre_t *pre, s
             gm_error_prefix(err, "'%s': " NSYS_TABLE " row %" PRId64, n->filename, row.rowid);
             break;
         }
-        more = nsys_next(n, st, &row, err);
+        more = nsys_take(n, cur, g, &row, err);
         if (more < 0)
             rc = more;
     }
-    sqlite3_finalize(st);
     gm__addrlive_release(&live);
     return rc;
-}
-
-/* Events dropped from a group's trace, for the attributes: those of other
- * operations (not allocation or deallocation) among the kept kinds
- * (other_kinds 0), or those of the memory kinds not kept (other_kinds 1). */
-static int64_t nsys_dropped(nsys_t *n, const nsys_group_t *g, int other_kinds)
-{
-    char sql[768];
-    if (other_kinds)
-        snprintf(sql, sizeof sql,
-                 "SELECT count(*) FROM " NSYS_TABLE
-                 " WHERE globalPid IS ?1 AND deviceId IS ?2 AND NOT %s",
-                 n->kinds_sql);
-    else
-        snprintf(sql, sizeof sql,
-                 "SELECT count(*) FROM " NSYS_TABLE
-                 " WHERE globalPid IS ?1 AND deviceId IS ?2 AND %s AND NOT %s",
-                 n->kinds_sql, n->ops_sql);
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(n->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_int64(st, 1, g->gpid);
-    sqlite3_bind_int64(st, 2, g->dev);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
 }
 
 static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
@@ -575,12 +581,16 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
     if (rc)
         return rc;
 
-    /* The (process, device) groups present among the kept events. */
-    char sql[768];
+    /* The (process, device) groups with kept events, and per group the
+     * events dropped (other operations among the kept kinds; other kinds),
+     * in one grouped pass over the table. */
+    char sql[2048];
     snprintf(sql, sizeof sql,
-             "SELECT DISTINCT globalPid, deviceId FROM " NSYS_TABLE
-             " WHERE %s AND %s ORDER BY globalPid, deviceId",
-             n->kinds_sql, n->ops_sql);
+             "SELECT globalPid, deviceId, sum(CASE WHEN %s AND %s THEN 1 ELSE 0 END) AS kept, "
+             "sum(CASE WHEN %s AND NOT %s THEN 1 ELSE 0 END), "
+             "sum(CASE WHEN NOT %s THEN 1 ELSE 0 END) FROM " NSYS_TABLE
+             " GROUP BY globalPid, deviceId HAVING kept > 0 ORDER BY globalPid, deviceId",
+             n->kinds_sql, n->ops_sql, n->kinds_sql, n->ops_sql, n->kinds_sql);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(n->db, sql, -1, &st, NULL) != SQLITE_OK)
         return nsys_db_error(n, err, "cannot query " NSYS_TABLE);
@@ -605,7 +615,8 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
             }
             groups = p;
         }
-        groups[ng++] = (nsys_group_t){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)};
+        groups[ng++] = (nsys_group_t){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                      sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
     }
     if (rc == 0 && r != SQLITE_DONE)
         rc = nsys_db_error(n, err, "cannot read " NSYS_TABLE);
@@ -615,35 +626,53 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
                           "'%s': no allocation or deallocation events of the memory kinds %s "
                           "(choose others with --mem-kinds)",
                           n->filename, n->kinds_json);
+    /* Several hosts (or VMs) in one export: their PIDs may be equal, so
+     * every trace name says its host. */
+    int hosts = 0;
+    for (size_t i = 1; i < ng && !hosts; i++)
+        hosts = NSYS_HOST(groups[i].gpid) != NSYS_HOST(groups[0].gpid);
 
+    /* Two cursors over the same sorted events, one for each pass over a
+     * group (pairing checks, then writing): linear in groups. */
+    nsys_cursor_t scan = {0}, write = {0};
+    if (rc == 0 && (rc = nsys_cursor_open(n, &scan, err)) == 0)
+        rc = nsys_cursor_open(n, &write, err);
     for (size_t i = 0; rc == 0 && i < ng; i++) {
         const nsys_group_t *g = &groups[i];
-        int64_t pid = (int64_t)(((uint64_t)g->gpid >> 24) & 0xffffff);
+        int64_t pid = NSYS_PID(g->gpid);
         nsys_pre_t *pre = NULL;
         size_t npre = 0;
         gm_writer_t *w;
-        char suffix[64];
-        snprintf(suffix, sizeof suffix, "pid%" PRId64 ".dev%" PRId64, pid, g->dev);
-        if ((rc = nsys_scan(n, g, &pre, &npre, err)) == 0 &&
+        char suffix[96];
+        if (hosts)
+            snprintf(suffix, sizeof suffix, "host%" PRIu64 ".pid%" PRId64 ".dev%" PRId64,
+                     NSYS_HOST(g->gpid), pid, g->dev);
+        else
+            snprintf(suffix, sizeof suffix, "pid%" PRId64 ".dev%" PRId64, pid, g->dev);
+        if ((rc = nsys_scan(n, &scan, g, &pre, &npre, err)) == 0 &&
             (rc = gm_import_begin(t, ng > 1 ? suffix : NULL, &w, err)) == 0) {
             if ((rc = gm_writer_attr_str(w, "source", "nsys", err)) == 0 &&
                 (rc = gm_writer_attr_int(w, "pid", pid, err)) == 0 &&
                 (rc = gm_writer_attr_int(w, "device", g->dev, err)) == 0 &&
                 (rc = gm_writer_attr_json(w, "mem_kinds", n->kinds_json, err)) == 0 &&
-                (rc = nsys_write(n, g, pre, npre, w, err)) == 0) {
-                int64_t other = nsys_dropped(n, g, 0), kinds = nsys_dropped(n, g, 1);
+                (rc = gm_writer_attr_int(w, "global_pid", g->gpid, err)) == 0 &&
+                (!hosts ||
+                 (rc = gm_writer_attr_int(w, "host", (int64_t)NSYS_HOST(g->gpid), err)) == 0) &&
+                (rc = nsys_write(n, &write, g, pre, npre, w, err)) == 0) {
                 if (npre)
                     rc = gm_writer_attr_int(w, "preexisting", (int64_t)npre, err);
-                if (rc == 0 && other)
-                    rc = gm_writer_attr_int(w, "other_operations", other, err);
-                if (rc == 0 && kinds)
-                    rc = gm_writer_attr_int(w, "other_kinds_dropped", kinds, err);
+                if (rc == 0 && g->other_ops)
+                    rc = gm_writer_attr_int(w, "other_operations", g->other_ops, err);
+                if (rc == 0 && g->other_kinds)
+                    rc = gm_writer_attr_int(w, "other_kinds_dropped", g->other_kinds, err);
                 if (rc == 0)
                     rc = gm_import_end(t, err);
             }
         }
         free(pre);
     }
+    sqlite3_finalize(scan.st);
+    sqlite3_finalize(write.st);
     free(groups);
     return rc;
 }

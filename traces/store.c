@@ -78,11 +78,53 @@
 #define STORE_DROPPED UINT64_MAX /* live-set value of a dropped zero-size ALLOC */
 #define STORE_JSON_DEPTH 64
 
+/*
+ * The statements a writer runs once per trace, and the lookup of a trace by
+ * name, are compiled once per store and kept (reset after each use, never
+ * finalized before gm_store_close): an import of 100,000 one-event traces
+ * (an nsys export of 100,000 processes) otherwise spends most of its time
+ * compiling SQL.
+ */
+#define STORE_QUERIES(X)                                                                    \
+    X(NAME_ID, "SELECT id FROM traces WHERE name = ?1")                                     \
+    X(NEXT_ID, "SELECT max(coalesce((SELECT max(id) FROM traces), 0), "                     \
+               "coalesce((SELECT max(trace_id) FROM chunks), 0), "                          \
+               "coalesce((SELECT max(trace_id) FROM streams), 0), "                         \
+               "coalesce((SELECT max(trace_id) FROM tags), 0), "                            \
+               "coalesce((SELECT max(trace_id) FROM frames), 0), "                          \
+               "coalesce((SELECT max(trace_id) FROM layouts), 0)) + 1")                     \
+    X(INS_STREAM, "INSERT INTO streams (trace_id, idx, handle) VALUES (?1, ?2, ?3)")        \
+    X(INS_TAG, "INSERT INTO tags (trace_id, idx, name) VALUES (?1, ?2, ?3)")                \
+    X(INS_FRAME, "INSERT INTO frames (trace_id, idx, text) VALUES (?1, ?2, ?3)")            \
+    X(INS_TRACE, "INSERT INTO traces (id, name, events, allocs, frees, marks, segs, "       \
+                 "load, live_at_end, chunks, bytes, digest, attrs, created) VALUES "        \
+                 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "                \
+                 "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))")                                  \
+    /* FIND: the columns of STORE_INFO_COLUMNS (defined with the summaries). */          \
+    X(FIND, "SELECT id, name, events, allocs, frees, marks, segs, load, live_at_end, "      \
+            "chunks, bytes, digest, attrs FROM traces WHERE name = ?1")
+
+enum {
+#define STORE_Q_ENUM(name, sql) STORE_Q_##name,
+    STORE_QUERIES(STORE_Q_ENUM)
+#undef STORE_Q_ENUM
+    STORE_NQUERIES
+};
+
+static const char *const store_query_sql[STORE_NQUERIES] = {
+#define STORE_Q_SQL(name, sql) sql,
+    STORE_QUERIES(STORE_Q_SQL)
+#undef STORE_Q_SQL
+};
+
 struct gm_store {
     sqlite3 *db;
     char *path;
     unsigned flags;
     int writer_active;
+    sqlite3_stmt *queries[STORE_NQUERIES]; /* compiled on first use */
+    sqlite3_stmt *kept;                    /* store_prepare_kept's statement */
+    char *kept_sql;                        /* and its text */
 };
 
 /* Added in schema version 2 (a version-1 store gains it when opened for
@@ -222,6 +264,67 @@ static int store_prepare(gm_store_t *s, const char *sql, sqlite3_stmt **st, gm_e
     return 0;
 }
 
+/* The kept statement `which` (STORE_Q_*), compiled on first use; the
+ * caller gives it back with store_query_done.  0 or a negative code. */
+static int store_query(gm_store_t *s, int which, sqlite3_stmt **st, gm_error_t *err)
+{
+    if (s->queries[which] == NULL) {
+        int rc = sqlite3_prepare_v3(s->db, store_query_sql[which], -1, SQLITE_PREPARE_PERSISTENT,
+                                    &s->queries[which], NULL);
+        if (rc != SQLITE_OK) {
+            s->queries[which] = NULL;
+            *st = NULL;
+            return store_fail(s, err, rc, "cannot prepare a statement");
+        }
+    }
+    *st = s->queries[which];
+    return 0;
+}
+
+/* Like store_prepare, but the statement stays compiled in s for the next
+ * call with the same text (one at a time: the writer's chunk insert, run
+ * once per trace).  Give it back with store_release_kept. */
+static int store_prepare_kept(gm_store_t *s, const char *sql, sqlite3_stmt **st, gm_error_t *err)
+{
+    if (s->kept != NULL && strcmp(s->kept_sql, sql) == 0) {
+        *st = s->kept;
+        return 0;
+    }
+    char *copy = strdup(sql);
+    if (copy == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    int rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+    if (rc != SQLITE_OK) {
+        free(copy);
+        *st = NULL;
+        return store_fail(s, err, rc, "cannot prepare a statement");
+    }
+    sqlite3_finalize(s->kept);
+    free(s->kept_sql);
+    s->kept = *st;
+    s->kept_sql = copy;
+    return 0;
+}
+
+/* Give back a statement of store_prepare_kept (finalized if it is not the
+ * kept one any more). */
+static void store_release_kept(gm_store_t *s, sqlite3_stmt *st)
+{
+    if (st != NULL && st == s->kept) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    } else {
+        sqlite3_finalize(st);
+    }
+}
+
+/* Reset a kept statement for its next use (its transaction ends with it). */
+static void store_query_done(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
 /* Run a statement without parameters or results (transaction control). */
 static int store_exec(gm_store_t *s, const char *sql, gm_error_t *err)
 {
@@ -260,6 +363,25 @@ static int store_query_int(gm_store_t *s, const char *sql, const char *param, in
         return 1;
     }
     sqlite3_finalize(st);
+    if (r == SQLITE_DONE)
+        return 0;
+    return store_fail(s, err, r, "query failed");
+}
+
+/* store_query_int of the trace id of `name` (the kept STORE_Q_NAME_ID). */
+static int store_name_id(gm_store_t *s, const char *name, int64_t *v, gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = store_query(s, STORE_Q_NAME_ID, &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW)
+        *v = sqlite3_column_int64(st, 0);
+    store_query_done(st);
+    if (r == SQLITE_ROW)
+        return 1;
     if (r == SQLITE_DONE)
         return 0;
     return store_fail(s, err, r, "query failed");
@@ -657,8 +779,12 @@ void gm_store_close(gm_store_t *s)
         return;
     if (s->db) {
         store_rollback(s);
+        for (int i = 0; i < STORE_NQUERIES; i++)
+            sqlite3_finalize(s->queries[i]);
+        sqlite3_finalize(s->kept);
         sqlite3_close_v2(s->db);
     }
+    free(s->kept_sql);
     free(s->path);
     free(s);
 }
@@ -791,8 +917,7 @@ int gm_store_find(gm_store_t *s, const char *name, gm_trace_info_t *out, gm_erro
 {
     memset(out, 0, sizeof *out);
     sqlite3_stmt *st;
-    int rc = store_prepare(s, "SELECT " STORE_INFO_COLUMNS " FROM traces WHERE name = ?1", &st,
-                           err);
+    int rc = store_query(s, STORE_Q_FIND, &st, err);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -804,7 +929,7 @@ int gm_store_find(gm_store_t *s, const char *name, gm_trace_info_t *out, gm_erro
     } else {
         rc = store_fail(s, err, r, "cannot read traces");
     }
-    sqlite3_finalize(st);
+    store_query_done(st);
     return rc;
 }
 
@@ -968,7 +1093,10 @@ static void store_writer_free(gm_writer_t *w)
 {
     if (w->s)
         w->s->writer_active = 0;
-    sqlite3_finalize(w->ins_chunk);
+    if (w->s)
+        store_release_kept(w->s, w->ins_chunk);
+    else
+        sqlite3_finalize(w->ins_chunk);
     gm__codec_release(&w->codec);
     free(w->buf);
     gm__idmap_release(&w->live);
@@ -1024,7 +1152,7 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
     w->s = s;
     s->writer_active = 1;
     int64_t v;
-    rc = store_query_int(s, "SELECT id FROM traces WHERE name = ?1", name, &v, err);
+    rc = store_name_id(s, name, &v, err);
     if (rc > 0 && !(flags & GM_WRITE_REPLACE))
         rc = gm_error_set(err, GM_EEXIST, "trace '%s' already exists in '%s'", name, s->path);
     if (rc < 0)
@@ -1032,17 +1160,17 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
     /* Above every id in use, orphan rows' too (a trace row deleted by hand
      * with foreign keys off leaves its chunks): the new rows never collide
      * with them.  Each max() is one lookup in a primary key. */
-    rc = store_query_int(s,
-                         "SELECT max(coalesce((SELECT max(id) FROM traces), 0), "
-                         "coalesce((SELECT max(trace_id) FROM chunks), 0), "
-                         "coalesce((SELECT max(trace_id) FROM streams), 0), "
-                         "coalesce((SELECT max(trace_id) FROM tags), 0), "
-                         "coalesce((SELECT max(trace_id) FROM frames), 0), "
-                         "coalesce((SELECT max(trace_id) FROM layouts), 0)) + 1",
-                         NULL, &w->trace_id, err);
-    if (rc < 0)
+    sqlite3_stmt *next;
+    if ((rc = store_query(s, STORE_Q_NEXT_ID, &next, err)))
         goto fail;
-    if ((rc = store_prepare(s,
+    rc = sqlite3_step(next);
+    w->trace_id = sqlite3_column_int64(next, 0);
+    store_query_done(next);
+    if (rc != SQLITE_ROW) {
+        rc = store_fail(s, err, rc, "query failed");
+        goto fail;
+    }
+    if ((rc = store_prepare_kept(s,
                             "INSERT INTO chunks (trace_id, seq, first_event, nevents, "
                             "first_alloc, nallocs, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                             &w->ins_chunk, err)))
@@ -1397,8 +1525,7 @@ static int store_write_tables(gm_writer_t *w, gm_error_t *err)
 {
     gm_store_t *s = w->s;
     sqlite3_stmt *st;
-    int rc = store_prepare(s, "INSERT INTO streams (trace_id, idx, handle) VALUES (?1, ?2, ?3)",
-                           &st, err);
+    int rc = store_query(s, STORE_Q_INS_STREAM, &st, err);
     if (rc)
         return rc;
     for (size_t i = 0; i < w->nstreams; i++) {
@@ -1408,18 +1535,15 @@ static int store_write_tables(gm_writer_t *w, gm_error_t *err)
         int r = sqlite3_step(st);
         sqlite3_reset(st);
         if (r != SQLITE_DONE) {
-            sqlite3_finalize(st);
+            store_query_done(st);
             return store_fail(s, err, r, "cannot write streams");
         }
     }
-    sqlite3_finalize(st);
-    static const char *const sql[2] = {
-        "INSERT INTO tags (trace_id, idx, name) VALUES (?1, ?2, ?3)",
-        "INSERT INTO frames (trace_id, idx, text) VALUES (?1, ?2, ?3)",
-    };
+    store_query_done(st);
+    static const int query[2] = {STORE_Q_INS_TAG, STORE_Q_INS_FRAME};
     const store_strtab_t *tabs[2] = {&w->tags, &w->frames};
     for (int t = 0; t < 2; t++) {
-        if ((rc = store_prepare(s, sql[t], &st, err)))
+        if ((rc = store_query(s, query[t], &st, err)))
             return rc;
         for (size_t i = 0; i < tabs[t]->n; i++) {
             sqlite3_bind_int64(st, 1, w->trace_id);
@@ -1428,11 +1552,11 @@ static int store_write_tables(gm_writer_t *w, gm_error_t *err)
             int r = sqlite3_step(st);
             sqlite3_reset(st);
             if (r != SQLITE_DONE) {
-                sqlite3_finalize(st);
+                store_query_done(st);
                 return store_fail(s, err, r, t == 0 ? "cannot write tags" : "cannot write frames");
             }
         }
-        sqlite3_finalize(st);
+        store_query_done(st);
     }
     return 0;
 }
@@ -1490,17 +1614,12 @@ int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
     }
     if (w->flags & GM_WRITE_REPLACE) {
         int64_t old;
-        rc = store_query_int(s, "SELECT id FROM traces WHERE name = ?1", w->name, &old, err);
+        rc = store_name_id(s, w->name, &old, err);
         if (rc < 0 || (rc > 0 && (rc = store_delete_id(s, old, err))))
             goto fail;
     }
     sqlite3_stmt *st;
-    if ((rc = store_prepare(s,
-                            "INSERT INTO traces (id, name, events, allocs, frees, marks, segs, "
-                            "load, live_at_end, chunks, bytes, digest, attrs, created) VALUES "
-                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-                            "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
-                            &st, err)))
+    if ((rc = store_query(s, STORE_Q_INS_TRACE, &st, err)))
         goto fail;
     sqlite3_bind_int64(st, 1, w->trace_id);
     sqlite3_bind_text(st, 2, w->name, -1, SQLITE_STATIC);
@@ -1516,7 +1635,7 @@ int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
     sqlite3_bind_text(st, 12, digest, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 13, attrs, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
-    sqlite3_finalize(st);
+    store_query_done(st);
     if (r != SQLITE_DONE) {
         rc = store_fail(s, err, r, "cannot write the trace summary");
         goto fail;

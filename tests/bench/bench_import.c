@@ -18,8 +18,19 @@
  * ≤ 0.5), "ratio_wall", "file", "bytes", "gmsim_s", "python_s" (CPU),
  * "gmsim_wall_s", "python_wall_s"}; "skipped" when the data or python3 is
  * absent.
+ *
+ * Section `nsys` (here too): an Nsight Systems export of N one-event
+ * processes (N = 10,000 and 100,000, built with SQLite in the scratch
+ * folder, one device allocation per process as in the issue's 12,000-
+ * process case) imported into a fresh store file, one trace per process.
+ * The import must be linear in processes: "linearity" is the CPU time per
+ * process at 100,000 over that at 10,000 (1 is linear; the old import, one
+ * table scan per process, was quadratic: about 10), and the target is 100,000
+ * processes in under 2 s.  JSON: "nsys": {"processes", "cpu_s" and
+ * "wall_s" (at 100,000), "us_per_process", "cpu_s_10k", "linearity"}.
  */
 #include <dirent.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,4 +203,124 @@ void bench_import(const bench_env_t *env, gm_json_t *j)
     gm_json_double(j, py_wall);
     gm_json_end_object(j);
     free(path);
+}
+
+/* ---- section nsys --------------------------------------------------------- */
+
+/* An export at path with n processes of one device allocation each. */
+static void bench_nsys_build(const char *path, int n)
+{
+    unlink(path);
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    if (sqlite3_open(path, &db) != SQLITE_OK ||
+        sqlite3_exec(db,
+                     "PRAGMA journal_mode = OFF; BEGIN; CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS "
+                     "(start INTEGER NOT NULL, globalPid INTEGER, deviceId INTEGER, contextId "
+                     "INTEGER, address INTEGER, pc INTEGER, bytes INTEGER, memKind INTEGER, "
+                     "memoryOperationType INTEGER, name TEXT, correlationId INTEGER, streamId "
+                     "INTEGER)",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES "
+                           "(?1, ?2, 0, 1, 4096, 0, 512, 2, 0, NULL, 0, 7)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "gmsim-bench: nsys: cannot build '%s': %s\n", path, sqlite3_errmsg(db));
+        exit(1);
+    }
+    for (int i = 0; i < n; i++) {
+        sqlite3_bind_int64(st, 1, 1000 + i);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)(i + 1) << 24);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            fprintf(stderr, "gmsim-bench: nsys: cannot build '%s'\n", path);
+            exit(1);
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(db);
+}
+
+/* Import path into a fresh store db; CPU seconds (wall into *wall). */
+static double bench_nsys_once(const char *path, const char *db, size_t expect, double *wall)
+{
+    char side[4200];
+    unlink(db);
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
+    gm_error_t err = {0};
+    double t0 = bench_now(), c0 = bench_import_cpu();
+    FILE *in = fopen(path, "rb");
+    gm_store_t *s;
+    gm_import_target_t *t;
+    if (in == NULL) {
+        fprintf(stderr, "gmsim-bench: nsys: cannot open '%s'\n", path);
+        exit(1);
+    }
+    if (gm_store_open(db, GM_STORE_WRITE, &s, &err) ||
+        gm_import_target_create(s, "bench", 0, &t, &err))
+        bench_die("nsys", &err);
+    if (gm_nsys_import(in, path, t, &err)) {
+        gm_import_abort(t);
+        bench_die("nsys", &err);
+    }
+    if (gm_import_count(t) != expect) {
+        fprintf(stderr, "gmsim-bench: nsys: %zu traces, %zu expected\n", gm_import_count(t),
+                expect);
+        exit(1);
+    }
+    if (gm_import_commit(t, &err))
+        bench_die("nsys", &err);
+    gm_store_close(s);
+    fclose(in);
+    *wall = bench_now() - t0;
+    return bench_import_cpu() - c0;
+}
+
+void bench_nsys(const bench_env_t *env, gm_json_t *j)
+{
+    static const int sizes[2] = {10000, 100000};
+    double cpu[2], wall[2];
+    char path[4096], db[4096];
+    snprintf(db, sizeof db, "%s/bench-nsys.db", env->dir);
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/bench-nsys-%d.sqlite", env->dir, sizes[k]);
+        bench_nsys_build(path, sizes[k]);
+        cpu[k] = wall[k] = 1e9;
+        for (int r = 0; r < 3; r++) {
+            double w, c = bench_nsys_once(path, db, (size_t)sizes[k], &w);
+            cpu[k] = c < cpu[k] ? c : cpu[k];
+            wall[k] = w < wall[k] ? w : wall[k];
+        }
+        unlink(path);
+        unlink(db);
+    }
+    char side[4200];
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
+    double linearity = (cpu[1] / sizes[1]) / (cpu[0] / sizes[0]);
+    fprintf(stderr,
+            "gmsim-bench: nsys: %d processes in %.2f s CPU (%.2f wall), %.1f us each; "
+            "%d in %.3f s; linearity %.2f\n",
+            sizes[1], cpu[1], wall[1], cpu[1] / sizes[1] * 1e6, sizes[0], cpu[0], linearity);
+    gm_json_key(j, "nsys");
+    gm_json_begin_object(j);
+    gm_json_key(j, "processes");
+    gm_json_u64(j, (uint64_t)sizes[1]);
+    gm_json_key(j, "cpu_s");
+    gm_json_double(j, cpu[1]);
+    gm_json_key(j, "wall_s");
+    gm_json_double(j, wall[1]);
+    gm_json_key(j, "us_per_process");
+    gm_json_double(j, cpu[1] / sizes[1] * 1e6);
+    gm_json_key(j, "cpu_s_10k");
+    gm_json_double(j, cpu[0]);
+    gm_json_key(j, "linearity");
+    gm_json_double(j, linearity);
+    gm_json_end_object(j);
 }

@@ -90,6 +90,19 @@ device); if any of them fails, none is kept:
                       [--replace] [--json]
   [2]
 
+An export of several hosts (a multi-node report) whose processes have the
+same PID on different hosts: every trace's name says its host (globalPid
+bits 63-48), and each is imported with its own events:
+
+  $ sqlite3 hosts.sqlite "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, globalPid INTEGER, deviceId INTEGER, contextId INTEGER, address INTEGER, pc INTEGER, bytes INTEGER, memKind INTEGER, memoryOperationType INTEGER, name TEXT, correlationId INTEGER, streamId INTEGER);
+  > INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (1, 42*16777216, 0, 1, 4096, 0, 512, 2, 0, NULL, 0, 7), (2, (1<<56) + 42*16777216, 0, 1, 4096, 0, 2048, 2, 0, NULL, 0, 7), (3, (1<<56) + 42*16777216, 0, 1, 4096, 0, 2048, 2, 1, NULL, 0, 7);"
+  $ gmsim import hosts.sqlite -o hosts.db
+  imported 'hosts.host0.pid42.dev0' into 'hosts.db': 1 events (1 allocs, 0 frees, 0 marks), load 512 B
+  imported 'hosts.host256.pid42.dev0' into 'hosts.db': 2 events (1 allocs, 1 frees, 0 marks), load 2.00 KiB
+  $ gmsim info hosts.db --json | grep -o '"global_pid": [0-9]*, "host": [0-9]*'
+  "global_pid": 704643072, "host": 0
+  "global_pid": 72057594742571008, "host": 256
+
 A store is not an export, even though both are SQLite:
 
   $ gmsim import run.db -o other.db

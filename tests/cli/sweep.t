@@ -192,7 +192,7 @@ rewrites the same traces and finds every run done:
 Errors:
 
   $ gmsim sweep m.db -o m.db -p buddy
-  gmsim: the results store 'm.db' is also an input: a sweep only reads its inputs (name another file)
+  gmsim: cannot write 'm.db': it is the input 'm.db' (name another file)
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
                      [--param P.KEY=V[,V...]]... [--capacity SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
@@ -245,7 +245,7 @@ Errors:
   gmsim: no trace matches 'zz*' in 'm.db'
   [1]
   $ gmsim merge all.db all.db
-  gmsim: 'all.db' is both OUT and IN
+  gmsim: cannot write 'all.db': it is the input 'all.db' (name another file)
   usage: gmsim merge OUT IN... [--allow-partial] [--json]
   [2]
   $ gmsim merge all.db

@@ -97,7 +97,7 @@ Numbers follow the rule of CSV fields: decimal or 0x hex, no sign, no spaces.
                      -o DB [--name NAME] [--replace] [--json]
   [2]
   $ gmsim synth --events "$(printf '\t10')" -o v.db
-  gmsim: invalid value for --events: '.10' is not an unsigned integer (re)
+  gmsim: invalid value for --events: '\x0910' is not an unsigned integer
   usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
                      -o DB [--name NAME] [--replace] [--json]
   [2]
