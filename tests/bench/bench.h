@@ -29,6 +29,7 @@ typedef struct bench_env {
 #define BENCH_SECTIONS(X) \
     X(capture)            \
     X(import)             \
+    X(placement)          \
     X(policies)           \
     X(sweep)              \
     X(synth)
