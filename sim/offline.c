@@ -6,7 +6,10 @@
  *
  *   Buffer i holds size_i bytes (rounded up to `align`) over the event
  *   interval [start_i, end_i) (end = the FREE's index; never freed: to the
- *   end of the trace).  Two buffers conflict when their intervals overlap;
+ *   end of the trace), and lives from t0_i to t1_i in time (the lifetimes'
+ *   timestamps; the event indices when the trace has none): events say
+ *   which buffers overlap, times how long each lives, which orders the
+ *   exact search.  Two buffers conflict when their intervals overlap;
  *   conflicting buffers may not overlap in the arena.  The arena's size is
  *   the largest offset + size: the plan's peak, which is never below the
  *   peak of live requested bytes (LOAD) and is the figure this policy
@@ -29,19 +32,23 @@
  *        buffer — half the time the one whose placement set the peak — to
  *        an earlier position (or swap two), re-place everything, keep the
  *        new order when its peak is no worse.
- *      Small instances stop as soon as a plan reaches the lower bound LB
- *      (the busiest instant's bytes: no plan goes below it).
+ *      Every step stops as soon as a plan reaches the lower bound LB (the
+ *      busiest instant's bytes, by a sweep over the lifetimes: no plan
+ *      goes below it).
  *   3. For up to OFFLINE_EXACT_MAX buffers, an exact search under its own
  *      budget (`search`): a branch-and-bound for a plan within a target
  *      arena size (see "exact search" below: MiniMalloc's canonical
- *      placements, section bounds, dominance and decomposition, Moffitt,
- *      ASPLOS 2023, read for its ideas), the target going from LB up — LB
- *      with half the budget, then LB + 0.4 %, 1.2 %, 2.7 %, 5.9 %, … each
- *      with a third of what is left — and, once a plan is found, bisected
- *      between the highest target without one and the best plan; when no
- *      target below the heuristics' plan yields one, targets just under
- *      that plan (0.5 % below, the step halved at each miss).  It stops at
- *      the first plan of LB bytes: an optimal one.
+ *      placements, section bounds, dominance, hatless pruning, decomposition
+ *      and preorders by lifetime width in time, Moffitt, ASPLOS 2023, read
+ *      for its ideas), a bottom-left fill for perfect packings, and the
+ *      targets of offline_exact: the capacity the instance was given
+ *      first, then the proved bound and the midpoint to the best plan under
+ *      a doubling quota.  A target is proved infeasible only by a search
+ *      that ran to its end, never by one given up for budget.
+ *   The plan's status (gm_plan_info_t): optimal when its bytes equal the
+ *   proved bound (LB, or a target the search proved infeasible, plus
+ *   align), feasible when the exact search found it unproved, greedy when
+ *   it is the heuristics' and unproved.
  *   Every budget counts work (placements, conflicts, segments and search
  *   entries visited), never time, and the random moves come from a PRNG
  *   seeded by `seed`: the plan is the same on every machine and every run.
@@ -542,12 +549,20 @@ static uint64_t skyline_pass(skyline_t *sk, const offline_buf_t *buf, uint64_t *
  *   (its own preorder and canonical order), and a part without a plan fails
  *   the placement that split them, with no retrying of the others.
  *
- *   Preorders (MiniMalloc's round robin of static orders, with widths in
- *   sections and events, as lifetimes here are event indices, not times):
- *   by the busiest section's total, width in sections, width in events; by
- *   width, area (width × size), total; by total, area, width.  Each is tried
- *   under a node budget that doubles each round.  The work counter (entries
- *   ordered, neighbours, sections and members visited) bounds it.
+ *   Hatless pruning: when a placement that no unplaced buffer overlaps
+ *   fails, no other candidate of the node is tried: any plan from the node
+ *   can place that buffer first at the same offset (nothing rests on it,
+ *   and every later placement is at or above it).
+ *
+ *   Preorders (MiniMalloc's round robin of static orders): WAT, TAW, TWA
+ *   with W the lifetime's width in time and A = W × size, T the busiest
+ *   section's total, alternating with the same over sections (by total,
+ *   width in sections, width in events; by width in sections, area in
+ *   sections, total; by total, area in sections, width in sections): on
+ *   the minimalloc family neither set alone solves every instance.  Each
+ *   is tried under a budget that doubles each round.  The work counter
+ *   (entries ordered, neighbours, sections and members visited) bounds
+ *   it.
  *
  *   Every part of the state changed by a placement is undone on the way
  *   back (a log of minoff and floor changes; totals and cuts are restored
@@ -1246,17 +1261,30 @@ static int corner_dfs(corner_t *c, size_t left)
     return EXACT_NONE;
 }
 
-static const offline_buf_t *corner_sort_buf;
-static const uint32_t *corner_sort_ce;
-
-static int corner_cmp(const void *a, const void *b)
+/* Whether buffer x goes before y in a segment's run: the later end first,
+ * then the larger, then the lower id. */
+static int corner_before(const corner_t *c, uint32_t x, uint32_t y)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (corner_sort_ce[x] != corner_sort_ce[y])
-        return corner_sort_ce[x] > corner_sort_ce[y] ? -1 : 1;
-    if (corner_sort_buf[x].size != corner_sort_buf[y].size)
-        return corner_sort_buf[x].size > corner_sort_buf[y].size ? -1 : 1;
-    return x < y ? -1 : x > y;
+    if (c->ce[x] != c->ce[y])
+        return c->ce[x] > c->ce[y];
+    if (c->buf[x].size != c->buf[y].size)
+        return c->buf[x].size > c->buf[y].size;
+    return x < y;
+}
+
+/* Insertion sort of ids[0, k) by corner_before (runs are short; n is at
+ * most OFFLINE_EXACT_MAX).  No global state: planners may run in threads. */
+static void corner_sort(const corner_t *c, uint32_t *ids, size_t k)
+{
+    for (size_t i = 1; i < k; i++) {
+        uint32_t t = ids[i];
+        size_t q = i;
+        while (q > 0 && corner_before(c, t, ids[q - 1])) {
+            ids[q] = ids[q - 1];
+            q--;
+        }
+        ids[q] = t;
+    }
 }
 
 /*
@@ -1324,21 +1352,19 @@ static int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs
             c.ids[fill[c.cs[i]]++] = (uint32_t)i;
         free(fill);
     }
-    corner_sort_buf = buf;
-    corner_sort_ce = c.ce;
-    for (size_t s = 0; s < c.T; s++)
-        qsort(c.ids + c.first[s], c.first[s + 1] - c.first[s], sizeof *c.ids, corner_cmp);
     c.n = n;
     c.buf = buf;
+    for (size_t s = 0; s < c.T; s++)
+        corner_sort(&c, c.ids + c.first[s], c.first[s + 1] - c.first[s]);
     c.target = lb;
     c.work = *work;
-    /* restarts: the first in order, then seeded rotations of each node's
-     * candidates, under a quota growing by half each time (a wrong choice
+    /* restarts under a quota growing by half each time, in order and with
+     * seeded rotations of each node's candidates in turn (a wrong choice
      * low down costs less to leave by a restart than by backtracking) */
     r = EXACT_ABORT;
     for (uint64_t k = 0, quota = 64 * (uint64_t)(n + c.T); r == EXACT_ABORT && c.work < limit;
          k++, quota += quota / 2) {
-        c.rng = k ? k * UINT64_C(0x9e3779b97f4a7c15) : 0;
+        c.rng = k % 2 ? k * UINT64_C(0x9e3779b97f4a7c15) : 0;
         c.limit = c.work + quota < limit ? c.work + quota : limit;
         for (size_t i = 0; i < n; i++)
             c.off[i] = UINT64_MAX;
