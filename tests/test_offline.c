@@ -8,9 +8,13 @@
  * at least the LOAD, the replay through the ops table keeps check() at 0
  * after every operation, results are deterministic, a replay without the
  * trace's lifetimes is refused, the exact search packs generated tight
- * instances exactly, and the minimalloc placement instances
- * (../shared/data/minimalloc, skipped when absent) are placed within 5 % of
- * their known capacity, the tight ones exactly.
+ * instances exactly, the minimalloc placement instances
+ * (../shared/data/minimalloc, skipped when absent) are placed at their
+ * optimum (their capacity, or their load where that is below it and
+ * reached), generated perfect packings (tests/util.c gt_perfect_packing,
+ * many seeds) are packed exactly within the default budgets, the plan's
+ * status says what is proved, and the placement export
+ * (gm_placement_export) is checked row by row without the planner.
  */
 #include <criterion/criterion.h>
 
