@@ -2027,9 +2027,9 @@ static const gm_param_spec_t offline_params[] = {
      NULL},
     {"seed", GM_PARAM_INT, "1", "seed of the local search's random moves", NULL},
     {"search", GM_PARAM_INT, "4000000000",
-     "work budget of the exact search (branch and bound from the lower bound up, for traces "
-     "of up to 1,024 allocations; about 10^9 units a second), not time; 0 = none (nor with "
-     "effort 0)",
+     "work budget of the exact search (branch and bound: the capacity first, then up from the "
+     "proved bound, for traces of up to 1,024 allocations; about 10^9 units a second), not "
+     "time; 0 = none (nor with effort 0)",
      NULL},
     {"capacity", GM_PARAM_SIZE, "0",
      "the arena size to fit, tried first by the exact search; 0 = the trace's capacity "
