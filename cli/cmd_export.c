@@ -7,20 +7,26 @@
  * stored trace to a FILE.  Output goes to stdout unless -o.  FILE is written
  * as every output is (cli/output.c): refused when it is the store, written
  * to a temporary file renamed over FILE once complete (a failed export
- * leaves FILE as it was), straight through to a FIFO or device.  --trace may be left out when the store holds
- * one trace.  --runs (perfetto only) adds the stored replay runs of the
- * trace as counter tracks.
+ * leaves FILE as it was), straight through to a FIFO or device.  --trace
+ * may be left out when the store holds one trace.  --runs (perfetto only) adds the stored replay runs of the
+ * trace as counter tracks.  placement plans the trace with the offline
+ * policy (--param offline.KEY=VALUE) and writes the plan
+ * (gm_placement_export); its status goes to stderr.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "gmsim/formats.h"
+#include "gmsim/replay.h"
 
 static const char export_usage[] =
-    "usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]\n"
+    "usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]\n"
+    "                   [--param offline.KEY=VALUE]... [-o FILE]\n"
     "\n"
     "Write a stored trace out in a text format.\n"
     "\n"
@@ -28,9 +34,13 @@ static const char export_usage[] =
     "  -t, --trace NAME    the trace to export: its name, or a glob matching\n"
     "                      only it (may be left out when DB holds exactly\n"
     "                      one trace)\n"
-    "  -f, --format FMT    the output format: csv (the default) or perfetto\n"
+    "  -f, --format FMT    the output format: csv (the default), perfetto or\n"
+    "                      placement\n"
     "      --runs          perfetto: add the trace's stored replay runs, one\n"
     "                      counter track (requested, allocated, reserved) each\n"
+    "  -P, --param offline.KEY=VALUE\n"
+    "                      placement: a parameter of the planner (gmsim\n"
+    "                      policies); may be repeated\n"
     "  -o, --output FILE   write to FILE instead of standard output: whole or\n"
     "                      not at all (a temporary file renamed over FILE),\n"
     "                      never over DB\n"
@@ -39,7 +49,10 @@ static const char export_usage[] =
     "formats (docs/formats.md):\n"
     "  csv       ts_ns,op,id,size,stream,device rows (gmsim import reads them)\n"
     "  perfetto  Chrome trace-event JSON for ui.perfetto.dev and chrome://tracing:\n"
-    "            the requested-bytes counter and the marks\n";
+    "            the requested-bytes counter and the marks\n"
+    "  placement id,lower,upper,size,offset rows: the offline planner's plan\n"
+    "            (minimalloc's columns plus each allocation's offset); the\n"
+    "            plan's status (optimal, feasible, greedy) goes to stderr\n";
 
 /* Write trace `name` of s to out; flags are GM_PERFETTO_* bits. */
 typedef int (*export_fn)(gm_store_t *s, const char *name, unsigned flags, FILE *out,
@@ -58,10 +71,31 @@ static int export_csv(gm_store_t *s, const char *name, unsigned flags, FILE *out
     return rc;
 }
 
+/* The offline planner's params for placement (set by gm__cmd_export). */
+static gm_params_t *export_plan_params;
+
+static int export_placement(gm_store_t *s, const char *name, unsigned flags, FILE *out,
+                            gm_error_t *err)
+{
+    (void)flags;
+    gm_plan_info_t pi;
+    int rc = gm_placement_export(s, name, export_plan_params, out, &pi, err);
+    if (rc == 0) {
+        fprintf(stderr, "plan of '%s': %s, %" PRIu64 " bytes, lower bound %" PRIu64, name,
+                gm_plan_status_name(pi.status), pi.peak, pi.lower_bound);
+        if (pi.capacity)
+            fprintf(stderr, ", capacity %" PRIu64 " %s", pi.capacity,
+                    pi.peak <= pi.capacity ? "met" : "not met");
+        fprintf(stderr, "\n");
+    }
+    return rc;
+}
+
 /* X(name, takes_runs, exporter) */
 #define CMD_EXPORT_FORMATS(X) \
     X(csv, 0, export_csv)     \
-    X(perfetto, 1, gm_perfetto_export)
+    X(perfetto, 1, gm_perfetto_export) \
+    X(placement, 0, export_placement)
 
 typedef struct export_format {
     const char *name;
@@ -89,18 +123,26 @@ int gm__cmd_export(int argc, char **argv)
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},  {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'}, {"runs", no_argument, NULL, OPT_RUNS},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"param", required_argument, NULL, 'P'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
+    const char *sets[64];
+    size_t nsets = 0;
     const char *trace = NULL, *format = "csv", *output = NULL;
     unsigned flags = 0;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":t:f:o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":t:f:o:P:h", longopts, NULL)) != -1) {
         switch (c) {
         case 't': trace = optarg; break;
         case 'f': format = optarg; break;
         case 'o': output = optarg; break;
         case OPT_RUNS: flags |= GM_PERFETTO_RUNS; break;
+        case 'P':
+            if (nsets == sizeof sets / sizeof sets[0])
+                return gm__cli_usage_error(export_usage, "too many --param options");
+            sets[nsets++] = optarg;
+            break;
         case 'h': return gm__cli_help(export_usage);
         default: return gm__cli_option_error(export_usage, argv, c);
         }
@@ -111,21 +153,50 @@ int gm__cmd_export(int argc, char **argv)
         return gm__cli_usage_error(export_usage, "too many arguments: '%s'", argv[optind + 1]);
     const export_format_t *fmt = export_find(format);
     if (fmt == NULL)
-        return gm__cli_usage_error(export_usage, "unknown format '%s' (known: csv, perfetto)",
+        return gm__cli_usage_error(export_usage,
+                                   "unknown format '%s' (known: csv, perfetto, placement)",
                                    format);
     if ((flags & GM_PERFETTO_RUNS) && !fmt->takes_runs)
         return gm__cli_usage_error(export_usage, "--runs needs --format perfetto");
+    if (nsets > 0 && fmt->run != export_placement)
+        return gm__cli_usage_error(export_usage, "--param needs --format placement");
+    gm_params_t plan;
+    gm_error_t perr = {0};
+    if (fmt->run == export_placement) {
+        if (gm_params_init(&plan, gm_policy_find("offline"), &perr) != 0)
+            return gm__cli_error("%s", perr.msg);
+        for (size_t i = 0; i < nsets; i++) {
+            const char *eq = strchr(sets[i], '=');
+            if (strncmp(sets[i], "offline.", 8) != 0 || eq == NULL) {
+                gm_params_release(&plan);
+                return gm__cli_usage_error(export_usage,
+                                           "invalid --param '%s' (expected offline.KEY=VALUE)",
+                                           sets[i]);
+            }
+            char key[128];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i] - 8), sets[i] + 8);
+            if (gm_params_set(&plan, key, eq + 1, &perr) != 0) {
+                gm_params_release(&plan);
+                return gm__cli_usage_error(export_usage, "%s", perr.msg);
+            }
+        }
+        export_plan_params = &plan;
+    }
     if (output != NULL && strcmp(output, "-") == 0)
         output = NULL;
 
     /* Checked before the store is opened: nothing of the input is touched. */
     const char *db = argv[optind];
     int rc = gm__cli_check_output(export_usage, output, &db, 1);
-    if (rc)
+    gm_store_t *s = NULL;
+    if (rc == 0)
+        rc = gm__cli_open_store(db, GM_STORE_READONLY, &s);
+    if (rc) {
+        if (export_plan_params)
+            gm_params_release(export_plan_params);
+        export_plan_params = NULL;
         return rc;
-    gm_store_t *s;
-    if ((rc = gm__cli_open_store(db, GM_STORE_READONLY, &s)))
-        return rc;
+    }
     char *name = NULL;
     gm_error_t err = {0};
     gm__cli_out_t out;
@@ -145,5 +216,8 @@ int gm__cmd_export(int argc, char **argv)
 done:
     gm_store_close(s);
     free(name);
+    if (export_plan_params)
+        gm_params_release(export_plan_params);
+    export_plan_params = NULL;
     return rc;
 }

@@ -162,9 +162,11 @@ static int fit_replay(fit_job_t *j, const gm_policy_ops_t *ops, int *ok, gm_metr
             for (size_t i = 0; rc == 0 && i < j->buf.n; i++) {
                 const gm_event_t *e = &j->buf.ev[i];
                 if (e->op == GM_OP_ALLOC)
-                    j->life[e->id] = (gm_lifetime_t){e->size, i, GM_LIFETIME_OPEN};
-                else if (e->op == GM_OP_FREE)
+                    j->life[e->id] = (gm_lifetime_t){e->size, i, GM_LIFETIME_OPEN, e->ts_ns, 0};
+                else if (e->op == GM_OP_FREE) {
                     j->life[e->id].end = i;
+                    j->life[e->id].end_ns = e->ts_ns;
+                }
             }
             ctx.lifetimes = j->life;
             ctx.nlifetimes = nalloc;

@@ -252,6 +252,58 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     free(peers);
 }
 
+/* A planner's plan (offline): how good it is known to be, one line per run
+ * that has one (docs/metrics.md, "plan"). */
+static void replay_plan_lines(gm_replay_t *r)
+{
+    for (size_t i = 0; i < gm_replay_count(r); i++) {
+        gm_policy_t *p = gm_replay_policy(r, i);
+        gm_plan_info_t pi;
+        if (p == NULL || p->ops->plan == NULL || p->ops->plan(p, &pi) != 0)
+            continue;
+        printf("'%s' plan: %s, %s", p->ops->name, gm_plan_status_name(pi.status),
+               gm__cli_size(pi.peak));
+        if (pi.status == GM_PLAN_OPTIMAL)
+            printf(" (proved: no plan needs fewer bytes)");
+        else
+            printf(", %.2f%% above the lower bound %s (not proved optimal)",
+                   pi.lower_bound ? 100.0 * (double)(pi.peak - pi.lower_bound) /
+                                        (double)pi.lower_bound
+                                  : 0.0,
+                   gm__cli_size(pi.lower_bound));
+        if (pi.capacity)
+            printf("; capacity %s %s", gm__cli_size(pi.capacity),
+                   pi.peak <= pi.capacity ? "met" : "not met");
+        printf("\n");
+    }
+}
+
+/* The plan of run i as a JSON object, when its policy plans. */
+static void replay_json_plan(gm_json_t *j, gm_replay_t *r, size_t i)
+{
+    gm_policy_t *p = gm_replay_policy(r, i);
+    gm_plan_info_t pi;
+    if (p == NULL || p->ops->plan == NULL || p->ops->plan(p, &pi) != 0)
+        return;
+    gm_json_key(j, "plan");
+    gm_json_begin_object(j);
+    gm_json_key(j, "status");
+    gm_json_str(j, gm_plan_status_name(pi.status));
+    gm_json_key(j, "peak");
+    gm_json_u64(j, pi.peak);
+    gm_json_key(j, "lower_bound");
+    gm_json_u64(j, pi.lower_bound);
+    gm_json_key(j, "gap");
+    gm_json_double(j, pi.lower_bound ? (double)(pi.peak - pi.lower_bound) /
+                                           (double)pi.lower_bound
+                                     : 0.0);
+    gm_json_key(j, "capacity");
+    gm_json_u64(j, pi.capacity);
+    gm_json_key(j, "work");
+    gm_json_u64(j, pi.work);
+    gm_json_end_object(j);
+}
+
 /* The compactions of every run, after the main table (--defrag). */
 static void replay_defrag_table(gm_replay_t *r)
 {
@@ -349,6 +401,7 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
         gm_params_write_json(&j, p);
         gm_json_key(&j, "metrics");
         gm_metrics_write_json(&j, gm_replay_metrics(r, i));
+        replay_json_plan(&j, r, i);
         if (measured)
             gm__cli_gpu_json(&j, measured, gm_replay_metrics(r, i));
         if (gm_replay_defrag_enabled(r)) {
@@ -646,6 +699,7 @@ int gm__cmd_replay(int argc, char **argv)
         replay_json(name, r, &cfg.device, timeline, run_ids, on_gpu ? &measured : NULL);
     } else {
         replay_table(name, r, &cfg.device);
+        replay_plan_lines(r);
         if (gm_replay_defrag_enabled(r))
             replay_defrag_table(r);
         if (on_gpu) {

@@ -1015,9 +1015,11 @@ static int engine_lifetimes(gm_store_t *s, const char *name, gm_lifetime_t **out
                 }
             }
             if (e->op == GM_OP_ALLOC)
-                lt[e->id] = (gm_lifetime_t){e->size, index, GM_LIFETIME_OPEN};
-            else
+                lt[e->id] = (gm_lifetime_t){e->size, index, GM_LIFETIME_OPEN, e->ts_ns, 0};
+            else {
                 lt[e->id].end = index;
+                lt[e->id].end_ns = e->ts_ns;
+            }
         }
         if (rc)
             break;

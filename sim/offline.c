@@ -6,7 +6,10 @@
  *
  *   Buffer i holds size_i bytes (rounded up to `align`) over the event
  *   interval [start_i, end_i) (end = the FREE's index; never freed: to the
- *   end of the trace).  Two buffers conflict when their intervals overlap;
+ *   end of the trace), and lives from t0_i to t1_i in time (the lifetimes'
+ *   timestamps; the event indices when the trace has none): events say
+ *   which buffers overlap, times how long each lives, which orders the
+ *   exact search.  Two buffers conflict when their intervals overlap;
  *   conflicting buffers may not overlap in the arena.  The arena's size is
  *   the largest offset + size: the plan's peak, which is never below the
  *   peak of live requested bytes (LOAD) and is the figure this policy
@@ -29,19 +32,23 @@
  *        buffer — half the time the one whose placement set the peak — to
  *        an earlier position (or swap two), re-place everything, keep the
  *        new order when its peak is no worse.
- *      Small instances stop as soon as a plan reaches the lower bound LB
- *      (the busiest instant's bytes: no plan goes below it).
+ *      Every step stops as soon as a plan reaches the lower bound LB (the
+ *      busiest instant's bytes, by a sweep over the lifetimes: no plan
+ *      goes below it).
  *   3. For up to OFFLINE_EXACT_MAX buffers, an exact search under its own
  *      budget (`search`): a branch-and-bound for a plan within a target
  *      arena size (see "exact search" below: MiniMalloc's canonical
- *      placements, section bounds, dominance and decomposition, Moffitt,
- *      ASPLOS 2023, read for its ideas), the target going from LB up — LB
- *      with half the budget, then LB + 0.4 %, 1.2 %, 2.7 %, 5.9 %, … each
- *      with a third of what is left — and, once a plan is found, bisected
- *      between the highest target without one and the best plan; when no
- *      target below the heuristics' plan yields one, targets just under
- *      that plan (0.5 % below, the step halved at each miss).  It stops at
- *      the first plan of LB bytes: an optimal one.
+ *      placements, section bounds, dominance, hatless pruning, decomposition
+ *      and preorders by lifetime width in time, Moffitt, ASPLOS 2023, read
+ *      for its ideas), a bottom-left fill for perfect packings, and the
+ *      targets of offline_exact: the capacity the instance was given
+ *      first, then the proved bound and the midpoint to the best plan under
+ *      a doubling quota.  A target is proved infeasible only by a search
+ *      that ran to its end, never by one given up for budget.
+ *   The plan's status (gm_plan_info_t): optimal when its bytes equal the
+ *   proved bound (LB, or a target the search proved infeasible, plus
+ *   align), feasible when the exact search found it unproved, greedy when
+ *   it is the heuristics' and unproved.
  *   Every budget counts work (placements, conflicts, segments and search
  *   entries visited), never time, and the random moves come from a PRNG
  *   seeded by `seed`: the plan is the same on every machine and every run.
@@ -75,11 +82,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gmsim/json.h"
 #include "traces/idmap.h"
 
 typedef struct offline_buf {
     uint64_t size; /* rounded to align */
-    uint64_t start, end;
+    uint64_t start, end; /* event indices: which buffers overlap */
+    uint64_t t0, t1;     /* times: how long each lives (the exact search's order) */
 } offline_buf_t;
 
 typedef struct offline_range {
@@ -102,6 +111,10 @@ typedef struct offline {
     uint64_t peak;      /* arena bytes the plan needs */
     uint64_t passes;    /* heuristic passes made while planning (diagnostics) */
     uint64_t work;      /* work units spent (diagnostics) */
+    uint64_t capacity;  /* the param; 0: the trace's "capacity" attribute, if any */
+    uint64_t cap_used;  /* the capacity the plan was asked to fit (0: none) */
+    uint64_t lb;        /* proved: no plan needs fewer bytes */
+    int status;         /* GM_PLAN_* */
 
     /* the arena */
     uint64_t arena_addr, arena_got; /* got = 0: not reserved */
@@ -536,12 +549,20 @@ static uint64_t skyline_pass(skyline_t *sk, const offline_buf_t *buf, uint64_t *
  *   (its own preorder and canonical order), and a part without a plan fails
  *   the placement that split them, with no retrying of the others.
  *
- *   Preorders (MiniMalloc's round robin of static orders, with widths in
- *   sections and events, as lifetimes here are event indices, not times):
- *   by the busiest section's total, width in sections, width in events; by
- *   width, area (width × size), total; by total, area, width.  Each is tried
- *   under a node budget that doubles each round.  The work counter (entries
- *   ordered, neighbours, sections and members visited) bounds it.
+ *   Hatless pruning: when a placement that no unplaced buffer overlaps
+ *   fails, no other candidate of the node is tried: any plan from the node
+ *   can place that buffer first at the same offset (nothing rests on it,
+ *   and every later placement is at or above it).
+ *
+ *   Preorders (MiniMalloc's round robin of static orders): WAT, TAW, TWA
+ *   with W the lifetime's width in time and A = W × size, T the busiest
+ *   section's total, alternating with the same over sections (by total,
+ *   width in sections, width in events; by width in sections, area in
+ *   sections, total; by total, area in sections, width in sections): on
+ *   the minimalloc family neither set alone solves every instance.  Each
+ *   is tried under a budget that doubles each round.  The work counter
+ *   (entries ordered, neighbours, sections and members visited) bounds
+ *   it.
  *
  *   Every part of the state changed by a placement is undone on the way
  *   back (a log of minoff and floor changes; totals and cuts are restored
@@ -549,6 +570,7 @@ static uint64_t skyline_pass(skyline_t *sk, const offline_buf_t *buf, uint64_t *
  */
 
 #define OFFLINE_EXACT_MAX 1024
+#define EXACT_HEURS 6 /* static preorders, tried in turn */
 
 enum { EXACT_FOUND = 1, EXACT_NONE = 0, EXACT_ABORT = -1 };
 
@@ -882,9 +904,13 @@ static int exact_node(exact_t *m, size_t ord_at, size_t k, uint32_t slo, uint32_
         /* neighbours rest at least on its top */
         size_t naff = 0;
         uint32_t ep = ++m->epoch;
+        int hatless = 1; /* no unplaced neighbour: nothing rests on it */
         for (uint32_t q = m->ovs[id]; q < m->ovs[id + 1]; q++) {
             uint32_t o = m->ov[q];
-            if (m->off[o] != EXACT_UNPLACED || m->minoff[o] >= top)
+            if (m->off[o] != EXACT_UNPLACED)
+                continue;
+            hatless = 0;
+            if (m->minoff[o] >= top)
                 continue;
             if (exact_log(m, o, m->minoff[o]))
                 break;
@@ -951,6 +977,8 @@ static int exact_node(exact_t *m, size_t ord_at, size_t k, uint32_t slo, uint32_
                 m->minoff[u->what] = u->old;
         }
         m->off[id] = EXACT_UNPLACED;
+        if (hatless && rc == EXACT_NONE)
+            break; /* no other first placement can do better (see above) */
     }
     m->sp -= nc;
     return rc;
@@ -993,9 +1021,13 @@ static void exact_pre_sort(exact_t *m, uint32_t *ids, size_t k)
 /* Solve a part: its preorder, then its search. */
 static int exact_solve(exact_t *m, const uint32_t *ids, size_t k, uint32_t slo, uint32_t shi)
 {
-    /* keys: 0 width in sections, 1 area (that width × size), 2 the busiest
-     * section's total, 3 width in events */
-    static const int order[3][3] = {{2, 0, 3}, {0, 1, 2}, {2, 1, 0}}; /* TWE, WAT, TAW */
+    /* keys: 0 width (its lifetime's length in time), 1 area (that width ×
+     * size), 2 the busiest section's total among the buffer's sections,
+     * 3 width in sections, 4 width in events, 5 area in sections (3 × size).
+     * MiniMalloc's orders (WAT, TAW, TWA: W and A in time) alternate with
+     * the same ones over sections: neither family solves every instance. */
+    static const int order[EXACT_HEURS][3] = {{0, 1, 2}, {2, 3, 4}, {2, 1, 0},
+                                              {3, 5, 2}, {2, 0, 1}, {2, 5, 3}};
     const int *o = order[m->heur];
     uint32_t *tmp = m->tmp;
     for (size_t i = 0; i < k; i++) {
@@ -1005,8 +1037,9 @@ static int exact_solve(exact_t *m, const uint32_t *ids, size_t k, uint32_t slo, 
         for (uint32_t s = m->sa[id]; s < m->sb[id]; s++)
             if (m->total[s] > tot)
                 tot = m->total[s];
-        double w = (double)(m->sb[id] - m->sa[id]);
-        double v[4] = {w, w * (double)b->size, (double)tot, (double)(b->end - b->start)};
+        double w = (double)(b->t1 - b->t0), ws = (double)(m->sb[id] - m->sa[id]);
+        double v[6] = {w,  w * (double)b->size,          (double)tot,
+                       ws, (double)(b->end - b->start), ws * (double)b->size};
         for (int q = 0; q < 3; q++)
             m->key[3 * id + q] = v[o[q]];
         tmp[i] = id;
@@ -1088,7 +1121,7 @@ static int exact_target(exact_t *m, uint64_t target, uint64_t limit)
     m->target = target;
     for (uint64_t quota = 16 * (uint64_t)(n + S); m->work < limit;
          quota = quota < limit / 2 ? 2 * quota : limit) {
-        for (int h = 0; h < 3 && m->work < limit; h++) {
+        for (int h = 0; h < EXACT_HEURS && m->work < limit; h++) {
             m->heur = h;
             m->limit = m->work + quota < limit ? m->work + quota : limit;
             for (size_t i = 0; i < n; i++) {
@@ -1130,85 +1163,418 @@ static void offline_exact_keep(const exact_t *m, const offline_buf_t *buf, size_
     }
 }
 
+/* ---- perfect packings --------------------------------------------------------
+ * When every instant of the instance holds exactly LB bytes (a perfect
+ * packing: a rectangle LB × time tiled by the buffers), a plan of LB bytes
+ * leaves no gap anywhere, and a stronger rule than the canonical search's
+ * holds: the lowest point of the skyline (its leftmost lowest step, over
+ * time segments [j, k)) is covered by a buffer that starts exactly at j
+ * (left of j everything is filled higher) and ends by k (right of k too).
+ * So the search branches only over the unplaced buffers that start at j
+ * and end by k (bottom-left fill), equal ones (same end, same size) tried
+ * once.  Times are the lifetimes' t0/t1; the plan found is checked against
+ * the event overlaps before it is kept, and a search that finds none
+ * proves nothing (times and events could disagree): it is only a faster
+ * way to the plan of the one case where the canonical search thrashes
+ * (many regions of the arena filled in lockstep, a dead end in one
+ * undone through all).
+ */
+
+typedef struct corner {
+    size_t n, T;
+    const offline_buf_t *buf;
+    uint32_t *cs, *ce;     /* each buffer's time segments [cs, ce) */
+    uint32_t *first, *ids; /* buffers by first segment, CSR; each run by (ce, size) descending */
+    uint64_t *h;           /* skyline per segment */
+    uint64_t *off;         /* offsets, UINT64_MAX = unplaced */
+    uint64_t target, work, limit;
+    uint64_t rng; /* 0: candidates in order; else a seeded rotation at each node */
+} corner_t;
+
+/* Whether every valley of the skyline (a step lower than both its
+ * neighbours, or than one at the edge) can still be entered: its left cell
+ * must be covered by a buffer starting there that ends by the valley's end
+ * and fits under the target. */
+static int corner_valleys_ok(corner_t *c)
+{
+    size_t T = c->T;
+    for (size_t a = 0; a < T;) {
+        size_t b = a + 1;
+        while (b < T && c->h[b] == c->h[a])
+            b++;
+        c->work += b - a;
+        uint64_t H = c->h[a];
+        if (H < c->target && (a == 0 || c->h[a - 1] > H) && (b == T || c->h[b] > H)) {
+            int ok = 0;
+            for (uint32_t q = c->first[a]; q < c->first[a + 1] && !ok; q++) {
+                uint32_t id = c->ids[q];
+                c->work++;
+                ok = c->off[id] == UINT64_MAX && c->ce[id] <= b && H + c->buf[id].size <= c->target;
+            }
+            if (!ok)
+                return 0;
+        }
+        a = b;
+    }
+    return 1;
+}
+
+static int corner_dfs(corner_t *c, size_t left)
+{
+    if (left == 0)
+        return EXACT_FOUND;
+    if (c->work >= c->limit)
+        return EXACT_ABORT;
+    size_t j = 0;
+    for (size_t s = 1; s < c->T; s++)
+        if (c->h[s] < c->h[j])
+            j = s;
+    uint64_t hj = c->h[j];
+    size_t k = j + 1;
+    while (k < c->T && c->h[k] == hj)
+        k++;
+    c->work += c->T + 1;
+    uint32_t last = UINT32_MAX, nb = c->first[j + 1] - c->first[j];
+    uint32_t rot = c->rng && nb > 1 ? (uint32_t)(offline_rand(&c->rng) % nb) : 0;
+    for (uint32_t x = 0; x < nb; x++) {
+        uint32_t id = c->ids[c->first[j] + (x + rot) % nb];
+        const offline_buf_t *b = &c->buf[id];
+        c->work++;
+        if (c->off[id] != UINT64_MAX || c->ce[id] > k || hj + b->size > c->target)
+            continue;
+        if (last != UINT32_MAX && c->ce[last] == c->ce[id] && c->buf[last].size == b->size)
+            continue; /* the same as the one just tried */
+        last = id;
+        c->off[id] = hj;
+        for (uint32_t s = c->cs[id]; s < c->ce[id]; s++)
+            c->h[s] = hj + b->size;
+        c->work += c->ce[id] - c->cs[id];
+        int rc = left == 1 || corner_valleys_ok(c) ? corner_dfs(c, left - 1) : EXACT_NONE;
+        if (rc == EXACT_FOUND)
+            return rc; /* the plan stays in off */
+        for (uint32_t s = c->cs[id]; s < c->ce[id]; s++)
+            c->h[s] = hj;
+        c->off[id] = UINT64_MAX;
+        if (rc != EXACT_NONE)
+            return rc;
+    }
+    return EXACT_NONE;
+}
+
+/* Whether buffer x goes before y in a segment's run: the later end first,
+ * then the larger, then the lower id. */
+static int corner_before(const corner_t *c, uint32_t x, uint32_t y)
+{
+    if (c->ce[x] != c->ce[y])
+        return c->ce[x] > c->ce[y];
+    if (c->buf[x].size != c->buf[y].size)
+        return c->buf[x].size > c->buf[y].size;
+    return x < y;
+}
+
+/* Insertion sort of ids[0, k) by corner_before (runs are short; n is at
+ * most OFFLINE_EXACT_MAX).  No global state: planners may run in threads. */
+static void corner_sort(const corner_t *c, uint32_t *ids, size_t k)
+{
+    for (size_t i = 1; i < k; i++) {
+        uint32_t t = ids[i];
+        size_t q = i;
+        while (q > 0 && corner_before(c, t, ids[q - 1])) {
+            ids[q] = ids[q - 1];
+            q--;
+        }
+        ids[q] = t;
+    }
+}
+
 /*
- * The exact search's targets: the lower bound LB (the busiest section)
- * first, with half the budget; then, while no plan is found, targets
- * growing by LB × 2^k / 256 (0.4 %, 1.2 %, 2.7 %, 5.9 %, … above LB), each
- * with a third of what is left; once one is found, bisection between the
- * highest target without a plan and the best plan.  A target the search
- * proves infeasible raises the bound.  *best and off are replaced by every
- * better plan; when the targets reach the best plan without one, targets
- * just under it (0.5 % below, the step halved at each miss).  GM_ENOMEM or
- * 0; *spent gets the work.
+ * Look for a plan of lb bytes by bottom-left fill when buf is a perfect
+ * packing of lb (else nothing is tried).  EXACT_FOUND with off filled (a
+ * plan checked against the event overlaps ovs/ov), else EXACT_ABORT;
+ * GM_ENOMEM through *rc.  *work grows by the work done, at most limit.
+ */
+static int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs,
+                         const uint32_t *ov, uint64_t lb, uint64_t limit, uint64_t *off,
+                         uint64_t *work, int *rc)
+{
+    corner_t c;
+    memset(&c, 0, sizeof c);
+    uint64_t *t = malloc(2 * n * sizeof *t);
+    c.cs = malloc(n * sizeof *c.cs);
+    c.ce = malloc(n * sizeof *c.ce);
+    c.ids = malloc(n * sizeof *c.ids);
+    c.off = malloc(n * sizeof *c.off);
+    int r = EXACT_ABORT;
+    if (!t || !c.cs || !c.ce || !c.ids || !c.off) {
+        *rc = GM_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i].t1 <= buf[i].t0)
+            goto out; /* a lifetime of no length: no skyline to fill */
+        t[2 * i] = buf[i].t0;
+        t[2 * i + 1] = buf[i].t1;
+    }
+    qsort(t, 2 * n, sizeof *t, offline_u64_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < 2 * n; i++)
+        if (u == 0 || t[i] != t[u - 1])
+            t[u++] = t[i];
+    c.T = u - 1;
+    c.first = calloc(c.T + 2, sizeof *c.first);
+    c.h = calloc(c.T + 1, sizeof *c.h);
+    if (!c.first || !c.h) {
+        *rc = GM_ENOMEM;
+        goto out;
+    }
+    /* totals per segment (in h for now): all must be lb */
+    for (size_t i = 0; i < n; i++) {
+        c.cs[i] = (uint32_t)offline_coord(t, u, buf[i].t0);
+        c.ce[i] = (uint32_t)offline_coord(t, u, buf[i].t1);
+        c.first[c.cs[i] + 1]++;
+        for (uint32_t s = c.cs[i]; s < c.ce[i]; s++)
+            c.h[s] += buf[i].size;
+        *work += c.ce[i] - c.cs[i];
+    }
+    for (size_t s = 0; s < c.T; s++)
+        if (c.h[s] != lb)
+            goto out;
+    for (size_t s = 0; s < c.T; s++)
+        c.first[s + 1] += c.first[s];
+    {
+        uint32_t *fill = malloc((c.T + 1) * sizeof *fill);
+        if (!fill) {
+            *rc = GM_ENOMEM;
+            goto out;
+        }
+        memcpy(fill, c.first, (c.T + 1) * sizeof *fill);
+        for (size_t i = 0; i < n; i++)
+            c.ids[fill[c.cs[i]]++] = (uint32_t)i;
+        free(fill);
+    }
+    c.n = n;
+    c.buf = buf;
+    for (size_t s = 0; s < c.T; s++)
+        corner_sort(&c, c.ids + c.first[s], c.first[s + 1] - c.first[s]);
+    c.target = lb;
+    c.work = *work;
+    /* restarts under a quota growing by half each time, in order and with
+     * seeded rotations of each node's candidates in turn (a wrong choice
+     * low down costs less to leave by a restart than by backtracking) */
+    r = EXACT_ABORT;
+    for (uint64_t k = 0, quota = 64 * (uint64_t)(n + c.T); r == EXACT_ABORT && c.work < limit;
+         k++, quota += quota / 2) {
+        c.rng = k % 2 ? k * UINT64_C(0x9e3779b97f4a7c15) : 0;
+        c.limit = c.work + quota < limit ? c.work + quota : limit;
+        for (size_t i = 0; i < n; i++)
+            c.off[i] = UINT64_MAX;
+        memset(c.h, 0, (c.T + 1) * sizeof *c.h);
+        r = corner_dfs(&c, n);
+        if (r == EXACT_NONE)
+            break; /* with every candidate tried: none */
+    }
+    *work = c.work;
+    if (r == EXACT_FOUND) {
+        /* the plan against the event overlaps */
+        for (size_t i = 0; i < n && r == EXACT_FOUND; i++)
+            for (uint32_t q = ovs[i]; q < ovs[i + 1]; q++) {
+                uint32_t o = ov[q];
+                if (c.off[i] < c.off[o] + buf[o].size && c.off[o] < c.off[i] + buf[i].size) {
+                    r = EXACT_ABORT;
+                    break;
+                }
+            }
+        *work += ovs[n];
+        if (r == EXACT_FOUND)
+            memcpy(off, c.off, n * sizeof *off);
+    } else {
+        r = EXACT_ABORT; /* none found proves nothing here */
+    }
+out:
+    free(t);
+    free(c.cs);
+    free(c.ce);
+    free(c.ids);
+    free(c.off);
+    free(c.first);
+    free(c.h);
+    return r;
+}
+
+/*
+ * The exact search's targets.  lo is a proved bound (no plan below it): at
+ * first LB, the busiest section's bytes; it rises only when the search
+ * proves a target infeasible (EXACT_NONE), never when a target is given up
+ * for budget (EXACT_ABORT).  *best (the best plan so far) falls with every
+ * plan found.
+ *
+ *   1. The capacity the instance was given (capacity, rounded down to
+ *      align), when it lies in [lo, *best): with up to 7/8 of the budget.
+ *      That is the question a placement instance asks.
+ *   2. Then rounds with a quota that doubles, starting at 1/64 of what is
+ *      left: lo, and when lo is given up, the midpoint of [lo, *best), each
+ *      under the round's quota.  A plan at lo is optimal; a plan at the
+ *      midpoint halves the interval; a proof at either raises lo.  Once the
+ *      capacity is met, targets below it get at most 1/16 of the budget:
+ *      going below what was asked is a bonus, not the question.
+ *
+ * *lb_out gets lo (never above *best), *found whether a plan of the search
+ * replaced the heuristics'.  GM_ENOMEM or 0; *spent gets the work.
  */
 static int offline_exact(const offline_buf_t *buf, size_t n, uint64_t align, uint64_t budget,
-                         uint64_t *best, uint64_t *off, uint64_t *spent)
+                         uint64_t capacity, uint64_t *best, uint64_t *off, uint64_t *spent,
+                         uint64_t *lb_out, int *found)
 {
     exact_t m;
+    *found = 0;
     if (exact_init(&m, buf, n) != 0)
         return GM_ENOMEM;
     uint64_t lb = 0;
     for (size_t s = 0; s < m.S; s++)
         if (m.total0[s] > lb)
             lb = m.total0[s];
-    lb = (lb + align - 1) / align * align;
-    uint64_t lo = lb, t = lb; /* lo: no plan known below it */
-    int found = 0;
-    for (unsigned k = 0; lo < *best && m.work < budget; k++) {
-        uint64_t share = k == 0 ? (budget - m.work) / 2 : (budget - m.work) / 3;
-        if (found) { /* bisect */
-            t = lo + (*best - lo) / 2;
-            t = t / align * align;
-            if (t < lo)
-                t = lo;
-        }
-        if (t >= *best)
-            break;
-        int r = exact_target(&m, t, m.work + share + 1);
-        if (m.oom)
-            break;
-        if (r == EXACT_FOUND) {
+    uint64_t lo = (lb + align - 1) / align * align, before = *best;
+    uint64_t cap = capacity / align * align, limit = budget;
+    if (lo < *best) { /* a perfect packing: bottom-left fill, with a quarter of the budget */
+        int rc = 0;
+        if (corner_search(buf, n, m.ovs, m.ov, lo, m.work + budget / 4, m.sol, &m.work, &rc) ==
+            EXACT_FOUND)
             offline_exact_keep(&m, buf, n, best, off);
-            found = 1;
-        } else {
-            lo = t + align;
-            if (!found) {
-                uint64_t step = (lb >> 8) << (k < 20 ? k : 20);
-                t += step > align ? step / align * align : align;
-            }
-        }
+        if (rc)
+            m.oom = 1;
     }
-    /* nothing found between the bound and the heuristics' plan: targets
-     * just below that plan, 0.5 % first, the step halved at each miss */
-    uint64_t step = *best / 200;
-    while (!found && !m.oom && lo < *best && m.work < budget && step >= align) {
-        t = (*best - step) / align * align;
-        if (t < lo)
-            t = lo;
-        int r = exact_target(&m, t, m.work + (budget - m.work) / 3 + 1);
+    if (capacity && cap >= lo && cap < *best) {
+        int r = exact_target(&m, cap, m.work + budget - budget / 8);
         if (r == EXACT_FOUND)
             offline_exact_keep(&m, buf, n, best, off);
-        else
-            step /= 2;
+        else if (r == EXACT_NONE)
+            lo = cap + align;
+    }
+    if (capacity && *best <= capacity) {
+        uint64_t below = m.work + budget / 16;
+        if (below < limit)
+            limit = below;
+    }
+    uint64_t quota = limit > m.work ? (limit - m.work) / 64 : 0;
+    if (quota < 16 * (uint64_t)(n + m.S))
+        quota = 16 * (uint64_t)(n + m.S);
+    while (!m.oom && lo < *best && m.work < limit) {
+        uint64_t end = m.work + quota < limit ? m.work + quota : limit;
+        int r = exact_target(&m, lo, end);
+        if (r == EXACT_FOUND) {
+            offline_exact_keep(&m, buf, n, best, off);
+            break; /* at the bound: optimal */
+        }
+        if (r == EXACT_NONE) {
+            lo += align;
+            continue;
+        }
+        if (m.oom)
+            break;
+        uint64_t t = (lo + (*best - lo) / 2) / align * align;
+        if (t > lo && t < *best && m.work < limit) {
+            end = m.work + quota < limit ? m.work + quota : limit;
+            r = exact_target(&m, t, end);
+            if (r == EXACT_FOUND)
+                offline_exact_keep(&m, buf, n, best, off);
+            else if (r == EXACT_NONE)
+                lo = t + align;
+        }
+        quota = quota < UINT64_MAX / 2 ? 2 * quota : quota;
     }
     int oom = m.oom;
     *spent = m.work;
+    *found = *best < before;
+    *lb_out = lo < *best ? lo : *best;
     exact_release(&m);
     return oom ? GM_ENOMEM : 0;
+}
+
+typedef struct offline_edge {
+    uint64_t at;
+    int64_t delta;
+} offline_edge_t;
+
+static int offline_edge_cmp(const void *a, const void *b)
+{
+    const offline_edge_t *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->delta < y->delta ? -1 : x->delta > y->delta; /* ends first */
+}
+
+/* LB: the most bytes live at once (rounded sizes; a lifetime that ends at
+ * an index does not meet one that starts there).  No plan needs fewer
+ * bytes.  A difference array over the event indices when they are dense
+ * (the usual case: at most 4n + 64 of them), else a sort of the 2n edges.
+ * GM_ENOMEM through *rc. */
+static uint64_t offline_lower_bound(const offline_buf_t *buf, size_t n, int *rc)
+{
+    uint64_t top = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i].start + 1 > top)
+            top = buf[i].start + 1;
+        if (buf[i].end != UINT64_MAX && buf[i].end + 1 > top)
+            top = buf[i].end + 1;
+    }
+    uint64_t live = 0, lb = 0;
+    if (top <= 4 * (uint64_t)n + 64) {
+        int64_t *d = calloc((size_t)top + 1, sizeof *d);
+        if (d == NULL) {
+            *rc = GM_ENOMEM;
+            return 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            d[buf[i].start] += (int64_t)buf[i].size;
+            if (buf[i].end != UINT64_MAX)
+                d[buf[i].end] -= (int64_t)buf[i].size;
+        }
+        for (uint64_t t = 0; t < top; t++) {
+            live += (uint64_t)d[t]; /* wraps back: the sum never goes below 0 */
+            if (live > lb)
+                lb = live;
+        }
+        free(d);
+        return lb;
+    }
+    offline_edge_t *e = malloc(2 * (n ? n : 1) * sizeof *e);
+    if (e == NULL) {
+        *rc = GM_ENOMEM;
+        return 0;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        e[k++] = (offline_edge_t){buf[i].start, (int64_t)buf[i].size};
+        if (buf[i].end != UINT64_MAX)
+            e[k++] = (offline_edge_t){buf[i].end, -(int64_t)buf[i].size};
+    }
+    qsort(e, k, sizeof *e, offline_edge_cmp);
+    for (size_t i = 0; i < k; i++) {
+        live += (uint64_t)e[i].delta;
+        if (live > lb)
+            lb = live;
+    }
+    free(e);
+    return lb;
 }
 
 /*
  * Plan buf[0..n) into off (by id).  Returns the peak; GM_ENOMEM through
  * *rc.  effort bounds the work of the improvement passes, search that of
- * the exact search (up to OFFLINE_EXACT_MAX buffers; none with effort 0).
+ * the exact search (up to OFFLINE_EXACT_MAX buffers; none with effort 0),
+ * which tries capacity first when one is given (0: none).  *lb_out gets the
+ * proved bound, *status the plan's GM_PLAN_* status.
  */
 static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_t effort,
-                             int64_t search, uint64_t seed, uint64_t *off, uint64_t *passes,
-                             uint64_t *work, int *rc)
+                             int64_t search, uint64_t seed, uint64_t capacity, uint64_t *off,
+                             uint64_t *passes, uint64_t *work, uint64_t *lb_out, int *status,
+                             int *rc)
 {
     *rc = 0;
     *passes = 0;
     *work = 0;
+    *lb_out = 0;
+    *status = GM_PLAN_OPTIMAL;
     if (n == 0)
         return 0;
     plan_t pl;
@@ -1253,6 +1619,10 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
         pl.pos[pl.by_start[i]] = (uint32_t)i;
     }
 
+    /* the bound no plan goes below: the busiest instant */
+    uint64_t lb = offline_lower_bound(buf, n, rc);
+    if (*rc)
+        goto out;
     static const offline_cmp_fn orders[] = {offline_cmp_size, offline_cmp_size, offline_cmp_area,
                                             offline_cmp_length, offline_cmp_start};
     static const int first_fit[] = {0, 1, 0, 0, 0};
@@ -1260,7 +1630,7 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
     int best_ff = 0;
     uint64_t budget = effort > 0 ? (uint64_t)effort : 0;
     for (size_t v = 0; v < sizeof orders / sizeof orders[0]; v++) {
-        if (v > 0 && pl.work >= budget)
+        if (v > 0 && (pl.work >= budget || best <= lb))
             break;
         offline_order(order, trial, n, buf, orders[v]);
         uint64_t peak = offline_pass(&pl, order, first_fit[v], &critical);
@@ -1280,30 +1650,13 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
     /* Then, while the budget lasts: skyline passes (small instances: one
      * plain, then randomized ones with a quarter of what is left) and the
      * local search over the best greedy order (the rest). */
-    uint64_t rng = seed, lb = 0; /* lb: known for small instances only */
+    uint64_t rng = seed;
     int small = n > 1 && n <= OFFLINE_SKYLINE_MAX;
-    if (small && pl.work < budget) {
+    if (small && pl.work < budget && best > lb) {
         if (skyline_init(&sk, buf, n) != 0) {
             *rc = GM_ENOMEM;
             goto out;
         }
-        /* the bound no plan goes below: the busiest segment */
-        uint64_t *sum = calloc(sk.T + 1, sizeof *sum);
-        if (sum == NULL) {
-            *rc = GM_ENOMEM;
-            goto out;
-        }
-        for (size_t i = 0; i < n; i++) {
-            sum[sk.cs[i]] += buf[i].size;
-            sum[sk.ce[i]] -= buf[i].size; /* wraps back when added up */
-        }
-        uint64_t run = 0;
-        for (size_t j = 0; j < sk.T; j++) {
-            run += sum[j];
-            if (run > lb)
-                lb = run;
-        }
-        free(sum);
         uint64_t stop = pl.work + (budget - pl.work) / 4;
         for (int k = 0; best > lb && (k == 0 || pl.work < stop); k++) {
             uint64_t peak = skyline_pass(&sk, buf, pl.off, k ? &rng : NULL, &pl.work);
@@ -1355,14 +1708,21 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
             }
         }
     }
+    *lb_out = lb;
+    *status = best <= lb ? GM_PLAN_OPTIMAL : GM_PLAN_GREEDY;
     if (effort > 0 && search > 0 && n > 1 && n <= OFFLINE_EXACT_MAX && best > lb) {
-        uint64_t spent = 0;
-        int src = offline_exact(buf, n, align, (uint64_t)search, &best, off, &spent);
+        uint64_t spent = 0, proved = lb;
+        int found = 0;
+        int src = offline_exact(buf, n, align, (uint64_t)search, capacity, &best, off, &spent,
+                                &proved, &found);
         pl.work += spent;
         if (src) {
             *rc = src;
             goto out;
         }
+        if (proved > *lb_out)
+            *lb_out = proved;
+        *status = best <= *lb_out ? GM_PLAN_OPTIMAL : found ? GM_PLAN_FEASIBLE : GM_PLAN_GREEDY;
     }
 out:
     *work = pl.work;
@@ -1409,6 +1769,7 @@ static int offline_create(gm_device_t *dev, const gm_param_value_t *values, gm_p
     o->effort = values[1].i;
     o->seed = (uint64_t)values[2].i;
     o->search = values[3].i;
+    o->capacity = values[4].size;
     gm__idmap_init(&o->live);
     *out = &o->base;
     return 0;
@@ -1435,6 +1796,23 @@ static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
         free(buf);
         return gm_error_set(err, GM_ENOMEM, "offline: out of memory for %zu allocations", n);
     }
+    /* times: the lifetimes' timestamps when they say anything (some
+     * lifetime has a length), else the event indices */
+    int timed = 0;
+    uint64_t tmax = 0, emax = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gm_lifetime_t *lt = &ctx->lifetimes[i];
+        if (lt->end != GM_LIFETIME_OPEN && lt->end_ns > lt->start_ns)
+            timed = 1;
+        if (lt->start_ns > tmax)
+            tmax = lt->start_ns;
+        if (lt->end != GM_LIFETIME_OPEN && lt->end_ns > tmax)
+            tmax = lt->end_ns;
+        if (lt->start > emax)
+            emax = lt->start;
+        if (lt->end != GM_LIFETIME_OPEN && lt->end > emax)
+            emax = lt->end;
+    }
     for (size_t i = 0; i < n; i++) {
         const gm_lifetime_t *lt = &ctx->lifetimes[i];
         uint64_t sz = lt->size;
@@ -1444,13 +1822,35 @@ static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
         uint64_t end = lt->end == GM_LIFETIME_OPEN || lt->end <= lt->start ? UINT64_MAX : lt->end;
         if (lt->end != GM_LIFETIME_OPEN && lt->end <= lt->start)
             end = lt->start + 1;
-        buf[i] = (offline_buf_t){r ? r : o->align, lt->start, end};
+        buf[i] = (offline_buf_t){r ? r : o->align, lt->start, end, 0, 0};
+        if (timed) {
+            buf[i].t0 = lt->start_ns;
+            buf[i].t1 = lt->end == GM_LIFETIME_OPEN ? tmax + 1 : lt->end_ns;
+        } else {
+            buf[i].t0 = lt->start;
+            buf[i].t1 = lt->end == GM_LIFETIME_OPEN ? emax + 1 : lt->end;
+        }
+        if (buf[i].t1 < buf[i].t0)
+            buf[i].t1 = buf[i].t0;
         o->size[i] = buf[i].size;
         o->reqsize[i] = lt->size;
     }
+    /* the capacity to fit: the param, else the trace's "capacity"
+     * attribute (a placement instance's); attributes that do not parse are
+     * ignored, as a hint */
+    o->cap_used = o->capacity;
+    if (o->cap_used == 0 && ctx->attrs != NULL && ctx->attrs[0] != '\0') {
+        gm_jv_t *root = NULL;
+        gm_error_t perr = {0};
+        uint64_t cap;
+        if (gm_json_parse(ctx->attrs, strlen(ctx->attrs), &root, &perr) == 0 &&
+            gm_jv_u64(gm_jv_get(root, "capacity"), &cap) == 0)
+            o->cap_used = cap;
+        gm_jv_free(root);
+    }
     int rc;
-    o->peak = offline_plan(buf, n, o->align, o->effort, o->search, o->seed, o->offset, &o->passes,
-                           &o->work, &rc);
+    o->peak = offline_plan(buf, n, o->align, o->effort, o->search, o->seed, o->cap_used,
+                           o->offset, &o->passes, &o->work, &o->lb, &o->status, &rc);
     free(buf);
     if (rc)
         return gm_error_set(err, rc, "offline: out of memory while planning %zu allocations", n);
@@ -1596,6 +1996,17 @@ static void offline_empty_cache(gm_policy_t *p)
     o->arena_got = 0;
 }
 
+static int offline_plan_info(gm_policy_t *p, gm_plan_info_t *out)
+{
+    offline_t *o = OFFLINE(p);
+    if (o == NULL || !o->planned)
+        return GM_ESTATE;
+    *out = (gm_plan_info_t){.status = o->status, .peak = o->peak, .lower_bound = o->lb,
+                            .capacity = o->cap_used, .work = o->work, .n = o->n,
+                            .offset = o->offset, .size = o->size};
+    return 0;
+}
+
 static void offline_destroy(gm_policy_t *p)
 {
     offline_t *o = OFFLINE(p);
@@ -1615,10 +2026,14 @@ static const gm_param_spec_t offline_params[] = {
      "is the same on every machine; 0 = greedy by size alone",
      NULL},
     {"seed", GM_PARAM_INT, "1", "seed of the local search's random moves", NULL},
-    {"search", GM_PARAM_INT, "2000000000",
-     "work budget of the exact search (branch and bound from the lower bound up, for traces "
-     "of up to 1,024 allocations; about 10^9 units a second), not time; 0 = none (nor with "
-     "effort 0)",
+    {"search", GM_PARAM_INT, "4000000000",
+     "work budget of the exact search (branch and bound: the capacity first, then up from the "
+     "proved bound, for traces of up to 1,024 allocations; about 10^9 units a second), not "
+     "time; 0 = none (nor with effort 0)",
+     NULL},
+    {"capacity", GM_PARAM_SIZE, "0",
+     "the arena size to fit, tried first by the exact search; 0 = the trace's capacity "
+     "attribute (a placement instance's), if any",
      NULL},
 };
 
@@ -1638,4 +2053,5 @@ const gm_policy_ops_t gm__policy_offline = {
     .destroy = offline_destroy,
     .empty_cache = offline_empty_cache,
     .prepare = offline_prepare,
+    .plan = offline_plan_info,
 };

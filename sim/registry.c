@@ -51,3 +51,13 @@ const gm_policy_ops_t *gm_policy_find(const char *name)
             return registry_table[i];
     return NULL;
 }
+
+const char *gm_plan_status_name(int status)
+{
+    switch (status) {
+    case GM_PLAN_GREEDY: return "greedy";
+    case GM_PLAN_FEASIBLE: return "feasible";
+    case GM_PLAN_OPTIMAL: return "optimal";
+    default: return "?";
+    }
+}

@@ -141,9 +141,11 @@ Test(defrag, every_policy_compacts_with_its_invariants_kept)
     gm_lifetime_t *lt = calloc(na, sizeof *lt);
     for (size_t i = 0; i < n; i++)
         if (ev[i].op == GM_OP_ALLOC)
-            lt[ev[i].id] = (gm_lifetime_t){ev[i].size, i, GM_LIFETIME_OPEN};
-        else if (ev[i].op == GM_OP_FREE)
+            lt[ev[i].id] = (gm_lifetime_t){ev[i].size, i, GM_LIFETIME_OPEN, ev[i].ts_ns, 0};
+        else if (ev[i].op == GM_OP_FREE) {
             lt[ev[i].id].end = i;
+            lt[ev[i].id].end_ns = ev[i].ts_ns;
+        }
     for (size_t p = 0; p < gm_policy_count(); p++) {
         const gm_policy_ops_t *ops = gm_policy_at(p);
         gm_replay_config_t cfg;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,4 +260,82 @@ int gt_json_string_valid(const char *s)
             p += n;
         }
     }
+}
+
+#define GT_MIN_SPAN 8
+
+static void gt_guillotine(FILE *f, uint64_t *rng, uint64_t lo, uint64_t hi, uint64_t t0,
+                          uint64_t t1, uint64_t unit, size_t pieces, size_t *id)
+{
+    uint64_t r = gt_rand(rng);
+    uint64_t nt = (t1 - t0) / unit, ns = (hi - lo) / unit;
+    if (pieces <= 1 || (nt < 2 && ns < 2)) {
+        fprintf(f, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", (*id)++, t0, t1, hi - lo);
+        return;
+    }
+    /* a time cut leaves at least GT_MIN_SPAN units each side: lifetimes of
+     * a unit or two, stacked ten deep, are no buffer a program makes */
+    int can_time = nt >= 2 * GT_MIN_SPAN, can_space = ns >= 2;
+    if (!can_time && !can_space) {
+        fprintf(f, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", (*id)++, t0, t1, hi - lo);
+        return;
+    }
+    int in_time = (r & 1) ? can_time : !can_space;
+    size_t left = 1 + (size_t)(r >> 1) % (pieces - 1);
+    if (in_time) {
+        uint64_t at = t0 + unit * (GT_MIN_SPAN + (r >> 8) % (nt - 2 * GT_MIN_SPAN + 1));
+        gt_guillotine(f, rng, lo, hi, t0, at, unit, left, id);
+        gt_guillotine(f, rng, lo, hi, at, t1, unit, pieces - left, id);
+    } else {
+        uint64_t at = lo + unit * (1 + (r >> 8) % (ns - 1));
+        gt_guillotine(f, rng, lo, at, t0, t1, unit, left, id);
+        gt_guillotine(f, rng, at, hi, t0, t1, unit, pieces - left, id);
+    }
+}
+
+size_t gt_perfect_packing(FILE *f, uint64_t seed, int style, uint64_t capacity, uint64_t span,
+                          uint64_t unit, size_t pieces)
+{
+    uint64_t rng = seed * UINT64_C(0x9e3779b97f4a7c15) + (uint64_t)style;
+    size_t id = 0;
+    fprintf(f, "id,lower,upper,size\n");
+    if (style == 0) {
+        gt_guillotine(f, &rng, 0, capacity, 0, span, unit, pieces, &id);
+        return id;
+    }
+    /* bottom-left fill over T = span / unit columns: h[c] is the skyline */
+    size_t T = (size_t)(span / unit);
+    uint64_t *h = calloc(T ? T : 1, sizeof *h);
+    /* a buffer's expected area: the rectangle's over pieces */
+    uint64_t cells = (capacity / unit) * (uint64_t)T, mean = cells / (pieces ? pieces : 1);
+    if (mean < 1)
+        mean = 1;
+    for (;;) {
+        size_t a = 0;
+        for (size_t c = 1; c < T; c++)
+            if (h[c] < h[a])
+                a = c;
+        if (h[a] >= capacity)
+            break;
+        size_t b = a + 1;
+        while (b < T && h[b] == h[a])
+            b++;
+        /* a width up to the step's, a height up to what is left above it,
+         * their product near the mean area */
+        uint64_t r = gt_rand(&rng);
+        uint64_t wmax = b - a, room = (capacity - h[a]) / unit;
+        uint64_t w = 1 + r % wmax;
+        uint64_t want = mean / w + 1;
+        uint64_t hh = 1 + (r >> 20) % (2 * want);
+        if (hh > room)
+            hh = room;
+        if ((r >> 40) % 4 == 0 && wmax > 1)
+            w = wmax; /* now and then the whole step */
+        fprintf(f, "%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", id++, (uint64_t)a * unit,
+                (uint64_t)(a + w) * unit, hh * unit);
+        for (size_t c = a; c < a + w; c++)
+            h[c] += hh * unit;
+    }
+    free(h);
+    return id;
 }

@@ -5,6 +5,7 @@
 #define GM_TESTS_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "gmsim/gmsim.h"
@@ -40,6 +41,20 @@ char *gt_read_file(const char *path, size_t *len);
  * length in *n, or NULL on error.
  */
 gm_event_t *gt_minimalloc_events(const char *path, size_t *n, uint64_t *capacity);
+
+/*
+ * A perfect packing written to f as a minimalloc CSV (id,lower,upper,size):
+ * the rectangle capacity x [0, span) tiled by `pieces` (about) buffers, so
+ * that every instant holds exactly capacity bytes and only an exact packing
+ * fits in capacity.  Sizes, times and cuts are multiples of unit (capacity
+ * and span must be).  style 0: recursive guillotine cuts (each across the
+ * whole piece, in time or in space); style 1: bottom-left fill (the lowest
+ * step of the skyline gets a buffer over a random part of its interval, of
+ * a random height: not guillotine).  Seeded: the same instance every run.
+ * Returns the buffers written.
+ */
+size_t gt_perfect_packing(FILE *f, uint64_t seed, int style, uint64_t capacity, uint64_t span,
+                          uint64_t unit, size_t pieces);
 
 /* 1 if s is exactly one JSON string literal (RFC 8259: quotes, well-formed
  * escapes, no raw control characters, well-formed UTF-8), else 0.  Written

@@ -56,12 +56,17 @@ typedef union gm_param_value {
 /* ---- what a policy may know of the trace --------------------------------- */
 
 /* One allocation's lifetime, indexed by allocation id: the event indices of
- * its ALLOC and FREE (GM_LIFETIME_OPEN when never freed). */
+ * its ALLOC and FREE (GM_LIFETIME_OPEN when never freed), and their
+ * timestamps (ts_ns; for a placement instance its lower and upper), which
+ * a planner may use to order its search: event indices say which
+ * lifetimes overlap, times how long each one is.  Times all 0: unknown. */
 #define GM_LIFETIME_OPEN UINT64_MAX
 typedef struct gm_lifetime {
     uint64_t size;
-    uint64_t start; /* event index of the ALLOC */
-    uint64_t end;   /* event index of the FREE, or GM_LIFETIME_OPEN */
+    uint64_t start;    /* event index of the ALLOC */
+    uint64_t end;      /* event index of the FREE, or GM_LIFETIME_OPEN */
+    uint64_t start_ns; /* the ALLOC's ts_ns */
+    uint64_t end_ns;   /* the FREE's ts_ns (0 when never freed) */
 } gm_lifetime_t;
 
 /*
@@ -81,6 +86,29 @@ typedef struct gm_trace_context {
      * so that it overrides what the trace records. */
     uint64_t params_set;
 } gm_trace_context_t;
+
+/* ---- a planner's plan ---------------------------------------------------- */
+
+/* How good a planner's plan is known to be (gm_plan_info_t.status). */
+typedef enum gm_plan_status {
+    GM_PLAN_GREEDY = 0,   /* from the heuristics; no search improved it, none proved it */
+    GM_PLAN_FEASIBLE = 1, /* found by the exact search, not proved optimal */
+    GM_PLAN_OPTIMAL = 2,  /* proved: no plan needs fewer bytes */
+} gm_plan_status_t;
+
+/* "greedy", "feasible", "optimal" ("?" for anything else). */
+const char *gm_plan_status_name(int status);
+
+typedef struct gm_plan_info {
+    int status;             /* gm_plan_status_t */
+    uint64_t peak;          /* arena bytes the plan needs */
+    uint64_t lower_bound;   /* proved: no plan needs fewer bytes (≤ peak) */
+    uint64_t capacity;      /* the capacity it was asked to fit (0: none) */
+    uint64_t work;          /* work units spent planning */
+    size_t n;               /* allocations planned */
+    const uint64_t *offset; /* by allocation id: its offset in the arena */
+    const uint64_t *size;   /* by allocation id: its bytes there (rounded) */
+} gm_plan_info_t;
 
 /* ---- the interface ------------------------------------------------------- */
 
@@ -156,6 +184,10 @@ struct gm_policy_ops {
     /* Optional: the device synchronized (a MARK tagged "synchronize"): a
      * stream-ordered pool may release memory above its threshold. */
     void (*sync)(gm_policy_t *p);
+
+    /* Optional (planners): the plan prepare made, valid until destroy.  0
+     * with *out filled, or GM_ESTATE when nothing is planned yet. */
+    int (*plan)(gm_policy_t *p, gm_plan_info_t *out);
 };
 
 /* Checked downcast: NULL if p is not of the policy whose table is `ops`. */

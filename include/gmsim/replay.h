@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gmsim/device.h"
 #include "gmsim/error.h"
@@ -172,5 +173,22 @@ void gm_replay_destroy(gm_replay_t *r);
  * gm_reader_open/next (GM_ENOTFOUND, GM_ECORRUPT, …) and of
  * gm_replay_feed/finish, the latter prefixed with the trace's name. */
 int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t *err);
+
+/*
+ * Plan trace `name` of s with a planning policy (params: its policy and
+ * values, e.g. offline's) and write the plan to out as a placement CSV,
+ * minimalloc's columns plus the offset: `id,lower,upper,size,offset`, one
+ * row per allocation in ordinal order.  lower/upper are the ALLOC's and
+ * FREE's timestamps when those order the events (never decreasing, every
+ * lifetime longer than 0), else their event indices; a lifetime never freed
+ * ends one past the last.  size is the bytes the plan gives the allocation
+ * (its request rounded to the policy's alignment), offset where it starts
+ * in the arena.  *info (may be NULL) gets the plan's figures (its offset
+ * and size pointers are not valid after the call).  GM_EINVAL for a
+ * policy that makes no plan; the replay's and reader's errors; GM_EIO when
+ * out cannot be written.
+ */
+int gm_placement_export(gm_store_t *s, const char *name, const gm_params_t *params, FILE *out,
+                        gm_plan_info_t *info, gm_error_t *err);
 
 #endif

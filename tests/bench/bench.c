@@ -84,9 +84,11 @@ static double bench_replay_memory(const gm_policy_ops_t *ops, const gm_event_t *
             exit(1);
         for (size_t i = 0; i < n; i++)
             if (ev[i].op == GM_OP_ALLOC)
-                lt[ev[i].id] = (gm_lifetime_t){ev[i].size, i, GM_LIFETIME_OPEN};
-            else if (ev[i].op == GM_OP_FREE && ev[i].id < na)
+                lt[ev[i].id] = (gm_lifetime_t){ev[i].size, i, GM_LIFETIME_OPEN, ev[i].ts_ns, 0};
+            else if (ev[i].op == GM_OP_FREE && ev[i].id < na) {
                 lt[ev[i].id].end = i;
+                lt[ev[i].id].end_ns = ev[i].ts_ns;
+            }
         gm_trace_context_t ctx = {.lifetimes = lt, .nlifetimes = na, .events = n};
         if (gm_replay_prepare(r, &ctx, &err))
             bench_die("replay setup", &err);

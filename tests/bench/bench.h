@@ -30,6 +30,7 @@ typedef struct bench_env {
     X(capture)            \
     X(import)             \
     X(nsys)               \
+    X(placement)          \
     X(policies)           \
     X(sweep)              \
     X(synth)

@@ -60,9 +60,11 @@ static void bp_lifetimes(bp_events_t *e)
     for (size_t i = 0; i < e->n; i++) {
         const gm_event_t *v = &e->ev[i];
         if (v->op == GM_OP_ALLOC)
-            e->lt[v->id] = (gm_lifetime_t){v->size, i, GM_LIFETIME_OPEN};
-        else if (v->op == GM_OP_FREE && v->id < na)
+            e->lt[v->id] = (gm_lifetime_t){v->size, i, GM_LIFETIME_OPEN, v->ts_ns, 0};
+        else if (v->op == GM_OP_FREE && v->id < na) {
             e->lt[v->id].end = i;
+            e->lt[v->id].end_ns = v->ts_ns;
+        }
     }
     e->nallocs = na;
 }

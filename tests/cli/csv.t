@@ -62,7 +62,8 @@ With several traces in the store, export needs --trace:
 
   $ gmsim export run.db
   gmsim: 'run.db' holds 4 traces; choose one with --trace: 'again', 'piped', 'stdin', 'step1'
-  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
+                     [--param offline.KEY=VALUE]... [-o FILE]
   [2]
   $ gmsim export run.db --trace nope
   gmsim: no trace 'nope' in 'run.db'

@@ -104,8 +104,9 @@ policies and formats, bad --param:
                       [--replace] [--json]
   [2]
   $ gmsim export t.db --format parquet
-  gmsim: unknown format 'parquet' (known: csv, perfetto)
-  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
+  gmsim: unknown format 'parquet' (known: csv, perfetto, placement)
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
+                     [--param offline.KEY=VALUE]... [-o FILE]
   [2]
   $ gmsim replay t.db
   gmsim: missing --policy (see 'gmsim policies', or use --policy all)

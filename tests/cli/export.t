@@ -39,7 +39,8 @@ partial file it created:
 
   $ gmsim export run.db --trace m --runs
   gmsim: --runs needs --format perfetto
-  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
+                     [--param offline.KEY=VALUE]... [-o FILE]
   [2]
   $ gmsim export run.db --trace nope --format perfetto
   gmsim: no trace 'nope' in 'run.db'
@@ -47,3 +48,26 @@ partial file it created:
   $ gmsim export run.db --trace input.12 --format perfetto -o /dev/full
   gmsim: cannot write '/dev/full': no space left on device
   [1]
+
+`--format placement`: the offline planner's plan as minimalloc's columns
+plus each allocation's offset; the plan's status goes to stderr.  Two
+buffers live together sit apart, the third reuses the first's bytes:
+
+  $ gmsim export run.db --trace input.12 --format placement --param offline.align=1
+  id,lower,upper,size,offset
+  0,0,3,4,4
+  1,0,9,4,0
+  2,3,9,4,4
+  plan of 'input.12': optimal, 8 bytes, lower bound 8, capacity 12 met
+  $ gmsim export run.db --trace input.12 --format placement --param offline.align=1 2> /dev/null | awk -F, 'NR > 1 && $5 + $4 > top { top = $5 + $4 } END { print top }'
+  8
+  $ gmsim export run.db --trace input.12 --format csv --param offline.align=1
+  gmsim: --param needs --format placement
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
+                     [--param offline.KEY=VALUE]... [-o FILE]
+  [2]
+  $ gmsim export run.db --trace input.12 --format placement --param bfc.align=1
+  gmsim: invalid --param 'bfc.align=1' (expected offline.KEY=VALUE)
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
+                     [--param offline.KEY=VALUE]... [-o FILE]
+  [2]

@@ -103,7 +103,7 @@ Each verb has its own help, the same through `help VERB` and `VERB --help`:
   >   gmsim help $v > a && gmsim $v --help > b && cmp a b && gmsim $v -h | head -1
   > done
   usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
-  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
   usage: gmsim info DB [--json]
   usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...

@@ -26,11 +26,16 @@ A policy's figures do not depend on which other policies run beside it:
   $ gmsim replay t.db --policy native,buddy | row buddy | cmp - alone && echo same
   same
 
-`all` is every registered policy, once each, in registry order:
+`all` is every registered policy, once each, in registry order; a
+planner's run adds a line under the table saying how good its plan is known
+to be (docs/metrics.md, "The plan"):
 
-  $ gmsim replay t.db --policy all,buddy | awk 'NR > 3 { print $1 }' > ran
+  $ gmsim replay t.db --policy all,buddy > all.txt
+  $ awk 'NR > 3 && $2 != "plan:" { print $1 }' all.txt > ran
   $ gmsim policies --json | sed -n 's/^      "name": "\(.*\)",$/\1/p' | cmp - ran && echo every policy
   every policy
+  $ grep -c "^'offline' plan: \(optimal\|feasible\|greedy\), " all.txt
+  1
 
 JSON: the trace, its LOAD, the device, and per run the policy, every
 resolved parameter and exactly the metrics of docs/metrics.md:

@@ -1,0 +1,248 @@
+/*
+ * tests/bench/bench_placement.c — the offline planner on placement
+ * instances (section "placement").
+ *
+ *   - each minimalloc instance in ../shared/data/minimalloc: its plan with
+ *     the default budgets and the instance's capacity given (as the DSA
+ *     importer records it), the plan's bytes against the capacity and the
+ *     load, its status (optimal / feasible / greedy), and the seconds it
+ *     took (wall and CPU: planning is single-threaded, and the machine this
+ *     runs on may be shared).  MiniMalloc itself cannot be built here, so
+ *     its times are not beside ours; the figures are ours alone;
+ *   - generated perfect packings (tests/util.c gt_perfect_packing: 16
+ *     guillotine cuts of 400 pieces, 16 bottom-left fills of 300): how many
+ *     are packed at their capacity, and the slowest one's seconds;
+ *   - one million allocations (the first 2 million events of the seeded
+ *     random workload): the plan's seconds and its status (the bound there
+ *     is the busiest instant's bytes).
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench/bench.h"
+#include "util.h"
+
+static double bpl_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static gm_lifetime_t *bpl_lifetimes(const gm_event_t *ev, size_t n, size_t *na, uint64_t *load)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].op == GM_OP_ALLOC && ev[i].id + 1 > k)
+            k = (size_t)ev[i].id + 1;
+    gm_lifetime_t *lt = calloc(k ? k : 1, sizeof *lt);
+    if (lt == NULL) {
+        fprintf(stderr, "gmsim-bench: out of memory\n");
+        exit(1);
+    }
+    uint64_t cur = 0;
+    *load = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].op == GM_OP_ALLOC) {
+            lt[ev[i].id] = (gm_lifetime_t){ev[i].size, i, GM_LIFETIME_OPEN, ev[i].ts_ns, 0};
+            cur += ev[i].size;
+            *load = cur > *load ? cur : *load;
+        } else if (ev[i].op == GM_OP_FREE && ev[i].id < k) {
+            lt[ev[i].id].end = i;
+            lt[ev[i].id].end_ns = ev[i].ts_ns;
+            cur -= lt[ev[i].id].size;
+        }
+    }
+    *na = k;
+    return lt;
+}
+
+typedef struct bpl_result {
+    gm_plan_info_t pi;
+    double wall_s, cpu_s;
+} bpl_result_t;
+
+/* Plan lifetimes with offline's defaults and attrs; the plan's figures. */
+static bpl_result_t bpl_plan(const gm_lifetime_t *lt, size_t na, uint64_t events, const char *attrs)
+{
+    const gm_policy_ops_t *off = gm_policy_find("offline");
+    gm_error_t err;
+    gm_params_t params;
+    gm_device_t dev;
+    gm_policy_t *p;
+    gm_device_init(&dev, NULL);
+    if (off == NULL || gm_params_init(&params, off, &err) ||
+        off->create(&dev, params.values, &p, &err))
+        bench_die("offline", &err);
+    gm_trace_context_t ctx = {.attrs = attrs, .lifetimes = lt, .nlifetimes = na, .events = events};
+    bpl_result_t r;
+    double t0 = bench_now(), c0 = bpl_cpu_now();
+    if (off->prepare(p, &ctx, &err))
+        bench_die("offline", &err);
+    r.wall_s = bench_now() - t0;
+    r.cpu_s = bpl_cpu_now() - c0;
+    if (off->plan(p, &r.pi))
+        bench_die("offline", &err);
+    r.pi.offset = r.pi.size = NULL;
+    off->destroy(p);
+    gm_params_release(&params);
+    return r;
+}
+
+static int bpl_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void bench_placement(const bench_env_t *env, gm_json_t *j)
+{
+    gm_json_key(j, "placement");
+    gm_json_begin_object(j);
+    gm_json_key(j, "minimalloc_times");
+    gm_json_str(j, "not measured: MiniMalloc cannot be built on this machine");
+
+    /* the shared instances */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/minimalloc", env->data_dir);
+    DIR *d = opendir(dir);
+    gm_json_key(j, "instances");
+    gm_json_begin_object(j);
+    if (d != NULL) {
+        char *names[64];
+        size_t nn = 0;
+        for (struct dirent *e; (e = readdir(d)) != NULL && nn < 64;) {
+            size_t len = strlen(e->d_name);
+            if (len > 4 && strcmp(e->d_name + len - 4, ".csv") == 0)
+                names[nn++] = strdup(e->d_name);
+        }
+        closedir(d);
+        qsort(names, nn, sizeof names[0], bpl_name_cmp);
+        for (size_t i = 0; i < nn; i++) {
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+            size_t n, na;
+            uint64_t cap = 0, load;
+            gm_event_t *ev = gt_minimalloc_events(path, &n, &cap);
+            if (ev == NULL) {
+                free(names[i]);
+                continue;
+            }
+            gm_lifetime_t *lt = bpl_lifetimes(ev, n, &na, &load);
+            char attrs[64];
+            snprintf(attrs, sizeof attrs, "{\"capacity\": %" PRIu64 "}", cap);
+            bpl_result_t r = bpl_plan(lt, na, n, attrs);
+            fprintf(stderr,
+                    "placement: %s: %" PRIu64 " bytes (capacity %" PRIu64 ", load %" PRIu64
+                    "), %s, %.2f s (%.2f s of CPU)\n",
+                    names[i], r.pi.peak, cap, load, gm_plan_status_name(r.pi.status), r.wall_s,
+                    r.cpu_s);
+            gm_json_key(j, names[i]);
+            gm_json_begin_object(j);
+            gm_json_key(j, "buffers");
+            gm_json_u64(j, na);
+            gm_json_key(j, "capacity");
+            gm_json_u64(j, cap);
+            gm_json_key(j, "load");
+            gm_json_u64(j, load);
+            gm_json_key(j, "peak");
+            gm_json_u64(j, r.pi.peak);
+            gm_json_key(j, "status");
+            gm_json_str(j, gm_plan_status_name(r.pi.status));
+            gm_json_key(j, "plan_s");
+            gm_json_double(j, r.wall_s);
+            gm_json_key(j, "plan_cpu_s");
+            gm_json_double(j, r.cpu_s);
+            gm_json_end_object(j);
+            free(lt);
+            free(ev);
+            free(names[i]);
+        }
+    }
+    gm_json_end_object(j);
+
+    /* generated perfect packings */
+    static const int styles[2] = {0, 1};
+    static const size_t pieces[2] = {400, 300};
+    for (int s = 0; s < 2; s++) {
+        size_t exact = 0, total = 0;
+        double slowest = 0, sum = 0;
+        for (uint64_t seed = 1; seed <= 16; seed++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/perfect.1048576.csv", env->dir);
+            FILE *f = fopen(path, "w");
+            if (f == NULL)
+                break;
+            gt_perfect_packing(f, seed, styles[s], 1048576, 1048576, 1024, pieces[s]);
+            fclose(f);
+            size_t n, na;
+            uint64_t cap, load;
+            gm_event_t *ev = gt_minimalloc_events(path, &n, &cap);
+            remove(path);
+            if (ev == NULL)
+                break;
+            gm_lifetime_t *lt = bpl_lifetimes(ev, n, &na, &load);
+            bpl_result_t r = bpl_plan(lt, na, n, "{\"capacity\": 1048576}");
+            exact += r.pi.peak == cap;
+            total++;
+            sum += r.cpu_s;
+            slowest = r.cpu_s > slowest ? r.cpu_s : slowest;
+            free(lt);
+            free(ev);
+        }
+        fprintf(stderr,
+                "placement: perfect packings (%s, %zu pieces): %zu of %zu exact, %.2f s of CPU "
+                "in all, slowest %.2f s\n",
+                s ? "bottom-left" : "guillotine", pieces[s], exact, total, sum, slowest);
+        gm_json_key(j, s ? "perfect_bottom_left" : "perfect_guillotine");
+        gm_json_begin_object(j);
+        gm_json_key(j, "pieces");
+        gm_json_u64(j, pieces[s]);
+        gm_json_key(j, "exact");
+        gm_json_u64(j, exact);
+        gm_json_key(j, "instances");
+        gm_json_u64(j, total);
+        gm_json_key(j, "cpu_s");
+        gm_json_double(j, sum);
+        gm_json_key(j, "slowest_cpu_s");
+        gm_json_double(j, slowest);
+        gm_json_end_object(j);
+    }
+
+    /* one million allocations */
+    gm_error_t err;
+    gm_workload_config_t wc;
+    gm_workload_config_default(&wc);
+    wc.events = 2000000;
+    wc.seed = env->seed;
+    gm_workload_t *wl;
+    if (gm_workload_create(&wc, &wl, &err))
+        bench_die("workload", &err);
+    gm_event_t *ev = malloc(wc.events * sizeof *ev);
+    if (ev == NULL)
+        exit(1);
+    size_t n = 0;
+    for (size_t k; (k = gm_workload_next(wl, ev + n, wc.events - n)) > 0;)
+        n += k;
+    gm_workload_destroy(wl);
+    size_t na;
+    uint64_t load;
+    gm_lifetime_t *lt = bpl_lifetimes(ev, n, &na, &load);
+    bpl_result_t r = bpl_plan(lt, na, n, NULL);
+    fprintf(stderr,
+            "placement: offline plans %zu allocations in %.2f s (%.2f s of CPU): %" PRIu64
+            " bytes, bound %" PRIu64 ", %s\n",
+            na, r.wall_s, r.cpu_s, r.pi.peak, r.pi.lower_bound, gm_plan_status_name(r.pi.status));
+    gm_json_key(j, "plan_1m_s");
+    gm_json_double(j, r.wall_s);
+    gm_json_key(j, "plan_1m_cpu_s");
+    gm_json_double(j, r.cpu_s);
+    gm_json_key(j, "plan_1m_status");
+    gm_json_str(j, gm_plan_status_name(r.pi.status));
+    free(lt);
+    free(ev);
+    gm_json_end_object(j);
+}
