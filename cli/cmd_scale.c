@@ -136,12 +136,36 @@ static int scale_open_input(const char *arg, scale_input_t *in)
     return 0;
 }
 
+/* A size, or "-" when unknown (0); static rotating buffers. */
+static const char *scale_num(uint64_t v)
+{
+    static char buf[4][24];
+    static int k;
+    char *b = buf[k++ % 4];
+    if (v)
+        snprintf(b, sizeof buf[0], "%" PRIu64, v);
+    else
+        snprintf(b, sizeof buf[0], "-");
+    return b;
+}
+
+/* "seq S, batch B" leaving out an unknown one (static buffer). */
+static const char *scale_sizes(uint64_t seq, uint64_t batch)
+{
+    static char buf[64];
+    if (seq && batch)
+        snprintf(buf, sizeof buf, "seq %" PRIu64 ", batch %" PRIu64, seq, batch);
+    else if (seq)
+        snprintf(buf, sizeof buf, "seq %" PRIu64, seq);
+    else
+        snprintf(buf, sizeof buf, "batch %" PRIu64, batch);
+    return buf;
+}
+
 static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *in)
 {
-    printf("base '%s' (seq %" PRIu64 ", batch %" PRIu64 "): %" PRIu64 " allocations, %s requested"
-           " in all\n",
-           in[r->base].label, r->seq[r->base], r->batch[r->base], r->allocs,
-           gm__cli_size(r->bytes));
+    printf("base '%s' (%s): %" PRIu64 " allocations, %s requested in all\n", in[r->base].label,
+           scale_sizes(r->seq[r->base], r->batch[r->base]), r->allocs, gm__cli_size(r->bytes));
     gm__cli_table_t t;
     gm__cli_table_init(&t, 6, "lrrrrr");
     const char *head[] = {"capture", "seq", "batch", "paired", "window", "share"};
@@ -152,8 +176,8 @@ static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *
             continue;
         const gm_scale_pairing_t *p = &r->pairing[k];
         gm__cli_table_cell(&t, "%s", in[k].label);
-        gm__cli_table_cell(&t, "%" PRIu64, r->seq[k]);
-        gm__cli_table_cell(&t, "%" PRIu64, r->batch[k]);
+        gm__cli_table_cell(&t, "%s", scale_num(r->seq[k]));
+        gm__cli_table_cell(&t, "%s", scale_num(r->batch[k]));
         gm__cli_table_cell(&t, "%" PRIu64, p->matched);
         gm__cli_table_cell(&t, "%" PRIu64,
                            p->window_base > p->window_other ? p->window_base : p->window_other);
@@ -214,10 +238,14 @@ static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const sc
         gm_json_begin_object(j);
         gm_json_key(j, "trace");
         gm_json_str(j, in[k].label);
-        gm_json_key(j, "seq_len");
-        gm_json_u64(j, r->seq[k]);
-        gm_json_key(j, "batch");
-        gm_json_u64(j, r->batch[k]);
+        if (r->seq[k]) {
+            gm_json_key(j, "seq_len");
+            gm_json_u64(j, r->seq[k]);
+        }
+        if (r->batch[k]) {
+            gm_json_key(j, "batch");
+            gm_json_u64(j, r->batch[k]);
+        }
         if (k != r->base) {
             const gm_scale_pairing_t *p = &r->pairing[k];
             gm_json_key(j, "paired");
@@ -491,8 +519,9 @@ int gm__cmd_scale(int argc, char **argv)
             gm_trace_info_t info;
             if (gm_store_find(dst, names[i], &info, &err) == 0) {
                 int64_t sl = gm_attr_int(info.attrs, "seq_len"), bt = gm_attr_int(info.attrs, "batch");
-                printf("  %s  seq %" PRId64 "  batch %" PRId64 "  %" PRIu64 " events  load %s\n",
-                       names[i], sl, bt, info.events, gm__cli_size(info.load));
+                printf("  %s  %s  %" PRIu64 " events  load %s\n", names[i],
+                       scale_sizes(sl > 0 ? (uint64_t)sl : 0, bt > 0 ? (uint64_t)bt : 0),
+                       info.events, gm__cli_size(info.load));
                 gm_trace_info_release(&info);
             }
         }

@@ -319,6 +319,17 @@ static void sc_fit(gm_scale_plan_t *pl, uint64_t i)
     pl->deg[i] = (uint8_t)deg;
 }
 
+/* "seq S, batch B", leaving out an unknown (0) one. */
+static void sc_sizes_text(uint64_t seq, uint64_t batch, char *buf, size_t len)
+{
+    if (seq && batch)
+        snprintf(buf, len, "seq %" PRIu64 ", batch %" PRIu64, seq, batch);
+    else if (seq)
+        snprintf(buf, len, "seq %" PRIu64, seq);
+    else
+        snprintf(buf, len, "batch %" PRIu64, batch);
+}
+
 static int sc_sizes_of(gm_scale_plan_t *pl, const gm_scale_capture_t *c, size_t k,
                        int *has_seq, int *has_batch, gm_error_t *err)
 {
@@ -383,10 +394,12 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
         }
         for (size_t j = 0; j < k; j++)
             if (pl->seq[j] == pl->seq[k] && pl->batch[j] == pl->batch[k]) {
+                char sz[64];
+                sc_sizes_text(pl->seq[k], pl->batch[k], sz, sizeof sz);
                 rc = gm_error_set(err, GM_EINVAL,
-                                  "'%s' and '%s' have equal sizes (seq %" PRIu64 ", batch %" PRIu64
-                                  "): captures at different sizes are needed",
-                                  pl->label[j], pl->label[k], pl->seq[k], pl->batch[k]);
+                                  "'%s' and '%s' have equal sizes (%s): captures at different "
+                                  "sizes are needed",
+                                  pl->label[j], pl->label[k], sz);
                 goto fail;
             }
     }
