@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/scaleopt.h"
 #include "gmsim/scale.h"
 
 #define SCALE_MAX_TARGETS 256
@@ -134,6 +135,72 @@ static int scale_open_input(const char *arg, scale_input_t *in)
         return gm__cli_error("out of memory");
     snprintf(in->label, n, "%s:%s", in->db, in->trace);
     return 0;
+}
+
+struct gm__cli_captures {
+    size_t n;
+    scale_input_t in[GM_SCALE_MAX_CAPTURES];
+    gm_scale_plan_t *plan;
+};
+
+void gm__cli_captures_close(gm__cli_captures_t *c)
+{
+    if (c == NULL)
+        return;
+    gm_scale_plan_destroy(c->plan);
+    for (size_t k = 0; k < c->n; k++) {
+        if (c->in[k].store)
+            gm_store_close(c->in[k].store);
+        free(c->in[k].db);
+        free(c->in[k].trace);
+        free(c->in[k].label);
+    }
+    free(c);
+}
+
+int gm__cli_captures_open(char **args, size_t n, const uint64_t *at_seq, const uint64_t *at_batch,
+                          const gm_scale_options_t *opts, gm__cli_captures_t **out)
+{
+    *out = NULL;
+    if (n > GM_SCALE_MAX_CAPTURES)
+        return gm__cli_error("too many captures (at most %d)", GM_SCALE_MAX_CAPTURES);
+    gm__cli_captures_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return gm__cli_error("out of memory");
+    int rc;
+    for (size_t k = 0; k < n; k++) {
+        c->n = k + 1;
+        if ((rc = scale_open_input(args[k], &c->in[k]))) {
+            gm__cli_captures_close(c);
+            return rc;
+        }
+    }
+    gm_scale_capture_t caps[GM_SCALE_MAX_CAPTURES];
+    for (size_t k = 0; k < n; k++)
+        caps[k] = (gm_scale_capture_t){c->in[k].store, c->in[k].trace, c->in[k].label,
+                                       at_seq ? at_seq[k] : 0, at_batch ? at_batch[k] : 0};
+    gm_error_t err = {0};
+    if (gm_scale_plan_create(caps, n, opts, &c->plan, &err)) {
+        gm__cli_captures_close(c);
+        return gm__cli_error("%s", err.msg);
+    }
+    *out = c;
+    return GM_CLI_OK;
+}
+
+gm_scale_plan_t *gm__cli_captures_plan(const gm__cli_captures_t *c)
+{
+    return c->plan;
+}
+
+const char *gm__cli_captures_label(const gm__cli_captures_t *c, size_t i)
+{
+    return i < c->n ? c->in[i].label : NULL;
+}
+
+const char *gm__cli_captures_trace(const gm__cli_captures_t *c, size_t i)
+{
+    return i < c->n ? c->in[i].trace : NULL;
 }
 
 /* A size, or "-" when unknown (0); static rotating buffers. */
@@ -401,28 +468,21 @@ int gm__cmd_scale(int argc, char **argv)
         return gm__cli_usage_error(scale_usage, "empty --prefix");
 
     int rc = GM_CLI_OK;
-    scale_input_t in[GM_SCALE_MAX_CAPTURES];
-    memset(in, 0, sizeof in);
+    gm__cli_captures_t *cap = NULL;
     gm_scale_plan_t *plan = NULL;
     gm_store_t *dst = NULL;
     gm_error_t err = {0};
     char **names = NULL;
     size_t nwritten = 0, ntargets = 0;
     int existed = 0;
-    for (size_t k = 0; k < n; k++)
-        if ((rc = scale_open_input(argv[optind + (int)k], &in[k])))
-            goto done;
-    gm_scale_capture_t caps[GM_SCALE_MAX_CAPTURES];
-    for (size_t k = 0; k < n; k++)
-        caps[k] = (gm_scale_capture_t){in[k].store, in[k].trace, in[k].label,
-                                       atseq.n ? atseq.v[k] : 0, atbatch.n ? atbatch.v[k] : 0};
     gm_scale_options_t o = {.base = base ? (int)base - 1 : -1,
                             .min_matched = (double)minpct / 100.0,
                             .force = force};
-    if (gm_scale_plan_create(caps, n, &o, &plan, &err)) {
-        rc = gm__cli_error("%s", err.msg);
+    if ((rc = gm__cli_captures_open(argv + optind, n, atseq.n ? atseq.v : NULL,
+                                    atbatch.n ? atbatch.v : NULL, &o, &cap)))
         goto done;
-    }
+    plan = gm__cli_captures_plan(cap);
+    const scale_input_t *in = cap->in;
     const gm_scale_report_t *rep = gm_scale_plan_report(plan);
     size_t ns = tseq.n ? tseq.n : 1, nb = tbatch.n ? tbatch.n : 1;
     ntargets = ns * nb;
@@ -536,14 +596,7 @@ done:
         gm_store_close(dst);
     if (rc != GM_CLI_OK && dst != NULL && !existed)
         scale_remove_store(output);
-    gm_scale_plan_destroy(plan);
-    for (size_t k = 0; k < n; k++) {
-        if (in[k].store)
-            gm_store_close(in[k].store);
-        free(in[k].db);
-        free(in[k].trace);
-        free(in[k].label);
-    }
+    gm__cli_captures_close(cap);
     for (size_t i = 0; names != NULL && i < ntargets; i++)
         free(names[i]);
     free(names);
