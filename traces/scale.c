@@ -181,8 +181,9 @@ static int sc_power_fits(const gm_scale_plan_t *pl, uint64_t i, int p, int q)
                           pl->batch[b] ? pl->batch[b] : 1, pl->batch[k] ? pl->batch[k] : 1, p, q,
                           &num, &den))
             return 0;
-        /* zk == num / den exactly */
-        if (num % den != 0 || num / den != zk)
+        /* zk == num / den exactly (den ≤ 2^120 and zk < 2^48: compare
+         * zk·den with num, no 128-bit division) */
+        if (den > ((sc_u128)1 << 79) || (sc_u128)zk * den != num)
             return 0;
     }
     return 1;

@@ -30,6 +30,7 @@ typedef struct bench_env {
     X(capture)            \
     X(import)             \
     X(policies)           \
+    X(scale)              \
     X(sweep)              \
     X(synth)
 
