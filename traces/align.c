@@ -33,8 +33,9 @@
  *
  * Left-overs.  Between two consecutive pairs, the tokens neither side
  * paired (an allocation whose size follows no power law, e.g. a + b·s) are
- * paired by key alone, in order, by a longest-common-subsequence over the
- * keys (a greedy scan when the gap is over 2^22 cells), and so are those
+ * paired by key alone (when the key names a call site: tokens without
+ * stack frames never pair this way), in order, by a longest-common-
+ * subsequence over the keys (a greedy scan when the gap is over 2^22 cells), and so are those
  * past the last pair at the free end (the LCS takes the earliest match, the
  * one nearest the anchor).  Those pairs count as matched but not in
  * matched_size.
@@ -67,6 +68,8 @@ typedef struct al_tok {
     uint64_t size;
     uint64_t ref; /* allocation id or mark index */
     uint8_t kind;
+    uint8_t framed; /* an allocation with stack frames (or a mark): its key
+                       names a call site, so it may pair by key alone */
 } al_tok_t;
 
 typedef struct al_ctx {
@@ -476,6 +479,14 @@ static int al_myers(al_diff_t *df, const al_ctx_t *c, const al_tok_t *X, int64_t
     return 0;
 }
 
+/* Whether two left-over tokens may pair by key alone: the same kind and
+ * key, and a key that names a call site (without frames every allocation
+ * of a stream has the same key, which says nothing). */
+static int al_weak_eq(const al_tok_t *x, const al_tok_t *y)
+{
+    return x->kind == y->kind && x->key == y->key && x->framed && y->framed;
+}
+
 /* Pair the unpaired tokens X[i0,i1) and Y[j0,j1) by key in order (LCS);
  * GM_ENOMEM. */
 static int al_pair_gap(const al_tok_t *X, int64_t i0, int64_t i1, const al_tok_t *Y, int64_t j0,
@@ -488,7 +499,7 @@ static int al_pair_gap(const al_tok_t *X, int64_t i0, int64_t i1, const al_tok_t
         int64_t j = j0;
         for (int64_t i = i0; i < i1 && j < j1; i++)
             for (int64_t t = j; t < j1 && t < j + 64; t++)
-                if (X[i].kind == Y[t].kind && X[i].key == Y[t].key) {
+                if (al_weak_eq(&X[i], &Y[t])) {
                     xm[i] = t;
                     j = t + 1;
                     break;
@@ -503,15 +514,14 @@ static int al_pair_gap(const al_tok_t *X, int64_t i0, int64_t i1, const al_tok_t
         for (int64_t b = m; b >= 0; b--) {
             if (a == n || b == m)
                 AL_L(a, b) = 0;
-            else if (X[i0 + a].kind == Y[j0 + b].kind && X[i0 + a].key == Y[j0 + b].key)
+            else if (al_weak_eq(&X[i0 + a], &Y[j0 + b]))
                 AL_L(a, b) = AL_L(a + 1, b + 1) + 1;
             else
                 AL_L(a, b) = AL_L(a + 1, b) > AL_L(a, b + 1) ? AL_L(a + 1, b) : AL_L(a, b + 1);
         }
     int64_t a = 0, b = 0;
     while (a < n && b < m) {
-        if (X[i0 + a].kind == Y[j0 + b].kind && X[i0 + a].key == Y[j0 + b].key &&
-            AL_L(a, b) == AL_L(a + 1, b + 1) + 1) {
+        if (al_weak_eq(&X[i0 + a], &Y[j0 + b]) && AL_L(a, b) == AL_L(a + 1, b + 1) + 1) {
             xm[i0 + a] = j0 + b;
             a++;
             b++;
@@ -571,11 +581,12 @@ static al_tok_t *al_main_tokens(const gm_align_trace_t *t, int rev, int64_t *n)
     for (size_t i = 0; i <= t->nallocs; i++) {
         uint64_t ev = i < t->nallocs ? t->allocs[i].event : UINT64_MAX;
         while (m < t->nmarks && t->marks[m].event < ev) {
-            v[k++] = (al_tok_t){t->marks[m].key, 0, m, AL_KIND_MARK};
+            v[k++] = (al_tok_t){t->marks[m].key, 0, m, AL_KIND_MARK, 1};
             m++;
         }
         if (i < t->nallocs && !t->allocs[i].preexisting)
-            v[k++] = (al_tok_t){t->allocs[i].key, t->allocs[i].size, i, AL_KIND_ALLOC};
+            v[k++] = (al_tok_t){t->allocs[i].key, t->allocs[i].size, i, AL_KIND_ALLOC,
+                                t->allocs[i].frames != 0};
     }
     if (rev)
         for (size_t i = 0; i < cnt / 2; i++) {
@@ -608,7 +619,8 @@ static al_tok_t *al_pre_tokens(const gm_align_trace_t *t, int64_t *n)
     size_t k = 0;
     for (size_t i = 0; i < t->nallocs; i++)
         if (t->allocs[i].preexisting)
-            v[k++] = (al_tok_t){t->allocs[i].key, t->allocs[i].size, i, AL_KIND_ALLOC};
+            v[k++] = (al_tok_t){t->allocs[i].key, t->allocs[i].size, i, AL_KIND_ALLOC,
+                                t->allocs[i].frames != 0};
     qsort(v, cnt, sizeof *v, al_tok_cmp);
     *n = (int64_t)cnt;
     return v;

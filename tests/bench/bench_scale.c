@@ -12,11 +12,13 @@
  * writer (write_seconds); scale_seconds is their sum (the target is under
  * 2 s), scale_cpu_seconds the process's CPU time over both (the figure a
  * loaded machine does not stretch).  The reference, in the same process: copying the base trace
- * through the reader and the writer unchanged (copy_seconds);
- * ratio_vs_copy = scale_seconds ÷ copy_seconds.
+ * through the reader and the writer unchanged (copy_seconds, and its CPU
+ * time copy_cpu_seconds); ratio_vs_copy = scale_seconds ÷ copy_seconds,
+ * cpu_ratio_vs_copy the same in CPU time.
  *
  * JSON: "scale": {events, events_other, paired_share, plan_seconds,
- * write_seconds, scale_seconds, scale_cpu_seconds, copy_seconds, ratio_vs_copy}.
+ * write_seconds, scale_seconds, scale_cpu_seconds, copy_seconds, ratio_vs_copy,
+ * copy_cpu_seconds, cpu_ratio_vs_copy}.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +173,7 @@ void bench_scale(const bench_env_t *env, gm_json_t *j)
         bench_die("scale", &err);
 
     /* the reference: the base copied through the reader and the writer */
+    double cc0 = bench_scale_cpu();
     double t0 = bench_now();
     gm_reader_t *r;
     gm_writer_t *w;
@@ -197,6 +200,7 @@ void bench_scale(const bench_env_t *env, gm_json_t *j)
     if (gm_writer_finish(w, &err))
         bench_die("scale copy", &err);
     double copy = bench_now() - t0;
+    double copy_cpu = bench_scale_cpu() - cc0;
 
     /* scale: plan (load, align, laws), then the base at seq 4096 */
     gm_scale_capture_t caps[] = {{s, "s512", NULL, 0, 0}, {s, "s1024", NULL, 0, 0}};
@@ -216,9 +220,9 @@ void bench_scale(const bench_env_t *env, gm_json_t *j)
     gm_scale_plan_destroy(p);
     fprintf(stderr,
             "gmsim-bench: scale: %llu + %llu events: plan %.3f s, write %.3f s (cpu %.3f s), "
-            "copy %.3f s, paired %.1f%%\n",
+            "copy %.3f s (cpu %.3f s), paired %.1f%%\n",
             (unsigned long long)ia.events, (unsigned long long)ib.events, plan, write, cpu, copy,
-            100.0 * share);
+            copy_cpu, 100.0 * share);
     gm_json_key(j, "scale");
     gm_json_begin_object(j);
     gm_json_key(j, "events");
@@ -239,6 +243,10 @@ void bench_scale(const bench_env_t *env, gm_json_t *j)
     gm_json_double(j, copy);
     gm_json_key(j, "ratio_vs_copy");
     gm_json_double(j, (plan + write) / copy);
+    gm_json_key(j, "copy_cpu_seconds");
+    gm_json_double(j, copy_cpu);
+    gm_json_key(j, "cpu_ratio_vs_copy");
+    gm_json_double(j, cpu / copy_cpu);
     gm_json_end_object(j);
     gm_trace_info_release(&ia);
     gm_trace_info_release(&ib);

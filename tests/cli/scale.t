@@ -81,7 +81,7 @@ model's training step), a store that does not exist:
   $ gmsim synth --events 4000 -o rnd.db > /dev/null
   $ gmsim import a.csv -o rnd.db --name model --attr seq_len=64 > /dev/null
   $ gmsim scale rnd.db:model rnd.db:random --at seq=64,128 --seq 256 -o z.db
-  gmsim: 'rnd.db:model' does not align with 'rnd.db:random': 420 of 1998 allocations paired (21.0%, below 90%); it breaks at event 1 of 'random' (allocation 0, 802314 bytes, after mark 'step'), event 0 of 'model'; different programs? (--force to go on)
+  gmsim: 'rnd.db:model' does not align with 'rnd.db:random': 0 of 1999 allocations paired (0.0%, below 90%); it breaks at event 1 of 'random' (allocation 0, 802314 bytes, after mark 'step'), event 0 of 'model'; different programs? (--force to go on)
   [1]
   $ gmsim scale nope.db:a raw.db:b --seq 256 -o z.db
   gmsim: cannot open 'nope.db': no such file
