@@ -291,6 +291,77 @@ Test(scale, refusals)
     gm_store_close(s);
 }
 
+/* A capture from (frames, size, preexisting) triples, each allocation freed
+ * after the next one is made (pre-existing ones never). */
+typedef struct ts_alloc {
+    const char *frames;
+    uint64_t size;
+    int pre;
+} ts_alloc_t;
+
+static void ts_capture_allocs(gm_store_t *s, const char *name, uint64_t seq, const ts_alloc_t *v,
+                              size_t n)
+{
+    gm_error_t err;
+    gm_writer_t *w;
+    cr_assert_eq(gm_writer_begin(s, name, GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_attr_int(w, "seq_len", (int64_t)seq, &err), 0, "%s", err.msg);
+    int64_t prev = -1;
+    for (size_t i = 0; i < n; i++) {
+        gm_event_t e = {.op = GM_OP_ALLOC, .id = i, .size = v[i].size,
+                        .flags = v[i].pre ? GM_EVENT_PREEXISTING : 0};
+        cr_assert_eq(gm_writer_frames(w, v[i].frames, &e.frames, &err), 0, "%s", err.msg);
+        cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
+        if (prev >= 0) {
+            gm_event_t f = {.op = GM_OP_FREE, .id = (uint64_t)prev};
+            cr_assert_eq(gm_writer_add(w, &f, &err), 0, "%s", err.msg);
+        }
+        prev = v[i].pre ? -1 : (int64_t)i;
+    }
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+}
+
+/* An allocation of the base alone (pre-existing there: its window began
+ * earlier) takes the law its call site's paired allocations agree on; a
+ * call site whose allocations disagree gives none. */
+Test(scale, call_site_laws)
+{
+    gm_store_t *s = ts_store("site.db");
+    const ts_alloc_t a[] = {{"m.py:1:lin", 8 * 128, 0}, {"m.py:2:mix", 4096, 0},
+                            {"m.py:1:lin", 8 * 128, 0}, {"m.py:2:mix", 4 * 128, 0}};
+    const ts_alloc_t b[] = {{"m.py:1:lin", 8 * 256, 1}, {"m.py:2:mix", 4096, 1},
+                            {"m.py:1:lin", 8 * 256, 0}, {"m.py:2:mix", 4096, 0},
+                            {"m.py:1:lin", 8 * 256, 0}, {"m.py:2:mix", 4 * 256, 0}};
+    ts_capture_allocs(s, "a", 128, a, 4);
+    ts_capture_allocs(s, "b", 256, b, 6);
+    gm_scale_capture_t caps[] = {{s, "a", NULL, 0, 0}, {s, "b", NULL, 0, 0}};
+    gm_scale_plan_t *p;
+    gm_error_t err;
+    /* 4 of 6 paired: refused at the default 90%, taken at 60% */
+    cr_assert_eq(gm_scale_plan_create(caps, 2, NULL, &p, &err), GM_EFORMAT);
+    gm_scale_options_t o = {.base = -1, .min_matched = 0.6};
+    cr_assert_eq(gm_scale_plan_create(caps, 2, &o, &p, &err), 0, "%s", err.msg);
+    const gm_scale_report_t *r = gm_scale_plan_report(p);
+    cr_assert_eq(r->base, 1);
+    cr_assert_eq(r->pairing[0].matched, 4);
+    gm_scale_law_t law;
+    int pe;
+    uint64_t z;
+    cr_assert_eq(gm_scale_predict(p, 0, 1024, 0, &law, &pe, NULL, &z, &err), 0, "%s", err.msg);
+    cr_assert_eq(law, GM_SCALE_LAW_SITE);
+    cr_assert_eq(pe, 1);
+    cr_assert_eq(z, 8 * 1024);
+    cr_assert_eq(gm_scale_predict(p, 1, 1024, 0, &law, NULL, NULL, &z, &err), 0, "%s", err.msg);
+    cr_assert_eq(law, GM_SCALE_LAW_NONE); /* "mix": constant once, linear once */
+    cr_assert_eq(z, 4096);
+    cr_assert_eq(r->law_allocs[GM_SCALE_LAW_SITE], 1);
+    cr_assert_eq(r->law_allocs[GM_SCALE_LAW_NONE], 1);
+    cr_assert_eq(r->preexisting, 2);
+    cr_assert_eq(r->preexisting_paired, 0);
+    gm_scale_plan_destroy(p);
+    gm_store_close(s);
+}
+
 /* ---- the real snapshots ------------------------------------------------------------- */
 
 static gm_store_t *ts_real(const char *job, const char **why)

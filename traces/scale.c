@@ -25,6 +25,10 @@
  *                           verified on it (within half a byte);
  *        affine             two points: the line through them (nothing to
  *                           verify it on: reported apart);
+ *        site               paired in no other capture, but its call site
+ *                           (stack frames) has two or more paired
+ *                           allocations that all follow one power law:
+ *                           that law, from its own size (sc_site_laws);
  *        none               paired in no other capture: the captured size.
  *      Three or more points that fit neither a power law nor the verified
  *      polynomial contradict each other: refused, naming the allocation and
@@ -222,6 +226,76 @@ static long double sc_lagrange(const long double *xs, const long double *zs, siz
         sum += t;
     }
     return sum;
+}
+
+/* ---- call-site laws ----------------------------------------------------------------- */
+
+typedef struct sc_site {
+    uint64_t key;
+    int8_t p, q;
+} sc_site_t;
+
+static int sc_site_cmp(const void *x, const void *y)
+{
+    const sc_site_t *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/*
+ * An allocation of the base that paired in no other capture (law NONE)
+ * but has stack frames takes the power law of its call site when at least
+ * two paired allocations of that site follow power laws (or are constant)
+ * and all with the same exponents: a tensor alive before one capture's
+ * window began, or made in a step the other window does not hold, is
+ * shaped by its line of code as its siblings are.  GM_ENOMEM.
+ */
+static int sc_site_laws(gm_scale_plan_t *pl, gm_error_t *err)
+{
+    const gm_align_trace_t *t = pl->t[pl->base];
+    size_t m = 0;
+    for (uint64_t i = 0; i < pl->nallocs; i++)
+        m += (pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER) &&
+             t->allocs[i].frames != 0;
+    if (m == 0)
+        return 0;
+    sc_site_t *v = malloc(m * sizeof *v);
+    if (v == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (uint64_t i = 0; i < pl->nallocs; i++)
+        if ((pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER) &&
+            t->allocs[i].frames != 0)
+            v[k++] = (sc_site_t){t->allocs[i].key, pl->pe[i], pl->qe[i]};
+    qsort(v, m, sizeof *v, sc_site_cmp);
+    /* compact to one entry per key; p = INT8_MIN marks a key that disagrees
+     * or has a single allocation */
+    size_t w = 0;
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        int agree = 1;
+        while (j < m && v[j].key == v[i].key) {
+            agree &= v[j].p == v[i].p && v[j].q == v[i].q;
+            j++;
+        }
+        v[w] = v[i];
+        if (!agree || j - i < 2)
+            v[w].p = INT8_MIN;
+        w++;
+        i = j;
+    }
+    for (uint64_t i = 0; i < pl->nallocs; i++) {
+        if (pl->law[i] != GM_SCALE_LAW_NONE || t->allocs[i].frames == 0)
+            continue;
+        sc_site_t probe = {t->allocs[i].key, 0, 0};
+        const sc_site_t *f = bsearch(&probe, v, w, sizeof *v, sc_site_cmp);
+        if (f == NULL || f->p == INT8_MIN)
+            continue;
+        pl->law[i] = GM_SCALE_LAW_SITE;
+        pl->pe[i] = f->p;
+        pl->qe[i] = f->q;
+    }
+    free(v);
+    return 0;
 }
 
 /* ---- the plan ---------------------------------------------------------------------- */
@@ -489,17 +563,21 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
     /* the laws */
     for (uint64_t i = 0; i < pl->nallocs; i++) {
         sc_fit(pl, i);
+        if (pl->law[i] == SC_CONTRADICT && !o.force) {
+            char what[400];
+            sc_describe(pl, i, what, sizeof what);
+            rc = gm_error_set(err, GM_EFORMAT,
+                              "contradicting laws: %s follow neither a power law nor a "
+                              "polynomial (--force keeps it at its captured size)",
+                              what);
+            goto fail;
+        }
+    }
+    if ((rc = sc_site_laws(pl, err)))
+        goto fail;
+    for (uint64_t i = 0; i < pl->nallocs; i++) {
         const gm_align_alloc_t *a = &pl->t[b]->allocs[i];
         if (pl->law[i] == SC_CONTRADICT) {
-            if (!o.force) {
-                char what[400];
-                sc_describe(pl, i, what, sizeof what);
-                rc = gm_error_set(err, GM_EFORMAT,
-                                  "contradicting laws: %s follow neither a power law nor a "
-                                  "polynomial (--force keeps it at its captured size)",
-                                  what);
-                goto fail;
-            }
             rep->contradicting++;
             pl->law[i] = GM_SCALE_LAW_NONE;
         }
@@ -507,7 +585,7 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
         rep->bytes += a->size;
         rep->law_allocs[pl->law[i]]++;
         rep->law_bytes[pl->law[i]] += a->size;
-        if (pl->law[i] <= GM_SCALE_LAW_POWER) {
+        if (pl->law[i] <= GM_SCALE_LAW_POWER || pl->law[i] == GM_SCALE_LAW_SITE) {
             rep->power_p[pl->pe[i] + SC_MAXP]++;
             rep->power_q[pl->qe[i] + SC_MAXP]++;
         }
@@ -572,7 +650,8 @@ int gm_scale_predict(const gm_scale_plan_t *p, uint64_t id, uint64_t seq, uint64
     if (qexp)
         *qexp = p->qe[id];
     switch (l) {
-    case GM_SCALE_LAW_POWER: {
+    case GM_SCALE_LAW_POWER:
+    case GM_SCALE_LAW_SITE: {
         sc_u128 num, den;
         if (sc_power_frac(zb, sb, st, bb, bt, p->pe[id], p->qe[id], &num, &den) == 0 &&
             num / den < GM_SIZE_LIMIT) {

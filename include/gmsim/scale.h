@@ -28,6 +28,8 @@
     X(POLY, "polynomial", "a + b*x (+ c*x^2), fitted on all captures but one and " \
                           "verified on it")                                      \
     X(AFFINE, "affine", "a + b*x through the two captures (unverified)")         \
+    X(SITE, "site", "in the base capture only: the power law every paired "       \
+                    "allocation of its call site follows")                        \
     X(NONE, "none", "in the base capture only: kept at its captured size")
 
 typedef enum gm_scale_law {
@@ -77,7 +79,7 @@ typedef struct gm_scale_report {
     uint64_t bytes;                        /* their requested bytes in the base */
     uint64_t law_allocs[GM_SCALE_LAW_COUNT];
     uint64_t law_bytes[GM_SCALE_LAW_COUNT];
-    uint64_t power_p[9];  /* allocations of law POWER or CONST by seq exponent -4..4 */
+    uint64_t power_p[9];  /* allocations of law CONST, POWER or SITE by seq exponent -4..4 */
     uint64_t power_q[9];  /* … by batch exponent */
     uint64_t contradicting; /* allocations that follow no law although paired in
                                three or more captures (forced: kept as NONE) */

@@ -17,6 +17,7 @@ event for event:
     power               244  610.18 MiB    26.13%
     polynomial            0         0 B     0.00%
     affine                0         0 B     0.00%
+    site                  0         0 B     0.00%
     none                  0         0 B     0.00%
     seq exponents: p=0: 204 p=1: 196 p=2: 48
     pre-existing: 0 of 0 paired
@@ -46,7 +47,7 @@ The scaled traces carry seq_len, so the other verbs pivot on it unchanged:
     "base": "syn.db:gpt2.seq64",
         "paired": 448,
         "window": 448,
-        "attrs": {"model": "gpt2", "scaled_from": [{"trace":"syn.db:gpt2.seq64","seq_len":64,"batch":2,"base":true},{"trace":"syn.db:gpt2.seq128","seq_len":128,"batch":2,"base":false}], "scale_laws": {"constant":204,"power":244,"polynomial":0,"affine":0,"none":0}, "source": "scale", "seq_len": 32, "batch": 2, "dropped_zero_size": 0}
+        "attrs": {"model": "gpt2", "scaled_from": [{"trace":"syn.db:gpt2.seq64","seq_len":64,"batch":2,"base":true},{"trace":"syn.db:gpt2.seq128","seq_len":128,"batch":2,"base":false}], "scale_laws": {"constant":204,"power":244,"polynomial":0,"affine":0,"site":0,"none":0}, "source": "scale", "seq_len": 32, "batch": 2, "dropped_zero_size": 0}
 
 Captures without seq_len / batch attributes take them from --at (or from
 `gmsim import --attr seq_len=N`):
