@@ -315,12 +315,14 @@ static void sc_describe(const gm_scale_plan_t *pl, uint64_t i, char *buf, size_t
     int off = snprintf(buf, len, "allocation %" PRIu64 " (event %" PRIu64 ") of '%s'%s%.*s%s", i,
                        a->event, pl->label[pl->base], fr ? ", frames '" : "", flen,
                        fr ? fr : "", fr ? "'" : "");
+    int first = 1;
     for (size_t k = 0; k < pl->n && off > 0 && (size_t)off < len; k++) {
         uint64_t zk = pl->z[i * pl->n + k];
         if (zk == 0)
             continue;
         off += snprintf(buf + off, len - (size_t)off, "%s%" PRIu64 " B at seq %" PRIu64,
-                        k == 0 || (k == 1 && pl->z[i * pl->n] == 0) ? ": " : ", ", zk, pl->seq[k]);
+                        first ? ": " : ", ", zk, pl->seq[k]);
+        first = 0;
         if (pl->rep.vary_batch && off > 0 && (size_t)off < len)
             off += snprintf(buf + off, len - (size_t)off, " batch %" PRIu64, pl->batch[k]);
     }
