@@ -89,6 +89,30 @@ Test(align, size_relation)
                                      UINT64_C(998244353), 0, 0));
 }
 
+/* Keys name call sites: the same calls match whatever their line numbers
+ * and directories (a script edited, a checkout moved), other calls not. */
+Test(align, frame_keys)
+{
+    gm_store_t *s = ta_store();
+    const ta_ev_t a[] = {{'a', 8, "/home/a/m.py:10:fwd\n/home/a/run.py:3:<module>"},
+                         {'a', 8, "/home/a/m.py:10:bwd\n/home/a/run.py:3:<module>"},
+                         {'a', 8, "/home/a/m.py:10:fwd\n/home/a/other.py:3:<module>"},
+                         {'a', 8, "m.py:10:fwd"}};
+    const ta_ev_t b[] = {{'a', 8, "/srv/b/m.py:12:fwd\n/srv/b/run.py:7:<module>"}};
+    ta_write(s, "a", a, 4);
+    ta_write(s, "b", b, 1);
+    gm_align_trace_t *ta = ta_load(s, "a"), *tb = ta_load(s, "b");
+    cr_assert_eq(ta->allocs[0].key, tb->allocs[0].key);
+    cr_assert_neq(ta->allocs[1].key, tb->allocs[0].key); /* another function */
+    cr_assert_neq(ta->allocs[2].key, tb->allocs[0].key); /* another caller */
+    cr_assert_neq(ta->allocs[3].key, tb->allocs[0].key); /* a shorter stack */
+    cr_assert_str_eq(ta->frames[ta->allocs[0].frames],
+                     "/home/a/m.py:10:fwd\n/home/a/run.py:3:<module>");
+    gm_align_trace_free(ta);
+    gm_align_trace_free(tb);
+    gm_store_close(s);
+}
+
 /*
  * B is A run at twice the sequence length, captured by a ring buffer that
  * started two allocations later: A's first two allocations are gone, the

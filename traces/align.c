@@ -3,8 +3,9 @@
  * one program at different sizes (gmsim/align.h).
  *
  * Tokens.  Each allocation becomes a token (kind, key, size): the key hashes
- * its stack frames (file and function of each, not the line: a script
- * edited between two captures moves lines, real ones do) and its stream's
+ * its stack frames (file name and function of each, not the line nor the
+ * directories: a script edited between two captures moves lines, real
+ * ones do, and a checkout moved moves paths) and its stream's
  * index in the trace (indices, not
  * raw handles: a CUDA stream's handle is a pointer that changes from run to
  * run, its order of first use does not).  A MARK becomes a token keyed by
@@ -88,7 +89,8 @@ static uint64_t al_hash(const char *s, uint64_t h)
 }
 
 /* The hash of a frames text ("file:line:name" per line) without its line
- * numbers: a script edited between two captures moves lines, not calls. */
+ * numbers and the file's directories: a script edited between two
+ * captures moves lines, not calls, and a checkout moved moves paths. */
 static uint64_t al_hash_frames(const char *s)
 {
     uint64_t h = AL_FNV_BASIS;
@@ -110,7 +112,13 @@ static uint64_t al_hash_frames(const char *s)
                 cut_end = d;
             }
         }
-        for (const unsigned char *q = p; q < eol; q++) {
+        /* the file's directories are left out too: a checkout moved
+         * between captures (another home, another machine) moves paths */
+        const unsigned char *start = p;
+        for (const unsigned char *q = p; q < (cut ? cut : eol); q++)
+            if (*q == '/')
+                start = q + 1;
+        for (const unsigned char *q = start; q < eol; q++) {
             if (cut != NULL && q >= cut && q < cut_end)
                 continue;
             h ^= *q;
