@@ -143,3 +143,8 @@ Unknown verbs and options are usage errors:
   gmsim: unknown verb 'frobnicate'
   see 'gmsim help' for the list of verbs
   [2]
+
+`scale` has its help both ways too:
+
+  $ gmsim help scale > a && gmsim scale --help > b && cmp a b && gmsim scale -h | head -1
+  usage: gmsim scale CAPTURE CAPTURE [CAPTURE...] (--seq LIST | --batch LIST) -o DB
