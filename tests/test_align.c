@@ -192,6 +192,61 @@ Test(align, windows_and_laws)
     gm_store_close(s);
 }
 
+/* B's ring buffer began after A's "lin" tensor was made and before it was
+ * freed: B lists it as pre-existing, A as an allocation of its window.
+ * They pair across the boundary; "w", made before B's window and freed
+ * inside it, has another call site and pairs with nothing. */
+Test(align, ring_buffer_boundary)
+{
+    gm_store_t *s = ta_store();
+    const ta_ev_t a[] = {
+        {'a', 128 * 8, "m.py:1:lin"},    /* 0 */
+        {'a', 4096, "m.py:2:w"},         /* 1 */
+        {'a', 128 * 128, "m.py:3:attn"}, /* 2: B's window starts here */
+        {'f', 1, NULL}, {'f', 2, NULL},
+        {'a', 77, "m.py:4:cat"},         /* 3 */
+        {'f', 0, NULL}, {'f', 3, NULL},
+    };
+    const ta_ev_t b[] = {
+        {'p', 256 * 8, "m.py:1:lin"},    /* 0 */
+        {'p', 4096 * 3, "m.py:2:w"},     /* 1: unrelated size */
+        {'a', 256 * 256, "m.py:3:attn"}, /* 2 */
+        {'f', 1, NULL}, {'f', 2, NULL},
+        {'a', 77, "m.py:4:cat"},         /* 3 */
+        {'f', 0, NULL}, {'f', 3, NULL},
+    };
+    ta_write(s, "a", a, sizeof a / sizeof a[0]);
+    ta_write(s, "b", b, sizeof b / sizeof b[0]);
+    gm_align_trace_t *ta = ta_load(s, "a"), *tb = ta_load(s, "b");
+    cr_assert_eq(ta->allocs[0].free_event, 6);
+    cr_assert_eq(ta->allocs[1].free_event, 3);
+    cr_assert_eq(tb->allocs[0].free_event, 6);
+    gm_align_options_t o = {.seq_a = 128, .seq_b = 256};
+    gm_align_result_t r;
+    gm_error_t err;
+    cr_assert_eq(gm_align_traces(ta, tb, &o, &r, &err), 0, "%s", err.msg);
+    cr_assert_eq(r.a_to_b[2], 2);
+    cr_assert_eq(r.a_to_b[3], 3);
+    cr_assert_eq(r.a_to_b[0], 0); /* across the boundary */
+    cr_assert_eq(r.b_to_a[0], 0);
+    cr_assert_eq(r.a_to_b[1], -1); /* 4096 vs 12288: no power of 2 */
+    cr_assert_eq(r.b_to_a[1], -1);
+    cr_assert_eq(r.matched, 3);
+    cr_assert_eq(r.matched_pre, 1);
+    cr_assert_eq(r.matched_size, 3);
+    gm_align_result_release(&r);
+    /* the other way round: the same pairs */
+    gm_align_options_t o2 = {.seq_a = 256, .seq_b = 128};
+    cr_assert_eq(gm_align_traces(tb, ta, &o2, &r, &err), 0, "%s", err.msg);
+    cr_assert_eq(r.a_to_b[0], 0);
+    cr_assert_eq(r.a_to_b[1], -1);
+    cr_assert_eq(r.matched, 3);
+    gm_align_result_release(&r);
+    gm_align_trace_free(ta);
+    gm_align_trace_free(tb);
+    gm_store_close(s);
+}
+
 /* Two captures that began with the job and stopped at different points:
  * anchoring at the ends pairs little, at the starts everything. */
 Test(align, start_anchored)

@@ -43,7 +43,11 @@
  *
  * Pre-existing allocations are listed in address order, which differs
  * between captures, so they are sorted by (key, size, id) on both sides
- * and diffed globally (same equality, left-overs as above).
+ * and diffed globally (same equality, left-overs as above).  One left
+ * over after that was alive when its window began: it pairs with an
+ * allocation the other capture made before that point and still held
+ * there (al_cross_pre), so ring buffers that began at different points
+ * pair their tensors across the boundary.
  *
  * Invariants: a_to_b and b_to_a are inverse partial maps; a pair never
  * mixes a pre-existing allocation with a later one, nor an allocation with
@@ -260,6 +264,10 @@ int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
                 a->frames = e->frames;
                 a->mark = (uint32_t)t->nmarks;
                 a->preexisting = (e->flags & GM_EVENT_PREEXISTING) != 0;
+                a->free_event = UINT64_MAX;
+            } else if (e->op == GM_OP_FREE) {
+                if (e->id < t->nallocs)
+                    t->allocs[e->id].free_event = index;
             } else if (e->op == GM_OP_MARK) {
                 if (al_grow((void **)&t->marks, &mcap, t->nmarks + 1, sizeof *t->marks))
                     goto nomem;
@@ -689,18 +697,22 @@ static void al_describe(const gm_align_trace_t *a, const gm_align_trace_t *b, ui
 
 /*
  * The allocations of t inside the aligned window (every pre-existing one,
- * and the others from t's first pair on when anchored at the ends, up to
- * its last pair when anchored at the starts; all of them when the diff
+ * and the others from t's first pair with a non-pre-existing allocation of
+ * u on when anchored at the ends, up to its last when anchored at the
+ * starts; all of them when the diff
  * gave up or paired nothing); *run_len and *run_start get the longest run
  * of unpaired ones in it (0 when none).
  */
-static uint64_t al_window(const gm_align_trace_t *t, const int64_t *map, int end_anchored,
-                          int complete, uint64_t *run_len, uint64_t *run_start)
+static uint64_t al_window(const gm_align_trace_t *t, const gm_align_trace_t *u,
+                          const int64_t *map, int end_anchored, int complete, uint64_t *run_len,
+                          uint64_t *run_start)
 {
     size_t lo = 0, hi = t->nallocs; /* window of non-pre-existing ids [lo, hi) */
     int any = 0;
+    /* bounded by the pairs of the two windows (not by a pair across the
+     * other's boundary with one of its pre-existing allocations) */
     for (size_t i = 0; i < t->nallocs; i++)
-        if (!t->allocs[i].preexisting && map[i] >= 0) {
+        if (!t->allocs[i].preexisting && map[i] >= 0 && !u->allocs[map[i]].preexisting) {
             if (!any && end_anchored)
                 lo = i;
             if (!end_anchored)
@@ -744,6 +756,91 @@ static uint64_t al_after_pair(const gm_align_trace_t *t, const gm_align_trace_t 
     for (size_t i = id; i-- > 0;)
         if (!t->allocs[i].preexisting && map[i] >= 0)
             return u->allocs[map[i]].event + 1;
+    return 0;
+}
+
+/*
+ * Ring buffers that began at different points: a pre-existing allocation
+ * of `late` (alive when its window began) that paired with nothing is one
+ * `early` made before that point and had not freed by then.  The point in
+ * early is the partner of late's first paired allocation of its window;
+ * candidates are early's unpaired allocations made before it and alive at
+ * it.  Each pre-existing allocation takes the first candidate (in early's
+ * allocation order) of its key whose size is related, looking at most
+ * AL_CROSS_LOOK candidates of that key ahead.  Adds to *pairs and
+ * *related; GM_ENOMEM.
+ */
+#define AL_CROSS_LOOK 256
+
+static int al_cross_cmp(const void *x, const void *y)
+{
+    const al_tok_t *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->ref < b->ref ? -1 : a->ref > b->ref;
+}
+
+static int al_cross_pre(const gm_align_trace_t *late, const gm_align_trace_t *early,
+                        int64_t *late_map, int64_t *early_map, uint64_t s_late, uint64_t s_early,
+                        uint64_t b_late, uint64_t b_early, uint64_t *pairs, uint64_t *related,
+                        gm_error_t *err)
+{
+    uint64_t at = UINT64_MAX;
+    for (size_t i = 0; i < late->nallocs; i++)
+        if (!late->allocs[i].preexisting && late_map[i] >= 0) {
+            at = early->allocs[late_map[i]].event;
+            break;
+        }
+    if (at == UINT64_MAX)
+        return 0;
+    size_t np = 0, nc = 0;
+    for (size_t i = 0; i < late->nallocs; i++)
+        np += late->allocs[i].preexisting && late_map[i] < 0;
+    for (size_t i = 0; i < early->nallocs && early->allocs[i].event < at; i++) {
+        const gm_align_alloc_t *x = &early->allocs[i];
+        nc += !x->preexisting && early_map[i] < 0 && x->free_event > at;
+    }
+    if (np == 0 || nc == 0)
+        return 0;
+    al_tok_t *pv = malloc(np * sizeof *pv), *cv = malloc(nc * sizeof *cv);
+    if (pv == NULL || cv == NULL) {
+        free(pv);
+        free(cv);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    np = nc = 0;
+    for (size_t i = 0; i < late->nallocs; i++)
+        if (late->allocs[i].preexisting && late_map[i] < 0)
+            pv[np++] = (al_tok_t){late->allocs[i].key, late->allocs[i].size, i, 0, 0};
+    for (size_t i = 0; i < early->nallocs && early->allocs[i].event < at; i++) {
+        const gm_align_alloc_t *x = &early->allocs[i];
+        if (!x->preexisting && early_map[i] < 0 && x->free_event > at)
+            cv[nc++] = (al_tok_t){x->key, x->size, i, 0, 0};
+    }
+    qsort(pv, np, sizeof *pv, al_cross_cmp);
+    qsort(cv, nc, sizeof *cv, al_cross_cmp);
+    size_t c0 = 0;
+    for (size_t i = 0; i < np; i++) {
+        while (c0 < nc && cv[c0].key < pv[i].key)
+            c0++;
+        size_t look = 0;
+        for (size_t k = c0; k < nc && cv[k].key == pv[i].key && look < AL_CROSS_LOOK; k++) {
+            if (cv[k].kind) /* taken */
+                continue;
+            look++;
+            if (!gm_align_size_related(cv[k].size, pv[i].size, s_early, s_late, b_early,
+                                       b_late))
+                continue;
+            cv[k].kind = 1;
+            late_map[pv[i].ref] = (int64_t)cv[k].ref;
+            early_map[cv[k].ref] = (int64_t)pv[i].ref;
+            (*pairs)++;
+            (*related)++;
+            break;
+        }
+    }
+    free(pv);
+    free(cv);
     return 0;
 }
 
@@ -836,9 +933,20 @@ int gm_align_traces(const gm_align_trace_t *a, const gm_align_trace_t *b,
             gm_align_size_related(x->size, y->size, c.seq_a, c.seq_b, c.batch_a, c.batch_b);
     }
 
+    /* ring buffers begun at different points: either side's left-over
+     * pre-existing allocations against the other's window */
+    uint64_t cross = 0;
+    if ((rc = al_cross_pre(b, a, out->b_to_a, out->a_to_b, c.seq_b, c.seq_a, c.batch_b,
+                           c.batch_a, &cross, &out->matched_size, err)) ||
+        (rc = al_cross_pre(a, b, out->a_to_b, out->b_to_a, c.seq_a, c.seq_b, c.batch_a,
+                           c.batch_b, &cross, &out->matched_size, err)))
+        goto done;
+    out->matched += cross;
+    out->matched_pre += cross;
+
     uint64_t ra_len, ra_start, rb_len, rb_start;
-    out->window_a = al_window(a, out->a_to_b, rev, out->complete, &ra_len, &ra_start);
-    out->window_b = al_window(b, out->b_to_a, rev, out->complete, &rb_len, &rb_start);
+    out->window_a = al_window(a, b, out->a_to_b, rev, out->complete, &ra_len, &ra_start);
+    out->window_b = al_window(b, a, out->b_to_a, rev, out->complete, &rb_len, &rb_start);
     if (ra_len > 0 && ra_len >= rb_len) {
         out->gap_len = ra_len;
         out->gap_a_event = a->allocs[ra_start].event;

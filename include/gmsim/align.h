@@ -32,6 +32,7 @@ typedef struct gm_align_alloc {
     uint32_t frames; /* the trace's interned frames index, 0 = none */
     uint32_t mark;   /* 1 + index in marks[] of the last MARK before it; 0 none */
     uint8_t preexisting;
+    uint64_t free_event; /* index of its FREE event; UINT64_MAX if never freed */
 } gm_align_alloc_t;
 
 typedef struct gm_align_mark {
@@ -106,7 +107,10 @@ typedef struct gm_align_result {
  * (sorted by key and size, then diffed); the others, with the marks, by a
  * diff over (kind, key, size class) tokens anchored at the windows' ends
  * (or at their starts when that pairs more), then allocations left over
- * between two pairs are paired by key in order.  opts may be NULL.  Fills
+ * between two pairs are paired by key in order; last, a pre-existing
+ * allocation still unpaired pairs with one the other capture made before
+ * this one's window began and had not freed by then (same key, related
+ * size).  opts may be NULL.  Fills
  * *out (released with gm_align_result_release, also after a failure).
  * GM_ENOMEM.
  */
