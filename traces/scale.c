@@ -25,10 +25,11 @@
  *                           verified on it (within half a byte);
  *        affine             two points: the line through them (nothing to
  *                           verify it on: reported apart);
- *        site               paired in no other capture, but its call site
- *                           (stack frames) has two or more paired
- *                           allocations that all follow one power law:
- *                           that law, from its own size (sc_site_laws);
+ *        site               paired in no other capture, but the paired
+ *                           allocations of its call site (stack frames)
+ *                           of its size in the base, else two or more of
+ *                           any size, all follow one power law: that law,
+ *                           from its own size (sc_site_laws);
  *        none               paired in no other capture: the captured size.
  *      Three or more points that fit neither a power law nor the verified
  *      polynomial contradict each other: refused, naming the allocation and
@@ -232,22 +233,49 @@ static long double sc_lagrange(const long double *xs, const long double *zs, siz
 
 typedef struct sc_site {
     uint64_t key;
+    uint64_t size; /* the base's size (0 in the per-key table) */
     int8_t p, q;
 } sc_site_t;
 
 static int sc_site_cmp(const void *x, const void *y)
 {
     const sc_site_t *a = x, *b = y;
-    return a->key < b->key ? -1 : a->key > b->key;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->size < b->size ? -1 : a->size > b->size;
+}
+
+/* Compact sorted v[0..m) to one entry per (key, size); p = INT8_MIN marks
+ * an entry whose allocations disagree or that has fewer than `least`.
+ * Returns the count kept. */
+static size_t sc_site_compact(sc_site_t *v, size_t m, size_t least)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        int agree = 1;
+        while (j < m && v[j].key == v[i].key && v[j].size == v[i].size) {
+            agree &= v[j].p == v[i].p && v[j].q == v[i].q;
+            j++;
+        }
+        v[w] = v[i];
+        if (!agree || j - i < least)
+            v[w].p = INT8_MIN;
+        w++;
+        i = j;
+    }
+    return w;
 }
 
 /*
  * An allocation of the base that paired in no other capture (law NONE)
- * but has stack frames takes the power law of its call site when at least
- * two paired allocations of that site follow power laws (or are constant)
- * and all with the same exponents: a tensor alive before one capture's
- * window began, or made in a step the other window does not hold, is
- * shaped by its line of code as its siblings are.  GM_ENOMEM.
+ * but has stack frames takes the power law of its call site: that of the
+ * paired allocations of its call site with its very size in the base (the
+ * same tensor shape from the same line: another layer's, another step's),
+ * when they agree; else that of all the paired allocations of its call
+ * site, when there are two or more and they all agree.  A tensor made
+ * before the other capture's window began, or in a step that window does
+ * not hold, is shaped by its line of code as its siblings are.  GM_ENOMEM.
  */
 static int sc_site_laws(gm_scale_plan_t *pl, gm_error_t *err)
 {
@@ -258,43 +286,40 @@ static int sc_site_laws(gm_scale_plan_t *pl, gm_error_t *err)
              t->allocs[i].frames != 0;
     if (m == 0)
         return 0;
-    sc_site_t *v = malloc(m * sizeof *v);
-    if (v == NULL)
+    sc_site_t *bysize = malloc(m * sizeof *bysize), *bykey = malloc(m * sizeof *bykey);
+    if (bysize == NULL || bykey == NULL) {
+        free(bysize);
+        free(bykey);
         return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
     size_t k = 0;
     for (uint64_t i = 0; i < pl->nallocs; i++)
         if ((pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER) &&
-            t->allocs[i].frames != 0)
-            v[k++] = (sc_site_t){t->allocs[i].key, pl->pe[i], pl->qe[i]};
-    qsort(v, m, sizeof *v, sc_site_cmp);
-    /* compact to one entry per key; p = INT8_MIN marks a key that disagrees
-     * or has a single allocation */
-    size_t w = 0;
-    for (size_t i = 0; i < m;) {
-        size_t j = i;
-        int agree = 1;
-        while (j < m && v[j].key == v[i].key) {
-            agree &= v[j].p == v[i].p && v[j].q == v[i].q;
-            j++;
+            t->allocs[i].frames != 0) {
+            bysize[k] = (sc_site_t){t->allocs[i].key, t->allocs[i].size, pl->pe[i], pl->qe[i]};
+            bykey[k] = (sc_site_t){t->allocs[i].key, 0, pl->pe[i], pl->qe[i]};
+            k++;
         }
-        v[w] = v[i];
-        if (!agree || j - i < 2)
-            v[w].p = INT8_MIN;
-        w++;
-        i = j;
-    }
+    qsort(bysize, m, sizeof *bysize, sc_site_cmp);
+    qsort(bykey, m, sizeof *bykey, sc_site_cmp);
+    size_t ws = sc_site_compact(bysize, m, 1), wk = sc_site_compact(bykey, m, 2);
     for (uint64_t i = 0; i < pl->nallocs; i++) {
         if (pl->law[i] != GM_SCALE_LAW_NONE || t->allocs[i].frames == 0)
             continue;
-        sc_site_t probe = {t->allocs[i].key, 0, 0};
-        const sc_site_t *f = bsearch(&probe, v, w, sizeof *v, sc_site_cmp);
+        sc_site_t probe = {t->allocs[i].key, t->allocs[i].size, 0, 0};
+        const sc_site_t *f = bsearch(&probe, bysize, ws, sizeof *bysize, sc_site_cmp);
+        if (f == NULL || f->p == INT8_MIN) {
+            probe.size = 0;
+            f = bsearch(&probe, bykey, wk, sizeof *bykey, sc_site_cmp);
+        }
         if (f == NULL || f->p == INT8_MIN)
             continue;
         pl->law[i] = GM_SCALE_LAW_SITE;
         pl->pe[i] = f->p;
         pl->qe[i] = f->q;
     }
-    free(v);
+    free(bysize);
+    free(bykey);
     return 0;
 }
 

@@ -28,8 +28,8 @@
     X(POLY, "polynomial", "a + b*x (+ c*x^2), fitted on all captures but one and " \
                           "verified on it")                                      \
     X(AFFINE, "affine", "a + b*x through the two captures (unverified)")         \
-    X(SITE, "site", "in the base capture only: the power law every paired "       \
-                    "allocation of its call site follows")                        \
+    X(SITE, "site", "in the base capture only: the power law of its call site's "  \
+                    "paired allocations (of its size, else all of them) agree on") \
     X(NONE, "none", "in the base capture only: kept at its captured size")
 
 typedef enum gm_scale_law {
