@@ -25,5 +25,6 @@
 #include "gmsim/sweep.h"
 #include "gmsim/report.h"
 #include "gmsim/align.h"
+#include "gmsim/scale.h"
 
 #endif
