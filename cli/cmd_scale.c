@@ -291,8 +291,19 @@ static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *
     if (r->contradicting)
         printf("  contradicting (forced, kept at their captured size): %" PRIu64 "\n",
                r->contradicting);
-    if (r->none_first >= 0)
-        printf("  first allocation following no law: %s\n", r->none_where);
+    if (r->nnone_sites > 0) {
+        printf("  following no law (kept at their captured size), by call site:\n");
+        for (size_t i = 0; i < r->nnone_sites; i++)
+            printf("    %" PRIu64 " allocation%s, %s: first %s\n", r->none_sites[i].allocs,
+                   r->none_sites[i].allocs == 1 ? "" : "s", gm__cli_size(r->none_sites[i].bytes),
+                   r->none_sites[i].where);
+        uint64_t listed = 0;
+        for (size_t i = 0; i < r->nnone_sites; i++)
+            listed += r->none_sites[i].allocs;
+        if (listed < r->law_allocs[GM_SCALE_LAW_NONE])
+            printf("    (the %d call sites of the most bytes; %" PRIu64 " allocations more)\n",
+                   GM_SCALE_NONE_SITES, r->law_allocs[GM_SCALE_LAW_NONE] - listed);
+    }
 }
 
 static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const scale_input_t *in)
@@ -377,6 +388,19 @@ static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const sc
     gm_json_u64(j, r->contradicting);
     gm_json_key(j, "first_without_law");
     gm_json_str(j, r->none_first >= 0 ? r->none_where : NULL);
+    gm_json_key(j, "without_law_by_site");
+    gm_json_begin_array(j);
+    for (size_t i = 0; i < r->nnone_sites; i++) {
+        gm_json_begin_object(j);
+        gm_json_key(j, "allocations");
+        gm_json_u64(j, r->none_sites[i].allocs);
+        gm_json_key(j, "bytes");
+        gm_json_u64(j, r->none_sites[i].bytes);
+        gm_json_key(j, "first");
+        gm_json_str(j, r->none_sites[i].where);
+        gm_json_end_object(j);
+    }
+    gm_json_end_array(j);
 }
 
 int gm__cmd_scale(int argc, char **argv)

@@ -243,6 +243,11 @@ Test(scale, polynomial_laws_verified)
     cr_assert_eq(r->law_allocs[GM_SCALE_LAW_POLY], 1); /* 64 + 32s, verified */
     cr_assert_eq(r->law_allocs[GM_SCALE_LAW_NONE], 1);
     cr_assert_eq(r->none_first, 4);
+    cr_assert_eq(r->nnone_sites, 1);
+    cr_assert_eq(r->none_sites[0].allocs, 1);
+    cr_assert_eq(r->none_sites[0].first, 4);
+    cr_assert(strstr(r->none_sites[0].where, "model.py:14:op4") != NULL, "%s",
+              r->none_sites[0].where);
     gm_scale_plan_destroy(p);
     gm_store_close(s);
 }
@@ -635,6 +640,16 @@ Test(scale, real_ring_buffer_cut, .timeout = 300)
      * those with a call site take its law (site), the rest keep their
      * size; the peak comes within 0.01% */
     cr_assert_gt(r->law_allocs[GM_SCALE_LAW_SITE], r->law_allocs[GM_SCALE_LAW_NONE]);
+    /* the call sites listed: at most GM_SCALE_NONE_SITES, most bytes first */
+    cr_assert_gt(r->nnone_sites, 0);
+    cr_assert_leq(r->nnone_sites, GM_SCALE_NONE_SITES);
+    uint64_t listed = 0;
+    for (size_t i = 0; i < r->nnone_sites; i++) {
+        listed += r->none_sites[i].bytes;
+        if (i > 0)
+            cr_assert_geq(r->none_sites[i - 1].bytes, r->none_sites[i].bytes);
+    }
+    cr_assert_leq(listed, r->law_bytes[GM_SCALE_LAW_NONE]);
     double pk = (double)ts_load(s, "pred"), real = (double)ts_load(s, "c256");
     cr_assert_lt(fabs(pk - real) / real, 1e-4, "%.0f vs %.0f; site %llu none %llu (%llu B) %s",
                  pk, real, (unsigned long long)r->law_allocs[GM_SCALE_LAW_SITE],

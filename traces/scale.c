@@ -448,6 +448,67 @@ static int sc_sizes_of(gm_scale_plan_t *pl, const gm_scale_capture_t *c, size_t 
     return 0;
 }
 
+/* Group the allocations of law NONE by key into rep.none_sites, the most
+ * bytes first.  GM_ENOMEM. */
+typedef struct sc_none {
+    uint64_t key, allocs, bytes, first;
+} sc_none_t;
+
+static int sc_none_key_cmp(const void *x, const void *y)
+{
+    const sc_none_t *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->first < b->first ? -1 : a->first > b->first;
+}
+
+static int sc_none_bytes_cmp(const void *x, const void *y)
+{
+    const sc_none_t *a = x, *b = y;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    return a->first < b->first ? -1 : a->first > b->first;
+}
+
+static int sc_none_sites(gm_scale_plan_t *pl, gm_error_t *err)
+{
+    const gm_align_trace_t *t = pl->t[pl->base];
+    size_t m = (size_t)pl->rep.law_allocs[GM_SCALE_LAW_NONE];
+    if (m == 0)
+        return 0;
+    sc_none_t *v = malloc(m * sizeof *v);
+    if (v == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (uint64_t i = 0; i < pl->nallocs && k < m; i++)
+        if (pl->law[i] == GM_SCALE_LAW_NONE)
+            v[k++] = (sc_none_t){t->allocs[i].key, 1, t->allocs[i].size, i};
+    qsort(v, k, sizeof *v, sc_none_key_cmp);
+    size_t w = 0;
+    for (size_t i = 0; i < k;) {
+        size_t j = i + 1;
+        v[w] = v[i];
+        while (j < k && v[j].key == v[i].key) {
+            v[w].allocs++;
+            v[w].bytes += v[j].bytes;
+            j++;
+        }
+        w++;
+        i = j;
+    }
+    qsort(v, w, sizeof *v, sc_none_bytes_cmp);
+    gm_scale_report_t *r = &pl->rep;
+    for (size_t i = 0; i < w && i < GM_SCALE_NONE_SITES; i++) {
+        r->none_sites[i].allocs = v[i].allocs;
+        r->none_sites[i].bytes = v[i].bytes;
+        r->none_sites[i].first = v[i].first;
+        sc_describe(pl, v[i].first, r->none_sites[i].where, sizeof r->none_sites[i].where);
+        r->nnone_sites++;
+    }
+    free(v);
+    return 0;
+}
+
 int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scale_options_t *opts,
                          gm_scale_plan_t **out, gm_error_t *err)
 {
@@ -629,6 +690,8 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
             sc_describe(pl, i, rep->none_where, sizeof rep->none_where);
         }
     }
+    if ((rc = sc_none_sites(pl, err)))
+        goto fail;
     *out = pl;
     return 0;
 fail:

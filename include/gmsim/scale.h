@@ -20,6 +20,7 @@
 #include "gmsim/store.h"
 
 #define GM_SCALE_MAX_CAPTURES 16
+#define GM_SCALE_NONE_SITES 5
 
 /* X(ENUM, name, description) — the laws, in order of preference. */
 #define GM_SCALE_LAWS(X)                                                          \
@@ -89,6 +90,14 @@ typedef struct gm_scale_report {
      * none), size and description. */
     int64_t none_first;
     char none_where[320];
+    /* The allocations following no law grouped by call site (stack frames
+     * and stream), the most bytes first: up to GM_SCALE_NONE_SITES. */
+    struct gm_scale_none_site {
+        uint64_t allocs, bytes;
+        uint64_t first;  /* its first allocation's id */
+        char where[320]; /* that allocation described */
+    } none_sites[GM_SCALE_NONE_SITES];
+    size_t nnone_sites;
 } gm_scale_report_t;
 
 typedef struct gm_scale_plan gm_scale_plan_t;
