@@ -39,6 +39,7 @@ enum { GM_CLI_OK = 0, GM_CLI_ERROR = 1, GM_CLI_USAGE = 2 };
     X(policies, "list the allocator policies and their parameters")      \
     X(estimate, "estimate a transformer job's memory, formula by formula") \
     X(fit, "find the largest batch or sequence that fits, per policy")   \
+    X(scale, "predict a captured job at other sequence lengths or batch sizes") \
     X(devices, "list the GPU presets for --device")                       \
     X(calibrate, "measure a GPU's cudaMalloc/cudaFree latency into a cost profile")
 

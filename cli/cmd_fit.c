@@ -23,18 +23,33 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/scaleopt.h"
 #include "cli/synthopt.h"
 
 static const char fit_usage[] =
     "usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]\n"
     "                 [--max N] --model NAME|--hidden H ... [run options] [--json]\n"
+    "       gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)\n"
+    "                 --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]\n"
+    "                 [--at batch=LIST] [--base N] [--force] [--json]\n"
     "\n"
     "Find, per policy, the largest batch (or sequence length) whose synthesized\n"
     "trace replays without running out of memory, by replaying one warm step\n"
     "per probe (binary search), and print the peak figures at that point.\n"
-    "The model and run options are those of 'gmsim synth'.\n"
+    "The model and run options are those of 'gmsim synth'.  With --from, the\n"
+    "probes are the captured job scaled to each size ('gmsim scale': CAPTURE\n"
+    "is DB[:TRACE], --at gives the captures' sizes when their traces lack\n"
+    "seq_len / batch attributes) and the search starts at the smallest\n"
+    "captured size.\n"
     "\n"
     "options:\n"
+    "      --from            the arguments are captures of the job to scale\n"
+    "      --at seq=LIST     --from: the captures' sequence lengths, in order\n"
+    "      --at batch=LIST   --from: the captures' batch sizes, in order\n"
+    "      --base N          --from: the capture (1-based) whose events are\n"
+    "                        scaled (default: the largest)\n"
+    "      --force           --from: go on despite a poor alignment or\n"
+    "                        contradicting laws\n"
     "      --capacity SIZE   device capacity (e.g. 80GiB), or a device preset\n"
     "      --device NAME     a device preset ('gmsim devices'), e.g. a100-80gb or\n"
     "                        a100-80gb:3g.40gb\n"
@@ -90,6 +105,13 @@ typedef struct fit_job {
     fit_events_t buf;
     gm_lifetime_t *life;
     size_t lifecap;
+    /* --from: the captures' plan, the in-memory store the probes are
+     * written into, and the smallest captured value searched from */
+    gm_scale_plan_t *plan;
+    gm_store_t *mem;
+    uint64_t from_min;
+    const gm__cli_captures_t *caps;
+    size_t ncaps;
 } fit_job_t;
 
 /* The job's configuration at value v (of the sequence length or the batch). */
@@ -191,10 +213,51 @@ static int fit_replay(fit_job_t *j, const gm_policy_ops_t *ops, int *ok, gm_metr
     return rc;
 }
 
+/* One probe of the captured job scaled to v (--from). */
+static int fit_probe_scaled(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t v, int *ok,
+                            gm_metrics_t *m, uint64_t *load, gm_error_t *err)
+{
+    int rc = gm_scale_write(j->plan, j->vary_seq ? v : 0, j->vary_seq ? 0 : v, j->mem, "probe",
+                            GM_WRITE_REPLACE, err);
+    if (rc)
+        return rc;
+    gm_trace_info_t info;
+    if ((rc = gm_store_find(j->mem, "probe", &info, err)))
+        return rc;
+    *load = info.load;
+    gm_trace_info_release(&info);
+    if (ops == NULL) {
+        memset(m, 0, sizeof *m);
+        m->peak_requested = *load;
+        m->first_oom_event = -1;
+        *ok = *load <= j->capacity;
+        return 0;
+    }
+    gm_replay_config_t rcfg;
+    gm_replay_config_default(&rcfg);
+    rcfg.device.capacity = j->capacity;
+    rcfg.timeline_points = 0;
+    gm_replay_t *r = NULL;
+    gm_params_t p;
+    if ((rc = gm_params_init(&p, ops, err)))
+        return rc;
+    if ((rc = fit_apply_params(j, &p, err)) == 0 && (rc = gm_replay_create(&rcfg, &r, err)) == 0 &&
+        (rc = gm_replay_add(r, &p, err)) == 0 && (rc = gm_replay_trace(r, j->mem, "probe", err)) == 0) {
+        *m = *gm_replay_metrics(r, 0);
+        *ok = m->ooms == 0;
+    }
+    if (r)
+        gm_replay_destroy(r);
+    gm_params_release(&p);
+    return rc;
+}
+
 /* One probe at v for policy ops (NULL: peak requested ≤ capacity). */
 static int fit_probe(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t v, int *ok,
                      gm_metrics_t *m, uint64_t *load, gm_error_t *err)
 {
+    if (j->plan != NULL)
+        return fit_probe_scaled(j, ops, v, ok, m, load, err);
     gm_synth_stats_t st;
     gm_synth_config_t probe = j->cfg;
     if (j->vary_seq)
@@ -227,7 +290,7 @@ static int fit_search(fit_job_t *j, fit_result_t *res, uint64_t max, gm_error_t 
     gm_metrics_t m;
     uint64_t load;
     int ok, rc;
-    uint64_t good = 0, bad = 0, v = 1;
+    uint64_t good = 0, bad = 0, v = j->from_min ? j->from_min : 1;
     while (v <= max) {
         res->probes++;
         if ((rc = fit_probe(j, res->ops, v, &ok, &m, &load, err)) != 0)
@@ -243,7 +306,7 @@ static int fit_search(fit_job_t *j, fit_result_t *res, uint64_t max, gm_error_t 
             break;
         v = v > max / 2 ? max : 2 * v;
     }
-    while (bad && bad - good > 1) {
+    while (bad && good && bad - good > 1) {
         uint64_t mid = good + (bad - good) / 2;
         res->probes++;
         if ((rc = fit_probe(j, res->ops, mid, &ok, &m, &load, err)) != 0)
@@ -302,8 +365,19 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         gm_json_u64(&js, j->capacity);
         gm_json_key(&js, "device");
         gm_json_str(&js, device);
-        gm_json_key(&js, "config");
-        gm_synth_config_json(&j->cfg, &js);
+        if (j->plan != NULL) {
+            const gm_scale_report_t *sr = gm_scale_plan_report(j->plan);
+            gm_json_key(&js, "from");
+            gm_json_begin_array(&js);
+            for (size_t i = 0; i < j->ncaps; i++)
+                gm_json_str(&js, gm__cli_captures_label(j->caps, i));
+            gm_json_end_array(&js);
+            gm_json_key(&js, "base");
+            gm_json_str(&js, gm__cli_captures_label(j->caps, sr->base));
+        } else {
+            gm_json_key(&js, "config");
+            gm_synth_config_json(&j->cfg, &js);
+        }
         gm_json_key(&js, "results");
         gm_json_begin_array(&js);
         for (size_t i = 0; i < n; i++) {
@@ -333,6 +407,14 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         gm_json_finish(&js);
         return;
     }
+    if (j->plan != NULL) {
+        const gm_scale_report_t *sr = gm_scale_plan_report(j->plan);
+        printf("largest %s with no OOM: '%s' scaled (laws from", what,
+               gm__cli_captures_label(j->caps, sr->base));
+        for (size_t i = 0; i < j->ncaps; i++)
+            printf(" '%s'", gm__cli_captures_label(j->caps, i));
+        printf("), on %s (%s)\n\n", device ? device : "capacity", gm__cli_size(j->capacity));
+    } else {
     printf("largest %s with no OOM: %s, ", what, j->cfg.model);
     if (j->vary_seq)
         printf("batch %" PRIu64, j->cfg.batch);
@@ -345,6 +427,7 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
            gm_synth_name(GM_SYNTH_LIST_PRECISION, j->cfg.precision), j->cfg.steps,
            j->cfg.warm ? "warm" : "cold", j->cfg.steps == 1 ? "" : "s",
            device ? device : "capacity", gm__cli_size(j->capacity));
+    }
     gm__cli_table_t t;
     gm__cli_table_init(&t, 7, "lrrrrrr");
     gm__cli_table_cell(&t, "policy");
@@ -380,7 +463,8 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
 
 int gm__cmd_fit(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE, OPT_VARY, OPT_MAX };
+    enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE, OPT_VARY, OPT_MAX, OPT_FROM, OPT_AT, OPT_BASE,
+           OPT_FORCE };
     static const struct option own[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
@@ -390,6 +474,10 @@ int gm__cmd_fit(int argc, char **argv)
         {"param", required_argument, NULL, 'P'},
         {"vary", required_argument, NULL, OPT_VARY},
         {"max", required_argument, NULL, OPT_MAX},
+        {"from", no_argument, NULL, OPT_FROM},
+        {"at", required_argument, NULL, OPT_AT},
+        {"base", required_argument, NULL, OPT_BASE},
+        {"force", no_argument, NULL, OPT_FORCE},
         {"help", no_argument, NULL, 'h'},
     };
     enum { NOWN = sizeof own / sizeof own[0] };
@@ -405,8 +493,10 @@ int gm__cmd_fit(int argc, char **argv)
     fit_result_t *res = NULL;
     size_t nsel = 0;
     int json = 0, c, rc = sel && job.params ? 0 : gm__cli_error("out of memory");
-    uint64_t max = 0;
-    const char *device = NULL;
+    uint64_t max = 0, base = 0;
+    const char *device = NULL, *at_seq = NULL, *at_batch = NULL;
+    int from = 0, force = 0;
+    gm__cli_captures_t *caps = NULL;
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":p:P:h", longopts, NULL)) != -1) {
         switch (c) {
@@ -428,6 +518,21 @@ int gm__cmd_fit(int argc, char **argv)
                                          "invalid value for --vary: '%s' (batch or seq)", optarg);
             break;
         case OPT_MAX: rc = gm__cli_u64_arg(fit_usage, "--max", optarg, &max); break;
+        case OPT_FROM: from = 1; break;
+        case OPT_FORCE: force = 1; break;
+        case OPT_BASE:
+            rc = gm__cli_count_arg(fit_usage, "--base", optarg, 1, GM_SCALE_MAX_CAPTURES, &base);
+            break;
+        case OPT_AT:
+            if (strncmp(optarg, "seq=", 4) == 0)
+                at_seq = optarg + 4;
+            else if (strncmp(optarg, "batch=", 6) == 0)
+                at_batch = optarg + 6;
+            else
+                rc = gm__cli_usage_error(fit_usage,
+                                         "invalid value for --at: '%s' (seq=LIST or batch=LIST)",
+                                         optarg);
+            break;
         case 'h':
             fputs(fit_usage, stdout);
             fputs(gm__synth_options_help, stdout);
@@ -444,8 +549,19 @@ int gm__cmd_fit(int argc, char **argv)
         rc = gm__synth_list_models(json);
         goto out;
     }
-    if (optind < argc) {
+    if (!from && (at_seq || at_batch || base || force)) {
+        rc = gm__cli_usage_error(fit_usage, "--at, --base and --force need --from");
+        goto out;
+    }
+    if (optind < argc && !from) {
         rc = gm__cli_usage_error(fit_usage, "too many arguments: '%s'", argv[optind]);
+        goto out;
+    }
+    if (from && argc - optind < 2) {
+        rc = gm__cli_usage_error(fit_usage, argc - optind ? "--from needs two or more captures "
+                                                            "of the job at different sizes"
+                                                          : "--from needs the captures "
+                                                            "(CAPTURE CAPTURE...)");
         goto out;
     }
     if (job.capacity == 0) {
@@ -490,7 +606,62 @@ int gm__cmd_fit(int argc, char **argv)
             goto out;
         }
     }
-    if (so.nseqs > 1) {
+    if (from) {
+        size_t n = (size_t)(argc - optind);
+        uint64_t sv[GM_SCALE_MAX_CAPTURES], bv[GM_SCALE_MAX_CAPTURES];
+        const char *lists[2] = {at_seq, at_batch};
+        uint64_t *outs[2] = {sv, bv};
+        for (int d = 0; d < 2 && rc == 0; d++) {
+            if (lists[d] == NULL)
+                continue;
+            size_t k = 0;
+            char *copy = strdup(lists[d]), *save = NULL;
+            if (copy == NULL) {
+                rc = gm__cli_error("out of memory");
+                goto out;
+            }
+            for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0;
+                 tok = strtok_r(NULL, ",", &save)) {
+                if (k == n || k == GM_SCALE_MAX_CAPTURES)
+                    rc = gm__cli_usage_error(fit_usage, "--at %s gives more values than the "
+                                                        "%zu captures", d ? "batch" : "seq", n);
+                else
+                    rc = gm__cli_count_arg(fit_usage, "--at", tok, 1, UINT64_C(1) << 40,
+                                           &outs[d][k++]);
+            }
+            free(copy);
+            if (rc == 0 && k != n)
+                rc = gm__cli_usage_error(fit_usage, "--at %s gives %zu values for %zu captures",
+                                         d ? "batch" : "seq", k, n);
+        }
+        if (rc)
+            goto out;
+        gm_scale_options_t o = {.base = base ? (int)base - 1 : -1, .force = force};
+        if ((rc = gm__cli_captures_open(argv + optind, n, at_seq ? sv : NULL,
+                                        at_batch ? bv : NULL, &o, &caps)))
+            goto out;
+        job.plan = gm__cli_captures_plan(caps);
+        job.caps = caps;
+        job.ncaps = n;
+        const gm_scale_report_t *sr = gm_scale_plan_report(job.plan);
+        gm_error_t e = {0};
+        uint64_t probe_s = job.vary_seq ? 1 : 0, probe_b = job.vary_seq ? 0 : 1;
+        if (gm_scale_check_target(job.plan, probe_s * (sr->seq[sr->base] + 1),
+                                  probe_b * (sr->batch[sr->base] + 1), &e)) {
+            rc = gm__cli_error("%s", e.msg);
+            goto out;
+        }
+        for (size_t k = 0; k < n; k++) {
+            uint64_t v = job.vary_seq ? sr->seq[k] : sr->batch[k];
+            if (job.from_min == 0 || v < job.from_min)
+                job.from_min = v;
+        }
+        if (gm_store_open(":memory:", GM_STORE_WRITE, &job.mem, &e)) {
+            rc = gm__cli_error("%s", e.msg);
+            goto out;
+        }
+    }
+    if (!from && so.nseqs > 1) {
         rc = gm__cli_usage_error(fit_usage, "--seq takes one length here (or a distribution)");
         goto out;
     }
@@ -498,9 +669,9 @@ int gm__cmd_fit(int argc, char **argv)
         so.run.steps = 1;
         so.run.warm = 1;
     }
-    if ((rc = gm__synth_resolve(&so, fit_usage, 0, &job.cfg)) != 0)
+    if (!from && (rc = gm__synth_resolve(&so, fit_usage, 0, &job.cfg)) != 0)
         goto out;
-    if (job.vary_seq && job.cfg.seq_kind != GM_SYNTH_SEQ_FIXED) {
+    if (!from && job.vary_seq && job.cfg.seq_kind != GM_SYNTH_SEQ_FIXED) {
         rc = gm__cli_usage_error(fit_usage, "--vary seq needs no --seq distribution");
         goto out;
     }
@@ -526,6 +697,9 @@ int gm__cmd_fit(int argc, char **argv)
     if (rc == 0)
         fit_print(&job, res, nsel + 1, device, json);
 out:
+    if (job.mem)
+        gm_store_close(job.mem);
+    gm__cli_captures_close(caps);
     free(job.buf.ev);
     free(job.life);
     free(job.params);

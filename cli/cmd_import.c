@@ -1,6 +1,6 @@
 /*
  * cli/cmd_import.c — `gmsim import FILE... -o DB [--format FMT] [--name NAME]
- * [--mem-kinds LIST] [--replace] [--json]`.
+ * [--mem-kinds LIST] [--attr KEY=VALUE]... [--replace] [--json]`.
  *
  * Import formats are a registry (CMD_IMPORT_FORMATS): each has a name, a
  * one-line description, the library's importer (a gm_import_fn) and a
@@ -44,10 +44,11 @@
 #include "gmsim/import.h"
 
 #define CMD_IMPORT_HEAD 4096
+#define CMD_IMPORT_MAX_ATTRS 64
 
 static const char import_usage[] =
     "usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]\n"
-    "                    [--replace] [--json]\n"
+    "                    [--attr KEY=VALUE]... [--replace] [--json]\n"
     "\n"
     "Read trace files and store them as traces in the store DB (created if\n"
     "missing).  FILE '-' reads standard input; gzip'd files are read as they\n"
@@ -68,6 +69,10 @@ static const char import_usage[] =
     "                      pageable, pinned, device, array, managed,\n"
     "                      device_static, managed_static, unknown, or all\n"
     "                      (default: device)\n"
+    "      --attr KEY=VALUE\n"
+    "                      set attribute KEY of every trace imported (after the\n"
+    "                      importer's own); VALUE is JSON when it is a JSON\n"
+    "                      value (seq_len=128), else a string; may be repeated\n"
     "      --replace       replace traces of the same names\n"
     "      --json          report the stored traces as JSON: {\"store\": DB,\n"
     "                      \"traces\": [...]} (each as 'gmsim info --json')\n"
@@ -607,12 +612,13 @@ static void import_remove_store(const char *db)
 
 int gm__cmd_import(int argc, char **argv)
 {
-    enum { OPT_REPLACE = 256, OPT_JSON, OPT_MEM_KINDS };
+    enum { OPT_REPLACE = 256, OPT_JSON, OPT_MEM_KINDS, OPT_ATTR };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"format", required_argument, NULL, 'f'},
         {"name", required_argument, NULL, 'n'},
         {"mem-kinds", required_argument, NULL, OPT_MEM_KINDS},
+        {"attr", required_argument, NULL, OPT_ATTR},
         {"replace", no_argument, NULL, OPT_REPLACE},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -620,6 +626,8 @@ int gm__cmd_import(int argc, char **argv)
     };
     import_run_t run = {.format = "auto"};
     const char *mem_kinds = NULL;
+    const char *attrs[CMD_IMPORT_MAX_ATTRS];
+    size_t nattrs = 0;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:f:n:h", longopts, NULL)) != -1) {
@@ -628,12 +636,25 @@ int gm__cmd_import(int argc, char **argv)
         case 'f': run.format = optarg; break;
         case 'n': run.name = optarg; break;
         case OPT_MEM_KINDS: mem_kinds = optarg; break;
+        case OPT_ATTR: {
+            const char *eq = strchr(optarg, '=');
+            if (eq == NULL || eq == optarg)
+                return gm__cli_usage_error(import_usage,
+                                           "invalid value for --attr: '%s' (KEY=VALUE)", optarg);
+            if (nattrs == CMD_IMPORT_MAX_ATTRS)
+                return gm__cli_usage_error(import_usage, "too many --attr (at most %d)",
+                                           CMD_IMPORT_MAX_ATTRS);
+            attrs[nattrs++] = optarg;
+            break;
+        }
         case OPT_REPLACE: run.store_flags |= GM_WRITE_REPLACE; break;
         case OPT_JSON: run.json = 1; break;
         case 'h': return import_help();
         default: return gm__cli_option_error(import_usage, argv, c);
         }
     }
+    run.opts.attrs = attrs;
+    run.opts.nattrs = nattrs;
     if (optind >= argc)
         return gm__cli_usage_error(import_usage, "missing the file to import");
     if (run.db == NULL)

@@ -20,6 +20,7 @@
  * one import may not share a name.
  */
 #include "gmsim/import.h"
+#include "gmsim/json.h"
 
 #include <sqlite3.h>
 #include <stdint.h>
@@ -43,11 +44,21 @@ struct gm_import_target {
     size_t set_cap;  /* a power of two above 2n, or 0 */
     gm_import_options_t opts;
     char *file;      /* opts.file's copy */
+    char **attrs;    /* opts.attrs' copies */
 };
+
+static void import_free_attrs(gm_import_target_t *t)
+{
+    for (size_t i = 0; t->attrs != NULL && i < t->opts.nattrs; i++)
+        free(t->attrs[i]);
+    free(t->attrs);
+    t->attrs = NULL;
+}
 
 static void import_free(gm_import_target_t *t)
 {
     free(t->set);
+    import_free_attrs(t);
     for (size_t i = 0; i < t->n; i++)
         free(t->names[i]);
     free(t->names);
@@ -127,6 +138,7 @@ void gm_import_set_options(gm_import_target_t *t, const gm_import_options_t *opt
 {
     free(t->file);
     t->file = NULL;
+    import_free_attrs(t);
     if (opts)
         t->opts = *opts;
     else
@@ -135,6 +147,41 @@ void gm_import_set_options(gm_import_target_t *t, const gm_import_options_t *opt
     if (t->opts.file != NULL)
         t->file = strdup(t->opts.file);
     t->opts.file = t->file;
+    /* Out of memory here fails gm_import_end (attrs NULL, nattrs > 0). */
+    if (t->opts.nattrs > 0 && (t->attrs = calloc(t->opts.nattrs, sizeof *t->attrs)) != NULL)
+        for (size_t i = 0; i < t->opts.nattrs; i++)
+            if (t->opts.attrs[i] == NULL || (t->attrs[i] = strdup(t->opts.attrs[i])) == NULL) {
+                import_free_attrs(t);
+                break;
+            }
+    t->opts.attrs = (const char *const *)t->attrs;
+}
+
+/* Set the --attr attributes on w (gm_import_options_t.attrs). */
+static int import_user_attrs(gm_import_target_t *t, gm_writer_t *w, gm_error_t *err)
+{
+    if (t->opts.nattrs > 0 && t->attrs == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < t->opts.nattrs; i++) {
+        const char *kv = t->attrs[i], *eq = strchr(kv, '=');
+        if (eq == NULL || eq == kv)
+            return gm_error_set(err, GM_EINVAL, "invalid attribute '%s' (KEY=VALUE)", kv);
+        char *key = strndup(kv, (size_t)(eq - kv));
+        if (key == NULL)
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        gm_jv_t *v = NULL;
+        gm_error_t perr;
+        int rc;
+        if (gm_json_parse(eq + 1, strlen(eq + 1), &v, &perr) == 0)
+            rc = gm_writer_attr_json(w, key, eq + 1, err);
+        else
+            rc = gm_writer_attr_str(w, key, eq + 1, err);
+        gm_jv_free(v);
+        free(key);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 const gm_import_options_t *gm_import_get_options(const gm_import_target_t *t)
@@ -260,7 +307,14 @@ int gm_import_end(gm_import_target_t *t, gm_error_t *err)
     }
     gm_writer_t *w = t->w;
     t->w = NULL;
-    int rc = gm_writer_finish(w, err);
+    int rc = import_user_attrs(t, w, err);
+    if (rc) {
+        gm_writer_abort(w);
+        free(t->w_name);
+        t->w_name = NULL;
+        return rc;
+    }
+    rc = gm_writer_finish(w, err);
     if (rc) {
         free(t->w_name);
         t->w_name = NULL;

@@ -24,5 +24,7 @@
 #include "gmsim/gpus.h"
 #include "gmsim/sweep.h"
 #include "gmsim/report.h"
+#include "gmsim/align.h"
+#include "gmsim/scale.h"
 
 #endif

@@ -57,6 +57,13 @@ typedef struct gm_import_options {
     /* Recorded as the "file" attribute of every trace begun (NULL: none);
      * the text is copied when the options are set. */
     const char *file;
+    /* Attributes set on every trace finished, after the importer's own (so
+     * they win): "KEY=VALUE" texts, VALUE stored as JSON when it is one
+     * JSON value (seq_len=128 a number), else as a string (model=gpt2).
+     * Copied when the options are set; a text without '=' or with an empty
+     * key makes gm_import_end fail with GM_EINVAL. */
+    const char *const *attrs;
+    size_t nattrs;
 } gm_import_options_t;
 
 void gm_import_set_options(gm_import_target_t *t, const gm_import_options_t *opts);

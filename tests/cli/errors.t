@@ -91,17 +91,17 @@ policies and formats, bad --param:
   $ gmsim import bad.csv
   gmsim: missing the store to write (-o DB)
   usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
-                      [--replace] [--json]
+                      [--attr KEY=VALUE]... [--replace] [--json]
   [2]
   $ gmsim import bad.csv -o t.db --format xml
   gmsim: unknown format 'xml' (known: auto, torch, nsys, rmm, dsa, stalloc, spool, csv)
   usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
-                      [--replace] [--json]
+                      [--attr KEY=VALUE]... [--replace] [--json]
   [2]
   $ gmsim import bad.csv -o
   gmsim: missing value for option '-o'
   usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
-                      [--replace] [--json]
+                      [--attr KEY=VALUE]... [--replace] [--json]
   [2]
   $ gmsim export t.db --format parquet
   gmsim: unknown format 'parquet' (known: csv, perfetto, placement)

@@ -42,21 +42,33 @@ Missing or bad arguments are usage errors:
   gmsim: missing --capacity or --device
   usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]
                    [--max N] --model NAME|--hidden H ... [run options] [--json]
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+                   --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
+                   [--at batch=LIST] [--base N] [--force] [--json]
   [2]
   $ gmsim fit --model gpt2 --capacity 8GiB --policy nope
   gmsim: unknown policy 'nope' (see 'gmsim policies')
   usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]
                    [--max N] --model NAME|--hidden H ... [run options] [--json]
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+                   --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
+                   [--at batch=LIST] [--base N] [--force] [--json]
   [2]
   $ gmsim fit --model gpt2 --capacity 8GiB --policy native --param caching.pad=0
   gmsim: --param 'caching.pad=0' is for policy 'caching', which --policy does not select
   usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]
                    [--max N] --model NAME|--hidden H ... [run options] [--json]
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+                   --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
+                   [--at batch=LIST] [--base N] [--force] [--json]
   [2]
   $ gmsim fit --model gpt2 --capacity 8GiB --policy native --seq 128,256
   gmsim: --seq takes one length here (or a distribution)
   usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]
                    [--max N] --model NAME|--hidden H ... [run options] [--json]
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+                   --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
+                   [--at batch=LIST] [--base N] [--force] [--json]
   [2]
 
 The devices `--device` accepts:
@@ -72,4 +84,37 @@ The devices `--device` accepts:
   $ gmsim devices extra
   gmsim: too many arguments: 'extra'
   usage: gmsim devices [--json]
+  [2]
+
+--from searches the captured job scaled to each size (`gmsim scale`)
+instead of a synthesized model: captures of a synthesized job give the
+synthesizer's own answer, probe for probe:
+
+  $ gmsim synth --model gpt2 --layers 2 --seq 64,128 --batch 2 --steps 1 --warm -o cap.db > /dev/null
+  $ gmsim fit --from cap.db:gpt2.seq64 cap.db:gpt2.seq128 --vary seq --capacity 4GiB --policy caching | tail -3
+  policy        seq  peak requested  peak reserved  frag@peak  first OOM at  probes
+  (requested)  1482        4.00 GiB              -          -          1483      16
+  caching      1455        3.92 GiB       3.99 GiB       1.6%          1456      16
+  $ gmsim fit --model gpt2 --layers 2 --batch 2 --vary seq --capacity 4GiB --policy caching | tail -3
+  policy        seq  peak requested  peak reserved  frag@peak  first OOM at  probes
+  (requested)  1482        4.00 GiB              -          -          1483      22
+  caching      1455        3.92 GiB       3.99 GiB       1.6%          1456      22
+  $ gmsim fit --from cap.db:gpt2.seq64 cap.db:gpt2.seq128 --vary batch --capacity 4GiB --policy caching
+  gmsim: the batch size does not vary among the captures (all 2): cannot scale to batch 3
+  [1]
+  $ gmsim fit --from cap.db:gpt2.seq64 --vary seq --capacity 4GiB --policy caching
+  gmsim: --from needs two or more captures of the job at different sizes
+  usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]
+                   [--max N] --model NAME|--hidden H ... [run options] [--json]
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+                   --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
+                   [--at batch=LIST] [--base N] [--force] [--json]
+  [2]
+  $ gmsim fit --at seq=1,2 --model gpt2 --capacity 4GiB --policy caching
+  gmsim: --at, --base and --force need --from
+  usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]
+                   [--max N] --model NAME|--hidden H ... [run options] [--json]
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+                   --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
+                   [--at batch=LIST] [--base N] [--force] [--json]
   [2]

@@ -22,6 +22,7 @@ With no verb, gmsim prints its usage on stderr and exits 2:
     policies   list the allocator policies and their parameters
     estimate   estimate a transformer job's memory, formula by formula
     fit        find the largest batch or sequence that fits, per policy
+    scale      predict a captured job at other sequence lengths or batch sizes
     devices    list the GPU presets for --device
     calibrate  measure a GPU's cudaMalloc/cudaFree latency into a cost profile
   
@@ -51,6 +52,7 @@ With no verb, gmsim prints its usage on stderr and exits 2:
     policies   list the allocator policies and their parameters
     estimate   estimate a transformer job's memory, formula by formula
     fit        find the largest batch or sequence that fits, per policy
+    scale      predict a captured job at other sequence lengths or batch sizes
     devices    list the GPU presets for --device
     calibrate  measure a GPU's cudaMalloc/cudaFree latency into a cost profile
   
@@ -65,7 +67,7 @@ Each verb has its own help, the same through `help VERB` and `VERB --help`:
 
   $ gmsim help import
   usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
-                      [--replace] [--json]
+                      [--attr KEY=VALUE]... [--replace] [--json]
   
   Read trace files and store them as traces in the store DB (created if
   missing).  FILE '-' reads standard input; gzip'd files are read as they
@@ -86,6 +88,10 @@ Each verb has its own help, the same through `help VERB` and `VERB --help`:
                         pageable, pinned, device, array, managed,
                         device_static, managed_static, unknown, or all
                         (default: device)
+        --attr KEY=VALUE
+                        set attribute KEY of every trace imported (after the
+                        importer's own); VALUE is JSON when it is a JSON
+                        value (seq_len=128), else a string; may be repeated
         --replace       replace traces of the same names
         --json          report the stored traces as JSON: {"store": DB,
                         "traces": [...]} (each as 'gmsim info --json')
@@ -137,3 +143,8 @@ Unknown verbs and options are usage errors:
   gmsim: unknown verb 'frobnicate'
   see 'gmsim help' for the list of verbs
   [2]
+
+`scale` has its help both ways too:
+
+  $ gmsim help scale > a && gmsim scale --help > b && cmp a b && gmsim scale -h | head -1
+  usage: gmsim scale CAPTURE CAPTURE [CAPTURE...] (--seq LIST | --batch LIST) -o DB

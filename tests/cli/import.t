@@ -87,7 +87,7 @@ device); if any of them fails, none is kept:
   $ gmsim import rep.sqlite -o nsys.db --mem-kinds hbm
   gmsim: invalid value for --mem-kinds: unknown memory kind 'hbm' (known: pageable, pinned, device, array, managed, device_static, managed_static, unknown, all)
   usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
-                      [--replace] [--json]
+                      [--attr KEY=VALUE]... [--replace] [--json]
   [2]
 
 An export of several hosts (a multi-node report) whose processes have the
@@ -119,7 +119,7 @@ Names: two files may not give the same trace; --name takes one file:
   $ gmsim import a/x.csv b/x.csv -o names.db --name y
   gmsim: --name names one file's traces; 2 files given
   usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
-                      [--replace] [--json]
+                      [--attr KEY=VALUE]... [--replace] [--json]
   [2]
   $ gmsim import a/x.csv -o names.db
   gmsim: trace 'x' already exists in 'names.db'
@@ -139,3 +139,21 @@ The format can be forced; an input that is none of them says so:
   [1]
   $ test -e f.db || echo no store left behind
   no store left behind
+
+--attr tags every trace imported, after the importer's own attributes (so
+it wins); a JSON value stays JSON, anything else is a string:
+
+  $ printf 'ts_ns,op,id,size,stream,device\n0,alloc,0,100,0,0\n1,free,0,,0,0\n' > s.csv
+  $ gmsim import s.csv -o attr.db --attr seq_len=128 --attr batch=4 --attr model=lm --attr source=mine >/dev/null
+  $ gmsim info attr.db --json | grep -o '"source": "mine", "seq_len": 128, "batch": 4, "model": "lm"'
+  "source": "mine", "seq_len": 128, "batch": 4, "model": "lm"
+  $ gmsim import s.csv -o attr.db --attr =3
+  gmsim: invalid value for --attr: '=3' (KEY=VALUE)
+  usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
+                      [--attr KEY=VALUE]... [--replace] [--json]
+  [2]
+  $ gmsim import s.csv -o attr.db --attr seq_len
+  gmsim: invalid value for --attr: 'seq_len' (KEY=VALUE)
+  usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
+                      [--attr KEY=VALUE]... [--replace] [--json]
+  [2]

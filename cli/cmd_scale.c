@@ -1,0 +1,628 @@
+/*
+ * cli/cmd_scale.c — `gmsim scale CAPTURE CAPTURE [CAPTURE...] [--at
+ * seq=N,N...] [--at batch=N,N...] (--seq LIST | --batch LIST) -o DB
+ * [--base N] [--prefix NAME] [--min-matched PCT] [--force] [--replace]
+ * [--json]`.
+ *
+ * Each CAPTURE is DB[:TRACE] (TRACE may be left out when DB holds one
+ * trace; a path that exists as a file is taken whole, so a DB name with a
+ * colon works).  The captures' sizes come from --at (one value per
+ * capture, in order) or else from their "seq_len" / "batch" attributes.
+ * The targets are every --seq value times every --batch value (a missing
+ * one keeps the base's).  The plan (alignment, laws) is made and every
+ * target's sizes predicted before anything is written; the traces are
+ * then written one by one, and if one fails those written before it are
+ * deleted again (and a store this command created is removed), so a
+ * failed command leaves nothing.  Traces are named PREFIX.seqS (and .bB
+ * when the batch varies), PREFIX defaulting to the base trace's name.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/scaleopt.h"
+#include "gmsim/scale.h"
+
+#define SCALE_MAX_TARGETS 256
+
+static const char scale_usage[] =
+    "usage: gmsim scale CAPTURE CAPTURE [CAPTURE...] (--seq LIST | --batch LIST) -o DB\n"
+    "                   [--at seq=LIST] [--at batch=LIST] [--base N] [--prefix NAME]\n"
+    "                   [--min-matched PCT] [--force] [--replace] [--json]\n"
+    "\n"
+    "Predict a captured job at other sequence lengths or batch sizes from two or\n"
+    "more captures of it at different sizes.  The captures are aligned with the\n"
+    "base capture allocation by allocation (stack frames, marks and the order of\n"
+    "operations), each allocation's size law is fitted (constant, c*seq^p*batch^q,\n"
+    "a polynomial verified on an extra capture), and the base is written once per\n"
+    "target size with every size from its law, tagged with seq_len and batch.\n"
+    "CAPTURE is DB[:TRACE]; TRACE may be left out when DB holds one trace.\n"
+    "\n"
+    "options:\n"
+    "      --seq LIST        target sequence lengths, comma-separated (512,1024)\n"
+    "      --batch LIST      target batch sizes (default: the base's)\n"
+    "  -o, --output DB       the store to write the scaled traces into (required)\n"
+    "      --at seq=LIST     the captures' sequence lengths, one per CAPTURE in\n"
+    "                        order (default: their seq_len attributes)\n"
+    "      --at batch=LIST   the captures' batch sizes (default: their batch\n"
+    "                        attributes)\n"
+    "      --base N          the capture (1-based) whose events are scaled\n"
+    "                        (default: the largest)\n"
+    "      --prefix NAME     name the traces NAME.seqS[.bB] (default: the base\n"
+    "                        trace's name)\n"
+    "      --min-matched PCT refuse captures whose windows pair fewer allocations\n"
+    "                        than PCT percent (default 90)\n"
+    "      --force           go on despite poor alignment or contradicting laws\n"
+    "      --replace         replace traces of the same names\n"
+    "      --json            report as JSON\n"
+    "  -h, --help            show this help\n";
+
+typedef struct scale_list {
+    uint64_t v[SCALE_MAX_TARGETS];
+    size_t n;
+} scale_list_t;
+
+static int scale_list_arg(const char *opt, const char *text, scale_list_t *l)
+{
+    l->n = 0;
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char buf[32];
+        if (len == 0 || len >= sizeof buf)
+            return gm__cli_usage_error(scale_usage, "invalid value for %s: '%s'", opt, text);
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        if (l->n == SCALE_MAX_TARGETS)
+            return gm__cli_usage_error(scale_usage, "too many values for %s (at most %d)", opt,
+                                       SCALE_MAX_TARGETS);
+        if (gm__cli_count_arg(scale_usage, opt, buf, 1, UINT64_C(1) << 40, &l->v[l->n]))
+            return GM_CLI_USAGE;
+        l->n++;
+        if (comma == NULL)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+static void scale_remove_store(const char *db)
+{
+    static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+        char path[4096];
+        if ((size_t)snprintf(path, sizeof path, "%s%s", db, sfx[i]) < sizeof path)
+            unlink(path);
+    }
+}
+
+typedef struct scale_input {
+    char *db;    /* path */
+    char *trace; /* name, resolved */
+    char *label; /* db:trace */
+    gm_store_t *store;
+} scale_input_t;
+
+/* Split DB[:TRACE], open DB and resolve the trace. */
+static int scale_open_input(const char *arg, scale_input_t *in)
+{
+    struct stat st;
+    const char *colon = strrchr(arg, ':');
+    size_t dblen = strlen(arg);
+    const char *trace = NULL;
+    if (stat(arg, &st) != 0 && colon != NULL && colon > arg) {
+        dblen = (size_t)(colon - arg);
+        trace = colon + 1;
+        if (*trace == '\0')
+            trace = NULL;
+    }
+    in->db = strndup(arg, dblen);
+    if (in->db == NULL)
+        return gm__cli_error("out of memory");
+    int rc = gm__cli_open_store(in->db, GM_STORE_READONLY, &in->store);
+    if (rc)
+        return rc;
+    if ((rc = gm__cli_pick_trace(in->store, scale_usage, trace, &in->trace)))
+        return rc;
+    size_t n = strlen(in->db) + strlen(in->trace) + 2;
+    in->label = malloc(n);
+    if (in->label == NULL)
+        return gm__cli_error("out of memory");
+    snprintf(in->label, n, "%s:%s", in->db, in->trace);
+    return 0;
+}
+
+struct gm__cli_captures {
+    size_t n;
+    scale_input_t in[GM_SCALE_MAX_CAPTURES];
+    gm_scale_plan_t *plan;
+};
+
+void gm__cli_captures_close(gm__cli_captures_t *c)
+{
+    if (c == NULL)
+        return;
+    gm_scale_plan_destroy(c->plan);
+    for (size_t k = 0; k < c->n; k++) {
+        if (c->in[k].store)
+            gm_store_close(c->in[k].store);
+        free(c->in[k].db);
+        free(c->in[k].trace);
+        free(c->in[k].label);
+    }
+    free(c);
+}
+
+int gm__cli_captures_open(char **args, size_t n, const uint64_t *at_seq, const uint64_t *at_batch,
+                          const gm_scale_options_t *opts, gm__cli_captures_t **out)
+{
+    *out = NULL;
+    if (n > GM_SCALE_MAX_CAPTURES)
+        return gm__cli_error("too many captures (at most %d)", GM_SCALE_MAX_CAPTURES);
+    gm__cli_captures_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return gm__cli_error("out of memory");
+    int rc;
+    for (size_t k = 0; k < n; k++) {
+        c->n = k + 1;
+        if ((rc = scale_open_input(args[k], &c->in[k]))) {
+            gm__cli_captures_close(c);
+            return rc;
+        }
+    }
+    gm_scale_capture_t caps[GM_SCALE_MAX_CAPTURES];
+    for (size_t k = 0; k < n; k++)
+        caps[k] = (gm_scale_capture_t){c->in[k].store, c->in[k].trace, c->in[k].label,
+                                       at_seq ? at_seq[k] : 0, at_batch ? at_batch[k] : 0};
+    gm_error_t err = {0};
+    if (gm_scale_plan_create(caps, n, opts, &c->plan, &err)) {
+        gm__cli_captures_close(c);
+        return gm__cli_error("%s", err.msg);
+    }
+    *out = c;
+    return GM_CLI_OK;
+}
+
+gm_scale_plan_t *gm__cli_captures_plan(const gm__cli_captures_t *c)
+{
+    return c->plan;
+}
+
+const char *gm__cli_captures_label(const gm__cli_captures_t *c, size_t i)
+{
+    return i < c->n ? c->in[i].label : NULL;
+}
+
+const char *gm__cli_captures_trace(const gm__cli_captures_t *c, size_t i)
+{
+    return i < c->n ? c->in[i].trace : NULL;
+}
+
+/* A size, or "-" when unknown (0); static rotating buffers. */
+static const char *scale_num(uint64_t v)
+{
+    static char buf[4][24];
+    static int k;
+    char *b = buf[k++ % 4];
+    if (v)
+        snprintf(b, sizeof buf[0], "%" PRIu64, v);
+    else
+        snprintf(b, sizeof buf[0], "-");
+    return b;
+}
+
+/* "seq S, batch B" leaving out an unknown one (static buffer). */
+static const char *scale_sizes(uint64_t seq, uint64_t batch)
+{
+    static char buf[64];
+    if (seq && batch)
+        snprintf(buf, sizeof buf, "seq %" PRIu64 ", batch %" PRIu64, seq, batch);
+    else if (seq)
+        snprintf(buf, sizeof buf, "seq %" PRIu64, seq);
+    else
+        snprintf(buf, sizeof buf, "batch %" PRIu64, batch);
+    return buf;
+}
+
+static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *in)
+{
+    printf("base '%s' (%s): %" PRIu64 " allocations, %s requested in all\n", in[r->base].label,
+           scale_sizes(r->seq[r->base], r->batch[r->base]), r->allocs, gm__cli_size(r->bytes));
+    gm__cli_table_t t;
+    gm__cli_table_init(&t, 6, "lrrrrr");
+    const char *head[] = {"capture", "seq", "batch", "paired", "window", "share"};
+    for (size_t i = 0; i < 6; i++)
+        gm__cli_table_cell(&t, "%s", head[i]);
+    for (size_t k = 0; k < r->ncaptures; k++) {
+        if (k == r->base)
+            continue;
+        const gm_scale_pairing_t *p = &r->pairing[k];
+        gm__cli_table_cell(&t, "%s", in[k].label);
+        gm__cli_table_cell(&t, "%s", scale_num(r->seq[k]));
+        gm__cli_table_cell(&t, "%s", scale_num(r->batch[k]));
+        gm__cli_table_cell(&t, "%" PRIu64, p->matched);
+        gm__cli_table_cell(&t, "%" PRIu64,
+                           p->window_base > p->window_other ? p->window_base : p->window_other);
+        gm__cli_table_cell(&t, "%.1f%%", 100.0 * p->share);
+    }
+    printf("\nalignment with the base\n");
+    gm__cli_table_print(&t, stdout, "  ");
+    gm__cli_table_release(&t);
+    for (size_t k = 0; k < r->ncaptures; k++)
+        if (k != r->base && r->pairing[k].where[0])
+            printf("  %s: longest unpaired run at %s\n", in[k].label, r->pairing[k].where);
+
+    gm__cli_table_init(&t, 4, "lrrr");
+    gm__cli_table_cell(&t, "law");
+    gm__cli_table_cell(&t, "allocations");
+    gm__cli_table_cell(&t, "bytes");
+    gm__cli_table_cell(&t, "of bytes");
+    for (unsigned l = 0; l < GM_SCALE_LAW_COUNT; l++) {
+        gm__cli_table_cell(&t, "%s", gm_scale_law_name(l));
+        gm__cli_table_cell(&t, "%" PRIu64, r->law_allocs[l]);
+        gm__cli_table_cell(&t, "%s", gm__cli_size(r->law_bytes[l]));
+        gm__cli_table_cell(&t, "%.2f%%",
+                           r->bytes ? 100.0 * (double)r->law_bytes[l] / (double)r->bytes : 0.0);
+    }
+    printf("\nsize laws\n");
+    gm__cli_table_print(&t, stdout, "  ");
+    gm__cli_table_release(&t);
+    if (r->vary_seq) {
+        printf("  seq exponents:");
+        for (int p = 0; p < 9; p++)
+            if (r->power_p[p])
+                printf(" p=%d: %" PRIu64, p - 4, r->power_p[p]);
+        printf("\n");
+    }
+    if (r->vary_batch) {
+        printf("  batch exponents:");
+        for (int q = 0; q < 9; q++)
+            if (r->power_q[q])
+                printf(" q=%d: %" PRIu64, q - 4, r->power_q[q]);
+        printf("\n");
+    }
+    printf("  pre-existing: %" PRIu64 " of %" PRIu64 " paired\n", r->preexisting_paired,
+           r->preexisting);
+    if (r->contradicting)
+        printf("  contradicting (forced, kept at their captured size): %" PRIu64 "\n",
+               r->contradicting);
+    if (r->nnone_sites > 0) {
+        printf("  following no law (kept at their captured size), by call site:\n");
+        for (size_t i = 0; i < r->nnone_sites; i++)
+            printf("    %" PRIu64 " allocation%s, %s: first %s\n", r->none_sites[i].allocs,
+                   r->none_sites[i].allocs == 1 ? "" : "s", gm__cli_size(r->none_sites[i].bytes),
+                   r->none_sites[i].where);
+        uint64_t listed = 0;
+        for (size_t i = 0; i < r->nnone_sites; i++)
+            listed += r->none_sites[i].allocs;
+        if (listed < r->law_allocs[GM_SCALE_LAW_NONE])
+            printf("    (the %d call sites of the most bytes; %" PRIu64 " allocations more)\n",
+                   GM_SCALE_NONE_SITES, r->law_allocs[GM_SCALE_LAW_NONE] - listed);
+    }
+}
+
+static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const scale_input_t *in)
+{
+    gm_json_key(j, "base");
+    gm_json_str(j, in[r->base].label);
+    gm_json_key(j, "captures");
+    gm_json_begin_array(j);
+    for (size_t k = 0; k < r->ncaptures; k++) {
+        gm_json_begin_object(j);
+        gm_json_key(j, "trace");
+        gm_json_str(j, in[k].label);
+        if (r->seq[k]) {
+            gm_json_key(j, "seq_len");
+            gm_json_u64(j, r->seq[k]);
+        }
+        if (r->batch[k]) {
+            gm_json_key(j, "batch");
+            gm_json_u64(j, r->batch[k]);
+        }
+        if (k != r->base) {
+            const gm_scale_pairing_t *p = &r->pairing[k];
+            gm_json_key(j, "paired");
+            gm_json_u64(j, p->matched);
+            gm_json_key(j, "paired_by_law");
+            gm_json_u64(j, p->matched_size);
+            gm_json_key(j, "window_base");
+            gm_json_u64(j, p->window_base);
+            gm_json_key(j, "window");
+            gm_json_u64(j, p->window_other);
+            gm_json_key(j, "share");
+            gm_json_double(j, p->share);
+            gm_json_key(j, "breaks_at");
+            gm_json_str(j, p->where[0] ? p->where : NULL);
+        }
+        gm_json_end_object(j);
+    }
+    gm_json_end_array(j);
+    gm_json_key(j, "allocations");
+    gm_json_u64(j, r->allocs);
+    gm_json_key(j, "bytes");
+    gm_json_u64(j, r->bytes);
+    gm_json_key(j, "laws");
+    gm_json_begin_object(j);
+    for (unsigned l = 0; l < GM_SCALE_LAW_COUNT; l++) {
+        gm_json_key(j, gm_scale_law_name(l));
+        gm_json_begin_object(j);
+        gm_json_key(j, "allocations");
+        gm_json_u64(j, r->law_allocs[l]);
+        gm_json_key(j, "bytes");
+        gm_json_u64(j, r->law_bytes[l]);
+        gm_json_key(j, "share");
+        gm_json_double(j, r->bytes ? (double)r->law_bytes[l] / (double)r->bytes : 0.0);
+        gm_json_end_object(j);
+    }
+    gm_json_end_object(j);
+    gm_json_key(j, "seq_exponents");
+    gm_json_begin_object(j);
+    for (int p = 0; p < 9; p++)
+        if (r->power_p[p]) {
+            char k[8];
+            snprintf(k, sizeof k, "%d", p - 4);
+            gm_json_key(j, k);
+            gm_json_u64(j, r->power_p[p]);
+        }
+    gm_json_end_object(j);
+    gm_json_key(j, "batch_exponents");
+    gm_json_begin_object(j);
+    for (int q = 0; q < 9; q++)
+        if (r->power_q[q]) {
+            char k[8];
+            snprintf(k, sizeof k, "%d", q - 4);
+            gm_json_key(j, k);
+            gm_json_u64(j, r->power_q[q]);
+        }
+    gm_json_end_object(j);
+    gm_json_key(j, "preexisting");
+    gm_json_u64(j, r->preexisting);
+    gm_json_key(j, "preexisting_paired");
+    gm_json_u64(j, r->preexisting_paired);
+    gm_json_key(j, "contradicting");
+    gm_json_u64(j, r->contradicting);
+    gm_json_key(j, "first_without_law");
+    gm_json_str(j, r->none_first >= 0 ? r->none_where : NULL);
+    gm_json_key(j, "without_law_by_site");
+    gm_json_begin_array(j);
+    for (size_t i = 0; i < r->nnone_sites; i++) {
+        gm_json_begin_object(j);
+        gm_json_key(j, "allocations");
+        gm_json_u64(j, r->none_sites[i].allocs);
+        gm_json_key(j, "bytes");
+        gm_json_u64(j, r->none_sites[i].bytes);
+        gm_json_key(j, "first");
+        gm_json_str(j, r->none_sites[i].where);
+        gm_json_end_object(j);
+    }
+    gm_json_end_array(j);
+}
+
+int gm__cmd_scale(int argc, char **argv)
+{
+    enum { OPT_SEQ = 256, OPT_BATCH, OPT_AT, OPT_BASE, OPT_PREFIX, OPT_MIN, OPT_FORCE,
+           OPT_REPLACE, OPT_JSON };
+    static const struct option longopts[] = {
+        {"seq", required_argument, NULL, OPT_SEQ},
+        {"batch", required_argument, NULL, OPT_BATCH},
+        {"at", required_argument, NULL, OPT_AT},
+        {"base", required_argument, NULL, OPT_BASE},
+        {"prefix", required_argument, NULL, OPT_PREFIX},
+        {"min-matched", required_argument, NULL, OPT_MIN},
+        {"force", no_argument, NULL, OPT_FORCE},
+        {"replace", no_argument, NULL, OPT_REPLACE},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    scale_list_t tseq = {0}, tbatch = {0}, atseq = {0}, atbatch = {0};
+    const char *output = NULL, *prefix = NULL;
+    uint64_t base = 0, minpct = 90;
+    int force = 0, replace = 0, json = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_SEQ:
+            if (scale_list_arg("--seq", optarg, &tseq))
+                return GM_CLI_USAGE;
+            break;
+        case OPT_BATCH:
+            if (scale_list_arg("--batch", optarg, &tbatch))
+                return GM_CLI_USAGE;
+            break;
+        case OPT_AT:
+            if (strncmp(optarg, "seq=", 4) == 0) {
+                if (scale_list_arg("--at seq", optarg + 4, &atseq))
+                    return GM_CLI_USAGE;
+            } else if (strncmp(optarg, "batch=", 6) == 0) {
+                if (scale_list_arg("--at batch", optarg + 6, &atbatch))
+                    return GM_CLI_USAGE;
+            } else
+                return gm__cli_usage_error(scale_usage,
+                                           "invalid value for --at: '%s' (seq=LIST or "
+                                           "batch=LIST)",
+                                           optarg);
+            break;
+        case OPT_BASE:
+            if (gm__cli_count_arg(scale_usage, "--base", optarg, 1, GM_SCALE_MAX_CAPTURES, &base))
+                return GM_CLI_USAGE;
+            break;
+        case OPT_PREFIX: prefix = optarg; break;
+        case OPT_MIN:
+            if (gm__cli_count_arg(scale_usage, "--min-matched", optarg, 1, 100, &minpct))
+                return GM_CLI_USAGE;
+            break;
+        case OPT_FORCE: force = 1; break;
+        case OPT_REPLACE: replace = 1; break;
+        case OPT_JSON: json = 1; break;
+        case 'o': output = optarg; break;
+        case 'h': return gm__cli_help(scale_usage);
+        default: return gm__cli_option_error(scale_usage, argv, c);
+        }
+    }
+    size_t n = (size_t)(argc - optind);
+    if (n < 2)
+        return gm__cli_usage_error(scale_usage,
+                                   n ? "one capture only: scaling needs two or more captures of "
+                                       "the job at different sizes"
+                                     : "missing the captures (CAPTURE CAPTURE...)");
+    if (n > GM_SCALE_MAX_CAPTURES)
+        return gm__cli_usage_error(scale_usage, "too many captures (at most %d)",
+                                   GM_SCALE_MAX_CAPTURES);
+    if (output == NULL)
+        return gm__cli_usage_error(scale_usage, "missing the output store (-o DB)");
+    if (tseq.n == 0 && tbatch.n == 0)
+        return gm__cli_usage_error(scale_usage, "missing the target sizes (--seq or --batch)");
+    if (atseq.n && atseq.n != n)
+        return gm__cli_usage_error(scale_usage, "--at seq gives %zu values for %zu captures",
+                                   atseq.n, n);
+    if (atbatch.n && atbatch.n != n)
+        return gm__cli_usage_error(scale_usage, "--at batch gives %zu values for %zu captures",
+                                   atbatch.n, n);
+    if (base > n)
+        return gm__cli_usage_error(scale_usage, "--base %" PRIu64 " out of range (1 to %zu)",
+                                   base, n);
+    if (prefix != NULL && *prefix == '\0')
+        return gm__cli_usage_error(scale_usage, "empty --prefix");
+
+    int rc = GM_CLI_OK;
+    gm__cli_captures_t *cap = NULL;
+    gm_scale_plan_t *plan = NULL;
+    gm_store_t *dst = NULL;
+    gm_error_t err = {0};
+    char **names = NULL;
+    size_t nwritten = 0, ntargets = 0;
+    int existed = 0;
+    gm_scale_options_t o = {.base = base ? (int)base - 1 : -1,
+                            .min_matched = (double)minpct / 100.0,
+                            .force = force};
+    if ((rc = gm__cli_captures_open(argv + optind, n, atseq.n ? atseq.v : NULL,
+                                    atbatch.n ? atbatch.v : NULL, &o, &cap)))
+        goto done;
+    plan = gm__cli_captures_plan(cap);
+    const scale_input_t *in = cap->in;
+    const gm_scale_report_t *rep = gm_scale_plan_report(plan);
+    size_t ns = tseq.n ? tseq.n : 1, nb = tbatch.n ? tbatch.n : 1;
+    ntargets = ns * nb;
+    names = calloc(ntargets, sizeof *names);
+    if (names == NULL) {
+        rc = gm__cli_error("out of memory");
+        goto done;
+    }
+    /* names, and every target checked and predicted before writing */
+    const char *pfx = prefix ? prefix : in[rep->base].trace;
+    for (size_t i = 0; i < ntargets; i++) {
+        uint64_t s = tseq.n ? tseq.v[i / nb] : 0, b = tbatch.n ? tbatch.v[i % nb] : 0;
+        if (gm_scale_check_target(plan, s, b, &err)) {
+            rc = gm__cli_error("%s", err.msg);
+            goto done;
+        }
+        for (uint64_t a = 0; a < rep->allocs; a++) {
+            uint64_t z;
+            if (gm_scale_predict(plan, a, s, b, NULL, NULL, NULL, &z, &err)) {
+                rc = gm__cli_error("%s", err.msg);
+                goto done;
+            }
+        }
+        char buf[512];
+        int len;
+        if (tseq.n && tbatch.n)
+            len = snprintf(buf, sizeof buf, "%s.seq%" PRIu64 ".b%" PRIu64, pfx, s, b);
+        else if (tseq.n)
+            len = snprintf(buf, sizeof buf, "%s.seq%" PRIu64, pfx, s);
+        else
+            len = snprintf(buf, sizeof buf, "%s.b%" PRIu64, pfx, b);
+        if (len < 0 || (size_t)len >= sizeof buf || (names[i] = strdup(buf)) == NULL) {
+            rc = gm__cli_error("trace name too long: '%s...'", pfx);
+            goto done;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(names[j], names[i]) == 0) {
+                rc = gm__cli_usage_error(scale_usage, "target '%s' given twice", names[i]);
+                goto done;
+            }
+    }
+    struct stat st;
+    existed = stat(output, &st) == 0;
+    if (gm_store_open(output, GM_STORE_WRITE, &dst, &err)) {
+        rc = gm__cli_error("%s", err.msg);
+        goto done;
+    }
+    if (!replace)
+        for (size_t i = 0; i < ntargets; i++) {
+            gm_trace_info_t info;
+            if (gm_store_find(dst, names[i], &info, &err) == 0) {
+                gm_trace_info_release(&info);
+                rc = gm__cli_error("trace '%s' already exists in '%s'", names[i], output);
+                fputs("hint: use --replace to overwrite it\n", stderr);
+                goto done;
+            }
+        }
+    for (size_t i = 0; i < ntargets; i++) {
+        uint64_t s = tseq.n ? tseq.v[i / nb] : 0, b = tbatch.n ? tbatch.v[i % nb] : 0;
+        gm__cli_status("scaling to '%s'", names[i]);
+        if (gm_scale_write(plan, s, b, dst, names[i], replace ? GM_WRITE_REPLACE : 0, &err)) {
+            gm__cli_status_clear();
+            rc = gm__cli_error("%s", err.msg);
+            goto done;
+        }
+        nwritten++;
+    }
+    gm__cli_status_clear();
+
+    /* the report */
+    if (json) {
+        gm_json_t j;
+        gm_json_init(&j, stdout, 1);
+        gm_json_begin_object(&j);
+        scale_json_report(&j, rep, in);
+        gm_json_key(&j, "store");
+        gm_json_str(&j, output);
+        gm_json_key(&j, "traces");
+        gm_json_begin_array(&j);
+        for (size_t i = 0; i < ntargets; i++) {
+            gm_trace_info_t info;
+            if (gm_store_find(dst, names[i], &info, &err) == 0) {
+                gm__cli_json_trace(&j, &info);
+                gm_trace_info_release(&info);
+            }
+        }
+        gm_json_end_array(&j);
+        gm_json_end_object(&j);
+        gm_json_finish(&j);
+    } else {
+        scale_print_report(rep, in);
+        printf("\nwrote into '%s'\n", output);
+        for (size_t i = 0; i < ntargets; i++) {
+            gm_trace_info_t info;
+            if (gm_store_find(dst, names[i], &info, &err) == 0) {
+                int64_t sl = gm_attr_int(info.attrs, "seq_len"), bt = gm_attr_int(info.attrs, "batch");
+                printf("  %s  %s  %" PRIu64 " events  load %s\n", names[i],
+                       scale_sizes(sl > 0 ? (uint64_t)sl : 0, bt > 0 ? (uint64_t)bt : 0),
+                       info.events, gm__cli_size(info.load));
+                gm_trace_info_release(&info);
+            }
+        }
+    }
+done:
+    if (rc != GM_CLI_OK && dst != NULL) {
+        gm_error_t e2;
+        for (size_t i = 0; i < nwritten; i++)
+            gm_store_delete(dst, names[i], &e2);
+    }
+    if (dst != NULL)
+        gm_store_close(dst);
+    if (rc != GM_CLI_OK && dst != NULL && !existed)
+        scale_remove_store(output);
+    gm__cli_captures_close(cap);
+    for (size_t i = 0; names != NULL && i < ntargets; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
