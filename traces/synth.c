@@ -767,6 +767,7 @@ typedef struct syn {
     uint64_t pending[SYN_PENDING_MAX]; /* inference: tensors of the current block */
     size_t npending;
     uint64_t rng[2];
+    uint64_t held_logits; /* the training loop's `logits` variable (SYN_NONE) */
 } syn_t;
 
 #define SYN_NONE UINT64_MAX
@@ -1672,7 +1673,10 @@ static void syn_micro(syn_t *g, uint64_t micro)
     syn_node_t *ln = syn_node(g, SYN_NODE_OP, z->L, -1, -1, -1);
     if (ln)
         ln->btmp = z->L32;
-    syn_attach(g, logits);
+    /* the loop's `logits = model(x)` holds them through backward and the
+     * optimizer step, until the next micro-batch rebinds the name */
+    syn_free(g, g->held_logits);
+    g->held_logits = logits;
     if (syn_act_bytes(c) != 4)
         syn_keep(g, z->L32); /* logits.float() */
     if (syn_composite(c)) {
@@ -1858,6 +1862,7 @@ static int syn_init(syn_t *g, const gm_synth_config_t *c, gm_synth_sink_fn sink,
     }
     if (g->rng[0] == 0 && g->rng[1] == 0)
         g->rng[0] = 1;
+    g->held_logits = SYN_NONE;
     return 0;
 }
 
@@ -1906,6 +1911,8 @@ int gm_synth_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
             syn_micro(g, micro++);
         if (train)
             syn_optimizer(g);
+        syn_free(g, g->held_logits);
+        g->held_logits = SYN_NONE;
     }
     syn_flush(g);
     rc = g->rc;
