@@ -469,3 +469,36 @@ Test(synth_scaling, inference_peak_at_longer_contexts, .timeout = 300)
 {
     sc_check_extrapolated_peaks(GM_SYNTH_MODE_INFERENCE, "inference");
 }
+
+/* The estimate's split of the peak by order in s: its parts add up to the
+ * peak, none is of another order, the weights dominate a short sequence
+ * and the attention's s² tensors a long one; the positions of a preset. */
+Test(synth_scaling, estimate_splits_the_peak_by_order)
+{
+    gm_error_t err = {0};
+    gm_synth_estimate_t e;
+    uint64_t seqs[] = {1, 64, 2048, 16384};
+    int want[] = {0, 0, 2, 2};
+    for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+        gm_synth_config_t c = sc_model(seqs[i], GM_SYNTH_MODE_TRAIN);
+        c.layers = 2;
+        cr_assert_eq(gm_synth_estimate(&c, &e, &err), 0, "%s", err.msg);
+        cr_expect_eq(e.peak_by_order[0] + e.peak_by_order[1] + e.peak_by_order[2], e.peak,
+                     "seq %" PRIu64, seqs[i]);
+        cr_expect_eq(e.peak_by_order[3], 0, "seq %" PRIu64, seqs[i]);
+        cr_expect_eq(e.dominant, want[i], "seq %" PRIu64 ": s^%d dominates", seqs[i], e.dominant);
+        cr_expect_eq(e.max_positions, 0, "a custom llama shape has no known context");
+    }
+    gm_synth_config_t c;
+    gm_synth_config_default(&c);
+    cr_assert_eq(gm_synth_apply_preset(&c, "llama-70b", &err), 0);
+    c.seq = 256;
+    c.batch = 1;
+    c.layers = 1;
+    cr_assert_eq(gm_synth_estimate(&c, &e, &err), 0, "%s", err.msg);
+    cr_expect_eq(e.max_positions, 4096);
+    cr_assert_eq(gm_synth_apply_preset(&c, "gpt2", &err), 0);
+    c.seq = 2048;
+    cr_assert_eq(gm_synth_estimate(&c, &e, &err), 0, "%s", err.msg);
+    cr_expect_eq(e.max_positions, 1024);
+}

@@ -131,24 +131,26 @@ const char *gm_synth_tag_name(unsigned tag)
  * (Touvron et al. 2023, Table 2; ffn from the released params.json:
  * multiple_of 256 rule); Llama 2 70B GQA 8 KV heads (Touvron et al. 2023b);
  * Llama 3 (Meta's released config.json); Mistral 7B (Jiang et al. 2023,
- * Table 1); TinyLlama (Zhang et al. 2024); OPT (Zhang et al. 2022). */
+ * Table 1); TinyLlama (Zhang et al. 2024); OPT (Zhang et al. 2022).  The
+ * last column is the context the model was trained for (its position table,
+ * or max_position_embeddings of the released config for RoPE models). */
 static const gm_synth_preset_t syn_presets[] = {
-    {"gpt2", GM_SYNTH_ARCH_GPT, 768, 12, 12, 0, 0, 50257, 1024, 1, "GPT-2 small (Radford et al. 2019)"},
-    {"gpt2-medium", GM_SYNTH_ARCH_GPT, 1024, 24, 16, 0, 0, 50257, 1024, 1, "GPT-2 medium (Radford et al. 2019)"},
-    {"gpt2-large", GM_SYNTH_ARCH_GPT, 1280, 36, 20, 0, 0, 50257, 1024, 1, "GPT-2 large (Radford et al. 2019)"},
-    {"gpt2-xl", GM_SYNTH_ARCH_GPT, 1600, 48, 25, 0, 0, 50257, 1024, 1, "GPT-2 XL (Radford et al. 2019)"},
-    {"opt-1.3b", GM_SYNTH_ARCH_GPT, 2048, 24, 32, 0, 8192, 50272, 2048, 1, "OPT-1.3B (Zhang et al. 2022, Table 1)"},
-    {"bert-base", GM_SYNTH_ARCH_BERT, 768, 12, 12, 0, 3072, 30522, 512, 1, "BERT-base uncased (Devlin et al. 2019)"},
-    {"bert-large", GM_SYNTH_ARCH_BERT, 1024, 24, 16, 0, 4096, 30522, 512, 1, "BERT-large uncased (Devlin et al. 2019)"},
-    {"tinyllama-1.1b", GM_SYNTH_ARCH_LLAMA, 2048, 22, 32, 4, 5632, 32000, 0, 0, "TinyLlama 1.1B (Zhang et al. 2024)"},
-    {"llama-7b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 0, 11008, 32000, 0, 0, "LLaMA 7B (Touvron et al. 2023)"},
-    {"llama-13b", GM_SYNTH_ARCH_LLAMA, 5120, 40, 40, 0, 13824, 32000, 0, 0, "LLaMA 13B (Touvron et al. 2023)"},
-    {"llama-30b", GM_SYNTH_ARCH_LLAMA, 6656, 60, 52, 0, 17920, 32000, 0, 0, "LLaMA 33B (Touvron et al. 2023)"},
-    {"llama-65b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 0, 22016, 32000, 0, 0, "LLaMA 65B (Touvron et al. 2023)"},
-    {"llama-70b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 8, 28672, 32000, 0, 0, "Llama 2 70B, GQA (Touvron et al. 2023b)"},
-    {"llama3-8b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 8, 14336, 128256, 0, 0, "Llama 3 8B (Meta, config.json)"},
-    {"llama3-70b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 8, 28672, 128256, 0, 0, "Llama 3 70B (Meta, config.json)"},
-    {"mistral-7b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 8, 14336, 32000, 0, 0, "Mistral 7B (Jiang et al. 2023)"},
+    {"gpt2", GM_SYNTH_ARCH_GPT, 768, 12, 12, 0, 0, 50257, 1024, 1, "GPT-2 small (Radford et al. 2019)", 1024},
+    {"gpt2-medium", GM_SYNTH_ARCH_GPT, 1024, 24, 16, 0, 0, 50257, 1024, 1, "GPT-2 medium (Radford et al. 2019)", 1024},
+    {"gpt2-large", GM_SYNTH_ARCH_GPT, 1280, 36, 20, 0, 0, 50257, 1024, 1, "GPT-2 large (Radford et al. 2019)", 1024},
+    {"gpt2-xl", GM_SYNTH_ARCH_GPT, 1600, 48, 25, 0, 0, 50257, 1024, 1, "GPT-2 XL (Radford et al. 2019)", 1024},
+    {"opt-1.3b", GM_SYNTH_ARCH_GPT, 2048, 24, 32, 0, 8192, 50272, 2048, 1, "OPT-1.3B (Zhang et al. 2022, Table 1)", 2048},
+    {"bert-base", GM_SYNTH_ARCH_BERT, 768, 12, 12, 0, 3072, 30522, 512, 1, "BERT-base uncased (Devlin et al. 2019)", 512},
+    {"bert-large", GM_SYNTH_ARCH_BERT, 1024, 24, 16, 0, 4096, 30522, 512, 1, "BERT-large uncased (Devlin et al. 2019)", 512},
+    {"tinyllama-1.1b", GM_SYNTH_ARCH_LLAMA, 2048, 22, 32, 4, 5632, 32000, 0, 0, "TinyLlama 1.1B (Zhang et al. 2024)", 2048},
+    {"llama-7b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 0, 11008, 32000, 0, 0, "LLaMA 7B (Touvron et al. 2023)", 2048},
+    {"llama-13b", GM_SYNTH_ARCH_LLAMA, 5120, 40, 40, 0, 13824, 32000, 0, 0, "LLaMA 13B (Touvron et al. 2023)", 2048},
+    {"llama-30b", GM_SYNTH_ARCH_LLAMA, 6656, 60, 52, 0, 17920, 32000, 0, 0, "LLaMA 33B (Touvron et al. 2023)", 2048},
+    {"llama-65b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 0, 22016, 32000, 0, 0, "LLaMA 65B (Touvron et al. 2023)", 2048},
+    {"llama-70b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 8, 28672, 32000, 0, 0, "Llama 2 70B, GQA (Touvron et al. 2023b)", 4096},
+    {"llama3-8b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 8, 14336, 128256, 0, 0, "Llama 3 8B (Meta, config.json)", 8192},
+    {"llama3-70b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 8, 28672, 128256, 0, 0, "Llama 3 70B (Meta, config.json)", 8192},
+    {"mistral-7b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 8, 14336, 32000, 0, 0, "Mistral 7B (Jiang et al. 2023)", 32768},
 };
 
 #define SYN_NPRESETS (sizeof syn_presets / sizeof syn_presets[0])
@@ -2056,6 +2058,112 @@ int gm_synth_write(const gm_synth_config_t *c, gm_writer_t *w, gm_synth_stats_t 
 
 /* ---- estimate ---------------------------------------------------------------------- */
 
+/* A run's allocation sizes by id and, when `events` is set, each event's
+ * op and id (to rebuild the live set at the peak). */
+typedef struct syn_rec {
+    uint64_t *size;
+    size_t nsize, capsize;
+    uint64_t *evid;
+    uint8_t *evop;
+    size_t nev, capev;
+    int events;
+} syn_rec_t;
+
+static int syn_rec_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 4096;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, nc * elem);
+    if (q == NULL)
+        return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+static int syn_rec_sink(void *ctx, const gm_event_t *ev, size_t n, gm_error_t *err)
+{
+    syn_rec_t *r = ctx;
+    for (size_t i = 0; i < n; i++) {
+        const gm_event_t *e = &ev[i];
+        if (r->events) {
+            size_t ce = r->capev;
+            if (syn_rec_grow((void **)&r->evid, &ce, r->nev + 1, sizeof *r->evid) ||
+                syn_rec_grow((void **)&r->evop, &r->capev, r->nev + 1, sizeof *r->evop))
+                return gm_error_set(err, GM_ENOMEM, "out of memory");
+            r->evid[r->nev] = e->id;
+            r->evop[r->nev++] = e->op;
+        }
+        if (e->op != GM_OP_ALLOC)
+            continue;
+        if (syn_rec_grow((void **)&r->size, &r->capsize, e->id + 1, sizeof *r->size))
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        while (r->nsize <= e->id)
+            r->size[r->nsize++] = 0;
+        r->size[e->id] = e->size;
+    }
+    return 0;
+}
+
+static void syn_rec_release(syn_rec_t *r)
+{
+    free(r->size);
+    free(r->evid);
+    free(r->evop);
+}
+
+/* Split the peak of c (at its fixed length s) by the order in s of each
+ * allocation alive then: the same step at 2s (or s/2) gives every
+ * allocation's size ratio.  Fills out->peak_by_order and out->dominant;
+ * leaves them 0 / -1 when no second length is valid.  GM_ENOMEM. */
+static int syn_peak_orders(const gm_synth_config_t *c, gm_synth_estimate_t *out, gm_error_t *err)
+{
+    out->dominant = -1;
+    gm_synth_config_t c2 = *c;
+    c2.seq = 2 * c->seq;
+    gm_error_t ignore = {0};
+    if (gm_synth_check(&c2, &ignore) != 0) {
+        if (c->seq < 2)
+            return 0;
+        c2.seq = c->seq / 2;
+    }
+    int up = c2.seq > c->seq;
+    syn_rec_t r1 = {.events = 1}, r2 = {0};
+    gm_synth_stats_t st;
+    int rc = gm_synth_run(c, syn_rec_sink, &r1, &st, err);
+    if (rc == 0)
+        rc = gm_synth_run(&c2, syn_rec_sink, &r2, NULL, err);
+    uint8_t *live = rc == 0 ? calloc(r1.nsize ? r1.nsize : 1, 1) : NULL;
+    if (rc == 0 && live == NULL)
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+    if (rc == 0) {
+        for (size_t k = 0; k <= st.peak_event && k < r1.nev; k++)
+            if ((r1.evop[k] == GM_OP_ALLOC || r1.evop[k] == GM_OP_FREE) && r1.evid[k] < r1.nsize)
+                live[r1.evid[k]] = r1.evop[k] == GM_OP_ALLOC;
+        for (size_t id = 0; id < r1.nsize; id++) {
+            if (!live[id])
+                continue;
+            uint64_t a = r1.size[id], b = id < r2.nsize ? r2.size[id] : 0;
+            int o = 3;
+            for (int k = 0; k <= 2; k++)
+                if (up ? b == a << k : a == b << k)
+                    o = k;
+            out->peak_by_order[o] += a;
+        }
+        for (int k = 0; k <= 2; k++)
+            if (out->peak_by_order[k] &&
+                (out->dominant < 0 || out->peak_by_order[k] > out->peak_by_order[out->dominant]))
+                out->dominant = k;
+    }
+    free(live);
+    syn_rec_release(&r1);
+    syn_rec_release(&r2);
+    return rc;
+}
+
 int gm_synth_estimate(const gm_synth_config_t *cfg, gm_synth_estimate_t *out, gm_error_t *err)
 {
     int rc = gm_synth_check(cfg, err);
@@ -2122,6 +2230,12 @@ int gm_synth_estimate(const gm_synth_config_t *cfg, gm_synth_estimate_t *out, gm
         return rc;
     out->peak = st.peak;
     out->allocs_per_step = st.allocs_last_step;
+    if ((rc = syn_peak_orders(&c, out, err)) != 0)
+        return rc;
+    const gm_synth_preset_t *pr = gm_synth_preset_find(c.model);
+    out->max_positions = c.arch != GM_SYNTH_ARCH_LLAMA && c.positions ? c.positions
+                         : pr && pr->arch == c.arch                   ? pr->context
+                                                                      : 0;
     /* Temporaries: what the peak holds beyond the standing set of its phase
      * (the update: weights, state, gradients; else the end of forward). */
     uint64_t standing = out->forward_end;
