@@ -28,6 +28,16 @@
  *             path), or twelve per parameter with m and v replaced (python:
  *             an optimizer written as out-of-place tensor arithmetic).
  *
+ * Composite ops with eager attention (code written as tensor expressions,
+ * as from-scratch models are) follow Python's lifetimes: a tensor no
+ * autograd node saves lives as long as the name holding it, a function's
+ * locals until it returns; so the softmax's division sees four s²-sized
+ * tensors, in inference too, and the attention node's backward is the
+ * elementwise graph's own (syn_attention_backward: up to six s²-sized
+ * tensors of the layer at once).  These rules, per order in s and per
+ * lifetime, are checked against real captures aligned allocation by
+ * allocation (tests/test_synth_scaling.c, docs/validation.md).
+ *
  * Recompute: `full` keeps only each layer's input and reruns the layer's
  * forward at the start of its backward; `selective` drops the s²-sized
  * attention tensors and re-allocates them in the attention node's
