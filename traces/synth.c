@@ -1685,10 +1685,15 @@ static void syn_micro(syn_t *g, uint64_t micro)
     syn_node_t *ln = syn_node(g, SYN_NODE_OP, z->L, -1, -1, -1);
     if (ln)
         ln->btmp = z->L32;
-    /* the loop's `logits = model(x)` holds them through backward and the
-     * optimizer step, until the next micro-batch rebinds the name */
-    syn_free(g, g->held_logits);
-    g->held_logits = logits;
+    /* composite (a from-scratch loop, `logits = model(x)`): the name holds
+     * them through backward and the optimizer step, until the next
+     * micro-batch rebinds it; else the loss node keeps them for backward */
+    if (syn_composite(c)) {
+        syn_free(g, g->held_logits);
+        g->held_logits = logits;
+    } else {
+        syn_attach(g, logits);
+    }
     if (syn_act_bytes(c) != 4)
         syn_keep(g, z->L32); /* logits.float() */
     if (syn_composite(c)) {
