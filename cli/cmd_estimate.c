@@ -124,7 +124,7 @@ static size_t est_lines(const gm_synth_config_t *c, const gm_synth_estimate_t *e
     l[n] = (est_line_t){.key = "logits", .label = "logits and loss", .bytes = e->logits};
     snprintf(l[n].formula, sizeof l[n].formula, "s*b*V x (%u B%s%s)", ae,
              ae != 4 ? " + 4 B fp32 upcast" : "",
-             train ? (c->ops == GM_SYNTH_OPS_COMPOSITE ? " + 2 x 4 B shifted, log-probs"
+             train ? (c->ops == GM_SYNTH_OPS_COMPOSITE ? " + 2 x 4 B exp, -log-probs; max indices, row sums"
                                                       : " + 4 B log-probs")
                    : "");
     n++;

@@ -381,13 +381,12 @@ Test(synth_scaling, training_classes_match_the_real_pair, .timeout = 300)
     cr_assert_neq(x.real.b.bwd, SC_NEVER, "no backward found in the real capture");
     cr_assert_neq(x.real.b.opt, SC_NEVER, "no optimizer step found in the real capture");
     sc_check_quadratic_classes(&x, "training");
-    /* s-linear: what is saved for backward within 1%, the forward's
-     * temporaries within 10% (both allocate per expression, the real code
-     * a few more small ones) */
+    /* s-linear: what is saved for backward and the forward's temporaries
+     * within 1% */
     double e = sc_rel((double)x.syn.bytes[1][SC_SAVED], (double)x.real.bytes[1][SC_SAVED]);
     cr_expect(fabs(e) <= 0.01, "training: s-linear saved bytes off by %.2f%%", e * 100);
     e = sc_rel((double)x.syn.bytes[1][SC_FWD_TEMP], (double)x.real.bytes[1][SC_FWD_TEMP]);
-    cr_expect(fabs(e) <= 0.10, "training: s-linear forward temporaries off by %.2f%%", e * 100);
+    cr_expect(fabs(e) <= 0.01, "training: s-linear forward temporaries off by %.2f%%", e * 100);
     sc_both_release(&x);
 }
 
@@ -398,7 +397,7 @@ Test(synth_scaling, inference_classes_match_the_real_pair, .timeout = 300)
     sc_print_classes(&x, "inference");
     sc_check_quadratic_classes(&x, "inference");
     double e = sc_rel((double)x.syn.bytes[1][SC_FWD_TEMP], (double)x.real.bytes[1][SC_FWD_TEMP]);
-    cr_expect(fabs(e) <= 0.10, "inference: s-linear temporaries off by %.2f%%", e * 100);
+    cr_expect(fabs(e) <= 0.01, "inference: s-linear temporaries off by %.2f%%", e * 100);
     sc_both_release(&x);
 }
 

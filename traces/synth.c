@@ -695,7 +695,7 @@ static uint64_t syn_logits_total(const gm_synth_config_t *c, const syn_sizes_t *
     if (upcast)
         v += z->L32;
     if (syn_composite(c))
-        v += 2 * z->L32 + z->R; /* shifted, log-probabilities, logsumexp */
+        v += 2 * z->L32 + z->R + z->ids; /* exp, −logp, the row sums, max indices */
     else
         v += z->L32; /* log-probabilities */
     return v + 4;    /* the loss */
@@ -713,7 +713,10 @@ enum { SYN_NODE_OP, SYN_NODE_FORK, SYN_NODE_JOIN, SYN_NODE_CKPT };
 /* How a node's backward runs: generic (its input's gradient, one per-op
  * gradient alive at a time, an optional temporary), or the composite
  * attention's own sequence (syn_attention_backward). */
-enum { SYN_SCRIPT_GENERIC, SYN_SCRIPT_ATTN };
+enum { SYN_SCRIPT_GENERIC, SYN_SCRIPT_ATTN, SYN_SCRIPT_CE };
+
+/* The tensors a composite cross-entropy node saves (in aid[]). */
+enum { SYN_CE_NEG, SYN_CE_SUM, SYN_CE_EXP, SYN_CE_IDX };
 
 /* The tensors a composite attention node saves, by role, in the order its
  * backward frees them. */
@@ -1235,6 +1238,47 @@ static void syn_attention_backward(syn_t *g, const syn_node_t *n, uint64_t grad,
     syn_free(g, gd);
 }
 
+/* The backward of the composite cross-entropy (log_softmax written out,
+ * then the mean of −logp at the targets), as autograd runs it: the
+ * gradient at the targets scattered into zeros, then the negation's, the
+ * log-sum's, exp's and the max's backward, each freeing what its op saved;
+ * at most one logits-sized temporary beside the running gradient.  Leaves
+ * the logits' gradient in *gin (its 16-bit copy under 16-bit activations). */
+static void syn_ce_backward(syn_t *g, const syn_node_t *n, uint64_t grad, uint64_t *gin)
+{
+    const syn_sizes_t *z = &g->z;
+    uint64_t a = syn_alloc(g, z->R); /* the mean's backward */
+    syn_free(g, grad);
+    uint64_t b = syn_alloc(g, z->L32); /* zeros, scattered at the targets */
+    syn_free(g, a);
+    syn_free(g, n->aid[SYN_CE_NEG]);
+    uint64_t d = syn_alloc(g, z->L32); /* −: the gradient of logp */
+    syn_free(g, b);
+    uint64_t t = syn_alloc(g, z->L32); /* − log sum: negated ... */
+    uint64_t r = syn_alloc(g, z->R);   /* ... and summed over the row */
+    syn_free(g, t);
+    uint64_t q = syn_alloc(g, z->R); /* log's backward */
+    syn_free(g, r);
+    syn_free(g, n->aid[SYN_CE_SUM]);
+    t = syn_alloc(g, z->L32); /* exp's backward, added into d */
+    syn_free(g, q);
+    syn_free(g, n->aid[SYN_CE_EXP]);
+    syn_free(g, t);
+    t = syn_alloc(g, z->L32); /* − max: negated ... */
+    r = syn_alloc(g, z->R);   /* ... and summed */
+    syn_free(g, t);
+    t = syn_alloc(g, z->L32); /* max's backward, scattered, added into d */
+    syn_free(g, r);
+    syn_free(g, n->aid[SYN_CE_IDX]);
+    syn_free(g, t);
+    if (z->L32 != z->L) { /* back to the logits' 16-bit type */
+        *gin = syn_alloc(g, z->L);
+        syn_free(g, d);
+    } else {
+        *gin = d;
+    }
+}
+
 /* The attention core from q, k, v to the context the output projection
  * reads.  Returns the context. */
 static uint64_t syn_attention(syn_t *g)
@@ -1541,6 +1585,8 @@ static void syn_backward_nodes(syn_t *g, size_t from, uint64_t *grad)
             uint64_t gin;
             if (n.script == SYN_SCRIPT_ATTN) {
                 syn_attention_backward(g, &n, gshared ? SYN_NONE : *grad, &gin);
+            } else if (n.script == SYN_SCRIPT_CE) {
+                syn_ce_backward(g, &n, gshared ? SYN_NONE : *grad, &gin);
             } else {
                 gin = syn_alloc(g, n.gin);
                 if (n.btmp)
@@ -1696,16 +1742,28 @@ static void syn_micro(syn_t *g, uint64_t micro)
     }
     if (syn_act_bytes(c) != 4)
         syn_keep(g, z->L32); /* logits.float() */
-    if (syn_composite(c)) {
-        uint64_t mx = syn_alloc(g, z->R);
-        syn_keep(g, z->L32); /* shifted */
-        uint64_t ex = syn_alloc(g, z->L32);
-        uint64_t se = syn_alloc(g, z->R);
-        syn_free(g, ex);
-        syn_keep(g, z->R); /* logsumexp */
-        syn_free(g, se);
-        syn_keep(g, z->L32); /* log-probabilities */
+    if (syn_composite(c)) { /* log_softmax written out, then −logp[target] */
+        uint64_t mx = syn_alloc(g, z->R);   /* max values */
+        uint64_t idx = syn_keep(g, z->ids); /* max indices (int64) */
+        uint64_t sh = syn_alloc(g, z->L32); /* x − max */
+        uint64_t ex = syn_keep(g, z->L32);  /* exp */
+        uint64_t se = syn_keep(g, z->R);    /* sum */
+        uint64_t lg = syn_alloc(g, z->R);   /* log */
+        uint64_t lp = syn_alloc(g, z->L32); /* x − max − log sum */
+        syn_free(g, lg);
+        syn_free(g, sh);
         syn_free(g, mx);
+        uint64_t ng = syn_keep(g, z->L32); /* −logp */
+        syn_free(g, lp);
+        syn_free(g, syn_alloc(g, z->R)); /* gathered at the targets */
+        if (ln) {
+            ln->script = SYN_SCRIPT_CE;
+            ln->nfop = 0;
+            ln->aid[SYN_CE_NEG] = ng;
+            ln->aid[SYN_CE_SUM] = se;
+            ln->aid[SYN_CE_EXP] = ex;
+            ln->aid[SYN_CE_IDX] = idx;
+        }
     } else {
         syn_keep(g, z->L32); /* log_softmax */
     }
