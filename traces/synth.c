@@ -1447,16 +1447,16 @@ static uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x)
             if (!syn_train(c))
                 syn_free(g, pr);
         } else {
-        syn_keep(g, z->F); /* gate */
-        syn_keep(g, z->F); /* up */
-        syn_node_t *n = syn_node(g, SYN_NODE_OP, 2 * z->F, -1, -1, -1);
-        if (n)
-            n->btmp = z->F;
-        if (syn_composite(c))
-            syn_keep(g, z->F); /* sigmoid(gate) */
-        syn_keep(g, z->F);     /* silu(gate) */
-        syn_keep(g, z->F);     /* * up */
-        syn_node(g, SYN_NODE_OP, z->F, syn_pidx(g, l, SYN_R_DOWN, 0), -1, -1);
+            syn_keep(g, z->F); /* gate */
+            syn_keep(g, z->F); /* up */
+            syn_node_t *n = syn_node(g, SYN_NODE_OP, 2 * z->F, -1, -1, -1);
+            if (n)
+                n->btmp = z->F;
+            if (syn_composite(c))
+                syn_keep(g, z->F); /* sigmoid(gate) */
+            syn_keep(g, z->F);     /* silu(gate) */
+            syn_keep(g, z->F);     /* * up */
+            syn_node(g, SYN_NODE_OP, z->F, syn_pidx(g, l, SYN_R_DOWN, 0), -1, -1);
         }
     } else {
         syn_node(g, SYN_NODE_OP, z->U, syn_pidx(g, l, SYN_R_FC1, 0),
