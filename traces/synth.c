@@ -25,8 +25,9 @@
  *             first step, then the update's temporaries: one list of
  *             parameter-sized tensors at once (foreach, PyTorch's default
  *             on CUDA), two per parameter (loop: torch's single-tensor
- *             path), or twelve per parameter with m and v replaced (python:
- *             an optimizer written as out-of-place tensor arithmetic).
+ *             path), or fourteen per parameter with m and v replaced, the
+ *             old ones held until the next parameter (python: an optimizer
+ *             written as out-of-place tensor arithmetic).
  *
  * Composite ops with eager attention (code written as tensor expressions,
  * as from-scratch models are) follow Python's lifetimes: a tensor no
