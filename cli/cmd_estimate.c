@@ -10,7 +10,10 @@
  * requested bytes, which is not their sum: activations are gone by the
  * optimizer update, gradients do not exist yet at the end of forward.
  * With a capacity, says whether the peak fits (before allocator overhead:
- * `gmsim fit` replays it through the allocators).
+ * `gmsim fit` replays it through the allocators).  Then the peak split by
+ * order in s (constant, linear, quadratic: the attention's s² tensors) and
+ * which dominates at this length, and a note when the length is beyond the
+ * positions the model was built or trained for.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -26,9 +29,12 @@ static const char estimate_usage[] =
     "\n"
     "Print the memory one device needs for a transformer job: parameters,\n"
     "gradients, optimizer state, saved activations, logits, temporaries and\n"
-    "the peak, with the formula of each line (docs/synth.md).  The options are\n"
-    "those of 'gmsim synth'; a --seq list or distribution is estimated at its\n"
-    "largest length, with the optimizer state already allocated (a warm step).\n"
+    "the peak, with the formula of each line (docs/synth.md); then the peak by\n"
+    "order in s (constant, linear, quadratic), the term that dominates at this\n"
+    "length, and a note when the length is beyond the model's positions.  The\n"
+    "options are those of 'gmsim synth'; a --seq list or distribution is\n"
+    "estimated at its largest length, with the optimizer state already\n"
+    "allocated (a warm step).\n"
     "\n"
     "options:\n"
     "      --capacity SIZE   compare the peak with a capacity (e.g. 80GiB)\n"
@@ -118,7 +124,7 @@ static size_t est_lines(const gm_synth_config_t *c, const gm_synth_estimate_t *e
     l[n] = (est_line_t){.key = "logits", .label = "logits and loss", .bytes = e->logits};
     snprintf(l[n].formula, sizeof l[n].formula, "s*b*V x (%u B%s%s)", ae,
              ae != 4 ? " + 4 B fp32 upcast" : "",
-             train ? (c->ops == GM_SYNTH_OPS_COMPOSITE ? " + 2 x 4 B shifted, log-probs"
+             train ? (c->ops == GM_SYNTH_OPS_COMPOSITE ? " + 2 x 4 B exp, -log-probs; max indices, row sums"
                                                       : " + 4 B log-probs")
                    : "");
     n++;
@@ -138,6 +144,39 @@ static size_t est_lines(const gm_synth_config_t *c, const gm_synth_estimate_t *e
              "the synthesized step's peak, %" PRIu64 " allocations per step", e->allocs_per_step);
     n++;
     return n;
+}
+
+static const char *const est_order_keys[] = {"s0", "s1", "s2"};
+
+/* The peak by order in s, the dominant term, and the positions note. */
+static void est_print_orders(const gm_synth_config_t *c, const gm_synth_estimate_t *e)
+{
+    static const char *const what[] = {
+        "constant (weights, gradients, optimizer state)",
+        "linear in s (activations, logits)",
+        "quadratic in s (attention scores, probabilities, their gradients, masks)"};
+    if (e->dominant >= 0) {
+        printf("the peak at seq %" PRIu64 ": %s constant + %s linear + %s quadratic in s; the "
+               "s^%d term dominates: %s\n",
+               e->seq, gm__cli_size(e->peak_by_order[0]), gm__cli_size(e->peak_by_order[1]),
+               gm__cli_size(e->peak_by_order[2]), e->dominant, what[e->dominant]);
+        /* where the s² term overtakes the linear one at this shape */
+        if (e->peak_by_order[2] && e->peak_by_order[1]) {
+            double cross = (double)e->seq * (double)e->peak_by_order[1] /
+                           (double)e->peak_by_order[2];
+            printf("the quadratic term %s the linear one from seq %.0f on (at this peak's "
+                   "composition)\n",
+                   cross <= (double)e->seq ? "has overtaken" : "overtakes", cross);
+        }
+    }
+    if (e->max_positions && e->seq > e->max_positions) {
+        const gm_synth_preset_t *p = gm_synth_preset_find(c->model);
+        printf("note: seq %" PRIu64 " is beyond the %" PRIu64 " positions of %s (max positions)%s\n",
+               e->seq, e->max_positions, p ? c->model : "the model",
+               c->arch == GM_SYNTH_ARCH_LLAMA
+                   ? ": it was not trained for that context"
+                   : ": its learned position table has no rows past them, a real run fails");
+    }
 }
 
 int gm__cmd_estimate(int argc, char **argv)
@@ -252,6 +291,22 @@ int gm__cmd_estimate(int argc, char **argv)
             gm_json_u64(&j, e->peak);
             gm_json_key(&j, "allocs_per_step");
             gm_json_u64(&j, e->allocs_per_step);
+            gm_json_key(&j, "peak_by_order");
+            gm_json_begin_object(&j);
+            for (int o = 0; o <= 2; o++) {
+                gm_json_key(&j, est_order_keys[o]);
+                gm_json_u64(&j, e->peak_by_order[o]);
+            }
+            gm_json_end_object(&j);
+            gm_json_key(&j, "dominant_term");
+            if (e->dominant >= 0)
+                gm_json_str(&j, est_order_keys[e->dominant]);
+            else
+                gm_json_null(&j);
+            gm_json_key(&j, "max_positions");
+            gm_json_u64(&j, e->max_positions);
+            gm_json_key(&j, "beyond_positions");
+            gm_json_bool(&j, e->max_positions && e->seq > e->max_positions);
             if (capacity) {
                 gm_json_key(&j, "capacity");
                 gm_json_u64(&j, capacity);
@@ -288,6 +343,7 @@ int gm__cmd_estimate(int argc, char **argv)
         gm__cli_table_release(&t);
         printf("\nsum of the components: %s (an upper bound: they never all live at once)\n",
                gm__cli_size(sum));
+        est_print_orders(cfg, e);
         if (capacity)
             printf("peak %s %s %s (%s): %s\n", gm__cli_size(e->peak),
                    e->peak <= capacity ? "fits in" : "exceeds", device ? device : "the capacity",

@@ -25,8 +25,19 @@
  *             first step, then the update's temporaries: one list of
  *             parameter-sized tensors at once (foreach, PyTorch's default
  *             on CUDA), two per parameter (loop: torch's single-tensor
- *             path), or twelve per parameter with m and v replaced (python:
- *             an optimizer written as out-of-place tensor arithmetic).
+ *             path), or fourteen per parameter with m and v replaced, the
+ *             old ones held until the next parameter (python: an optimizer
+ *             written as out-of-place tensor arithmetic).
+ *
+ * Composite ops with eager attention (code written as tensor expressions,
+ * as from-scratch models are) follow Python's lifetimes: a tensor no
+ * autograd node saves lives as long as the name holding it, a function's
+ * locals until it returns; so the softmax's division sees four s²-sized
+ * tensors, in inference too, and the attention node's backward is the
+ * elementwise graph's own (syn_attention_backward: up to six s²-sized
+ * tensors of the layer at once).  These rules, per order in s and per
+ * lifetime, are checked against real captures aligned allocation by
+ * allocation (tests/test_synth_scaling.c, docs/validation.md).
  *
  * Recompute: `full` keeps only each layer's input and reruns the layer's
  * forward at the start of its backward; `selective` drops the s²-sized
@@ -131,24 +142,26 @@ const char *gm_synth_tag_name(unsigned tag)
  * (Touvron et al. 2023, Table 2; ffn from the released params.json:
  * multiple_of 256 rule); Llama 2 70B GQA 8 KV heads (Touvron et al. 2023b);
  * Llama 3 (Meta's released config.json); Mistral 7B (Jiang et al. 2023,
- * Table 1); TinyLlama (Zhang et al. 2024); OPT (Zhang et al. 2022). */
+ * Table 1); TinyLlama (Zhang et al. 2024); OPT (Zhang et al. 2022).  The
+ * last column is the context the model was trained for (its position table,
+ * or max_position_embeddings of the released config for RoPE models). */
 static const gm_synth_preset_t syn_presets[] = {
-    {"gpt2", GM_SYNTH_ARCH_GPT, 768, 12, 12, 0, 0, 50257, 1024, 1, "GPT-2 small (Radford et al. 2019)"},
-    {"gpt2-medium", GM_SYNTH_ARCH_GPT, 1024, 24, 16, 0, 0, 50257, 1024, 1, "GPT-2 medium (Radford et al. 2019)"},
-    {"gpt2-large", GM_SYNTH_ARCH_GPT, 1280, 36, 20, 0, 0, 50257, 1024, 1, "GPT-2 large (Radford et al. 2019)"},
-    {"gpt2-xl", GM_SYNTH_ARCH_GPT, 1600, 48, 25, 0, 0, 50257, 1024, 1, "GPT-2 XL (Radford et al. 2019)"},
-    {"opt-1.3b", GM_SYNTH_ARCH_GPT, 2048, 24, 32, 0, 8192, 50272, 2048, 1, "OPT-1.3B (Zhang et al. 2022, Table 1)"},
-    {"bert-base", GM_SYNTH_ARCH_BERT, 768, 12, 12, 0, 3072, 30522, 512, 1, "BERT-base uncased (Devlin et al. 2019)"},
-    {"bert-large", GM_SYNTH_ARCH_BERT, 1024, 24, 16, 0, 4096, 30522, 512, 1, "BERT-large uncased (Devlin et al. 2019)"},
-    {"tinyllama-1.1b", GM_SYNTH_ARCH_LLAMA, 2048, 22, 32, 4, 5632, 32000, 0, 0, "TinyLlama 1.1B (Zhang et al. 2024)"},
-    {"llama-7b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 0, 11008, 32000, 0, 0, "LLaMA 7B (Touvron et al. 2023)"},
-    {"llama-13b", GM_SYNTH_ARCH_LLAMA, 5120, 40, 40, 0, 13824, 32000, 0, 0, "LLaMA 13B (Touvron et al. 2023)"},
-    {"llama-30b", GM_SYNTH_ARCH_LLAMA, 6656, 60, 52, 0, 17920, 32000, 0, 0, "LLaMA 33B (Touvron et al. 2023)"},
-    {"llama-65b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 0, 22016, 32000, 0, 0, "LLaMA 65B (Touvron et al. 2023)"},
-    {"llama-70b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 8, 28672, 32000, 0, 0, "Llama 2 70B, GQA (Touvron et al. 2023b)"},
-    {"llama3-8b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 8, 14336, 128256, 0, 0, "Llama 3 8B (Meta, config.json)"},
-    {"llama3-70b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 8, 28672, 128256, 0, 0, "Llama 3 70B (Meta, config.json)"},
-    {"mistral-7b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 8, 14336, 32000, 0, 0, "Mistral 7B (Jiang et al. 2023)"},
+    {"gpt2", GM_SYNTH_ARCH_GPT, 768, 12, 12, 0, 0, 50257, 1024, 1, "GPT-2 small (Radford et al. 2019)", 1024},
+    {"gpt2-medium", GM_SYNTH_ARCH_GPT, 1024, 24, 16, 0, 0, 50257, 1024, 1, "GPT-2 medium (Radford et al. 2019)", 1024},
+    {"gpt2-large", GM_SYNTH_ARCH_GPT, 1280, 36, 20, 0, 0, 50257, 1024, 1, "GPT-2 large (Radford et al. 2019)", 1024},
+    {"gpt2-xl", GM_SYNTH_ARCH_GPT, 1600, 48, 25, 0, 0, 50257, 1024, 1, "GPT-2 XL (Radford et al. 2019)", 1024},
+    {"opt-1.3b", GM_SYNTH_ARCH_GPT, 2048, 24, 32, 0, 8192, 50272, 2048, 1, "OPT-1.3B (Zhang et al. 2022, Table 1)", 2048},
+    {"bert-base", GM_SYNTH_ARCH_BERT, 768, 12, 12, 0, 3072, 30522, 512, 1, "BERT-base uncased (Devlin et al. 2019)", 512},
+    {"bert-large", GM_SYNTH_ARCH_BERT, 1024, 24, 16, 0, 4096, 30522, 512, 1, "BERT-large uncased (Devlin et al. 2019)", 512},
+    {"tinyllama-1.1b", GM_SYNTH_ARCH_LLAMA, 2048, 22, 32, 4, 5632, 32000, 0, 0, "TinyLlama 1.1B (Zhang et al. 2024)", 2048},
+    {"llama-7b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 0, 11008, 32000, 0, 0, "LLaMA 7B (Touvron et al. 2023)", 2048},
+    {"llama-13b", GM_SYNTH_ARCH_LLAMA, 5120, 40, 40, 0, 13824, 32000, 0, 0, "LLaMA 13B (Touvron et al. 2023)", 2048},
+    {"llama-30b", GM_SYNTH_ARCH_LLAMA, 6656, 60, 52, 0, 17920, 32000, 0, 0, "LLaMA 33B (Touvron et al. 2023)", 2048},
+    {"llama-65b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 0, 22016, 32000, 0, 0, "LLaMA 65B (Touvron et al. 2023)", 2048},
+    {"llama-70b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 8, 28672, 32000, 0, 0, "Llama 2 70B, GQA (Touvron et al. 2023b)", 4096},
+    {"llama3-8b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 8, 14336, 128256, 0, 0, "Llama 3 8B (Meta, config.json)", 8192},
+    {"llama3-70b", GM_SYNTH_ARCH_LLAMA, 8192, 80, 64, 8, 28672, 128256, 0, 0, "Llama 3 70B (Meta, config.json)", 8192},
+    {"mistral-7b", GM_SYNTH_ARCH_LLAMA, 4096, 32, 32, 8, 14336, 32000, 0, 0, "Mistral 7B (Jiang et al. 2023)", 32768},
 };
 
 #define SYN_NPRESETS (sizeof syn_presets / sizeof syn_presets[0])
@@ -491,6 +504,8 @@ typedef struct syn_sizes {
     uint64_t F;   /* s·b·f·e/t: MLP hidden */
     uint64_t S;   /* b·(a/t)·s²·e: attention scores */
     uint64_t M;   /* b·(a/t)·s² bytes: attention dropout mask */
+    uint64_t C;   /* s² bytes: a causal mask built per layer (composite ops) */
+    uint64_t P;   /* s·8: the positions (int64) the causal mask is built from */
     uint64_t Mu;  /* s·b·h bytes: hidden dropout mask */
     uint64_t R;   /* s·b·4: per-token fp32 statistics */
     uint64_t Rh;  /* b·(a/t)·s·4: per-row fp32 statistics */
@@ -510,6 +525,8 @@ static void syn_sizes(const gm_synth_config_t *c, uint64_t s, syn_sizes_t *z)
     /* autocast runs softmax in fp32; elementwise code follows its input */
     z->S = b * at * s * s * (syn_amp(c) && c->ops == GM_SYNTH_OPS_NATIVE ? 4 : e);
     z->M = b * at * s * s;
+    z->C = s * s;
+    z->P = s * 8;
     z->Mu = s * b * h;
     z->R = s * b * 4;
     z->Rh = b * at * s * 4;
@@ -526,15 +543,24 @@ static int syn_gqa_expand(const gm_synth_config_t *c)
     return syn_kv(c) < c->heads && c->attention == GM_SYNTH_ATTN_EAGER;
 }
 
+/* Eager attention written as tensor code (composite ops) in a causal model:
+ * each layer builds its s×s boolean mask (from an int64 arange of the
+ * positions), and torch.where saves the mask for its backward. */
+static int syn_causal_mask(const gm_synth_config_t *c)
+{
+    return c->ops == GM_SYNTH_OPS_COMPOSITE && c->attention == GM_SYNTH_ATTN_EAGER &&
+           c->arch != GM_SYNTH_ARCH_BERT;
+}
+
 /* A byte count as a sum of multiples of the sizes above. */
 typedef struct syn_coef {
-    uint64_t U, Uq, Ukv, F, S, M, Mu, R, Rh;
+    uint64_t U, Uq, Ukv, F, S, M, Mu, R, Rh, C;
 } syn_coef_t;
 
 static uint64_t syn_coef_bytes(const syn_coef_t *k, const syn_sizes_t *z)
 {
     return k->U * z->U + k->Uq * z->Uq + k->Ukv * z->Ukv + k->F * z->F + k->S * z->S +
-           k->M * z->M + k->Mu * z->Mu + k->R * z->R + k->Rh * z->Rh;
+           k->M * z->M + k->Mu * z->Mu + k->R * z->R + k->Rh * z->Rh + k->C * z->C;
 }
 
 /* What a norm keeps for backward (its input belongs to its producer). */
@@ -580,9 +606,10 @@ static void syn_layer_coef(const gm_synth_config_t *c, syn_coef_t *k)
     memset(k, 0, sizeof *k);
     syn_norm_coef(c, k);
     syn_norm_coef(c, k);
-    if (syn_llama(c)) { /* v, rope(q), rope(k) */
-        k->Ukv += 2;
-        k->Uq += 1;
+    int vcopy = syn_composite(c) && c->attention == GM_SYNTH_ATTN_EAGER;
+    if (syn_llama(c)) { /* v (composite: einsum's contiguous copy of v), rope(q), rope(k) */
+        k->Ukv += vcopy && syn_gqa_expand(c) ? 1 : 2;
+        k->Uq += vcopy && syn_gqa_expand(c) ? 2 : 1;
     } else { /* fused qkv */
         k->Uq += 1;
         k->Ukv += 2;
@@ -595,7 +622,15 @@ static void syn_layer_coef(const gm_synth_config_t *c, syn_coef_t *k)
     } else {
         if (c->recompute != GM_SYNTH_RECOMPUTE_SELECTIVE)
             syn_attn_core_coef(c, k);
-        k->Uq += syn_composite(c) ? 2 : 1; /* context copy (+ matmul output) */
+        k->Uq += 1; /* the context copy the output projection reads */
+        if (vcopy && !syn_llama(c)) { /* einsum's copy of v (a view of the fused qkv) */
+            if (syn_gqa_expand(c))
+                k->Uq += 1;
+            else
+                k->Ukv += 1;
+        }
+        if (syn_causal_mask(c))
+            k->C += 1;
     }
     if (syn_dropout(c))
         k->Mu += 2; /* attention-out and MLP-out dropout masks */
@@ -623,8 +658,9 @@ void gm_synth_layer_formula(const gm_synth_config_t *c, char *buf, size_t len)
         syn_layer_coef(c, &k);
     }
     static const char *const names[] = {"sbh*e", "sbh*e/t", "s*b*kv*d*e/t", "sbf*e/t",
-                                        "a*s^2*b*e/t", "a*s^2*b/t", "sbh", "sb*4", "a*s*b*4/t"};
-    const uint64_t v[] = {k.U, k.Uq, k.Ukv, k.F, k.S, k.M, k.Mu, k.R, k.Rh};
+                                        "a*s^2*b*e/t", "a*s^2*b/t", "sbh", "sb*4", "a*s*b*4/t",
+                                        "s^2"};
+    const uint64_t v[] = {k.U, k.Uq, k.Ukv, k.F, k.S, k.M, k.Mu, k.R, k.Rh, k.C};
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof v / sizeof v[0] && used < len; i++) {
@@ -660,7 +696,7 @@ static uint64_t syn_logits_total(const gm_synth_config_t *c, const syn_sizes_t *
     if (upcast)
         v += z->L32;
     if (syn_composite(c))
-        v += 2 * z->L32 + z->R; /* shifted, log-probabilities, logsumexp */
+        v += 2 * z->L32 + z->R + z->ids; /* exp, −logp, the row sums, max indices */
     else
         v += z->L32; /* log-probabilities */
     return v + 4;    /* the loss */
@@ -675,6 +711,19 @@ enum { SYN_NODE_OP, SYN_NODE_FORK, SYN_NODE_JOIN, SYN_NODE_CKPT };
 #define SYN_RECOMP_MAX 8
 #define SYN_FOPS_MAX 16
 
+/* How a node's backward runs: generic (its input's gradient, one per-op
+ * gradient alive at a time, an optional temporary), or the composite
+ * attention's own sequence (syn_attention_backward). */
+enum { SYN_SCRIPT_GENERIC, SYN_SCRIPT_ATTN, SYN_SCRIPT_CE };
+
+/* The tensors a composite cross-entropy node saves (in aid[]). */
+enum { SYN_CE_NEG, SYN_CE_SUM, SYN_CE_EXP, SYN_CE_IDX };
+
+/* The tensors a composite attention node saves, by role, in the order its
+ * backward frees them. */
+enum { SYN_A_VCOPY, SYN_A_DROP, SYN_A_DMASK, SYN_A_PROBS, SYN_A_SUM, SYN_A_EXP, SYN_A_IDX,
+       SYN_A_MASK, SYN_A_COUNT };
+
 typedef struct syn_node {
     uint64_t gin;  /* gradient of the input allocated in backward (bytes) */
     uint64_t btmp; /* a backward temporary (bytes, 0 none) */
@@ -685,7 +734,9 @@ typedef struct syn_node {
     uint64_t fop[SYN_FOPS_MAX];         /* sizes of its forward ops' outputs */
     uint32_t nfop;
     uint8_t kind;
+    uint8_t script; /* SYN_SCRIPT_*: how its backward runs */
     int32_t layer; /* its layer (-1 embeddings and head); CKPT: the layer to rerun */
+    uint64_t aid[SYN_A_COUNT]; /* composite attention: the saved tensors by role */
 } syn_node_t;
 
 #define SYN_BUF 4096
@@ -732,6 +783,7 @@ typedef struct syn {
     uint64_t pending[SYN_PENDING_MAX]; /* inference: tensors of the current block */
     size_t npending;
     uint64_t rng[2];
+    uint64_t held_logits; /* the training loop's `logits` variable (SYN_NONE) */
 } syn_t;
 
 #define SYN_NONE UINT64_MAX
@@ -892,6 +944,9 @@ static syn_node_t *syn_node(syn_t *g, int kind, uint64_t gin, int32_t p0, int32_
     n->btmp = 0; /* the arrays are read only up to their counts */
     n->nsaved = n->nrecomp = n->nfop = 0;
     n->kind = (uint8_t)kind;
+    n->script = SYN_SCRIPT_GENERIC;
+    for (int i = 0; i < SYN_A_COUNT; i++)
+        n->aid[i] = SYN_NONE;
     n->layer = g->layer;
     n->gin = gin;
     n->param[0] = p0;
@@ -973,16 +1028,24 @@ static uint64_t syn_norm(syn_t *g, int32_t layer, int k, uint64_t x)
     int bk = k == 0 ? 0 : (layer >= 0 ? 3 : 2);
     syn_node(g, SYN_NODE_OP, z->U, syn_pidx(g, layer, SYN_R_NORM, k),
              syn_llama(c) ? -1 : syn_pidx(g, layer, SYN_R_BIAS, bk), -1);
-    syn_attach(g, x);
+    /* inference with Python's lifetimes: the input belongs to the caller */
+    if (syn_train(c) || !(syn_composite(c) && c->attention == GM_SYNTH_ATTN_EAGER))
+        syn_attach(g, x);
     uint64_t out;
     if (syn_composite(c)) {
         uint64_t sq = syn_alloc(g, z->U); /* x.pow(2) */
         uint64_t ms = syn_alloc(g, z->R); /* .mean(-1) */
         syn_free(g, sq);
-        syn_keep(g, z->R); /* rsqrt(ms + eps) */
+        uint64_t me = syn_alloc(g, z->R); /* + eps */
         syn_free(g, ms);
-        syn_keep(g, z->U);     /* x * rstd */
-        out = syn_keep(g, z->U); /* * weight */
+        uint64_t rs = syn_keep(g, z->R); /* rsqrt */
+        syn_free(g, me);
+        uint64_t xr = syn_keep(g, z->U); /* x * rstd */
+        out = syn_keep(g, z->U);         /* * weight */
+        if (!syn_train(c)) {             /* no_grad: the locals die with the call */
+            syn_free(g, xr);
+            syn_free(g, rs);
+        }
     } else if (syn_llama(c)) {
         syn_keep(g, z->R);
         out = syn_keep(g, z->U);
@@ -994,9 +1057,25 @@ static uint64_t syn_norm(syn_t *g, int32_t layer, int k, uint64_t x)
     return out;
 }
 
-/* RoPE on x of `size` bytes: x·cos + rotate_half(x)·sin. */
+/* RoPE on x of `size` bytes: x·cos + rotate_half(x)·sin; with composite
+ * ops the pairwise form of from-scratch code (x1·cos − x2·sin and
+ * x1·sin + x2·cos on the two halves, then concatenated). */
 static uint64_t syn_rope(syn_t *g, uint64_t x, uint64_t size)
 {
+    if (syn_composite(g->c)) {
+        uint64_t half[2];
+        for (int i = 0; i < 2; i++) {
+            uint64_t t1 = syn_alloc(g, size / 2), t2 = syn_alloc(g, size / 2);
+            half[i] = syn_alloc(g, size / 2); /* − or + */
+            syn_free(g, t1);
+            syn_free(g, t2);
+        }
+        uint64_t out = syn_keep(g, size); /* cat */
+        syn_free(g, half[0]);
+        syn_free(g, half[1]);
+        syn_free(g, x);
+        return out;
+    }
     uint64_t a = syn_alloc(g, size);      /* x * cos */
     uint64_t h1 = syn_alloc(g, size / 2); /* -x2 */
     uint64_t cat = syn_alloc(g, size);    /* cat(-x2, x1) */
@@ -1010,6 +1089,197 @@ static uint64_t syn_rope(syn_t *g, uint64_t x, uint64_t size)
     return out;
 }
 
+/* Eager attention written as tensor code, softmax(q·kᵀ/√d masked)·v with
+ * an elementwise softmax (x − max, exp, / sum), each expression allocating
+ * its result and Python's locals living to the end of their function:
+ * the scores q·kᵀ, their scaled and masked copies, x − max, exp and the
+ * probabilities are all alive at the division (4 s²-sized tensors at once,
+ * also in inference).  Training keeps the mask, the max indices, exp, the
+ * row sums, the probabilities and einsum's contiguous copy of v; the masked
+ * scores live until p·v ran.  Returns the context copy the output
+ * projection reads. */
+static uint64_t syn_attention_composite(syn_t *g, syn_node_t *n, int selective)
+{
+    const gm_synth_config_t *c = g->c;
+    const syn_sizes_t *z = &g->z;
+    int train = syn_train(c);
+    uint64_t core[SYN_RECOMP_MAX];
+    size_t ncore = 0;
+    /* a tensor kept for backward (recomputed there under selective) */
+#define SYN_ACORE(role, size)                                      \
+    do {                                                           \
+        uint64_t id_ = syn_keep(g, size);                          \
+        if (n)                                                     \
+            n->aid[role] = id_;                                    \
+        if (selective && ncore < SYN_RECOMP_MAX) {                 \
+            core[ncore++] = id_;                                   \
+            if (n) {                                               \
+                n->nsaved--;                                       \
+                n->recomp[n->nrecomp++] = (size);                  \
+            }                                                      \
+        }                                                          \
+        ids[role] = id_;                                           \
+    } while (0)
+    uint64_t ids[SYN_A_COUNT];
+    uint64_t pos = SYN_NONE;
+    for (int i = 0; i < SYN_A_COUNT; i++)
+        ids[i] = SYN_NONE;
+    if (syn_causal_mask(c)) {
+        pos = syn_alloc(g, z->P); /* arange(s) */
+        ids[SYN_A_MASK] = syn_keep(g, z->C); /* pos[:, None] >= pos[None, :] */
+        if (n)
+            n->aid[SYN_A_MASK] = ids[SYN_A_MASK];
+    }
+    uint64_t sc = syn_alloc(g, z->S);  /* q @ kᵀ */
+    uint64_t sc2 = syn_alloc(g, z->S); /* / sqrt(d) */
+    syn_free(g, sc);
+    uint64_t m = sc2;
+    if (syn_causal_mask(c)) {
+        m = syn_alloc(g, z->S); /* torch.where(mask, scores, -inf) */
+        syn_free(g, sc2);
+    }
+    uint64_t mx = syn_alloc(g, z->Rh); /* max values */
+    SYN_ACORE(SYN_A_IDX, 2 * z->Rh);   /* max indices (int64) */
+    if (!train)
+        syn_free(g, ids[SYN_A_IDX]);
+    uint64_t sh = syn_alloc(g, z->S); /* x - max */
+    syn_free(g, mx);
+    SYN_ACORE(SYN_A_EXP, z->S);
+    SYN_ACORE(SYN_A_SUM, z->Rh);
+    SYN_ACORE(SYN_A_PROBS, z->S); /* exp / sum */
+    if (!train) {
+        syn_free(g, ids[SYN_A_SUM]);
+        syn_free(g, sh);
+        syn_free(g, ids[SYN_A_EXP]);
+    } else {
+        syn_free(g, sh);
+    }
+    if (syn_dropout(c)) {
+        SYN_ACORE(SYN_A_DMASK, z->M); /* the dropout mask */
+        SYN_ACORE(SYN_A_DROP, z->S);  /* the dropped probabilities */
+    }
+    uint64_t vc = syn_keep(g, syn_gqa_expand(c) ? z->Uq : z->Ukv); /* v.contiguous() */
+    if (n)
+        n->aid[SYN_A_VCOPY] = vc;
+    uint64_t o = syn_alloc(g, z->Uq); /* p @ v */
+    if (!train)
+        syn_free(g, vc);
+    syn_free(g, m);
+    if (!train)
+        syn_free(g, ids[SYN_A_PROBS]);
+    uint64_t ctx = syn_keep(g, z->Uq); /* the heads merged: a contiguous copy */
+    syn_free(g, o);
+    syn_free(g, pos);
+    for (size_t i = ncore; i-- > 0;)
+        syn_free(g, core[i]);
+#undef SYN_ACORE
+    if (n) {
+        n->script = SYN_SCRIPT_ATTN;
+        n->nfop = 0;
+    }
+    return ctx;
+}
+
+/* The backward of syn_attention_composite, as autograd runs the graph of
+ * its elementwise ops: the gradient of p (dO·vᵀ), then division's backward
+ * (four s²-sized temporaries at once: grad/sum, exp/sum, its negation, the
+ * product), exp's, the max's (a scatter into zeros), where's and the
+ * scaling's, freeing each saved tensor when its op's backward ran.  Leaves
+ * the gradient of q, k, v (n->gin bytes) in *gin.  `grad`, the incoming
+ * gradient when no residual shares it (else SYN_NONE), dies once copied. */
+static void syn_attention_backward(syn_t *g, const syn_node_t *n, uint64_t grad, uint64_t *gin)
+{
+    const syn_sizes_t *z = &g->z;
+    const gm_synth_config_t *c = g->c;
+    uint64_t gr = syn_alloc(g, z->Uq); /* the merged heads' gradient, split */
+    syn_free(g, grad);
+    uint64_t gv = syn_alloc(g, syn_gqa_expand(c) ? z->Uq : z->Ukv); /* pᵀ @ dO */
+    uint64_t gp = syn_alloc(g, z->S);                                /* dO @ vᵀ */
+    syn_free(g, gr);
+    syn_free(g, n->aid[SYN_A_VCOPY]);
+    if (syn_dropout(c)) { /* dropout's backward: grad · mask / keep */
+        syn_free(g, n->aid[SYN_A_DROP]);
+        uint64_t gd = syn_alloc(g, z->S);
+        syn_free(g, gp);
+        syn_free(g, n->aid[SYN_A_DMASK]);
+        gp = gd;
+    }
+    syn_free(g, n->aid[SYN_A_PROBS]);
+    uint64_t t[4];
+    for (int i = 0; i < 4; i++) /* grad / sum, exp / sum, −, · grad */
+        t[i] = syn_alloc(g, z->S);
+    for (int i = 3; i-- > 0;)
+        syn_free(g, t[i]);
+    uint64_t ge = syn_alloc(g, z->S);  /* the gradient of exp */
+    uint64_t gs = syn_alloc(g, z->Rh); /* the gradient of sum, reduced */
+    syn_free(g, t[3]);
+    syn_free(g, gp);
+    syn_free(g, n->aid[SYN_A_SUM]);
+    syn_free(g, gs);
+    uint64_t gx = syn_alloc(g, z->S); /* exp's backward: · exp */
+    syn_free(g, ge);
+    syn_free(g, n->aid[SYN_A_EXP]);
+    uint64_t ng = syn_alloc(g, z->S);  /* x − max: −grad */
+    uint64_t nr = syn_alloc(g, z->Rh); /* summed over the row */
+    syn_free(g, ng);
+    uint64_t sz = syn_alloc(g, z->S); /* max's backward: scattered into zeros */
+    syn_free(g, nr);
+    syn_free(g, n->aid[SYN_A_IDX]);
+    syn_free(g, sz);
+    uint64_t gw = gx;
+    if (syn_causal_mask(c)) {
+        gw = syn_alloc(g, z->S); /* where's backward */
+        syn_free(g, gx);
+        syn_free(g, n->aid[SYN_A_MASK]);
+    }
+    uint64_t gd = syn_alloc(g, z->S); /* / sqrt(d) */
+    syn_free(g, gw);
+    syn_free(g, gv);
+    *gin = syn_alloc(g, n->gin); /* dq, dk (and dv) */
+    syn_free(g, gd);
+}
+
+/* The backward of the composite cross-entropy (log_softmax written out,
+ * then the mean of −logp at the targets), as autograd runs it: the
+ * gradient at the targets scattered into zeros, then the negation's, the
+ * log-sum's, exp's and the max's backward, each freeing what its op saved;
+ * at most one logits-sized temporary beside the running gradient.  Leaves
+ * the logits' gradient in *gin (its 16-bit copy under 16-bit activations). */
+static void syn_ce_backward(syn_t *g, const syn_node_t *n, uint64_t grad, uint64_t *gin)
+{
+    const syn_sizes_t *z = &g->z;
+    uint64_t a = syn_alloc(g, z->R); /* the mean's backward */
+    syn_free(g, grad);
+    uint64_t b = syn_alloc(g, z->L32); /* zeros, scattered at the targets */
+    syn_free(g, a);
+    syn_free(g, n->aid[SYN_CE_NEG]);
+    uint64_t d = syn_alloc(g, z->L32); /* −: the gradient of logp */
+    syn_free(g, b);
+    uint64_t t = syn_alloc(g, z->L32); /* − log sum: negated ... */
+    uint64_t r = syn_alloc(g, z->R);   /* ... and summed over the row */
+    syn_free(g, t);
+    uint64_t q = syn_alloc(g, z->R); /* log's backward */
+    syn_free(g, r);
+    syn_free(g, n->aid[SYN_CE_SUM]);
+    t = syn_alloc(g, z->L32); /* exp's backward, added into d */
+    syn_free(g, q);
+    syn_free(g, n->aid[SYN_CE_EXP]);
+    syn_free(g, t);
+    t = syn_alloc(g, z->L32); /* − max: negated ... */
+    r = syn_alloc(g, z->R);   /* ... and summed */
+    syn_free(g, t);
+    t = syn_alloc(g, z->L32); /* max's backward, scattered, added into d */
+    syn_free(g, r);
+    syn_free(g, n->aid[SYN_CE_IDX]);
+    syn_free(g, t);
+    if (z->L32 != z->L) { /* back to the logits' 16-bit type */
+        *gin = syn_alloc(g, z->L);
+        syn_free(g, d);
+    } else {
+        *gin = d;
+    }
+}
+
 /* The attention core from q, k, v to the context the output projection
  * reads.  Returns the context. */
 static uint64_t syn_attention(syn_t *g)
@@ -1017,6 +1287,14 @@ static uint64_t syn_attention(syn_t *g)
     const gm_synth_config_t *c = g->c;
     const syn_sizes_t *z = &g->z;
     syn_node_t *n = syn_node(g, SYN_NODE_OP, z->Uq + 2 * z->Ukv, -1, -1, -1);
+    if (c->attention == GM_SYNTH_ATTN_EAGER && syn_composite(c)) {
+        if (syn_gqa_expand(c)) { /* repeat_kv: k and v expanded to every head */
+            syn_keep(g, z->Uq);
+            syn_keep(g, z->Uq);
+        }
+        return syn_attention_composite(
+            g, n, c->recompute == GM_SYNTH_RECOMPUTE_SELECTIVE && syn_train(c));
+    }
     if (c->attention == GM_SYNTH_ATTN_FLASH) {
         uint64_t o = syn_keep(g, z->Uq);
         syn_keep(g, z->Rh); /* logsumexp */
@@ -1095,12 +1373,19 @@ static uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x)
     syn_node(g, SYN_NODE_FORK, 0, -1, -1, -1);
     syn_norm(g, l, 0, x);
     syn_amp_casts(g, l);
+    /* composite ops: Python's locals (v, the output projection's result)
+     * live to the end of the function that made them */
+    int py = syn_composite(c) && c->attention == GM_SYNTH_ATTN_EAGER;
+    uint64_t v = SYN_NONE;
     if (syn_llama(c)) {
         syn_node(g, SYN_NODE_OP, z->U, syn_pidx(g, l, SYN_R_Q, 0), syn_pidx(g, l, SYN_R_K, 0),
                  syn_pidx(g, l, SYN_R_V, 0));
         uint64_t q = syn_alloc(g, z->Uq);
         uint64_t k = syn_alloc(g, z->Ukv);
-        syn_keep(g, z->Ukv); /* v */
+        if (py) /* einsum saves its own contiguous copy of v */
+            v = syn_alloc(g, z->Ukv);
+        else
+            syn_keep(g, z->Ukv); /* v */
         syn_node(g, SYN_NODE_OP, z->Uq + z->Ukv, -1, -1, -1);
         syn_rope(g, q, z->Uq);
         syn_rope(g, k, z->Ukv);
@@ -1113,36 +1398,67 @@ static uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x)
     syn_node(g, SYN_NODE_OP, z->Uq, syn_pidx(g, l, SYN_R_O, 0),
              syn_llama(c) ? -1 : syn_pidx(g, l, SYN_R_BIAS, 2), -1);
     uint64_t y = syn_alloc(g, z->U);
+    syn_free(g, v);
     if (syn_dropout(c)) {
         syn_keep(g, z->Mu);
         uint64_t yd = syn_alloc(g, z->U);
         syn_free(g, y);
         y = yd;
     }
+    uint64_t yattn = SYN_NONE; /* composite: alive until the block returns */
+    if (py && !syn_train(c))
+        syn_block_end(g);
     syn_node(g, SYN_NODE_JOIN, 0, -1, -1, -1);
     uint64_t x2 = syn_alloc(g, z->U); /* x + y */
-    syn_free(g, y);
-    if (!syn_train(c)) {
+    if (py)
+        yattn = y;
+    else
+        syn_free(g, y);
+    if (!syn_train(c) && !py) {
         syn_free(g, x);
         syn_block_end(g);
     }
 
     /* MLP block */
+    y = SYN_NONE;
     syn_node(g, SYN_NODE_FORK, 0, -1, -1, -1);
     syn_norm(g, l, 1, x2);
     if (syn_llama(c)) {
         syn_node(g, SYN_NODE_OP, z->U, syn_pidx(g, l, SYN_R_GATE, 0),
                  syn_pidx(g, l, SYN_R_UP, 0), -1);
-        syn_keep(g, z->F); /* gate */
-        syn_keep(g, z->F); /* up */
-        syn_node_t *n = syn_node(g, SYN_NODE_OP, 2 * z->F, -1, -1, -1);
-        if (n)
-            n->btmp = z->F;
-        if (syn_composite(c))
-            syn_keep(g, z->F); /* sigmoid(gate) */
-        syn_keep(g, z->F);     /* silu(gate) */
-        syn_keep(g, z->F);     /* * up */
-        syn_node(g, SYN_NODE_OP, z->F, syn_pidx(g, l, SYN_R_DOWN, 0), -1, -1);
+        if (py) { /* w2(silu(w1 x) * w3 x), evaluated in that order */
+            uint64_t gate = syn_keep(g, z->F); /* w1 x */
+            syn_node_t *n = syn_node(g, SYN_NODE_OP, 2 * z->F, -1, -1, -1);
+            if (n)
+                n->btmp = z->F;
+            uint64_t sg = syn_keep(g, z->F); /* sigmoid(gate) */
+            uint64_t si = syn_keep(g, z->F); /* gate * sigmoid */
+            if (!syn_train(c)) {
+                syn_free(g, sg);
+                syn_free(g, gate);
+            }
+            uint64_t up = syn_keep(g, z->F); /* w3 x */
+            uint64_t pr = syn_keep(g, z->F); /* silu * up */
+            if (!syn_train(c)) {
+                syn_free(g, si);
+                syn_free(g, up);
+            }
+            syn_node(g, SYN_NODE_OP, z->F, syn_pidx(g, l, SYN_R_DOWN, 0), -1, -1);
+            y = syn_alloc(g, z->U);
+            if (!syn_train(c))
+                syn_free(g, pr);
+        } else {
+            syn_keep(g, z->F); /* gate */
+            syn_keep(g, z->F); /* up */
+            syn_node_t *n = syn_node(g, SYN_NODE_OP, 2 * z->F, -1, -1, -1);
+            if (n)
+                n->btmp = z->F;
+            if (syn_composite(c))
+                syn_keep(g, z->F); /* sigmoid(gate) */
+            syn_keep(g, z->F);     /* silu(gate) */
+            syn_keep(g, z->F);     /* * up */
+            syn_node(g, SYN_NODE_OP, z->F, syn_pidx(g, l, SYN_R_DOWN, 0), -1, -1);
+        }
     } else {
         syn_node(g, SYN_NODE_OP, z->U, syn_pidx(g, l, SYN_R_FC1, 0),
                  syn_pidx(g, l, SYN_R_BIAS, 4), -1);
@@ -1162,19 +1478,31 @@ static uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x)
         syn_node(g, SYN_NODE_OP, z->F, syn_pidx(g, l, SYN_R_FC2, 0),
                  syn_pidx(g, l, SYN_R_BIAS, 5), -1);
     }
-    y = syn_alloc(g, z->U);
+    if (y == SYN_NONE)
+        y = syn_alloc(g, z->U);
     if (syn_dropout(c)) {
         syn_keep(g, z->Mu);
         uint64_t yd = syn_alloc(g, z->U);
         syn_free(g, y);
         y = yd;
     }
+    if (py && !syn_train(c))
+        syn_block_end(g);
     syn_node(g, SYN_NODE_JOIN, 0, -1, -1, -1);
     uint64_t x3 = syn_alloc(g, z->U);
-    syn_free(g, y);
-    if (!syn_train(c)) {
-        syn_free(g, x2);
-        syn_block_end(g);
+    if (py) {
+        syn_free(g, yattn);
+        if (!syn_train(c))
+            syn_free(g, x2);
+        syn_free(g, y);
+        if (!syn_train(c)) /* the caller's x = layer(x) drops the input */
+            syn_free(g, x);
+    } else {
+        syn_free(g, y);
+        if (!syn_train(c)) {
+            syn_free(g, x2);
+            syn_block_end(g);
+        }
     }
     syn_release(g, gathered, ngathered);
     g->cur = NULL;
@@ -1255,17 +1583,24 @@ static void syn_backward_nodes(syn_t *g, size_t from, uint64_t *grad)
                 re[i] = syn_alloc(g, n.recomp[i]);
             for (int i = 0; i < SYN_NODE_PARAMS; i++)
                 syn_weight_grad(g, n.param[i]);
-            uint64_t gin = syn_alloc(g, n.gin);
-            if (n.btmp)
-                syn_free(g, syn_alloc(g, n.btmp));
-            /* the per-op gradients inside the node, one alive at a time */
-            uint64_t prev = SYN_NONE;
-            for (uint32_t i = n.nfop; i-- > 1;) {
-                uint64_t t = syn_alloc(g, n.fop[i]);
+            uint64_t gin;
+            if (n.script == SYN_SCRIPT_ATTN) {
+                syn_attention_backward(g, &n, gshared ? SYN_NONE : *grad, &gin);
+            } else if (n.script == SYN_SCRIPT_CE) {
+                syn_ce_backward(g, &n, gshared ? SYN_NONE : *grad, &gin);
+            } else {
+                gin = syn_alloc(g, n.gin);
+                if (n.btmp)
+                    syn_free(g, syn_alloc(g, n.btmp));
+                /* the per-op gradients inside the node, one alive at a time */
+                uint64_t prev = SYN_NONE;
+                for (uint32_t i = n.nfop; i-- > 1;) {
+                    uint64_t t = syn_alloc(g, n.fop[i]);
+                    syn_free(g, prev);
+                    prev = t;
+                }
                 syn_free(g, prev);
-                prev = t;
             }
-            syn_free(g, prev);
             if (gin != SYN_NONE) {
                 if (!gshared)
                     syn_free(g, *grad);
@@ -1397,19 +1732,39 @@ static void syn_micro(syn_t *g, uint64_t micro)
     syn_node_t *ln = syn_node(g, SYN_NODE_OP, z->L, -1, -1, -1);
     if (ln)
         ln->btmp = z->L32;
-    syn_attach(g, logits);
+    /* composite (a from-scratch loop, `logits = model(x)`): the name holds
+     * them through backward and the optimizer step, until the next
+     * micro-batch rebinds it; else the loss node keeps them for backward */
+    if (syn_composite(c)) {
+        syn_free(g, g->held_logits);
+        g->held_logits = logits;
+    } else {
+        syn_attach(g, logits);
+    }
     if (syn_act_bytes(c) != 4)
         syn_keep(g, z->L32); /* logits.float() */
-    if (syn_composite(c)) {
-        uint64_t mx = syn_alloc(g, z->R);
-        syn_keep(g, z->L32); /* shifted */
-        uint64_t ex = syn_alloc(g, z->L32);
-        uint64_t se = syn_alloc(g, z->R);
-        syn_free(g, ex);
-        syn_keep(g, z->R); /* logsumexp */
-        syn_free(g, se);
-        syn_keep(g, z->L32); /* log-probabilities */
+    if (syn_composite(c)) { /* log_softmax written out, then −logp[target] */
+        uint64_t mx = syn_alloc(g, z->R);   /* max values */
+        uint64_t idx = syn_keep(g, z->ids); /* max indices (int64) */
+        uint64_t sh = syn_alloc(g, z->L32); /* x − max */
+        uint64_t ex = syn_keep(g, z->L32);  /* exp */
+        uint64_t se = syn_keep(g, z->R);    /* sum */
+        uint64_t lg = syn_alloc(g, z->R);   /* log */
+        uint64_t lp = syn_alloc(g, z->L32); /* x − max − log sum */
+        syn_free(g, lg);
+        syn_free(g, sh);
         syn_free(g, mx);
+        uint64_t ng = syn_keep(g, z->L32); /* −logp */
+        syn_free(g, lp);
+        syn_free(g, syn_alloc(g, z->R)); /* gathered at the targets */
+        if (ln) {
+            ln->script = SYN_SCRIPT_CE;
+            ln->nfop = 0;
+            ln->aid[SYN_CE_NEG] = ng;
+            ln->aid[SYN_CE_SUM] = se;
+            ln->aid[SYN_CE_EXP] = ex;
+            ln->aid[SYN_CE_IDX] = idx;
+        }
     } else {
         syn_keep(g, z->L32); /* log_softmax */
     }
@@ -1468,8 +1823,12 @@ static void syn_optimizer(syn_t *g)
         free(tmp);
     } else if (c->optimizer_impl == GM_SYNTH_OPTIMPL_PYTHON) {
         /* an optimizer written as tensor arithmetic: every expression
-         * allocates its result, m and v are replaced, not updated */
+         * allocates its result, m and v are replaced, not updated; the
+         * loop's locals holding the old m and v live until the next
+         * parameter rebinds them (state.get(k, zeros_like(p)) evaluates
+         * its default every time) */
         unsigned k = mixed ? 1 : 0; /* state slot of m (v follows) */
+        uint64_t old[2] = {SYN_NONE, SYN_NONE};
         for (size_t i = 0; i < g->nparams; i++) {
             syn_state_alloc(g, i);
             uint64_t P = syn_state_resident(c, g->params[i].numel) * sb;
@@ -1479,30 +1838,35 @@ static void syn_optimizer(syn_t *g)
                 syn_free(g, syn_alloc(g, P));
                 continue;
             }
+            for (int j = 0; j < 2; j++) { /* m, v = state.get(…, zeros_like(p)) */
+                syn_free(g, syn_alloc(g, P));
+                syn_free(g, old[j]);
+                old[j] = g->p_state[k + j][i];
+            }
             uint64_t a = syn_alloc(g, P), b = syn_alloc(g, P); /* β1·m, (1−β1)·g */
             uint64_t m = syn_alloc(g, P);                      /* a + b */
             syn_free(g, a);
             syn_free(g, b);
-            syn_free(g, g->p_state[k][i]);
-            g->p_state[k][i] = m;
-            a = syn_alloc(g, P);          /* β2·v */
-            uint64_t g2 = syn_alloc(g, P); /* g·g */
+            a = syn_alloc(g, P);           /* β2·v */
+            uint64_t g2 = syn_alloc(g, P); /* g² */
             b = syn_alloc(g, P);           /* (1−β2)·g² */
             syn_free(g, g2);
             uint64_t v = syn_alloc(g, P); /* a + b */
             syn_free(g, a);
             syn_free(g, b);
-            syn_free(g, g->p_state[k + 1][i]);
-            g->p_state[k + 1][i] = v;
+            uint64_t u = syn_alloc(g, P);  /* lr_t·m */
             uint64_t d = syn_alloc(g, P);  /* sqrt(v) */
             uint64_t d2 = syn_alloc(g, P); /* + eps */
             syn_free(g, d);
-            uint64_t u = syn_alloc(g, P); /* m / d2 */
-            syn_free(g, d2);
-            uint64_t u2 = syn_alloc(g, P); /* lr_t · u */
+            uint64_t q = syn_alloc(g, P); /* u / d2, then p -= q in place */
             syn_free(g, u);
-            syn_free(g, u2); /* p -= u2 */
+            syn_free(g, d2);
+            syn_free(g, q);
+            g->p_state[k][i] = m; /* state["m"], state["v"] = m, v */
+            g->p_state[k + 1][i] = v;
         }
+        syn_free(g, old[0]);
+        syn_free(g, old[1]);
     } else {
         for (size_t i = 0; i < g->nparams; i++) {
             syn_state_alloc(g, i);
@@ -1574,6 +1938,7 @@ static int syn_init(syn_t *g, const gm_synth_config_t *c, gm_synth_sink_fn sink,
     }
     if (g->rng[0] == 0 && g->rng[1] == 0)
         g->rng[0] = 1;
+    g->held_logits = SYN_NONE;
     return 0;
 }
 
@@ -1622,6 +1987,8 @@ int gm_synth_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
             syn_micro(g, micro++);
         if (train)
             syn_optimizer(g);
+        syn_free(g, g->held_logits);
+        g->held_logits = SYN_NONE;
     }
     syn_flush(g);
     rc = g->rc;
@@ -1765,6 +2132,112 @@ int gm_synth_write(const gm_synth_config_t *c, gm_writer_t *w, gm_synth_stats_t 
 
 /* ---- estimate ---------------------------------------------------------------------- */
 
+/* A run's allocation sizes by id and, when `events` is set, each event's
+ * op and id (to rebuild the live set at the peak). */
+typedef struct syn_rec {
+    uint64_t *size;
+    size_t nsize, capsize;
+    uint64_t *evid;
+    uint8_t *evop;
+    size_t nev, capev;
+    int events;
+} syn_rec_t;
+
+static int syn_rec_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 4096;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, nc * elem);
+    if (q == NULL)
+        return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+static int syn_rec_sink(void *ctx, const gm_event_t *ev, size_t n, gm_error_t *err)
+{
+    syn_rec_t *r = ctx;
+    for (size_t i = 0; i < n; i++) {
+        const gm_event_t *e = &ev[i];
+        if (r->events) {
+            size_t ce = r->capev;
+            if (syn_rec_grow((void **)&r->evid, &ce, r->nev + 1, sizeof *r->evid) ||
+                syn_rec_grow((void **)&r->evop, &r->capev, r->nev + 1, sizeof *r->evop))
+                return gm_error_set(err, GM_ENOMEM, "out of memory");
+            r->evid[r->nev] = e->id;
+            r->evop[r->nev++] = e->op;
+        }
+        if (e->op != GM_OP_ALLOC)
+            continue;
+        if (syn_rec_grow((void **)&r->size, &r->capsize, e->id + 1, sizeof *r->size))
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        while (r->nsize <= e->id)
+            r->size[r->nsize++] = 0;
+        r->size[e->id] = e->size;
+    }
+    return 0;
+}
+
+static void syn_rec_release(syn_rec_t *r)
+{
+    free(r->size);
+    free(r->evid);
+    free(r->evop);
+}
+
+/* Split the peak of c (at its fixed length s) by the order in s of each
+ * allocation alive then: the same step at 2s (or s/2) gives every
+ * allocation's size ratio.  Fills out->peak_by_order and out->dominant;
+ * leaves them 0 / -1 when no second length is valid.  GM_ENOMEM. */
+static int syn_peak_orders(const gm_synth_config_t *c, gm_synth_estimate_t *out, gm_error_t *err)
+{
+    out->dominant = -1;
+    gm_synth_config_t c2 = *c;
+    c2.seq = 2 * c->seq;
+    gm_error_t ignore = {0};
+    if (gm_synth_check(&c2, &ignore) != 0) {
+        if (c->seq < 2)
+            return 0;
+        c2.seq = c->seq / 2;
+    }
+    int up = c2.seq > c->seq;
+    syn_rec_t r1 = {.events = 1}, r2 = {0};
+    gm_synth_stats_t st;
+    int rc = gm_synth_run(c, syn_rec_sink, &r1, &st, err);
+    if (rc == 0)
+        rc = gm_synth_run(&c2, syn_rec_sink, &r2, NULL, err);
+    uint8_t *live = rc == 0 ? calloc(r1.nsize ? r1.nsize : 1, 1) : NULL;
+    if (rc == 0 && live == NULL)
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+    if (rc == 0) {
+        for (size_t k = 0; k <= st.peak_event && k < r1.nev; k++)
+            if ((r1.evop[k] == GM_OP_ALLOC || r1.evop[k] == GM_OP_FREE) && r1.evid[k] < r1.nsize)
+                live[r1.evid[k]] = r1.evop[k] == GM_OP_ALLOC;
+        for (size_t id = 0; id < r1.nsize; id++) {
+            if (!live[id])
+                continue;
+            uint64_t a = r1.size[id], b = id < r2.nsize ? r2.size[id] : 0;
+            int o = 3;
+            for (int k = 0; k <= 2; k++)
+                if (up ? b == a << k : a == b << k)
+                    o = k;
+            out->peak_by_order[o] += a;
+        }
+        for (int k = 0; k <= 2; k++)
+            if (out->peak_by_order[k] &&
+                (out->dominant < 0 || out->peak_by_order[k] > out->peak_by_order[out->dominant]))
+                out->dominant = k;
+    }
+    free(live);
+    syn_rec_release(&r1);
+    syn_rec_release(&r2);
+    return rc;
+}
+
 int gm_synth_estimate(const gm_synth_config_t *cfg, gm_synth_estimate_t *out, gm_error_t *err)
 {
     int rc = gm_synth_check(cfg, err);
@@ -1831,6 +2304,12 @@ int gm_synth_estimate(const gm_synth_config_t *cfg, gm_synth_estimate_t *out, gm
         return rc;
     out->peak = st.peak;
     out->allocs_per_step = st.allocs_last_step;
+    if ((rc = syn_peak_orders(&c, out, err)) != 0)
+        return rc;
+    const gm_synth_preset_t *pr = gm_synth_preset_find(c.model);
+    out->max_positions = c.arch != GM_SYNTH_ARCH_LLAMA && c.positions ? c.positions
+                         : pr && pr->arch == c.arch                   ? pr->context
+                                                                      : 0;
     /* Temporaries: what the peak holds beyond the standing set of its phase
      * (the update: weights, state, gradients; else the end of forward). */
     uint64_t standing = out->forward_end;

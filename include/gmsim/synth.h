@@ -134,6 +134,7 @@ typedef struct gm_synth_preset {
     uint64_t hidden, layers, heads, kv_heads, ffn, vocab, positions;
     int tied;
     const char *source; /* where the shape is published */
+    uint64_t context;   /* the positions it was trained for (max positions) */
 } gm_synth_preset_t;
 
 size_t gm_synth_preset_count(void);
@@ -219,6 +220,14 @@ typedef struct gm_synth_estimate {
                               (+ grads kept across micro-batches): live at
                               backward start */
     uint64_t allocs_per_step;
+    /* The peak's live bytes by their order in s: each live allocation's
+     * size at s and at twice s (half s where twice is out of range) differ
+     * by a factor 1, 2 or 4; [3]: any other (none in a valid model).  All 0
+     * when s is 1 and twice s is out of range. */
+    uint64_t peak_by_order[4];
+    int dominant;          /* the largest of peak_by_order (0, 1, 2), -1 none */
+    uint64_t max_positions; /* the preset's context (gpt, bert: the position
+                               table), 0 unknown */
 } gm_synth_estimate_t;
 
 /* The per-layer saved-activation formula of cfg as text, in terms of s

@@ -15,6 +15,25 @@ each comes from (docs/synth.md):
   total (peak requested) * allocations per step (glob)
   
   sum of the components: * (glob)
+  the peak at seq 1024: * constant + * linear + * quadratic in s; the s^1 term dominates: linear in s (activations, logits) (glob)
+  the quadratic term overtakes the linear one from seq * on (at this peak's composition) (glob)
+
+The last lines split the peak by order in s (each allocation alive at the
+peak, sized again at twice the length) and name the term that dominates;
+at twice the length the attention's s^2 tensors do, and a length past the
+positions the model has is pointed out:
+
+  $ gmsim estimate --model gpt2 --batch 8 --seq 2048 | tail -3
+  the peak at seq 2048: * the s^2 term dominates: quadratic in s (attention scores, probabilities, their gradients, masks) (glob)
+  the quadratic term has overtaken the linear one from seq * on (at this peak's composition) (glob)
+  note: seq 2048 is beyond the 1024 positions of gpt2 (max positions): its learned position table has no rows past them, a real run fails
+  $ gmsim estimate --model llama-7b --batch 1 --seq 4096 --json | grep -E '"(dominant_term|max_positions|beyond_positions)"'
+        "dominant_term": "s0",
+        "max_positions": 2048,
+        "beyond_positions": true
+  $ gmsim estimate --model llama-7b --batch 1 --seq 1024 | grep -c 'beyond'
+  0
+  [1]
 
 The parameter bytes follow the seeds' rule (count x bits / 8), and mixed
 precision with Adam holds 16 bytes per parameter, which ZeRO shards
