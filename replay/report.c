@@ -29,7 +29,8 @@
  * peaks stay visible) and coordinates are integers: a report of a few
  * hundred runs stays around a megabyte.
  *
- * Waste at the peak (t*, where reserved first peaks) is split from the
+ * Waste at the peak (t*: of the events at the reserved peak, the one with
+ * the most allocated bytes; docs/metrics.md) is split from the
  * stored metrics: allocated = reserved × (1 − frag_at_peak); internal
  * (rounding) = internal_waste_at_peak; free = reserved − allocated, of which
  * external (free but unusable: not in the largest free block) = free ×

@@ -86,6 +86,11 @@ typedef struct gm_trace_context {
 
 /* gm_policy_ops_t.flags */
 #define GM_POLICY_NEEDS_LIFETIMES 0x1u /* plans ahead: prepare needs ctx->lifetimes */
+/* stats is costly (it walks the live set): the engine asks for it at t*
+ * only before the state next changes other than by an ALLOC.  Set it only
+ * where alloc never gives device memory back and a failed alloc changes
+ * nothing, so that the state at t* is still there to ask about. */
+#define GM_POLICY_LAZY_STATS 0x2u
 
 #define GM_ALLOC_OOM 1 /* alloc result: the request failed after recovery */
 

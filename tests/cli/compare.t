@@ -10,10 +10,10 @@ per value; the winner is the least peak reserved without OOMs:
   $ gmsim compare m.db r.db --policies native,buddy --param buddy.arena=1GiB,4GiB
   trace 'gpt2.seq128' (m.db): 2184 events, load 2.32 GiB, seq_len 128
   
-  policy            peak reserved    util  efficiency  overhead  frag@peak    internal  external  dev mallocs  ooms
-  native                 2.32 GiB  100.0%      100.0%     +0.0%       0.0%         0 B      0.0%         1386     0
-  buddy                  4.00 GiB   96.3%       57.9%    +72.6%      24.9%    1.19 GiB     49.9%            4     0
-  buddy arena=4GiB       4.00 GiB   96.3%       57.9%    +72.6%      93.8%  108.76 MiB     46.7%            1     0
+  policy            peak reserved    util  efficiency  overhead  frag@peak  internal  external  dev mallocs  ooms
+  native                 2.32 GiB  100.0%      100.0%     +0.0%       0.0%       0 B      0.0%         1386     0
+  buddy                  4.00 GiB   96.3%       57.9%    +72.6%       3.7%  1.53 GiB     16.2%            4     0
+  buddy arena=4GiB       4.00 GiB   96.3%       57.9%    +72.6%       3.7%  1.53 GiB     16.2%            1     0
   least reserved (of the policies that cache): buddy, 4.00 GiB (+72.6% above load)
   
   trace 'gpt2.seq256' (m.db): 2184 events, load 3.80 GiB, seq_len 256
@@ -21,15 +21,15 @@ per value; the winner is the least peak reserved without OOMs:
   policy            peak reserved    util  efficiency  overhead  frag@peak  internal  external  dev mallocs  ooms
   native                 3.80 GiB  100.0%      100.0%     +0.0%       0.0%     508 B      0.0%         1386     0
   buddy                  6.00 GiB   87.8%       63.4%    +57.8%      12.2%  1.47 GiB     31.5%            6     0
-  buddy arena=4GiB       8.00 GiB   65.9%       47.5%   +110.4%      46.6%  1.24 GiB     46.4%            2     0
+  buddy arena=4GiB       8.00 GiB   65.9%       47.5%   +110.4%      34.1%  1.47 GiB     26.7%            2     0
   least reserved (of the policies that cache): buddy, 6.00 GiB (+57.8% above load)
   
   trace 'rand' (r.db): 3000 events, load 62.75 MiB
   
-  policy            peak reserved    util  efficiency  overhead  frag@peak  internal  external  dev mallocs  ooms
-  native                62.76 MiB  100.0%      100.0%     +0.0%       0.0%  5.12 KiB      0.0%         1499     0
-  buddy                  1.00 GiB    7.3%        6.1%  +1531.7%     100.0%  7.45 KiB     50.0%            1     0
-  buddy arena=4GiB       4.00 GiB    1.8%        1.5%  +6427.0%     100.0%  7.45 KiB     50.0%            1     0
+  policy            peak reserved    util  efficiency  overhead  frag@peak   internal  external  dev mallocs  ooms
+  native                62.76 MiB  100.0%      100.0%     +0.0%       0.0%   5.12 KiB      0.0%         1499     0
+  buddy                  1.00 GiB    7.3%        6.1%  +1531.7%      92.7%  12.23 MiB     46.0%            1     0
+  buddy arena=4GiB       4.00 GiB    1.8%        1.5%  +6427.0%      98.2%  12.23 MiB     49.1%            1     0
   least reserved (of the policies that cache): buddy, 1.00 GiB (+1531.7% above load)
 
 A policy's figures do not depend on the others run beside it (one pass
@@ -61,9 +61,9 @@ are left out, with a note):
   
   fragmentation at peak by seq_len
   
-  policy    128    256
-  native   0.0%   0.0%
-  buddy   24.9%  12.2%
+  policy   128    256
+  native  0.0%   0.0%
+  buddy   3.7%  12.2%
 
 JSON and CSV carry every metric of every run:
 

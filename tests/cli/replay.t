@@ -10,7 +10,7 @@ column, is a measured time: sed drops it):
   trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every policy)
   
   policy  peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag       waste  dev mallocs  dev frees  dev time  ooms  ns/event
-  buddy        2.00 GiB        1.27 GiB  63.3%       42.7%   +134.0%      49.4%     49.3%  250.10 MiB            2          0    0.5 ms     0
+  buddy        2.00 GiB        1.27 GiB  63.3%       42.7%   +134.0%      36.7%     31.8%  424.79 MiB            2          0    0.5 ms     0
 
 A policy's figures do not depend on which other policies run beside it:
 
