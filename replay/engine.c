@@ -841,6 +841,23 @@ uint64_t gm_replay_load(const gm_replay_t *r) { return r->peak_requested; }
 uint64_t gm_replay_events(const gm_replay_t *r) { return r->events; }
 uint64_t gm_replay_position(const gm_replay_t *r) { return r->position; }
 
+size_t gm_replay_live(const gm_replay_t *r, size_t i,
+                      void (*fn)(void *ctx, uint64_t id, const gm_block_t *blk), void *ctx)
+{
+    if (i >= r->nruns || r->runs[i]->blocks == NULL)
+        return 0;
+    size_t pos = 0, n = 0;
+    uint64_t id, slot;
+    while (gm__idmap_next(&r->live, &pos, &id, &slot)) {
+        gm_block_t b = r->runs[i]->blocks[slot];
+        if (b.addr == ENGINE_NO_ADDR)
+            b.addr = UINT64_MAX;
+        fn(ctx, id, &b);
+        n++;
+    }
+    return n;
+}
+
 gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i)
 {
     return i < r->nruns ? r->runs[i]->policy : NULL;

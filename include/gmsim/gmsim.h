@@ -24,5 +24,6 @@
 #include "gmsim/gpus.h"
 #include "gmsim/sweep.h"
 #include "gmsim/report.h"
+#include "gmsim/advice.h"
 
 #endif

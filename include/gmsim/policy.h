@@ -120,6 +120,19 @@ typedef struct gm_policy_stats {
     uint64_t free_bytes;   /* reserved bytes not in live blocks */
 } gm_policy_stats_t;
 
+/* One block of one segment, as a policy's walk shows it. */
+typedef struct gm_walk_block {
+    uint64_t seg_addr, seg_size; /* the segment (device malloc, region,
+                                    expandable range: its mapped bytes) */
+    uint32_t stream;             /* the stream the segment serves */
+    int pool;                    /* the policy's pool (caching: 0 large,
+                                    1 small); -1 when it has none */
+    uint64_t addr, size;         /* the block */
+    int allocated;               /* 1: handed out; 0: free, cached */
+} gm_walk_block_t;
+
+typedef void (*gm_walk_fn)(void *ctx, const gm_walk_block_t *b);
+
 struct gm_policy_ops {
     const char *name;
     const char *help; /* one line */
@@ -161,6 +174,13 @@ struct gm_policy_ops {
     /* Optional: the device synchronized (a MARK tagged "synchronize"): a
      * stream-ordered pool may release memory above its threshold. */
     void (*sync)(gm_policy_t *p);
+
+    /* Optional (policies that carve segments into blocks: caching, bfc,
+     * pool): visit every block of every segment held from the device,
+     * each segment's blocks consecutively in address order (unmapped
+     * parts of an expandable range left out).  Read only; used to explain
+     * an OOM (gm_oom_explain). */
+    void (*walk)(gm_policy_t *p, gm_walk_fn fn, void *ctx);
 };
 
 /* Checked downcast: NULL if p is not of the policy whose table is `ops`. */
