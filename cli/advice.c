@@ -152,9 +152,18 @@ void gm__cli_torch_json(gm_json_t *j, const gm_torch_advice_t *a)
     gm_json_end_object(j);
 }
 
-/* The first line of a frames text ("file:line function"), at most len. */
+/* The frame to show of a frames text (one "file:line:function" a line,
+ * innermost first): the first in Python code (the application's), else
+ * the first.  At most len. */
 static void advice_frame(const char *frames, char *buf, size_t len)
 {
+    for (const char *l = frames; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0')) {
+        const char *py = strstr(l, ".py:");
+        if (py != NULL && py < l + strcspn(l, "\n")) {
+            frames = l;
+            break;
+        }
+    }
     size_t n = strcspn(frames, "\n");
     if (n >= len)
         n = len - 1;

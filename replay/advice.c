@@ -208,9 +208,10 @@ static int advice_torch_kind(const char *attrs)
 /* Fill sets with the baseline (sets[0]) and the grid's candidates for a
  * device of capacity cap; opt[i] describes sets[i + 1].  *n: sets made.
  * The errors of gm_params_*. */
-static int advice_torch_sets(uint64_t cap, gm_params_t *sets, size_t *n, gm_torch_option_t *opt,
-                             size_t *nopt, gm_error_t *err)
+static int advice_torch_sets(uint64_t cap, int npu, gm_params_t *sets, size_t *n,
+                             gm_torch_option_t *opt, size_t *nopt, gm_error_t *err)
 {
+    const char *env = npu ? "PYTORCH_NPU_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
     static const char *const cold[] = {"start", "empty", NULL};
     *n = *nopt = 0;
     int rc = advice_set(&sets[0], "caching", cold, err);
@@ -219,8 +220,8 @@ static int advice_torch_sets(uint64_t cap, gm_params_t *sets, size_t *n, gm_torc
     *n = 1;
     for (size_t g = 0; g < sizeof advice_grid / sizeof advice_grid[0]; g++) {
         const advice_cand_t *c = &advice_grid[g];
-        if (c->finite_only && cap == 0)
-            continue;
+        if ((c->finite_only && cap == 0) || (c->conf == NULL && npu))
+            continue; /* no fraction to collect under; no cudaMallocAsync on an NPU */
         gm_torch_option_t *o = &opt[*nopt];
         memset(o, 0, sizeof *o);
         if (c->conf == NULL) {
@@ -239,8 +240,8 @@ static int advice_torch_sets(uint64_t cap, gm_params_t *sets, size_t *n, gm_torc
         }
         if (rc)
             return rc;
-        snprintf(o->setting, sizeof o->setting, "PYTORCH_CUDA_ALLOC_CONF=%s%s", o->label,
-                 c->finite_only ? " with torch.cuda.set_per_process_memory_fraction(1.0)" : "");
+        snprintf(o->setting, sizeof o->setting, "%s=%s%s", env, o->label,
+                 c->finite_only ? " with set_per_process_memory_fraction(1.0)" : "");
         (*n)++;
         (*nopt)++;
     }
@@ -258,6 +259,8 @@ int gm_torch_advise(gm_store_t *s, const char *name, const gm_replay_config_t *c
     if (rc)
         return rc;
     int kind = advice_torch_kind(info.attrs);
+    char pad[32];
+    int npu = gm_json_member(info.attrs, "block_pad", pad, sizeof pad); /* the Ascend build */
     a.recorded = advice_recorded(info.attrs);
     gm_trace_info_release(&info);
     if (kind == 0) {
@@ -275,7 +278,7 @@ int gm_torch_advise(gm_store_t *s, const char *name, const gm_replay_config_t *c
     c.progress = NULL;
     gm_params_t sets[GM_TORCH_OPTIONS + 1];
     size_t n = 0;
-    rc = advice_torch_sets(c.device.capacity, sets, &n, a.options, &a.noptions, err);
+    rc = advice_torch_sets(c.device.capacity, npu, sets, &n, a.options, &a.noptions, err);
     gm_compare_trace_t t;
     if (rc == 0 && (rc = gm_compare_trace(s, name, sets, n, &c, &t, err)) == 0) {
         a.baseline = t.runs[0].metrics.peak_reserved;
@@ -571,7 +574,16 @@ int gm_oom_explain(gm_store_t *s, const char *name, const gm_params_t *set,
     size_t first = 1; /* sets[first + i] is o.fits[i] */
     if (strcmp(set->ops->name, "caching") == 0) {
         size_t m = 0; /* sets[1]: the trace's settings cold, then the grid */
-        rc = advice_torch_sets(c.device.capacity, sets + 1, &m, o.fits, &nopt, err);
+        gm_trace_info_t info;
+        char pad[32];
+        int npu = 0;
+        if ((rc = gm_store_find(s, name, &info, err)) != 0) {
+            advice_sets_free(sets, n);
+            return rc;
+        }
+        npu = gm_json_member(info.attrs, "block_pad", pad, sizeof pad);
+        gm_trace_info_release(&info);
+        rc = advice_torch_sets(c.device.capacity, npu, sets + 1, &m, o.fits, &nopt, err);
         n += m;
         first = 2;
     } else {
