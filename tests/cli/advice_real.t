@@ -1,0 +1,64 @@
+The answers of advice.t on real PyTorch snapshots of ../shared/data (this
+transcript runs only where that folder is; tests/CMakeLists.txt leaves it
+out, saying so, where it is not).
+
+  $ D=$GM_DATA_DIR/snapshots
+  $ gmsim import $D/lmmedium_ctx128_train_fp32.pickle -o m.db > /dev/null
+  $ gmsim import $D/lm2.7b_ctx128_train_fp32.pickle -o l.db > /dev/null
+
+frag@peak is taken at t*: of the events at which reserved is at its peak,
+the one with the most allocated bytes.  lmmedium was recorded after
+warm-up: its layout holds the whole 6.74 GiB before the first event, so
+warm-started caching and offline (one arena) reserve their peak at event 0,
+when little is allocated.  At t* they are a few percent fragmented, exactly
+1 − util (the allocated peak falls at the reserved peak), not 99.9%:
+
+  $ gmsim replay m.db --policy caching,offline | cut -c1-100
+  trace 'lmmedium_ctx128_train_fp32': 13497 events, load 6.53 GiB (peak requested: the floor for every
+  
+  policy   peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag      waste 
+  caching       6.74 GiB        6.54 GiB  97.1%       96.9%     +3.2%       2.9%     89.9%  12.66 MiB 
+  offline       6.57 GiB        6.53 GiB  99.4%       99.4%     +0.6%       0.6%     20.0%      508 B 
+
+A parameter the recorded layout leaves nothing to act on is named, with
+why, and the cold replay where it does act is shown beside the warm one
+and the recorded figure:
+
+  $ gmsim replay m.db --policy caching --param caching.conf=expandable_segments:True 2>&1 | tail -8
+  
+  start                       peak reserved  vs recorded  dev mallocs  ooms
+  recorded (the traced job)        6.74 GiB            -            -     -
+  warm, the trace's settings       6.74 GiB         +0 B            0     0
+  warm, with the parameters        6.74 GiB         +0 B            0     0
+  cold, the trace's settings       6.72 GiB   -16.00 MiB          373     0
+  cold, with the parameters        6.67 GiB   -72.00 MiB          334     0
+  gmsim: warning: caching.conf=expandable_segments:True cannot change peak reserved from the recorded layout: it holds 6.74 GiB in 377 segments before the first event and the replay makes no new one, while a setting acts on segments made after it is set; cold, it gives 6.67 GiB instead of 6.72 GiB (--start cold)
+
+Where the replay makes new segments, the same setting acts warm too
+(5 GiB off the 2.7B model's training step), and no warning is given:
+
+  $ gmsim replay l.db --policy caching --param caching.conf=expandable_segments:True 2>&1 | tail -7
+  
+  start                       peak reserved  vs recorded  dev mallocs  ooms
+  recorded (the traced job)       56.91 GiB            -            -     -
+  warm, the trace's settings      56.91 GiB         +0 B          783     0
+  warm, with the parameters       51.82 GiB    -5.09 GiB          645     0
+  cold, the trace's settings      56.91 GiB         +0 B         1010     0
+  cold, with the parameters       51.70 GiB    -5.21 GiB          873     0
+
+compare names the setting to use against the recorded run's settings:
+
+  $ gmsim compare l.db --policies caching,tlsf,offline | tail -1
+  recommendation: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True saves 5.21 GiB (9.2%) against the recorded run's settings: 51.70 GiB instead of 56.91 GiB, both replayed from an empty allocator as a new job starts; recorded: 56.91 GiB
+  $ gmsim compare m.db --policies caching | tail -1
+  recommendation: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True saves 56.00 MiB (0.8%) against the recorded run's settings: 6.67 GiB instead of 6.72 GiB, both replayed from an empty allocator as a new job starts; recorded: 6.74 GiB
+
+On the Ascend NPU build the variable is PYTORCH_NPU_ALLOC_CONF, and
+cudaMallocAsync is not among the settings tried:
+
+  $ gmsim import $D/msd_basic.pickle -o n.db > /dev/null
+  $ gmsim compare n.db --policies caching | tail -1
+  recommendation: PYTORCH_NPU_ALLOC_CONF=expandable_segments:True saves 32.00 MiB (6.1%) against the recorded run's settings: 494.00 MiB instead of 526.00 MiB, both replayed from an empty allocator as a new job starts; recorded: 526.00 MiB
+  $ gmsim compare n.db --policies caching --json | grep -c cudaMallocAsync
+  0
+  [1]
