@@ -62,3 +62,12 @@ cudaMallocAsync is not among the settings tried:
   $ gmsim compare n.db --policies caching --json | grep -c cudaMallocAsync
   0
   [1]
+
+The HTML report says the same under its summary table, for the PyTorch
+traces of the stores given:
+
+  $ gmsim sweep l.db --policies caching,tlsf -o l.runs.db > /dev/null 2>&1
+  $ gmsim report l.runs.db l.db -o r.html
+  wrote 'r.html': 1 trace, 2 runs
+  $ grep -o '<p class="advice"><b>recommendation</b> for lm2.7b_ctx128_train_fp32: PYTORCH_CUDA_ALLOC_CONF=expandable_segments&#58;True saves 5.21 GiB' r.html
+  <p class="advice"><b>recommendation</b> for lm2.7b_ctx128_train_fp32: PYTORCH_CUDA_ALLOC_CONF=expandable_segments&#58;True saves 5.21 GiB
