@@ -396,13 +396,16 @@ static void advice_walk_fn(void *ctx, const gm_walk_block_t *w)
 typedef struct advice_lives {
     advice_live_t *v;
     size_t n;
+    uint64_t bytes; /* their blocks' sizes */
 } advice_lives_t;
 
 static void advice_live_fn(void *ctx, uint64_t id, const gm_block_t *blk)
 {
     advice_lives_t *l = ctx;
-    if (blk->addr != UINT64_MAX)
+    if (blk->addr != UINT64_MAX) {
         l->v[l->n++] = (advice_live_t){blk->addr, id};
+        l->bytes += blk->size;
+    }
 }
 
 static int advice_live_cmp(const void *x, const void *y)
@@ -493,6 +496,7 @@ static int advice_oom_state(gm_store_t *s, const char *name, const gm_params_t *
         goto out;
     }
     gm_replay_live(r, 0, advice_live_fn, &lives);
+    o->allocated = lives.bytes;
     qsort(lives.v, lives.n, sizeof *lives.v, advice_live_cmp);
     for (size_t i = 0; i < lives.n; i++) {
         if (lives.v[i].id < nal) {
@@ -511,7 +515,6 @@ static int advice_oom_state(gm_store_t *s, const char *name, const gm_params_t *
         gm_oom_block_t *b = &w.b[i];
         if (!b->allocated)
             continue;
-        o->allocated += b->size;
         advice_live_t key = {b->addr, 0};
         advice_live_t *hit = bsearch(&key, lives.v, lives.n, sizeof *lives.v, advice_live_cmp);
         if (hit == NULL || hit->id >= nal)

@@ -130,7 +130,11 @@ typedef struct gm_oom_report {
     int64_t event;           /* the first OOM's event index, -1: none */
     uint64_t request;        /* bytes asked for */
     uint32_t stream;
-    uint64_t capacity, reserved, allocated, requested_live;
+    uint64_t capacity, reserved;
+    uint64_t allocated;      /* the live allocations' block bytes (a warm
+                                start's recorded blocks not yet claimed by
+                                their ALLOC are in the segments only) */
+    uint64_t requested_live; /* the bytes they asked for */
     int walked;              /* 1: the policy showed its segments */
     gm_oom_segment_t *segments; /* largest free bytes first */
     size_t nsegments;
