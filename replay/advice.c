@@ -201,8 +201,10 @@ static int advice_torch_kind(const char *attrs)
         if (strcmp(src, "synth") == 0 && gm_json_member(attrs, "model", src, sizeof src))
             return 2; /* a model trace, as PyTorch runs it */
     }
-    static char buf[8192]; /* read only for its presence */
-    return gm_json_member(attrs, "allocator_settings", buf, sizeof buf);
+    char *buf = malloc(65536); /* read only for its presence */
+    int found = buf != NULL && gm_json_member(attrs, "allocator_settings", buf, 65536);
+    free(buf);
+    return found;
 }
 
 /* Fill sets with the baseline (sets[0]) and the grid's candidates for a
