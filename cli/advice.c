@@ -202,7 +202,7 @@ void gm__cli_oom_print(const gm_oom_report_t *o)
         for (size_t i = 0; i < o->nsegments && shown < 3; i++) {
             const gm_oom_segment_t *s = &o->segments[i];
             if (s->free_bytes == 0)
-                break;
+                continue;
             shown++;
             size_t nfree = 0, nlive = 0;
             for (size_t k = 0; k < s->n; k++)
@@ -210,9 +210,10 @@ void gm__cli_oom_print(const gm_oom_report_t *o)
             printf("  segment 0x%" PRIx64 ", %s", s->addr, gm__cli_size(s->size));
             if (s->pool >= 0)
                 printf(" (%s pool, stream %" PRIu32 ")", s->pool ? "small" : "large", s->stream);
-            printf(": %s free in %zu block%s (largest %s), pinned by %zu live block%s\n",
+            printf(": %s free in %zu block%s (largest %s), pinned by %zu live block%s%s\n",
                    gm__cli_size(s->free_bytes), nfree, nfree == 1 ? "" : "s",
-                   gm__cli_size(s->largest_free), nlive, nlive == 1 ? "" : "s");
+                   gm__cli_size(s->largest_free), nlive, nlive == 1 ? "" : "s",
+                   s->serves ? "" : " (another stream or pool: it cannot serve the request)");
             const gm_oom_block_t *live[4];
             size_t nl = 0;
             const gm_oom_block_t **all = malloc((nlive ? nlive : 1) * sizeof *all);

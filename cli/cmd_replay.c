@@ -415,7 +415,7 @@ static void replay_json_oom(gm_json_t *j, const gm_oom_report_t *o)
     for (size_t i = 0; o->walked && i < o->nsegments; i++) {
         const gm_oom_segment_t *sg = &o->segments[i];
         if (sg->free_bytes == 0)
-            break; /* sorted: the rest hold nothing free */
+            continue;
         gm_json_begin_object(j);
         gm_json_key(j, "addr");
         gm_json_u64(j, sg->addr);
@@ -425,6 +425,8 @@ static void replay_json_oom(gm_json_t *j, const gm_oom_report_t *o)
         gm_json_u64(j, sg->free_bytes);
         gm_json_key(j, "largest_free");
         gm_json_u64(j, sg->largest_free);
+        gm_json_key(j, "serves");
+        gm_json_bool(j, sg->serves);
         gm_json_key(j, "live");
         gm_json_begin_array(j);
         for (size_t k = 0; k < sg->n; k++) {

@@ -416,9 +416,12 @@ static int advice_live_cmp(const void *x, const void *y)
     return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
+/* Segments that could have served the request first, then by free bytes. */
 static int advice_seg_cmp(const void *x, const void *y)
 {
     const gm_oom_segment_t *a = x, *b = y;
+    if (a->serves != b->serves)
+        return a->serves ? -1 : 1;
     if (a->free_bytes != b->free_bytes)
         return a->free_bytes > b->free_bytes ? -1 : 1;
     return a->addr < b->addr ? -1 : a->addr > b->addr;
@@ -530,6 +533,12 @@ static int advice_oom_state(gm_store_t *s, const char *name, const gm_params_t *
             goto out;
         }
     }
+    /* caching serves a request from its stream's pool: requests above
+     * 1 MiB from the large one (0); other policies from any segment */
+    int pool = strcmp(p->ops->name, "caching") == 0 ? (o->request > (UINT64_C(1) << 20) ? 0 : 1)
+                                                    : -1;
+    for (size_t i = 0; i < w.nseg; i++)
+        w.seg[i].serves = pool < 0 || (w.seg[i].stream == o->stream && w.seg[i].pool == pool);
     qsort(w.seg, w.nseg, sizeof *w.seg, advice_seg_cmp);
     o->blocks = w.b;
     o->nblocks = w.n;

@@ -123,6 +123,7 @@ typedef struct gm_oom_segment {
     int pool;          /* the policy's pool (caching: 0 large, 1 small), -1 none */
     size_t first, n;   /* its blocks in gm_oom_report_t.blocks */
     uint64_t free_bytes, largest_free;
+    int serves;        /* 1: the request's stream and pool (those come first) */
 } gm_oom_segment_t;
 
 typedef struct gm_oom_report {
@@ -136,7 +137,8 @@ typedef struct gm_oom_report {
                                 their ALLOC are in the segments only) */
     uint64_t requested_live; /* the bytes they asked for */
     int walked;              /* 1: the policy showed its segments */
-    gm_oom_segment_t *segments; /* largest free bytes first */
+    gm_oom_segment_t *segments; /* those that could serve the request
+                                   first, then the most free bytes first */
     size_t nsegments;
     gm_oom_block_t *blocks;
     size_t nblocks;
