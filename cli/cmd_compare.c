@@ -437,7 +437,7 @@ int gm__cmd_compare(int argc, char **argv)
                 rc = gm__cli_error("%s", err.msg);
                 break;
             }
-            if (advise && !csv) {
+            if (advise && !csv && !by_seq) { /* the pivots and CSV do not show it */
                 /* the setting a PyTorch user can set, against the recorded one */
                 snprintf(label, sizeof label, "trying PyTorch settings on '%s'", list[k].name);
                 gm__cli_status("%s...", label);
