@@ -1,6 +1,6 @@
 /*
  * replay/advice.c — answers a user can act on (API and definitions in
- * gmsim/advice.h; docs/report.md "Advice", docs/cli.md).
+ * gmsim/advice.h; docs/cli.md replay and compare, docs/report.md Summary).
  *
  * Each answer is a handful of configurations replayed in one pass
  * (gm_compare_trace), so it costs one read of the trace and one policy run

@@ -1,6 +1,6 @@
 /*
  * gmsim/advice.h — answers a user can act on, each from a few replays of
- * one trace (docs/report.md "Advice"):
+ * one trace (docs/cli.md replay and compare, docs/report.md Summary):
  *
  *  - gm_start_compare: a policy that can start from the trace's recorded
  *    layout (a `start` parameter, recorded|empty: `caching`), replayed warm

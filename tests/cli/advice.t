@@ -1,4 +1,4 @@
-Answers a user can act on (docs/cli.md, docs/report.md "Advice"), on a
+Answers a user can act on (docs/cli.md replay and compare), on a
 synthesized GPT-2 medium training step (49.54 GiB of load) and on the tiny
 snapshot of torch.t.
 
