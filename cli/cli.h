@@ -265,4 +265,19 @@ void gm__cli_gpu_table(const gm_gpu_measured_t *m, const gm_metrics_t *sim, uint
                        const char *policy);
 void gm__cli_gpu_json(gm_json_t *j, const gm_gpu_measured_t *m, const gm_metrics_t *sim);
 
+/* ---- advice (cli/advice.c; gmsim/advice.h) --------------------------------- */
+
+/* Warm and cold beside the recorded figure, for `policy` with the
+ * parameters `given` ("caching.conf=…"), and a warning on stderr when they
+ * cannot act. */
+void gm__cli_start_print(const char *policy, const char *given, const gm_start_compare_t *c);
+
+/* "recommendation: …" (nothing for a trace that is not PyTorch's), or the
+ * member "pytorch" of the open JSON object j. */
+void gm__cli_torch_print(const gm_torch_advice_t *a);
+void gm__cli_torch_json(gm_json_t *j, const gm_torch_advice_t *a);
+
+/* The blockers of a run's first OOM and the settings that fit. */
+void gm__cli_oom_print(const gm_oom_report_t *o);
+
 #endif

@@ -25,6 +25,7 @@ static const char compare_usage[] =
     "usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]\n"
     "                     [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
     "                     [--granularity SIZE] [--by trace|seq_len] [--json|--csv]\n"
+    "                     [--no-advice]\n"
     "\n"
     "Replay every trace of the stores through every policy (each trace read\n"
     "once, all policies in the same pass) and compare peak reserved memory,\n"
@@ -44,6 +45,10 @@ static const char compare_usage[] =
     "                          figure with sequence lengths across\n"
     "      --json              print JSON (every metric of every run)\n"
     "      --csv               print CSV, one row per run\n"
+    "      --no-advice         skip the PyTorch recommendation (for a PyTorch\n"
+    "                          trace, compare replays a grid of settings its user\n"
+    "                          can set, PYTORCH_CUDA_ALLOC_CONF=..., and names the\n"
+    "                          one that reserves least)\n"
     "  -h, --help              show this help\n"
     "\n"
     "Sizes take KiB/MiB/GiB/TiB suffixes.\n";
@@ -140,6 +145,7 @@ static void compare_block(const compare_item_t *it)
         printf("least reserved (of the policies that cache): %s, %s (%+.1f%% above load)\n", r->label,
                gm__cli_size(r->metrics.peak_reserved), r->metrics.overhead * 100.0);
     }
+    gm__cli_torch_print(&t->torch);
 }
 
 static int compare_by_seq(const void *a, const void *b)
@@ -249,6 +255,7 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
             gm_json_str(&j, t->runs[w].label);
         else
             gm_json_null(&j);
+        gm__cli_torch_json(&j, &t->torch);
         gm_json_key(&j, "runs");
         gm_json_begin_array(&j);
         for (size_t k = 0; k < t->nruns; k++) {
@@ -337,7 +344,8 @@ static void compare_csv(const compare_item_t *items, size_t n)
 
 int gm__cmd_compare(int argc, char **argv)
 {
-    enum { OPT_CAPACITY = 256, OPT_DEVICE, OPT_GRANULARITY, OPT_BY, OPT_JSON, OPT_CSV };
+    enum { OPT_CAPACITY = 256, OPT_DEVICE, OPT_GRANULARITY, OPT_BY, OPT_JSON, OPT_CSV,
+           OPT_NO_ADVICE };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policies", required_argument, NULL, 'p'},
@@ -349,13 +357,14 @@ int gm__cmd_compare(int argc, char **argv)
         {"by", required_argument, NULL, OPT_BY},
         {"json", no_argument, NULL, OPT_JSON},
         {"csv", no_argument, NULL, OPT_CSV},
+        {"no-advice", no_argument, NULL, OPT_NO_ADVICE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
     const char *glob = NULL;
-    int json = 0, csv = 0, by_seq = 0, c, rc = GM_CLI_OK;
+    int json = 0, csv = 0, by_seq = 0, advise = 1, c, rc = GM_CLI_OK;
     size_t npol = 0, nparams = 0, nsets = 0, nitems = 0;
     const gm_policy_ops_t **pol = calloc(gm_policy_count() + 1, sizeof *pol);
     const char **params = calloc((size_t)argc + 1, sizeof *params);
@@ -395,6 +404,7 @@ int gm__cmd_compare(int argc, char **argv)
             break;
         case OPT_JSON: json = 1; break;
         case OPT_CSV: csv = 1; break;
+        case OPT_NO_ADVICE: advise = 0; break;
         case 'h': rc = gm__cli_help(compare_usage); goto out;
         default: rc = gm__cli_option_error(compare_usage, argv, c); break;
         }
@@ -449,6 +459,17 @@ int gm__cmd_compare(int argc, char **argv)
                 gm__cli_status_clear();
                 rc = gm__cli_error("%s", err.msg);
                 break;
+            }
+            if (advise && !csv && !by_seq) { /* the pivots and CSV do not show it */
+                /* the setting a PyTorch user can set, against the recorded one */
+                snprintf(label, sizeof label, "trying PyTorch settings on '%s'", list[k].name);
+                gm__cli_status("%s...", label);
+                if (gm_torch_advise(s, list[k].name, &cfg, &items[nitems].res.torch, &err) != 0) {
+                    gm__cli_status_clear();
+                    gm_compare_trace_release(&items[nitems].res);
+                    rc = gm__cli_error("%s", err.msg);
+                    break;
+                }
             }
             gm__cli_status_clear();
             nitems++;

@@ -9,11 +9,15 @@
  * components are closed forms; the peak is the synthesized step's peak
  * requested bytes, which is not their sum: activations are gone by the
  * optimizer update, gradients do not exist yet at the end of forward.
- * With a capacity, says whether the peak fits (before allocator overhead:
- * `gmsim fit` replays it through the allocators).  Then the peak split by
- * order in s (constant, linear, quadratic: the attention's s² tensors) and
- * which dominates at this length, and a note when the length is beyond the
- * positions the model was built or trained for.
+ * The sum of the components is no bound (activations are gone by the
+ * optimizer update, temporaries are not in it) and is labelled so.  With
+ * a capacity, says whether the peak fits (before allocator overhead:
+ * `gmsim fit` replays it through the allocators) and, when it does not,
+ * which single changes of the job would make it fit (est_remedies), each
+ * estimated.  Then the peak split by order in s (constant, linear,
+ * quadratic: the attention's s² tensors) and which dominates at this
+ * length, and a note when the length is beyond the positions the model was
+ * built or trained for.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -179,6 +183,95 @@ static void est_print_orders(const gm_synth_config_t *c, const gm_synth_estimate
     }
 }
 
+/* One change to the job and the peak it would have (est_remedies). */
+typedef struct est_remedy {
+    char change[96]; /* the options, as typed */
+    uint64_t peak;
+} est_remedy_t;
+
+enum { EST_REMEDIES = 12 };
+
+/* Estimate c with one change applied; 1 with *peak when it is a valid
+ * configuration, else 0. */
+static int est_try(const gm_synth_config_t *c, uint64_t *peak)
+{
+    gm_synth_estimate_t e;
+    gm_error_t err = {0};
+    if (gm_synth_check(c, &err) != 0 || gm_synth_estimate(c, &e, &err) != 0)
+        return 0;
+    *peak = e.peak;
+    return 1;
+}
+
+/*
+ * The single changes that bring cfg's peak within capacity, each estimated
+ * alone from cfg, the mildest first: activation recomputation, flash
+ * attention, 16-bit training, optimizer state in host memory, ZeRO-3 over
+ * data-parallel ranks, then the largest smaller batch that fits (with the
+ * gradient accumulation that keeps the global batch when it divides).
+ * Returns how many fit, written to out (at most EST_REMEDIES).
+ */
+static size_t est_remedies(const gm_synth_config_t *cfg, uint64_t capacity, est_remedy_t *out)
+{
+    size_t n = 0;
+    gm_synth_config_t t;
+    uint64_t peak;
+#define EST_TRY(cond, edit, ...)                                                  \
+    do {                                                                          \
+        t = *cfg;                                                                 \
+        if ((cond) && n < EST_REMEDIES) {                                         \
+            edit;                                                                 \
+            if (est_try(&t, &peak) && peak <= capacity) {                         \
+                snprintf(out[n].change, sizeof out[n].change, __VA_ARGS__);       \
+                out[n++].peak = peak;                                             \
+            }                                                                     \
+        }                                                                         \
+    } while (0)
+    int train = cfg->mode == GM_SYNTH_MODE_TRAIN;
+    EST_TRY(train && cfg->recompute < GM_SYNTH_RECOMPUTE_SELECTIVE,
+            t.recompute = GM_SYNTH_RECOMPUTE_SELECTIVE, "--recompute selective");
+    EST_TRY(cfg->attention != GM_SYNTH_ATTN_FLASH, t.attention = GM_SYNTH_ATTN_FLASH,
+            "--attention flash");
+    EST_TRY(train && cfg->recompute < GM_SYNTH_RECOMPUTE_FULL,
+            t.recompute = GM_SYNTH_RECOMPUTE_FULL, "--recompute full");
+    EST_TRY(cfg->precision == GM_SYNTH_PREC_FP32, t.precision = GM_SYNTH_PREC_BF16,
+            "--precision bf16");
+    EST_TRY(train && cfg->offload == GM_SYNTH_OFFLOAD_NONE,
+            t.offload = GM_SYNTH_OFFLOAD_OPTIMIZER, "--offload optimizer");
+    EST_TRY(train && cfg->zero < 3 && cfg->dp > 1, t.zero = 3, "--zero 3");
+    EST_TRY(train && cfg->zero < 3 && cfg->dp <= 1, (t.zero = 3, t.dp = 8),
+            "--zero 3 --dp 8 (8 GPUs)");
+    /* the largest batch that fits with the global batch kept (its
+     * accumulated gradients estimated too), else the largest that fits */
+    uint64_t ga = cfg->grad_accum ? cfg->grad_accum : 1;
+    for (uint64_t b = cfg->batch; train && b-- > 1 && n < EST_REMEDIES;) {
+        t = *cfg;
+        t.batch = b;
+        t.grad_accum = cfg->batch / b * ga;
+        if (cfg->batch % b == 0 && est_try(&t, &peak) && peak <= capacity) {
+            snprintf(out[n].change, sizeof out[n].change,
+                     "--batch %" PRIu64 " --grad-accum %" PRIu64 " (the same global batch)", b,
+                     t.grad_accum);
+            out[n++].peak = peak;
+            break;
+        }
+    }
+    for (uint64_t b = cfg->batch; b-- > 1 && n < EST_REMEDIES;) {
+        t = *cfg;
+        t.batch = b;
+        if (est_try(&t, &peak) && peak <= capacity) {
+            if (n == 0 || strncmp(out[n - 1].change, "--batch ", 8) != 0 ||
+                strtoull(out[n - 1].change + 8, NULL, 10) < b) {
+                snprintf(out[n].change, sizeof out[n].change, "--batch %" PRIu64, b);
+                out[n++].peak = peak;
+            }
+            break;
+        }
+    }
+#undef EST_TRY
+    return n;
+}
+
 int gm__cmd_estimate(int argc, char **argv)
 {
     enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE };
@@ -312,6 +405,19 @@ int gm__cmd_estimate(int argc, char **argv)
                 gm_json_u64(&j, capacity);
                 gm_json_key(&j, "fits");
                 gm_json_bool(&j, e->peak <= capacity);
+                est_remedy_t rem[EST_REMEDIES];
+                size_t nr = e->peak > capacity ? est_remedies(cfg, capacity, rem) : 0;
+                gm_json_key(&j, "to_fit");
+                gm_json_begin_array(&j);
+                for (size_t i = 0; i < nr; i++) {
+                    gm_json_begin_object(&j);
+                    gm_json_key(&j, "change");
+                    gm_json_str(&j, rem[i].change);
+                    gm_json_key(&j, "peak");
+                    gm_json_u64(&j, rem[i].peak);
+                    gm_json_end_object(&j);
+                }
+                gm_json_end_array(&j);
             }
             gm_json_end_object(&j);
             continue;
@@ -341,15 +447,33 @@ int gm__cmd_estimate(int argc, char **argv)
         }
         gm__cli_table_print(&t, stdout, NULL);
         gm__cli_table_release(&t);
-        printf("\nsum of the components: %s (an upper bound: they never all live at once)\n",
+        /* Not a bound either way: activations are gone by the optimizer
+         * step (the peak can be below the sum), and the temporaries, left
+         * out of it, come on top (the peak can be above). */
+        printf("\nsum of the components but the temporaries: %s (not a bound: they never "
+               "all live at once; the peak above is what is live together)\n",
                gm__cli_size(sum));
         est_print_orders(cfg, e);
-        if (capacity)
-            printf("peak %s %s %s (%s): %s\n", gm__cli_size(e->peak),
-                   e->peak <= capacity ? "fits in" : "exceeds", device ? device : "the capacity",
-                   gm__cli_size(capacity),
-                   e->peak <= capacity ? "before allocator overhead; see 'gmsim fit'"
-                                       : "out of memory");
+        if (capacity && e->peak <= capacity)
+            printf("peak %s fits in %s (%s): before allocator overhead; see 'gmsim fit'\n",
+                   gm__cli_size(e->peak), device ? device : "the capacity",
+                   gm__cli_size(capacity));
+        if (capacity && e->peak > capacity) {
+            printf("peak %s exceeds %s (%s) by %s: out of memory\n", gm__cli_size(e->peak),
+                   device ? device : "the capacity", gm__cli_size(capacity),
+                   gm__cli_size(e->peak - capacity));
+            est_remedy_t rem[EST_REMEDIES];
+            size_t nr = est_remedies(cfg, capacity, rem);
+            if (nr == 0) {
+                printf("no single change fits (tried recompute, flash attention, bf16, "
+                       "offload, ZeRO-3, a smaller batch): combine them, or a larger device\n");
+            } else {
+                printf("to fit, change one of (each estimated alone, before allocator "
+                       "overhead; then 'gmsim fit'):\n");
+                for (size_t i = 0; i < nr; i++)
+                    printf("  %-50s peak %s\n", rem[i].change, gm__cli_size(rem[i].peak));
+            }
+        }
     }
     if (json) {
         gm_json_end_array(&j);

@@ -23,8 +23,8 @@
 
 static const char replay_usage[] =
     "usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...\n"
-    "                    [--capacity SIZE] [--granularity SIZE] [--check]\n"
-    "                    [--json [--timeline]] [--save]\n"
+    "                    [--capacity SIZE] [--granularity SIZE] [--start warm|cold]\n"
+    "                    [--check] [--json [--timeline]] [--save]\n"
     "\n"
     "Replay a stored trace through simulated allocator policies, all in one\n"
     "pass, and print their peak memory and fragmentation (docs/metrics.md).\n"
@@ -39,6 +39,11 @@ static const char replay_usage[] =
     "                          requests beyond it count as OOMs\n"
     "      --device NAME       the capacity of a GPU preset ('gmsim devices'),\n"
     "                          e.g. a100-80gb or a100-80gb:1g.10gb\n"
+    "      --start warm|cold   policies that can start from the trace's recorded\n"
+    "                          layout (caching) start from it (warm, the default)\n"
+    "                          or from an empty allocator (cold); with parameters\n"
+    "                          given, replay also shows both beside the recorded\n"
+    "                          figure and warns when they cannot act\n"
     "      --granularity SIZE  device allocation granularity, a power of two\n"
     "                          (default 512)\n"
     "      --check             check every policy's invariants after every\n"
@@ -72,6 +77,7 @@ typedef struct replay_args {
     size_t nops;
     const char **params;         /* the --param texts, in order */
     size_t nparams;
+    const char *start;           /* --start: "recorded" or "empty", NULL: each policy's own */
 } replay_args_t;
 
 static int replay_select(replay_args_t *a, const gm_policy_ops_t *ops)
@@ -123,9 +129,15 @@ static int replay_add_policies(replay_args_t *a, const char *text)
     return rc;
 }
 
-/* Apply every --param to the selected policies' parameter sets. */
+/* Apply --start, then every --param, to the selected policies' parameter
+ * sets (an explicit --param P.start wins over --start). */
 static int replay_apply_params(const replay_args_t *a, gm_params_t *sets)
 {
+    for (size_t k = 0; a->start && k < a->nops; k++) {
+        gm_error_t err = {0};
+        if (gm_policy_has_start(a->ops[k]) && gm_params_set(&sets[k], "start", a->start, &err))
+            return gm__cli_usage_error(replay_usage, "%s", err.msg);
+    }
     for (size_t i = 0; i < a->nparams; i++) {
         const char *text = a->params[i];
         const char *dot = strchr(text, '.'), *eq = strchr(text, '=');
@@ -372,8 +384,186 @@ static void replay_json_timeline(gm_json_t *j, const gm_replay_t *r, size_t i)
     gm_json_end_object(j);
 }
 
+/* What replay adds under its table, per run: warm and cold beside the
+ * recorded figure (a policy that starts from the recorded layout, given
+ * parameters, on a trace with a layout), and the first OOM explained. */
+typedef struct replay_advice_run {
+    int start;
+    char given[512]; /* the run's --param texts */
+    gm_start_compare_t starts;
+    int oom;
+    gm_oom_report_t oom_report;
+} replay_advice_run_t;
+
+typedef struct replay_advice {
+    replay_advice_run_t *runs;
+    size_t n;
+} replay_advice_t;
+
+static void replay_advice_release(replay_advice_t *adv)
+{
+    for (size_t i = 0; i < adv->n; i++)
+        if (adv->runs[i].oom)
+            gm_oom_report_release(&adv->runs[i].oom_report);
+    free(adv->runs);
+    adv->runs = NULL;
+    adv->n = 0;
+}
+
+/* Fill adv for every run of r (trace `name` of s).  GM_CLI_* status: a
+ * store or replay error is an error. */
+static int replay_advice(const replay_args_t *a, const gm_replay_config_t *cfg, gm_store_t *s,
+                         const char *name, gm_replay_t *r, replay_advice_t *adv)
+{
+    size_t n = gm_replay_count(r);
+    adv->runs = calloc(n ? n : 1, sizeof *adv->runs);
+    if (adv->runs == NULL)
+        return gm__cli_error("out of memory");
+    adv->n = n;
+    gm_replay_config_t c = *cfg;
+    c.progress = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const gm_params_t *p = gm_replay_params(r, i);
+        replay_advice_run_t *ar = &adv->runs[i];
+        gm_error_t err = {0};
+        int start_bit = -1;
+        for (size_t k = 0; k < p->ops->nparams; k++)
+            if (strcmp(p->ops->params[k].name, "start") == 0)
+                start_bit = (int)k;
+        uint64_t given = p->set & ~(start_bit >= 0 ? UINT64_C(1) << start_bit : 0);
+        if (gm_policy_has_start(p->ops) && given != 0) {
+            size_t len = strlen(p->ops->name), used = 0;
+            for (size_t k = 0; k < a->nparams; k++) {
+                const char *t = a->params[k];
+                if (strncmp(t, p->ops->name, len) != 0 || t[len] != '.' ||
+                    strncmp(t + len + 1, "start=", 6) == 0)
+                    continue;
+                used += (size_t)snprintf(ar->given + used, used < sizeof ar->given
+                                                               ? sizeof ar->given - used : 0,
+                                         "%s%s", used ? ", " : "", t);
+                if (used >= sizeof ar->given)
+                    used = sizeof ar->given - 1;
+            }
+            gm__cli_status("replaying '%s' warm and cold...", name);
+            int rc = gm_start_compare(s, name, p, &c, &ar->starts, &err);
+            gm__cli_status_clear();
+            if (rc == 0)
+                ar->start = 1;
+            else if (rc != GM_ENOTFOUND)
+                return gm__cli_error("%s", err.msg);
+        }
+        if (gm_replay_metrics(r, i)->ooms) {
+            gm__cli_status("explaining the first out-of-memory of '%s'...", p->ops->name);
+            int rc = gm_oom_explain(s, name, p, &c, &ar->oom_report, &err);
+            gm__cli_status_clear();
+            if (rc)
+                return gm__cli_error("%s", err.msg);
+            ar->oom = 1;
+        }
+    }
+    return GM_CLI_OK;
+}
+
+static void replay_json_starts(gm_json_t *j, const gm_start_compare_t *c)
+{
+    static const char *const verdicts[] = {"acts", "inert_warm", "inert"};
+    gm_json_key(j, "starts");
+    gm_json_begin_object(j);
+    gm_json_key(j, "recorded");
+    if (c->recorded)
+        gm_json_u64(j, c->recorded);
+    else
+        gm_json_null(j);
+    gm_json_key(j, "layout_reserved");
+    gm_json_u64(j, c->layout_reserved);
+    const gm_metrics_t *rows[4] = {&c->warm_default, &c->warm, &c->cold_default, &c->cold};
+    static const char *const keys[4] = {"warm_default", "warm", "cold_default", "cold"};
+    for (size_t i = 0; i < 4; i++) {
+        gm_json_key(j, keys[i]);
+        gm_metrics_write_json(j, rows[i]);
+    }
+    gm_json_key(j, "verdict");
+    gm_json_str(j, verdicts[c->verdict]);
+    gm_json_end_object(j);
+}
+
+static void replay_json_oom(gm_json_t *j, const gm_oom_report_t *o)
+{
+    gm_json_key(j, "oom");
+    gm_json_begin_object(j);
+    gm_json_key(j, "event");
+    gm_json_i64(j, o->event);
+    gm_json_key(j, "request");
+    gm_json_u64(j, o->request);
+    gm_json_key(j, "reserved");
+    gm_json_u64(j, o->reserved);
+    gm_json_key(j, "segments");
+    gm_json_begin_array(j);
+    for (size_t i = 0; o->walked && i < o->nsegments; i++) {
+        const gm_oom_segment_t *sg = &o->segments[i];
+        if (sg->free_bytes == 0)
+            continue;
+        gm_json_begin_object(j);
+        gm_json_key(j, "addr");
+        gm_json_u64(j, sg->addr);
+        gm_json_key(j, "size");
+        gm_json_u64(j, sg->size);
+        gm_json_key(j, "free");
+        gm_json_u64(j, sg->free_bytes);
+        gm_json_key(j, "largest_free");
+        gm_json_u64(j, sg->largest_free);
+        gm_json_key(j, "serves");
+        gm_json_bool(j, sg->serves);
+        gm_json_key(j, "live");
+        gm_json_begin_array(j);
+        for (size_t k = 0; k < sg->n; k++) {
+            const gm_oom_block_t *b = &o->blocks[sg->first + k];
+            if (!b->allocated)
+                continue;
+            gm_json_begin_object(j);
+            gm_json_key(j, "addr");
+            gm_json_u64(j, b->addr);
+            gm_json_key(j, "size");
+            gm_json_u64(j, b->size);
+            gm_json_key(j, "id");
+            if (b->id != UINT64_MAX)
+                gm_json_u64(j, b->id);
+            else
+                gm_json_null(j);
+            gm_json_key(j, "frames");
+            if (b->frames)
+                gm_json_str(j, b->frames);
+            else
+                gm_json_null(j);
+            gm_json_end_object(j);
+        }
+        gm_json_end_array(j);
+        gm_json_end_object(j);
+    }
+    gm_json_end_array(j);
+    gm_json_key(j, "would_fit");
+    gm_json_begin_array(j);
+    for (size_t i = 0; i < o->nfits_tried; i++)
+        if (o->fits[i].ooms == 0) {
+            gm_json_begin_object(j);
+            gm_json_key(j, "setting");
+            gm_json_str(j, o->fits[i].setting);
+            gm_json_key(j, "peak_reserved");
+            gm_json_u64(j, o->fits[i].peak_reserved);
+            gm_json_end_object(j);
+        }
+    gm_json_end_array(j);
+    gm_json_key(j, "best");
+    if (o->best_fit >= 0)
+        gm_json_str(j, o->fits[o->best_fit].setting);
+    else
+        gm_json_null(j);
+    gm_json_end_object(j);
+}
+
 static void replay_json(const char *name, gm_replay_t *r, const gm_device_config_t *dev,
-                        int timeline, const int64_t *run_ids, const gm_gpu_measured_t *measured)
+                        int timeline, const int64_t *run_ids, const gm_gpu_measured_t *measured,
+                        const replay_advice_run_t *adv)
 {
     gm_json_t j;
     gm_json_init(&j, stdout, 1);
@@ -408,6 +598,10 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
             gm_json_key(&j, "defrag");
             replay_json_defrag(&j, gm_replay_defrag(r, i));
         }
+        if (adv && adv[i].start)
+            replay_json_starts(&j, &adv[i].starts);
+        if (adv && adv[i].oom)
+            replay_json_oom(&j, &adv[i].oom_report);
         if (timeline)
             replay_json_timeline(&j, r, i);
         gm_json_end_object(&j);
@@ -538,7 +732,7 @@ int gm__cmd_replay(int argc, char **argv)
 {
     enum {
         OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE, OPT_SAVE,
-        OPT_ON, OPT_TOUCH, OPT_FORCE, OPT_PROFILE, OPT_DEFRAG, OPT_DEVICE,
+        OPT_ON, OPT_TOUCH, OPT_FORCE, OPT_PROFILE, OPT_DEFRAG, OPT_DEVICE, OPT_START,
     };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
@@ -557,6 +751,7 @@ int gm__cmd_replay(int argc, char **argv)
         {"touch", no_argument, NULL, OPT_TOUCH},
         {"force", no_argument, NULL, OPT_FORCE},
         {"device-profile", required_argument, NULL, OPT_PROFILE},
+        {"start", required_argument, NULL, OPT_START},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -571,6 +766,7 @@ int gm__cmd_replay(int argc, char **argv)
     int64_t *run_ids = NULL;
     gm_replay_t *r = NULL;
     gm_store_t *s = NULL;
+    replay_advice_t adv = {0};
     char *name = NULL;
     gm_error_t err = {0};
     size_t npol = gm_policy_count();
@@ -611,6 +807,15 @@ int gm__cmd_replay(int argc, char **argv)
         case OPT_TOUCH: gpu.touch = 1; break;
         case OPT_FORCE: gpu.force = 1; break;
         case OPT_PROFILE: profile_path = optarg; break;
+        case OPT_START:
+            if (strcmp(optarg, "warm") == 0)
+                a.start = "recorded";
+            else if (strcmp(optarg, "cold") == 0)
+                a.start = "empty";
+            else
+                rc = gm__cli_usage_error(replay_usage,
+                                         "invalid value for --start: '%s' (warm or cold)", optarg);
+            break;
         case 'h': rc = gm__cli_help(replay_usage); goto out;
         default: rc = gm__cli_option_error(replay_usage, argv, c); break;
         }
@@ -684,6 +889,8 @@ int gm__cmd_replay(int argc, char **argv)
         goto out;
     }
     gm__cli_status_clear();
+    if (!on_gpu && (rc = replay_advice(&a, &cfg, s, name, r, &adv)) != GM_CLI_OK)
+        goto out;
     if (save) {
         gm_store_close(s); /* reopened for writing */
         s = NULL;
@@ -696,12 +903,20 @@ int gm__cmd_replay(int argc, char **argv)
             goto out;
     }
     if (json) {
-        replay_json(name, r, &cfg.device, timeline, run_ids, on_gpu ? &measured : NULL);
+        replay_json(name, r, &cfg.device, timeline, run_ids, on_gpu ? &measured : NULL,
+                    adv.runs);
     } else {
         replay_table(name, r, &cfg.device);
         replay_plan_lines(r);
         if (gm_replay_defrag_enabled(r))
             replay_defrag_table(r);
+        for (size_t i = 0; adv.runs && i < gm_replay_count(r); i++) {
+            if (adv.runs[i].oom)
+                gm__cli_oom_print(&adv.runs[i].oom_report);
+            if (adv.runs[i].start)
+                gm__cli_start_print(gm_replay_params(r, i)->ops->name, adv.runs[i].given,
+                                    &adv.runs[i].starts);
+        }
         if (on_gpu) {
             printf("\n");
             gm__cli_gpu_table(&measured, gm_replay_metrics(r, 0), gm_replay_load(r),
@@ -716,6 +931,7 @@ int gm__cmd_replay(int argc, char **argv)
                    gm__cli_s(argv[optind]), run_ids[0], run_ids[n - 1]);
     }
 out:
+    replay_advice_release(&adv);
     gm_cost_profile_free(profile);
     free(run_ids);
     free(name);

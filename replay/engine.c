@@ -11,8 +11,9 @@
  *  2. The chunk then runs through each policy in turn (policy-major, so each
  *     policy's working set stays in cache and one clock read per chunk times
  *     it).  Per policy the engine keeps the live blocks by slot, allocated
- *     bytes, the reserved peak and the state at the first event where it is
- *     reached (t*), OOMs, and a downsampled timeline.
+ *     bytes, the reserved peak and the state at t* (of the events at which
+ *     reserved is at its peak, the one with the most allocated bytes, the
+ *     first on a tie), OOMs, and a downsampled timeline.
  *
  * Memory is bounded by the live set: slots, per-policy blocks and the id map
  * all scale with the peak live count, never with the trace length.
@@ -80,9 +81,11 @@ typedef struct engine_run {
     uint64_t allocated;
     uint64_t peak_allocated;
     uint64_t peak_reserved;
-    uint64_t requested_at_peak; /* state at t*, the first reserved peak */
+    uint64_t requested_at_peak; /* state at t*: of the events at the reserved
+                                   peak, the one with the most allocated */
     uint64_t allocated_at_peak;
     uint64_t largest_free_at_peak;
+    int peak_pending; /* GM_POLICY_LAZY_STATS: largest_free_at_peak not yet taken */
     uint64_t ooms;
     int64_t first_oom;
     uint64_t failed_live; /* requested bytes of live allocations that OOMed */
@@ -474,16 +477,38 @@ static int engine_check(engine_run_t *run, uint64_t index, gm_error_t *err)
     return 0;
 }
 
-/* A new reserved peak at event i: note the state at it (t*). */
+/* Note the state at t* (docs/metrics.md): among the events at which
+ * reserved equals its peak, the one with the most allocated bytes, the
+ * first of those on a tie.  A new reserved peak at event i, or the peak
+ * again with more allocated than at the t* so far, makes i the t*. */
 static inline void engine_peak(gm_replay_t *r, engine_run_t *run, size_t i)
 {
-    if (run->dev->reserved > run->peak_reserved) {
-        gm_policy_stats_t st;
-        run->policy->ops->stats(run->policy, &st);
+    if (run->dev->reserved > run->peak_reserved ||
+        (run->dev->reserved == run->peak_reserved && run->allocated > run->allocated_at_peak)) {
         run->peak_reserved = run->dev->reserved;
         run->requested_at_peak = r->ev_requested[i] - run->failed_live;
         run->allocated_at_peak = run->allocated;
+        if (run->policy->ops->flags & GM_POLICY_LAZY_STATS) {
+            run->peak_pending = 1; /* engine_peak_settle, before the state changes */
+            return;
+        }
+        gm_policy_stats_t st;
+        run->policy->ops->stats(run->policy, &st);
         run->largest_free_at_peak = st.largest_free;
+    }
+}
+
+/* A policy with GM_POLICY_LAZY_STATS is asked for its largest free block
+ * at t* only before the next FREE or MARK (an ALLOC, by that flag's
+ * contract, either fails and changes nothing or makes a new t*): a run of
+ * ALLOCs at the peak costs one stats call, not one each. */
+static inline void engine_peak_settle(engine_run_t *run)
+{
+    if (run->peak_pending) {
+        gm_policy_stats_t st;
+        run->policy->ops->stats(run->policy, &st);
+        run->largest_free_at_peak = st.largest_free;
+        run->peak_pending = 0;
     }
 }
 
@@ -636,6 +661,8 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
         uint32_t slot = r->ev_slot[i];
         r->position = r->events + i;
         int rc;
+        if (e->op == GM_OP_FREE || e->op == GM_OP_MARK)
+            engine_peak_settle(run); /* the events that may change the state but an ALLOC */
         switch (e->op) {
         case GM_OP_ALLOC: {
             gm_request_t req = {e->size, e->id, e->stream, e->flags};
@@ -688,6 +715,7 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
             return rc;
         if (defrag && ((r->cfg.defrag_every && (r->events + i + 1) % r->cfg.defrag_every == 0) ||
                        (e->op == GM_OP_MARK && (int64_t)e->tag == r->defrag_tag))) {
+            engine_peak_settle(run);
             if ((rc = engine_defrag(r, run, r->events + i, err)) != 0)
                 return rc;
             p = run->policy;
@@ -754,6 +782,7 @@ int gm_replay_finish(gm_replay_t *r, gm_error_t *err)
             if (rc)
                 return rc;
         }
+        engine_peak_settle(run);
         if (run->tl && run->inbucket)
             engine_timeline_push(r, run);
         gm_metrics_t *m = &run->m;
@@ -811,6 +840,23 @@ const gm_timeline_point_t *gm_replay_timeline(const gm_replay_t *r, size_t i, si
 uint64_t gm_replay_load(const gm_replay_t *r) { return r->peak_requested; }
 uint64_t gm_replay_events(const gm_replay_t *r) { return r->events; }
 uint64_t gm_replay_position(const gm_replay_t *r) { return r->position; }
+
+size_t gm_replay_live(const gm_replay_t *r, size_t i,
+                      void (*fn)(void *ctx, uint64_t id, const gm_block_t *blk), void *ctx)
+{
+    if (i >= r->nruns || r->runs[i]->blocks == NULL)
+        return 0;
+    size_t pos = 0, n = 0;
+    uint64_t id, slot;
+    while (gm__idmap_next(&r->live, &pos, &id, &slot)) {
+        gm_block_t b = r->runs[i]->blocks[slot];
+        if (b.addr == ENGINE_NO_ADDR)
+            b.addr = UINT64_MAX;
+        fn(ctx, id, &b);
+        n++;
+    }
+    return n;
+}
 
 gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i)
 {

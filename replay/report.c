@@ -34,7 +34,8 @@
  * peaks stay visible) and coordinates are integers: a report of a few
  * hundred runs stays around a megabyte.
  *
- * Waste at the peak (t*, where reserved first peaks) is split from the
+ * Waste at the peak (t*: of the events at the reserved peak, the one with
+ * the most allocated bytes; docs/metrics.md) is split from the
  * stored metrics: allocated = reserved × (1 − frag_at_peak); internal
  * (rounding) = internal_waste_at_peak; free = reserved − allocated, of which
  * external (free but unusable: not in the largest free block) = free ×
@@ -56,6 +57,7 @@
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
 #include "gmsim/store.h"
+#include "gmsim/advice.h"
 #include "gmsim/sweep.h"
 #include "gmsim/version.h"
 
@@ -917,7 +919,27 @@ static void report_summary(report_t *R)
             fputs("<td>not run</td>", f);
         fputs("</tr>\n", f);
     }
-    fputs("</tbody></table></div></section>\n", f);
+    fputs("</tbody></table></div>\n", f);
+    /* For PyTorch traces in the stores: the setting their user can set
+     * (gm_torch_advise; a trace read, skipped with no_sites). */
+    for (size_t g = 0; g < R->ngroups && !R->cfg->no_sites; g++) {
+        const report_group_t *gr = &R->groups[g];
+        gm_torch_advice_t a;
+        gm_replay_config_t rc;
+        gm_replay_config_default(&rc);
+        rc.device.capacity = gr->capacity;
+        char text[768];
+        if (gr->attrs == NULL || gm_torch_advise(R->stores[gr->store].s, gr->name, &rc, &a, NULL) ||
+            !a.torch)
+            continue;
+        gm_torch_advice_text(&a, text, sizeof text);
+        fputs("<p class=\"advice\"><b>recommendation</b> for ", f);
+        report_esc(f, gr->name);
+        fputs(": ", f);
+        report_esc(f, text);
+        fputs("</p>\n", f);
+    }
+    fputs("</section>\n", f);
 }
 
 /* Per policy (best configuration), a figure against seq_len. */

@@ -534,6 +534,26 @@ static const gm_param_spec_t bfc_params[] = {
      "or when the chunk is twice the request", NULL},
 };
 
+/* Every region's chunk list, in address order. */
+static void bfc_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx)
+{
+    bfc_t *f = BFC(p);
+    if (f == NULL)
+        return;
+    const gm__bt_blk_t *b = f->heap.b;
+    for (size_t i = 0; i < f->nregions; i++) {
+        const bfc_region_t *r = &f->regions[i];
+        gm_walk_block_t w = {.seg_addr = r->base, .seg_size = r->size, .pool = -1};
+        uint32_t guard = 0;
+        for (uint32_t h = r->first; h != GM__BT_NONE && guard++ <= f->heap.n; h = b[h].next) {
+            w.addr = b[h].addr;
+            w.size = b[h].size;
+            w.allocated = b[h].list == GM__BT_USED;
+            fn(ctx, &w);
+        }
+    }
+}
+
 const gm_policy_ops_t gm__policy_bfc = {
     .name = "bfc",
     .help = "TensorFlow/XLA best-fit-with-coalescing: 256-byte rounding, 21 size bins, "
@@ -547,4 +567,5 @@ const gm_policy_ops_t gm__policy_bfc = {
     .check = bfc_check,
     .destroy = bfc_destroy,
     .empty_cache = bfc_empty_cache,
+    .walk = bfc_walk,
 };

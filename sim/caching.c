@@ -2225,6 +2225,38 @@ static int caching_check(gm_policy_t *p, char *why, size_t whylen)
     return bad;
 }
 
+/* Every segment head (an ordinary segment's first block, or an expandable
+ * range's first block), then its chain: mapped blocks only. */
+static void caching_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx)
+{
+    caching_t *c = CACHING(p);
+    if (c == NULL)
+        return;
+    const cblk_t *B = c->b;
+    for (uint32_t x = 1; x < c->nb; x++) {
+        if (B[x].inset == 3 || B[x].prev != NIL)
+            continue;
+        gm_walk_block_t w = {.stream = B[x].stream, .pool = B[x].pool};
+        if (B[x].es) {
+            const cexp_t *es = &c->es[B[x].es - 1];
+            w.seg_addr = es->base;
+            w.seg_size = es->mapped;
+        } else {
+            w.seg_addr = B[x].addr;
+            for (uint32_t y = x, guard = 0; y != NIL && guard < c->nb; y = B[y].next, guard++)
+                w.seg_size += B[y].size;
+        }
+        for (uint32_t y = x, guard = 0; y != NIL && guard < c->nb; y = B[y].next, guard++) {
+            if (!B[y].mapped)
+                continue;
+            w.addr = B[y].addr;
+            w.size = B[y].size;
+            w.allocated = B[y].allocated;
+            fn(ctx, &w);
+        }
+    }
+}
+
 const gm_policy_ops_t gm__policy_caching = {
     .name = "caching",
     .help = "PyTorch's CUDA caching allocator (pools, split rules, expandable segments)",
@@ -2238,4 +2270,5 @@ const gm_policy_ops_t gm__policy_caching = {
     .destroy = caching_destroy,
     .empty_cache = caching_empty_cache,
     .prepare = caching_prepare,
+    .walk = caching_walk,
 };

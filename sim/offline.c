@@ -2044,7 +2044,7 @@ const gm_policy_ops_t gm__policy_offline = {
             "traces); the achievable bound",
     .params = offline_params,
     .nparams = sizeof offline_params / sizeof offline_params[0],
-    .flags = GM_POLICY_NEEDS_LIFETIMES,
+    .flags = GM_POLICY_NEEDS_LIFETIMES | GM_POLICY_LAZY_STATS, /* stats sorts the live set */
     .create = offline_create,
     .alloc = offline_alloc,
     .free = offline_free,

@@ -486,6 +486,26 @@ static const gm_param_spec_t pool_params[] = {
      "most bytes the pool may hold (a multiple of 256; 0: no maximum, the pool doubles)", NULL},
 };
 
+/* Every upstream block's list of blocks, in address order. */
+static void pool_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx)
+{
+    pool_t *q = POOL(p);
+    if (q == NULL)
+        return;
+    const gm__bt_blk_t *b = q->heap.b;
+    for (size_t i = 0; i < q->nups; i++) {
+        const pool_up_t *u = &q->ups[i];
+        gm_walk_block_t w = {.seg_addr = u->base, .seg_size = u->size, .pool = -1};
+        uint32_t guard = 0;
+        for (uint32_t h = u->first; h != GM__BT_NONE && guard++ <= q->heap.n; h = b[h].next) {
+            w.addr = b[h].addr;
+            w.size = b[h].size;
+            w.allocated = b[h].list == GM__BT_USED;
+            fn(ctx, &w);
+        }
+    }
+}
+
 const gm_policy_ops_t gm__policy_pool = {
     .name = "pool",
     .help = "RAPIDS RMM pool_memory_resource: coalescing best fit, per-stream free lists, "
@@ -499,4 +519,5 @@ const gm_policy_ops_t gm__policy_pool = {
     .check = pool_check,
     .destroy = pool_destroy,
     .empty_cache = pool_empty_cache,
+    .walk = pool_walk,
 };

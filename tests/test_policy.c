@@ -12,7 +12,10 @@
  *     and reserved ≤ capacity;
  *   - check() == 0 (its reason is printed otherwise);
  *   - stats(): allocated equals the live sum, free_bytes = reserved −
- *     allocated, largest_free ≤ free_bytes.
+ *     allocated, largest_free ≤ free_bytes;
+ *   - walk() (where the policy has one) shows every live block once, each
+ *     segment's blocks in address order adding up to the segment, the
+ *     segments within reserved.
  * Freeing everything brings allocated to 0; a policy without empty_cache
  * (one that caches nothing) then holds no memory, and one with it holds
  * none after empty_cache.
@@ -135,6 +138,55 @@ static size_t h_lower(const harness_t *h, uint64_t addr)
     return lo;
 }
 
+/* What a policy's walk showed (see h_walk). */
+typedef struct h_walked {
+    uint64_t seg_addr, seg_sum, seg_size, end, total, allocated, nallocated, bad;
+    int open;
+} h_walked_t;
+
+static void h_walk_fn(void *ctx, const gm_walk_block_t *b)
+{
+    h_walked_t *w = ctx;
+    if (!w->open || b->seg_addr != w->seg_addr) {
+        if (w->open && w->seg_sum != w->seg_size)
+            w->bad++; /* the previous segment's blocks do not add up to it */
+        w->open = 1;
+        w->seg_addr = b->seg_addr;
+        w->seg_size = b->seg_size;
+        w->seg_sum = 0;
+        w->end = b->seg_addr;
+        w->total += b->seg_size;
+    }
+    if (b->addr < w->end || b->size == 0)
+        w->bad++; /* out of order, overlapping, or before its segment */
+    w->end = b->addr + b->size;
+    w->seg_sum += b->size;
+    if (b->allocated) {
+        w->allocated += b->size;
+        w->nallocated++;
+    }
+}
+
+/* A policy with a walk op shows every live block once, its segments'
+ * blocks in address order adding up to each segment, within reserved. */
+static void h_walk(harness_t *h, const char *what, uint64_t nlive)
+{
+    if (h->ops->walk == NULL)
+        return;
+    h_walked_t w = {0};
+    h->ops->walk(h->p, h_walk_fn, &w);
+    if (w.open && w.seg_sum != w.seg_size)
+        w.bad++;
+    cr_assert_eq(w.bad, 0, "%s: after %s: walk shows %" PRIu64 " misplaced blocks", h->label,
+                 what, w.bad);
+    cr_assert_eq(w.allocated, h->allocated, "%s: after %s: walk's allocated %" PRIu64, h->label,
+                 what, w.allocated);
+    cr_assert_eq(w.nallocated, nlive, "%s: after %s: walk shows %" PRIu64 " live blocks",
+                 h->label, what, w.nallocated);
+    cr_assert_leq(w.total, h->dev.reserved, "%s: after %s: segments above reserved", h->label,
+                  what);
+}
+
 static void h_verify(harness_t *h, const char *what)
 {
     char why[512] = "";
@@ -155,6 +207,7 @@ static void h_verify(harness_t *h, const char *what)
     if (h->dev.cfg.capacity != 0)
         cr_assert_leq(h->dev.reserved, h->dev.cfg.capacity, "%s: over capacity", h->label);
     cr_assert_geq(h->dev.peak_reserved, h->dev.reserved);
+    h_walk(h, what, h->nlive);
 }
 
 /* Allocate; returns the harness id, or -1 on GM_ALLOC_OOM. */

@@ -460,3 +460,160 @@ Test(replay, progress_is_reported_per_chunk)
     gm_store_close(s);
     free(ev);
 }
+
+/* ---- t*: the state at the reserved peak (docs/metrics.md) ----------------- */
+
+/* Import snapshot `file` of ../shared/data into a fresh store; NULL (the
+ * test skipped) when the data is absent.  *name gets its first trace. */
+static gm_store_t *tstar_snapshot(const char *file, char *name, size_t len)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "snapshots/%s", file);
+    const char *why = NULL;
+    const char *path = gt_data_path(rel, &why);
+    if (path == NULL) {
+        cr_skip_test("%s: %s", file, why);
+        return NULL;
+    }
+    size_t n;
+    char *data = gt_read_file(path, &n);
+    cr_assert_not_null(data, "cannot read %s", path);
+    static unsigned seq;
+    char db[160];
+    snprintf(db, sizeof db, "tstar_%u_%s.db", seq++, file);
+    gm_error_t err = {0};
+    gm_store_t *s;
+    cr_assert_eq(gm_store_open(gt_tmpfile(db), GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
+    gm_import_target_t *t;
+    cr_assert_eq(gm_import_target_create(s, "t", 0, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_torch_import_buffer(data, n, file, t, &err), 0, "%s: %s", file, err.msg);
+    snprintf(name, len, "%s", gm_import_name(t, 0));
+    cr_assert_eq(gm_import_commit(t, &err), 0, "%s", err.msg);
+    free(data);
+    return s;
+}
+
+/*
+ * Every policy on a real snapshot, with a timeline of one point per event
+ * (so it holds requested, allocated and reserved after each event): t* is,
+ * of the events at which reserved equals its peak, the one with the most
+ * allocated bytes (the first on a tie), and frag_at_peak and
+ * internal_waste_at_peak are that event's, by their definitions.
+ */
+static void tstar_check(const char *file)
+{
+    char name[64];
+    gm_store_t *s = tstar_snapshot(file, name, sizeof name);
+    gm_error_t err = {0};
+    gm_trace_info_t info;
+    cr_assert_eq(gm_store_find(s, name, &info, &err), 0, "%s", err.msg);
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cfg.timeline_points = (size_t)info.events + 1; /* one point per event */
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(&cfg, &r, &err), 0);
+    for (size_t i = 0; i < gm_policy_count(); i++) {
+        gm_params_t p;
+        cr_assert_eq(gm_params_init(&p, gm_policy_at(i), &err), 0, "%s", err.msg);
+        cr_assert_eq(gm_replay_add(r, &p, &err), 0, "%s", err.msg);
+        gm_params_release(&p);
+    }
+    cr_assert_eq(gm_replay_trace(r, s, name, &err), 0, "%s", err.msg);
+    for (size_t i = 0; i < gm_replay_count(r); i++) {
+        const char *pol = gm_replay_params(r, i)->ops->name;
+        const gm_metrics_t *m = gm_replay_metrics(r, i);
+        size_t n;
+        const gm_timeline_point_t *tl = gm_replay_timeline(r, i, &n);
+        cr_assert_eq(n, info.events, "%s %s: one point per event", file, pol);
+        cr_assert_eq(m->ooms, 0);
+        size_t best = SIZE_MAX;
+        uint64_t peak = 0;
+        for (size_t k = 0; k < n; k++) {
+            cr_assert_eq(tl[k].event, k);
+            if (tl[k].reserved > peak)
+                peak = tl[k].reserved;
+        }
+        for (size_t k = 0; k < n; k++)
+            if (tl[k].reserved == peak && (best == SIZE_MAX || tl[k].allocated > tl[best].allocated))
+                best = k;
+        cr_assert_eq(m->peak_reserved, peak, "%s %s", file, pol);
+        cr_assert_neq(best, SIZE_MAX);
+        double frag = 1.0 - (double)tl[best].allocated / (double)peak;
+        cr_assert_float_eq(m->frag_at_peak, frag, 1e-12, "%s %s: frag_at_peak %g, at t* = event %zu %g",
+                           file, pol, m->frag_at_peak, best, frag);
+        cr_assert_eq(m->internal_waste_at_peak, tl[best].allocated - tl[best].requested,
+                     "%s %s: internal waste at t* = event %zu", file, pol, best);
+        /* never above what the first event at the peak would say, never
+         * below what the whole run's allocated peak allows */
+        for (size_t k = 0; k < n; k++)
+            if (tl[k].reserved == peak) {
+                cr_assert_geq(tl[best].allocated, tl[k].allocated);
+                break;
+            }
+        cr_assert_geq(m->frag_at_peak, 1.0 - m->utilization - 1e-12);
+        cr_assert_geq(m->external_frag_at_peak, 0.0);
+        cr_assert_leq(m->external_frag_at_peak, 1.0);
+    }
+    gm_replay_destroy(r);
+    gm_trace_info_release(&info);
+    gm_store_close(s);
+}
+
+/* The issue's case: warm-started caching and offline reserve at event 0
+ * (lmmedium's layout holds its whole 6.74 GiB before the first event); t*
+ * must be where the load is, not event 0, so frag_at_peak is small. */
+Test(replay, tstar_is_the_most_allocated_event_at_the_peak_warm_start)
+{
+    tstar_check("lmmedium_ctx128_train_fp32.pickle");
+    char name[64];
+    gm_store_t *s = tstar_snapshot("lmmedium_ctx128_train_fp32.pickle", name, sizeof name);
+    const char *pol[] = {"caching", "offline"};
+    gm_error_t err = {0};
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(NULL, &r, &err), 0);
+    for (size_t i = 0; i < 2; i++) {
+        gm_params_t p;
+        cr_assert_eq(gm_params_init(&p, gm_policy_find(pol[i]), &err), 0);
+        cr_assert_eq(gm_replay_add(r, &p, &err), 0, "%s", err.msg);
+        gm_params_release(&p);
+    }
+    cr_assert_eq(gm_replay_trace(r, s, name, &err), 0, "%s", err.msg);
+    for (size_t i = 0; i < 2; i++) {
+        const gm_metrics_t *m = gm_replay_metrics(r, i);
+        /* allocated at t* is the run's allocated peak here: frag@peak is
+         * 1 − utilization, a few percent, where the first peak event gave
+         * 99.9% */
+        cr_assert_float_eq(m->frag_at_peak, 1.0 - m->utilization, 1e-12, "%s", pol[i]);
+        cr_assert_lt(m->frag_at_peak, 0.05, "%s: %g", pol[i], m->frag_at_peak);
+        cr_assert_lt(m->overhead, 0.05);
+    }
+    gm_replay_destroy(r);
+    gm_store_close(s);
+}
+
+Test(replay, tstar_is_the_most_allocated_event_at_the_peak_cold)
+{
+    tstar_check("lm2.7b_ctx128_forward_fp32.pickle");
+    tstar_check("msd_empty_cache.pickle");
+}
+
+/* By hand: a fixed arena (buddy, 4 KiB) reserved at the first ALLOC; the
+ * allocated peak comes later at the same reserved bytes. */
+Test(replay, tstar_hand_built)
+{
+    gm_event_t ev[] = {ev_alloc(0, 512), ev_alloc(1, 1024), ev_free(0), ev_alloc(2, 2048),
+                       ev_free(1), ev_alloc(3, 1024), ev_free(2), ev_free(3)};
+    const char *pol[] = {"buddy"};
+    const char *set[] = {"arena", "4KiB", "min_block", "512", NULL};
+    gm_replay_t *r = replay_events(ev, 8, pol, 1, 0, 2, set);
+    const gm_metrics_t *m = gm_replay_metrics(r, 0);
+    cr_assert_eq(m->peak_reserved, 4096);
+    /* reserved is 4 KiB from event 0 to the end; allocated peaks at event
+     * 3 (1024 + 2048) and again at event 5 (2048 + 1024): the first */
+    cr_assert_float_eq(m->frag_at_peak, 1.0 - 3072.0 / 4096.0, 1e-12);
+    cr_assert_eq(m->internal_waste_at_peak, 0);
+    /* at event 3: [0, 1K) free (0's block merged back with its buddy),
+     * [1K, 2K) live, [2K, 4K) live: the free KiB is one block */
+    cr_assert_float_eq(m->external_frag_at_peak, 0.0, 1e-12);
+    gm_replay_destroy(r);
+}

@@ -26,5 +26,6 @@
 #include "gmsim/report.h"
 #include "gmsim/align.h"
 #include "gmsim/scale.h"
+#include "gmsim/advice.h"
 
 #endif

@@ -114,6 +114,11 @@ typedef struct gm_plan_info {
 
 /* gm_policy_ops_t.flags */
 #define GM_POLICY_NEEDS_LIFETIMES 0x1u /* plans ahead: prepare needs ctx->lifetimes */
+/* stats is costly (it walks the live set): the engine asks for it at t*
+ * only before the state next changes other than by an ALLOC.  Set it only
+ * where alloc never gives device memory back and a failed alloc changes
+ * nothing, so that the state at t* is still there to ask about. */
+#define GM_POLICY_LAZY_STATS 0x2u
 
 #define GM_ALLOC_OOM 1 /* alloc result: the request failed after recovery */
 
@@ -142,6 +147,19 @@ typedef struct gm_policy_stats {
                               without a device malloc (0 when none) */
     uint64_t free_bytes;   /* reserved bytes not in live blocks */
 } gm_policy_stats_t;
+
+/* One block of one segment, as a policy's walk shows it. */
+typedef struct gm_walk_block {
+    uint64_t seg_addr, seg_size; /* the segment (device malloc, region,
+                                    expandable range: its mapped bytes) */
+    uint32_t stream;             /* the stream the segment serves */
+    int pool;                    /* the policy's pool (caching: 0 large,
+                                    1 small); -1 when it has none */
+    uint64_t addr, size;         /* the block */
+    int allocated;               /* 1: handed out; 0: free, cached */
+} gm_walk_block_t;
+
+typedef void (*gm_walk_fn)(void *ctx, const gm_walk_block_t *b);
 
 struct gm_policy_ops {
     const char *name;
@@ -188,6 +206,13 @@ struct gm_policy_ops {
     /* Optional (planners): the plan prepare made, valid until destroy.  0
      * with *out filled, or GM_ESTATE when nothing is planned yet. */
     int (*plan)(gm_policy_t *p, gm_plan_info_t *out);
+
+    /* Optional (policies that carve segments into blocks: caching, bfc,
+     * pool): visit every block of every segment held from the device,
+     * each segment's blocks consecutively in address order (unmapped
+     * parts of an expandable range left out).  Read only; used to explain
+     * an OOM (gm_oom_explain). */
+    void (*walk)(gm_policy_t *p, gm_walk_fn fn, void *ctx);
 };
 
 /* Checked downcast: NULL if p is not of the policy whose table is `ops`. */

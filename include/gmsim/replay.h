@@ -159,6 +159,13 @@ uint64_t gm_replay_events(const gm_replay_t *r);
  * policy (device hooks); after a feed, the last event's. */
 uint64_t gm_replay_position(const gm_replay_t *r);
 
+/* Visit the live allocations of run i between feeds (after
+ * gm_replay_feed returned): each allocation's id and the block run i's
+ * policy gave it (addr UINT64_MAX for a request that OOMed), in no
+ * particular order.  Returns how many were visited. */
+size_t gm_replay_live(const gm_replay_t *r, size_t i,
+                      void (*fn)(void *ctx, uint64_t id, const gm_block_t *blk), void *ctx);
+
 /* The policy instance of run i (for tests: check, stats). */
 gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i);
 

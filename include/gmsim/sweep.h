@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gmsim/advice.h"
 #include "gmsim/error.h"
 #include "gmsim/json.h"
 #include "gmsim/policy.h"
@@ -143,6 +144,9 @@ typedef struct gm_compare_trace {
     uint64_t load;        /* peak requested as replayed */
     gm_compare_run_t *runs;
     size_t nruns;
+    /* For a PyTorch trace, the setting its user can set (gm_torch_advise):
+     * gm_compare_trace leaves it zero (torch = 0); compare fills it. */
+    gm_torch_advice_t torch;
 } gm_compare_trace_t;
 
 /*

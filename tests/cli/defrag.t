@@ -13,8 +13,8 @@ is dropped):
   trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every
   
   policy   peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag     waste  dev mallocs  dev frees  dev time  ooms
-  tlsf          1.07 GiB      875.26 MiB  80.1%       80.1%    +24.9%      20.3%     85.4%  4.83 KiB           62         62    2.4 ms     0
-  offline     913.80 MiB      875.26 MiB  95.8%       95.8%     +4.4%      94.9%     20.0%     502 B            4          4    1.3 ms     0
+  tlsf          1.07 GiB      875.26 MiB  80.1%       80.1%    +24.9%      19.9%     70.6%  5.14 KiB           62         62    2.4 ms     0
+  offline     913.80 MiB      875.26 MiB  95.8%       95.8%     +4.4%       4.2%     60.4%  5.59 KiB            4          4    1.3 ms     0
   'offline' plan: greedy, 913.80 MiB, 4.40% above the lower bound 875.26 MiB (not proved
   $ gmsim replay t.db --policy tlsf,offline --defrag every=5000 | sed -n '/^defrag/,$p'
   defragmentation (reserved before/after: summed over the compactions)
@@ -59,24 +59,24 @@ Bad values are usage errors:
   $ gmsim replay t.db --policy tlsf --defrag every=0
   gmsim: invalid value for --defrag: 'every=0' (expected every=N with N >= 1, or at=MARK)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--check]
-                      [--json [--timeline]] [--save]
+                      [--capacity SIZE] [--granularity SIZE] [--start warm|cold]
+                      [--check] [--json [--timeline]] [--save]
   [2]
   $ gmsim replay t.db --policy tlsf --defrag sometimes
   gmsim: invalid value for --defrag: 'sometimes' (expected every=N with N >= 1, or at=MARK)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--check]
-                      [--json [--timeline]] [--save]
+                      [--capacity SIZE] [--granularity SIZE] [--start warm|cold]
+                      [--check] [--json [--timeline]] [--save]
   [2]
   $ gmsim replay t.db --policy tlsf --defrag at=
   gmsim: invalid value for --defrag: 'at=' (expected every=N with N >= 1, or at=MARK)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--check]
-                      [--json [--timeline]] [--save]
+                      [--capacity SIZE] [--granularity SIZE] [--start warm|cold]
+                      [--check] [--json [--timeline]] [--save]
   [2]
   $ gmsim replay t.db --policy tlsf --defrag every=10 --on gpu
   gmsim: --defrag does not go with --on gpu
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--check]
-                      [--json [--timeline]] [--save]
+                      [--capacity SIZE] [--granularity SIZE] [--start warm|cold]
+                      [--check] [--json [--timeline]] [--save]
   [2]

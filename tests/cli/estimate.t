@@ -14,26 +14,9 @@ each comes from (docs/synth.md):
   temporaries * (glob)
   total (peak requested) * allocations per step (glob)
   
-  sum of the components: * (glob)
-  the peak at seq 1024: * constant + * linear + * quadratic in s; the s^1 term dominates: linear in s (activations, logits) (glob)
-  the quadratic term overtakes the linear one from seq * on (at this peak's composition) (glob)
-
-The last lines split the peak by order in s (each allocation alive at the
-peak, sized again at twice the length) and name the term that dominates;
-at twice the length the attention's s^2 tensors do, and a length past the
-positions the model has is pointed out:
-
-  $ gmsim estimate --model gpt2 --batch 8 --seq 2048 | tail -3
-  the peak at seq 2048: * the s^2 term dominates: quadratic in s (attention scores, probabilities, their gradients, masks) (glob)
-  the quadratic term has overtaken the linear one from seq * on (at this peak's composition) (glob)
-  note: seq 2048 is beyond the 1024 positions of gpt2 (max positions): its learned position table has no rows past them, a real run fails
-  $ gmsim estimate --model llama-7b --batch 1 --seq 4096 --json | grep -E '"(dominant_term|max_positions|beyond_positions)"'
-        "dominant_term": "s0",
-        "max_positions": 2048,
-        "beyond_positions": true
-  $ gmsim estimate --model llama-7b --batch 1 --seq 1024 | grep -c 'beyond'
-  0
-  [1]
+  sum of the components but the temporaries: * (not a bound: they never all live at once; the peak above is what is live together) (glob)
+  the peak at seq 1024: 1.39 GiB constant + 10.82 GiB linear + 10.12 GiB quadratic in s; the s^1 term dominates: linear in s (activations, logits)
+  the quadratic term overtakes the linear one from seq 1095 on (at this peak's composition)
 
 The parameter bytes follow the seeds' rule (count x bits / 8), and mixed
 precision with Adam holds 16 bytes per parameter, which ZeRO shards
@@ -60,8 +43,47 @@ Recompute shrinks what is saved for backward (none > selective > full):
 
 With a capacity or a device preset it says whether the peak fits:
 
-  $ gmsim estimate --model llama-7b --batch 1 --seq 4096 --precision bf16 --device a100-80gb | tail -1
-  peak * exceeds a100-80gb (79.15 GiB): out of memory (glob)
+  $ gmsim estimate --model llama-7b --batch 1 --seq 4096 --precision bf16 --device a100-80gb | sed -n '/^peak/,$p'
+  peak 90.69 GiB exceeds a100-80gb (79.15 GiB) by 11.54 GiB: out of memory
+  to fit, change one of (each estimated alone, before allocator overhead; then 'gmsim fit'):
+    --recompute selective                              peak 62.76 GiB
+    --attention flash                                  peak 62.76 GiB
+    --recompute full                                   peak 62.76 GiB
+    --offload optimizer                                peak 65.59 GiB
+    --zero 3 --dp 8 (8 GPUs)                           peak 58.15 GiB
+
+Each change it names does fit, estimated on its own:
+
+  $ for c in '--recompute selective' '--attention flash' '--offload optimizer' '--zero 3 --dp 8'; do
+  >   gmsim estimate --model llama-7b --batch 1 --seq 4096 --precision bf16 --device a100-80gb $c | tail -1
+  > done
+  peak 62.76 GiB fits in a100-80gb (79.15 GiB): before allocator overhead; see 'gmsim fit'
+  peak 62.76 GiB fits in a100-80gb (79.15 GiB): before allocator overhead; see 'gmsim fit'
+  peak 65.59 GiB fits in a100-80gb (79.15 GiB): before allocator overhead; see 'gmsim fit'
+  peak 58.15 GiB fits in a100-80gb (79.15 GiB): before allocator overhead; see 'gmsim fit'
+
+A smaller batch is the last resort, with the gradient accumulation that
+keeps the global batch when it divides; --json lists the same under
+"to_fit":
+
+  $ gmsim estimate --model gpt2-large --batch 32 --seq 1024 --device a100-40gb | sed -n '/^to fit/,$p'
+  to fit, change one of (each estimated alone, before allocator overhead; then 'gmsim fit'):
+    --recompute full                                   peak 39.13 GiB
+    --batch 2 --grad-accum 16 (the same global batch)  peak 31.55 GiB
+    --batch 3                                          peak 38.67 GiB
+  $ gmsim estimate --model gpt2-large --batch 2 --grad-accum 16 --seq 1024 --device a100-40gb | tail -1
+  peak 31.55 GiB fits in a100-40gb (39.59 GiB): before allocator overhead; see 'gmsim fit'
+  $ gmsim estimate --model gpt2-large --batch 3 --seq 1024 --device a100-40gb | tail -1
+  peak 38.67 GiB fits in a100-40gb (39.59 GiB): before allocator overhead; see 'gmsim fit'
+  $ gmsim estimate --model gpt2-large --batch 32 --seq 1024 --device a100-40gb --json | grep -A1 '"change"'
+            "change": "--recompute full",
+            "peak": 42013631492
+  --
+            "change": "--batch 2 --grad-accum 16 (the same global batch)",
+            "peak": 33871589380
+  --
+            "change": "--batch 3",
+            "peak": 41519023108
   $ gmsim estimate --model gpt2 --batch 1 --seq 128 --capacity 16GiB | tail -1
   peak * fits in the capacity (16.00 GiB): before allocator overhead; see 'gmsim fit' (glob)
 

@@ -10,7 +10,7 @@ column, is a measured time: sed drops it):
   trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every policy)
   
   policy  peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag       waste  dev mallocs  dev frees  dev time  ooms  ns/event
-  buddy        2.00 GiB        1.27 GiB  63.3%       42.7%   +134.0%      49.4%     49.3%  250.10 MiB            2          0    0.5 ms     0
+  buddy        2.00 GiB        1.27 GiB  63.3%       42.7%   +134.0%      36.7%     31.8%  424.79 MiB            2          0    0.5 ms     0
 
 A policy's figures do not depend on which other policies run beside it:
 
@@ -93,6 +93,10 @@ A finite device: requests beyond it are OOMs, a result and not an error:
   native .* 0 (re)
   buddy .* [1-9][0-9]* (re)
   'buddy' ran out of memory [0-9]+ times, first at event (re)
+  
+  at the first OOM of 'buddy' (event 191): a request of 45.32 MiB on stream 0; 1.00 GiB reserved of 1.50 GiB, 973.29 MiB in live blocks (741.87 MiB requested)
+    (policy 'buddy' does not show its segments)
+    would fit (from an empty allocator, on the same device): --policy tlsf, peak 1.07 GiB; also: caching, bfc, pool, async
 
 --check runs every policy's invariant checks after every event:
 
@@ -106,8 +110,8 @@ needed:
   $ gmsim replay t.db --policy native
   gmsim: 't.db' holds 2 traces; choose one with --trace: 'other', 'random'
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--check]
-                      [--json [--timeline]] [--save]
+                      [--capacity SIZE] [--granularity SIZE] [--start warm|cold]
+                      [--check] [--json [--timeline]] [--save]
   [2]
   $ gmsim replay t.db --trace other --policy native | head -1
   trace 'other': 100 events, load 1.10 GiB (peak requested: the floor for every policy)
@@ -123,8 +127,8 @@ point per event for a short trace, the columns named once:
   $ gmsim replay t.db --policy native --timeline
   gmsim: --timeline goes with --json
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--check]
-                      [--json [--timeline]] [--save]
+                      [--capacity SIZE] [--granularity SIZE] [--start warm|cold]
+                      [--check] [--json [--timeline]] [--save]
   [2]
 
 --save keeps each run in the store's runs table (parameters, device and
