@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +24,22 @@
 #define HOSTILE_NAME "<script>alert(1)</script>.pt"
 #define HOSTILE_FRAMES "<script>alert('frame')</script>\nmodel.py:12 in forward http://evil.example/x"
 
+/* The hostile trace: 300 allocations of hostile_size(k) bytes, allocation
+ * k freed after allocation k + 50; frames HOSTILE_FRAMES except every third
+ * ("other.py:3"); MARK events before allocations mark_at[] with tags
+ * HOSTILE_TAGS[mark_tag[]]. */
+static const char *const HOSTILE_TAGS[3] = {"step", "forward", "<i>backward</i>"};
+static const uint64_t mark_at[5] = {0, 10, 150, 200, 210};
+static const int mark_tag[5] = {0, 1, 2, 0, 1};
+
+static uint64_t hostile_size(uint64_t k)
+{
+    return 4096 + 1000 * (k % 7);
+}
+
 /* Random traces with seq_len 128, 256, 512 and one hostile trace with
- * frames, in `in`; every available policy of a small set swept into `out`. */
+ * frames and marks, in `in`; every available policy of a small set swept
+ * into `out`. */
 static void make_inputs(const char *in, const char *out)
 {
     gm_store_t *s;
@@ -51,9 +66,17 @@ static void make_inputs(const char *in, const char *out)
     cr_assert_eq(gm_writer_stream(w, 0, &st, &err), 0);
     cr_assert_eq(gm_writer_frames(w, HOSTILE_FRAMES, &fr[0], &err), 0, "%s", err.msg);
     cr_assert_eq(gm_writer_frames(w, "other.py:3", &fr[1], &err), 0, "%s", err.msg);
+    uint32_t tags[3];
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(gm_writer_tag(w, HOSTILE_TAGS[i], &tags[i], &err), 0, "%s", err.msg);
     uint64_t t = 0;
     for (uint64_t k = 0; k < 300; k++) {
-        gm_event_t e = {.ts_ns = t++, .id = k, .size = 4096 + 1000 * (k % 7), .stream = st,
+        for (int i = 0; i < 5; i++)
+            if (k == mark_at[i]) {
+                gm_event_t m = {.ts_ns = t++, .tag = tags[mark_tag[i]], .op = GM_OP_MARK};
+                cr_assert_eq(gm_writer_add(w, &m, &err), 0, "%s", err.msg);
+            }
+        gm_event_t e = {.ts_ns = t++, .id = k, .size = hostile_size(k), .stream = st,
                         .frames = fr[k % 3 == 0], .op = GM_OP_ALLOC};
         cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
         if (k >= 50) {
@@ -208,22 +231,36 @@ Test(report, html_has_every_section_and_is_self_contained)
     char why[256];
     const char *bad = html_balanced(html, why, sizeof why);
     cr_expect(bad == NULL, "unbalanced HTML: %s", bad);
-    static const char *const sections[] = {"summary", "memory-over-time", "peak-reserved",
-                                           "seq-len", "waste-at-peak", "allocation-sites",
-                                           "metrics"};
+    static const char *const sections[] = {"heatmap",       "summary",          "memory-over-time",
+                                           "peak-reserved", "seq-len",          "waste-at-peak",
+                                           "allocation-sites", "metrics"};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         char id[64];
         snprintf(id, sizeof id, "<section id=\"%s\">", sections[i]);
         cr_expect_eq(count(html, id), 1, "section %s", sections[i]);
     }
     /* Charts: a memory, a peak and a waste chart per trace, two seq_len ones. */
-    cr_expect_eq(count(html, "<svg class=\"chart\""), 4 * 3 + 2);
+    cr_expect_eq(count(html, "<svg class=\"chart"), 4 * 3 + 2);
     cr_expect(count(html, "<polyline") >= 4 * 3, "memory lines missing");
     /* Nothing outside the file. */
-    static const char *const net[] = {"http://", "https://", "src=", "href=", "url(",
+    static const char *const net[] = {"http://", "https://", "src=", "url(",
                                       "@import", "<link", "<img", "<iframe"};
     for (size_t i = 0; i < sizeof net / sizeof net[0]; i++)
         cr_expect(strstr(html, net[i]) == NULL, "the report contains '%s'", net[i]);
+    /* Links only inside the file, each to an element that exists. */
+    size_t links = 0;
+    for (const char *p = html; (p = strstr(p, "href=\"")) != NULL; p++) {
+        links++;
+        cr_expect(p[6] == '#', "a link out of the file: %.60s", p);
+        char id[80];
+        size_t k = 0;
+        for (const char *q = p + 7; *q != '"' && k < 60; q++)
+            k++;
+        snprintf(id, sizeof id, " id=\"%.*s\"", (int)k, p + 7);
+        cr_expect(strstr(html, id) != NULL, "a link to a missing %s", id);
+    }
+    cr_expect(links >= 4 + 6, "the contents and the heat map rows link: %zu links", links);
+    cr_expect(strstr(html, "<nav id=\"toc\">") != NULL, "no table of contents");
     /* One script (the table sort), no script from a trace. */
     cr_expect_eq(count(html, "<script"), 1);
     cr_expect(strstr(html, "<script>alert") == NULL, "a hostile script came through");
@@ -258,6 +295,354 @@ Test(report, markdown_summary_is_escaped)
     cr_expect(strstr(md, "<script>") == NULL);
     cr_expect(strstr(md, "&lt;script&gt;alert\\(1\\)&lt;/script&gt;.pt") != NULL, "%s", md);
     free(md);
+}
+
+/* ---- charts, heat map, marks and sites against the stores ----------------- */
+
+/* Text as the report escapes it (written apart from replay/report.c's
+ * report_esc, to check it). */
+static void esc(const char *in, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = in; *p && n + 8 < len; p++) {
+        const char *r = *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : *p == '&' ? "&amp;"
+                      : *p == '"' ? "&quot;" : *p == '\'' ? "&#39;" : *p == ':' ? "&#58;" : NULL;
+        if (r) {
+            memcpy(out + n, r, strlen(r));
+            n += strlen(r);
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+/* The value of attribute `name` in the tag that starts at `tag`, malloc'd;
+ * NULL when the tag lacks it. */
+static char *attr(const char *tag, const char *name)
+{
+    const char *end = strchr(tag, '>');
+    char key[64];
+    snprintf(key, sizeof key, " %s=\"", name);
+    const char *p = strstr(tag, key);
+    if (p == NULL || (end && p > end))
+        return NULL;
+    p += strlen(key);
+    const char *q = strchr(p, '"');
+    char *v = malloc((size_t)(q - p) + 1);
+    memcpy(v, p, (size_t)(q - p));
+    v[q - p] = '\0';
+    return v;
+}
+
+/* Numbers of a space-separated list: count and maximum. */
+static size_t list_max(const char *list, double *max)
+{
+    size_t n = 0;
+    *max = -1;
+    for (const char *p = list; *p;) {
+        char *e;
+        double v = strtod(p, &e);
+        if (e == p)
+            break;
+        n++;
+        if (v > *max)
+            *max = v;
+        p = e;
+    }
+    return n;
+}
+
+typedef struct trun {
+    char trace[128]; /* escaped as in the report */
+    char label[200]; /* escaped */
+    char policy[32];
+    gm_metrics_t m;
+} trun_t;
+
+static size_t load_runs(const char *out, trun_t **runs)
+{
+    gm_store_t *s;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_store_open(out, GM_STORE_READONLY, &s, &err), 0, "%s", err.msg);
+    gm_run_info_t *ri;
+    size_t n;
+    cr_assert_eq(gm_store_list_runs(s, &ri, &n, &err), 0, "%s", err.msg);
+    *runs = calloc(n, sizeof **runs);
+    for (size_t i = 0; i < n; i++) {
+        trun_t *r = &(*runs)[i];
+        char label[160];
+        gm_config_label(ri[i].policy, ri[i].params, label, sizeof label);
+        esc(label, r->label, sizeof r->label);
+        esc(ri[i].trace, r->trace, sizeof r->trace);
+        snprintf(r->policy, sizeof r->policy, "%s", ri[i].policy);
+        cr_assert_eq(gm_metrics_parse(ri[i].metrics, &r->m, NULL), 0);
+    }
+    gm_run_info_free_list(ri, n);
+    gm_store_close(s);
+    return n;
+}
+
+static const trun_t *find_run(const trun_t *runs, size_t n, const char *trace, const char *label)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(runs[i].trace, trace) == 0 && strcmp(runs[i].label, label) == 0)
+            return &runs[i];
+    return NULL;
+}
+
+/* The trace a memory figure draws: its caption up to " · " or the tag's end. */
+static void figure_trace(const char *fig, char *out, size_t len)
+{
+    const char *c = strstr(fig, "<figcaption>") + 12;
+    size_t k = strcspn(c, "<");
+    const char *dot = strstr(c, " · ");
+    if (dot && (size_t)(dot - c) < k)
+        k = (size_t)(dot - c);
+    snprintf(out, len, "%.*s", (int)k, c);
+}
+
+Test(report, every_series_carries_its_values)
+{
+    const char *out, *in = inputs_ready(&out);
+    char *html = write_report(in, out, GM_REPORT_HTML, gt_tmpfile("series.html"));
+    trun_t *runs;
+    size_t nruns = load_runs(out, &runs);
+    const char *mem = strstr(html, "<section id=\"memory-over-time\">");
+    const char *mem_end = strstr(mem, "</section>");
+    size_t figures = 0, checked = 0;
+    for (const char *fig = mem; (fig = strstr(fig, "<figure id=\"g")) && fig < mem_end; fig++) {
+        figures++;
+        char trace[128];
+        figure_trace(fig, trace, sizeof trace);
+        const char *fig_end = strstr(fig, "</figure>");
+        /* Every series: as many values as points; its maximum is the run's
+         * peak (timelines keep maxima, so the peak survives reduction). */
+        for (const char *pl = fig; (pl = strstr(pl, "<polyline class=\"sr\"")) && pl < fig_end;
+             pl++) {
+            char *pts = attr(pl, "points"), *v = attr(pl, "data-v"), *name = attr(pl, "data-n");
+            char *key = attr(pl, "data-s");
+            cr_assert(pts && v && name && key);
+            double max;
+            size_t nv = list_max(v, &max);
+            cr_expect_eq(nv, count(pts, ",") , "%s: %zu values for its points", name, nv);
+            cr_expect(nv > 0 && nv <= 300);
+            /* Its legend entry exists in the same figure. */
+            char lg[64];
+            snprintf(lg, sizeof lg, "class=\"lg\" data-s=\"%.*s\"", (int)strcspn(key, " "), key);
+            const char *l = strstr(fig, lg);
+            cr_expect(l && l < fig_end, "no legend entry for %s", key);
+            size_t nl = strlen(name);
+            if (strcmp(name, "requested") == 0) {
+                const trun_t *any = NULL;
+                for (size_t i = 0; i < nruns && !any; i++)
+                    if (strcmp(runs[i].trace, trace) == 0)
+                        any = &runs[i];
+                cr_assert_not_null(any, "no run of %s", trace);
+                cr_expect_eq((uint64_t)max, any->m.peak_requested, "%s requested", trace);
+                checked++;
+            } else if (nl > 9 && strcmp(name + nl - 9, " reserved") == 0) {
+                name[nl - 9] = '\0';
+                const trun_t *r = find_run(runs, nruns, trace, name);
+                cr_assert_not_null(r, "no run %s of %s", name, trace);
+                cr_expect_eq((uint64_t)max, r->m.peak_reserved, "%s %s", trace, name);
+                checked++;
+            } else if (nl > 10 && strcmp(name + nl - 10, " allocated") == 0) {
+                name[nl - 10] = '\0';
+                const trun_t *r = find_run(runs, nruns, trace, name);
+                cr_assert_not_null(r, "no run %s of %s", name, trace);
+                cr_expect_eq((uint64_t)max, r->m.peak_allocated, "%s %s", trace, name);
+                checked++;
+            }
+            free(pts);
+            free(v);
+            free(name);
+            free(key);
+        }
+    }
+    cr_expect_eq(figures, 4);
+    cr_expect(checked >= 4 * 3, "only %zu series checked", checked);
+    /* Every bar of the peak chart: the run's peak reserved. */
+    const char *peak = strstr(html, "<section id=\"peak-reserved\">");
+    const char *peak_end = strstr(peak, "</section>");
+    size_t bars = 0;
+    const char *fig = peak;
+    char trace[128] = "";
+    for (const char *p = peak; (p = strstr(p, "<rect ")) && p < peak_end; p++) {
+        const char *f2 = strstr(fig + 1, "<figure>");
+        while (f2 && f2 < p) {
+            fig = f2;
+            figure_trace(fig, trace, sizeof trace);
+            f2 = strstr(fig + 1, "<figure>");
+        }
+        char *v = attr(p, "data-v"), *name = attr(p, "data-n");
+        if (v == NULL) /* a legend swatch */
+            continue;
+        const trun_t *r = find_run(runs, nruns, trace, name);
+        cr_assert_not_null(r, "no run %s of %s", name, trace);
+        cr_expect_eq(strtoull(v, NULL, 10), r->m.peak_reserved, "%s %s", trace, name);
+        bars++;
+        free(v);
+        free(name);
+    }
+    cr_expect(bars >= 4 * 3, "only %zu bars", bars);
+    free(runs);
+    free(html);
+}
+
+Test(report, heat_map_holds_each_policys_best)
+{
+    const char *out, *in = inputs_ready(&out);
+    char *html = write_report(in, out, GM_REPORT_HTML, gt_tmpfile("heat.html"));
+    trun_t *runs;
+    size_t nruns = load_runs(out, &runs);
+    const char *heat = strstr(html, "<section id=\"heatmap\">");
+    cr_assert_not_null(heat);
+    cr_expect(heat < strstr(html, "<section id=\"summary\">"), "the heat map is not at the top");
+    const char *end = strstr(heat, "</table>");
+    /* Columns: the policies that ran, each once. */
+    char cols[16][32];
+    size_t ncol = 0;
+    const char *body = strstr(heat, "<tbody>");
+    for (const char *p = heat; (p = strstr(p, "<th><span class=\"sw\"")) && p < body; p++) {
+        const char *name = strstr(p, "</span>") + 7;
+        snprintf(cols[ncol], sizeof cols[0], "%.*s", (int)strcspn(name, "<"), name);
+        ncol++;
+    }
+    size_t policies = 0;
+    for (size_t i = 0; i < nruns; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen |= strcmp(runs[j].policy, runs[i].policy) == 0;
+        policies += !seen;
+    }
+    cr_expect_eq(ncol, policies);
+    size_t rows = 0;
+    for (const char *tr = body; (tr = strstr(tr, "<tr>")) && tr < end; tr++) {
+        rows++;
+        const char *a = strstr(tr, "\">") + 2;
+        char trace[128];
+        snprintf(trace, sizeof trace, "%.*s", (int)strcspn(a, "<"), a);
+        const char *td = strstr(tr, "</td>");
+        for (size_t c = 0; c < ncol; c++) {
+            td = strstr(td + 1, "<td");
+            /* The least peak of the policy's runs without OOMs. */
+            uint64_t best = UINT64_MAX;
+            for (size_t i = 0; i < nruns; i++)
+                if (strcmp(runs[i].trace, trace) == 0 && strcmp(runs[i].policy, cols[c]) == 0 &&
+                    runs[i].m.ooms == 0 && runs[i].m.peak_reserved < best)
+                    best = runs[i].m.peak_reserved;
+            char *v = attr(td, "data-v");
+            cr_assert_not_null(v, "%s × %s: no value", trace, cols[c]);
+            cr_expect_eq(strtoull(v, NULL, 10), best, "%s × %s", trace, cols[c]);
+            free(v);
+        }
+    }
+    cr_expect_eq(rows, 4);
+    free(runs);
+    free(html);
+}
+
+Test(report, marks_are_x_axis_ticks)
+{
+    const char *out, *in = inputs_ready(&out);
+    char *html = write_report(in, out, GM_REPORT_HTML, gt_tmpfile("marks.html"));
+    /* The hostile trace sorts first (no seq_len). */
+    const char *fig = strstr(html, "<figure id=\"g0\">");
+    cr_assert_not_null(fig);
+    char trace[128], want[128];
+    figure_trace(fig, trace, sizeof trace);
+    esc(HOSTILE_NAME, want, sizeof want);
+    cr_assert_str_eq(trace, want);
+    const char *fig_end = strstr(fig, "</figure>");
+    /* Event index of each mark: marks go before allocation mark_at[i]; each
+     * allocation k is followed by the free of k - 50 from k = 50 on. */
+    static const char *const cls[3] = {"mk-s", "mk-f", "mk-b"};
+    size_t found = 0;
+    for (int i = 0; i < 5; i++) {
+        uint64_t index = 0;
+        for (uint64_t k = 0; k < mark_at[i]; k++)
+            index += 1 + (k >= 50);
+        for (int j = 0; j < i; j++)
+            index++;
+        char tick[96];
+        snprintf(tick, sizeof tick, "class=\"%s\" data-e=\"%" PRIu64 "\" data-n=\"", cls[mark_tag[i]],
+                 index);
+        const char *t = strstr(fig, tick);
+        cr_expect(t && t < fig_end, "no tick %s", tick);
+        if (t && t < fig_end) {
+            char name[64];
+            esc(HOSTILE_TAGS[mark_tag[i]], name, sizeof name);
+            cr_expect(strncmp(t + strlen(tick), name, strlen(name)) == 0, "tick %s named %.30s",
+                      tick, t + strlen(tick));
+            found++;
+        }
+    }
+    cr_expect_eq(found, 5);
+    const char *s1 = strstr(fig, ">step 1</text>"), *s2 = strstr(fig, ">step 2</text>");
+    cr_expect(s1 && s1 < fig_end && s2 && s2 < fig_end, "steps not labelled");
+    cr_expect(strstr(fig, "<i>") == NULL || strstr(fig, "<i>") > fig_end, "a tag came through");
+    free(html);
+}
+
+Test(report, sites_are_the_live_set_at_the_load_peak)
+{
+    const char *out, *in = inputs_ready(&out);
+    char *html = write_report(in, out, GM_REPORT_HTML, gt_tmpfile("sites.html"));
+    /* The live set at the first peak of requested bytes, by frames: the
+     * events as make_inputs writes them. */
+    uint64_t live = 0, peak = 0, peak_k = 0, index = 0, peak_index = 0;
+    for (uint64_t k = 0; k < 300; k++) {
+        for (int i = 0; i < 5; i++)
+            index += k == mark_at[i];
+        live += hostile_size(k);
+        if (live > peak) {
+            peak = live;
+            peak_k = k;
+            peak_index = index;
+        }
+        index++;
+        if (k >= 50) {
+            live -= hostile_size(k - 50);
+            index++;
+        }
+    }
+    uint64_t bytes[2] = {0, 0}, allocs[2] = {0, 0};
+    for (uint64_t k = peak_k >= 50 ? peak_k - 50 : 0; k <= peak_k; k++) {
+        bytes[k % 3 == 0] += hostile_size(k);
+        allocs[k % 3 == 0]++;
+    }
+    cr_expect_eq(bytes[0] + bytes[1], peak);
+    const char *sec = strstr(html, "<section id=\"allocation-sites\">");
+    cr_assert_not_null(sec);
+    const char *sec_end = strstr(sec, "</section>");
+    char name[2][256];
+    esc("model.py:12 in forward http://evil.example/x", name[0], sizeof name[0]);
+    esc("other.py:3", name[1], sizeof name[1]);
+    for (int i = 0; i < 2; i++) {
+        char code[300];
+        snprintf(code, sizeof code, "<code>%s</code>", name[i]);
+        const char *c = strstr(sec, code);
+        cr_assert(c && c < sec_end, "site %s missing", name[i]);
+        const char *d = c;
+        while (strncmp(d, "<details class=\"site\">", 22) != 0)
+            d--;
+        char *v = attr(strstr(d, "<span class=\"sv\""), "data-v");
+        cr_expect_eq(strtoull(v, NULL, 10), bytes[i], "site %s", name[i]);
+        free(v);
+        char n[64];
+        snprintf(n, sizeof n, "<span class=\"sc\">%" PRIu64 " alloc%s, 1 stack</span>", allocs[i],
+                 allocs[i] == 1 ? "" : "s");
+        const char *sc = strstr(d, n);
+        cr_expect(sc && sc < c, "site %s: %s", name[i], n);
+        /* Its stack is collapsible and holds the escaped frames. */
+        const char *st = strstr(c, "<details class=\"stack\">");
+        cr_expect(st && st < sec_end && strstr(st, "<pre class=\"frames\">") != NULL);
+    }
+    char at[64];
+    snprintf(at, sizeof at, "At event %" PRIu64 ":", peak_index);
+    cr_expect(strstr(sec, at) != NULL, "the instant is not named: %s", at);
+    free(html);
 }
 
 Test(report, no_runs_is_not_found)
@@ -438,4 +823,124 @@ Test(report, chromium_renders_the_charts, .timeout = 120)
     cr_expect(bands >= 4, "only %zu chart areas have ink", bands);
     free(rgb);
     free(png);
+}
+
+/* The value of `key=` in the self-test's result lines, malloc'd; NULL when
+ * absent.  The DOM dump escapes '&', '<' and '>' in text. */
+static char *selftest_value(const char *result, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\n%s=", key);
+    const char *p = strstr(result, k);
+    if (p == NULL)
+        return NULL;
+    p += strlen(k);
+    size_t n = strcspn(p, "\n<");
+    char *v = malloc(n + 1);
+    memcpy(v, p, n);
+    v[n] = '\0';
+    return v;
+}
+
+Test(report, chromium_hovers_and_toggles_a_series, .timeout = 120)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("chromium runs in the plain build only (chromium is not under test)");
+#endif
+    const char *chromium = find_chromium();
+    if (chromium == NULL)
+        cr_skip_test("chromium is not installed: run 'scripts/deps chromium' to test the "
+                     "report's hover and legend");
+    const char *out, *in = inputs_ready(&out);
+    char html_path[512], dom_path[512], url[600], profile[512];
+    snprintf(html_path, sizeof html_path, "%s", gt_tmpfile("selftest.html"));
+    snprintf(dom_path, sizeof dom_path, "%s", gt_tmpfile("selftest.dom"));
+    free(write_report(in, out, GM_REPORT_HTML, html_path));
+    snprintf(url, sizeof url, "file://%s#selftest", html_path);
+    snprintf(profile, sizeof profile, "--user-data-dir=%s", gt_tmpfile("chromium-profile2"));
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int dom = open(dom_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(dom, 1);
+        dup2(devnull, 2);
+        execl(chromium, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+              "--window-size=1200,900", profile, "--dump-dom", url, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "chromium failed (status %d)",
+              status);
+    size_t n;
+    char *dom = gt_read_file(dom_path, &n);
+    cr_assert_not_null(dom);
+    const char *res = strstr(dom, "<pre id=\"selftest\">");
+    cr_assert_not_null(res, "the page's self-test wrote nothing");
+    res += strlen("<pre id=\"selftest\">");
+    char *result = malloc(strlen(res) + 2);
+    result[0] = '\n';
+    strcpy(result + 1, res);
+    char *error = selftest_value(result, "error");
+    cr_assert_null(error, "the self-test failed: %s", error);
+
+    /* The series hovered: the first drawn run of the first trace (the
+     * hostile one, which sorts first), at its highest point. */
+    trun_t *runs;
+    size_t nruns = load_runs(out, &runs);
+    char trace[128];
+    esc(HOSTILE_NAME, trace, sizeof trace);
+    char *series = selftest_value(result, "series");
+    cr_assert_not_null(series);
+    size_t sl = strlen(series);
+    cr_assert(sl > 9 && strcmp(series + sl - 9, " reserved") == 0, "%s", series);
+    series[sl - 9] = '\0';
+    char label[200];
+    esc(series, label, sizeof label); /* the dump left ':' as is */
+    const trun_t *r = find_run(runs, nruns, trace, label);
+    cr_assert_not_null(r, "no run '%s' of the hostile trace", series);
+    char want[32];
+    gm_format_size(r->m.peak_reserved, want, sizeof want);
+    char *value = selftest_value(result, "value"), *tip = selftest_value(result, "tip");
+    cr_expect_eq(strtoull(value, NULL, 10), r->m.peak_reserved, "hovered value %s", value);
+    cr_expect_str_eq(tip, want, "the hover shows '%s' for %s", tip, want);
+    char *shown = selftest_value(result, "tip-display");
+    cr_expect_str_eq(shown, "block", "the hover is not displayed");
+    /* The legend hides the series (both its lines), the hover leaves it
+     * out, a second click brings it back. */
+    char *hidden = selftest_value(result, "hidden"), *hidden2 = selftest_value(result, "hidden-allocated");
+    char *after = selftest_value(result, "tip-after-hide"), *back = selftest_value(result, "shown");
+    char *pressed = selftest_value(result, "legend-pressed");
+    cr_expect_str_eq(hidden, "none");
+    cr_expect_str_eq(hidden2, "none");
+    cr_expect_str_eq(pressed, "false");
+    cr_expect_str_eq(after, "absent", "a hidden series still in the hover");
+    cr_expect(back && strcmp(back, "none") != 0, "the series did not come back");
+    /* A bar's hover: its run's peak. */
+    char *bar = selftest_value(result, "bar"), *bar_tip = selftest_value(result, "bar-tip");
+    cr_assert_not_null(bar);
+    esc(bar, label, sizeof label);
+    const trun_t *b = find_run(runs, nruns, trace, label);
+    cr_assert_not_null(b, "no run '%s'", bar);
+    gm_format_size(b->m.peak_reserved, want, sizeof want);
+    cr_expect_str_eq(bar_tip, want);
+    char *gone = selftest_value(result, "bar-tip-after-out");
+    cr_expect_str_eq(gone, "none");
+    free(series);
+    free(value);
+    free(tip);
+    free(shown);
+    free(hidden);
+    free(hidden2);
+    free(after);
+    free(back);
+    free(pressed);
+    free(bar);
+    free(bar_tip);
+    free(gone);
+    free(runs);
+    free(result);
+    free(dom);
 }

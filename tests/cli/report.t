@@ -11,17 +11,50 @@ frames):
   $ gmsim report m.runs.db m.db -o report.html
   wrote 'report.html': 3 traces, 9 runs
   $ grep -o '<section id="[a-z-]*">' report.html
+  <section id="heatmap">
   <section id="summary">
   <section id="memory-over-time">
   <section id="peak-reserved">
   <section id="seq-len">
   <section id="waste-at-peak">
   <section id="metrics">
-  $ grep -c '<svg class="chart"' report.html
-  11
-  $ grep -c -e 'http:' -e 'https:' -e 'src=' -e 'href=' report.html
+  $ grep -o '<svg class="chart[a-z ]*"' report.html | sort | uniq -c
+        6 <svg class="chart bars"
+        5 <svg class="chart ln"
+  $ grep -c -e 'http:' -e 'https:' -e 'src=' report.html
   0
   [1]
+
+Links stay inside the file: the table of contents and the heat map's rows
+(one per trace, a cell per policy):
+
+  $ grep -o 'href="[^"]*"' report.html | tr '\n' ' '; echo
+  href="#heatmap" href="#summary" href="#memory-over-time" href="#peak-reserved" href="#seq-len" href="#waste-at-peak" href="#metrics" href="#g0" href="#g1" href="#g2" 
+  $ grep -o '<td class="na">\|<td style=\|<td class="oom"' report.html | wc -l
+  6
+
+Every line and bar carries its values for the hover; the legend entries
+toggle their series; the steps and the forward and backward passes of the
+trace are ticks on the x axis:
+
+  $ grep -o '<polyline class="sr"' report.html | wc -l
+  20
+  $ grep -o '<polyline class="sr"[^>]* data-v="[0-9. e+-]*"' report.html | wc -l
+  20
+  $ grep -o 'class="lg" data-s="[a-z0-9]*"' report.html | sort | uniq -c | head -4
+        3 class="lg" data-s="al"
+        4 class="lg" data-s="ld"
+        2 class="lg" data-s="p0"
+        2 class="lg" data-s="p1"
+  $ grep -o 'class="mk-[sfb]" data-e="[0-9]*" data-n="[a-z]*"' report.html | sort | uniq -c
+        2 class="mk-b" data-e="559" data-n="backward"
+        2 class="mk-f" data-e="149" data-n="forward"
+        1 class="mk-s" data-e="0" data-n="step"
+        2 class="mk-s" data-e="148" data-n="step"
+        1 class="mk-s" data-e="2999" data-n="step"
+  $ grep -o '>step [0-9]*</text>' report.html | sort | uniq -c
+        3 >step 1</text>
+        1 >step 2</text>
   $ grep -c '<script' report.html
   1
   $ grep -o '&lt;script&gt;alert(1)&lt;/script&gt;' report.html | head -1
