@@ -22,22 +22,46 @@
  *
  * Output.  One HTML file, no reference to anything outside it: inline CSS,
  * SVG drawn here (no xmlns attribute needed inline), one inline script
- * that sorts the metrics table.  Every text from a store goes through
- * report_esc, which also writes ':' as a character reference, so no text
- * from a trace can form a URL scheme, a tag or an attribute.  Timelines are
- * reduced to at most REPORT_POINTS points per line (maxima per bucket, so
- * peaks stay visible) and coordinates are integers: a report of a few
- * hundred runs stays around a megabyte.
+ * (the table sort, the hover, the legend toggles and a #selftest).  Links
+ * are fragments only (the contents, the heat map's rows).  Every text from
+ * a store goes through report_esc, which also writes ':' as a character
+ * reference, so no text from a trace can form a URL scheme, a tag or an
+ * attribute; the script puts texts in the page through textContent only.
+ * Timelines are reduced to at most REPORT_POINTS points per line (maxima
+ * per bucket, so peaks stay visible) and coordinates are integers.
  *
- * Waste at the peak (t*, where reserved first peaks) is split from the
- * stored metrics: allocated = reserved × (1 − frag_at_peak); internal
- * (rounding) = internal_waste_at_peak; free = reserved − allocated, of which
- * external (free but unusable: not in the largest free block) = free ×
+ * Interaction.  The page works without its script (static SVG); with it:
+ *   - hover: every series (polyline.sr) carries its values (data-v, exact
+ *     bytes, or fractions) and, when they differ from its chart's, its x
+ *     values (data-e); the hover shows, for the pointer's x, the nearest
+ *     point of each visible series.  Bars, waste segments and heat map
+ *     cells carry data-n (name), data-v (bytes) and data-d (a detail line).
+ *     The script formats bytes exactly as gm_format_size does;
+ *   - legend: an entry's data-s key hides, in its figure, every element
+ *     whose data-s lists that key (a run's two lines share "rN");
+ *   - #selftest: the page drives those handlers with dispatched mouse
+ *     events and writes what it saw into a pre element (id selftest), which
+ *     tests/test_report.c reads from Chromium's --dump-dom.
+ *
+ * Colours: one per policy, by name (report_palette), in every chart and
+ * every report; the baseline, when drawn beside its policy's best, is
+ * dash-dotted.
+ *
+ * Waste at the peak (t*) is split from the stored metrics: allocated =
+ * reserved × (1 − frag_at_peak); internal (rounding) =
+ * internal_waste_at_peak; free = reserved − allocated, of which external
+ * (free but unusable: not in the largest free block) = free ×
  * external_frag_at_peak, and the rest is the largest free block.
  *
- * Allocation sites: for traces that carry stack frames, the live
- * allocations at the first peak of requested bytes (LOAD), summed by
- * frames, top REPORT_SITES by bytes; two passes over the trace.
+ * Traces are read (once per digest, not per device) for their MARK events
+ * (x-axis ticks: step, forward, backward; REPORT_MARKS at most) and, with
+ * frames and sites wanted, for the live allocations at the load peak (the
+ * first event at which requested bytes reach their maximum: one instant
+ * per trace, the same for every policy, since the live set does not depend
+ * on the allocator).  They are grouped by stack (interned frames) and the
+ * stacks by site (report_site_frame: the innermost frame of the
+ * application), the REPORT_SITES largest sites with their REPORT_STACKS
+ * largest stacks; two passes over the trace.
  */
 #include "gmsim/report.h"
 
@@ -128,7 +152,6 @@ typedef struct report_group {
     size_t nsites;
     uint64_t sites_total, sites_live, sites_stacks;
     uint64_t peak_event; /* first event at which requested bytes peak */
-    int read;            /* the trace was read: peak_event, marks */
     size_t trace_of;     /* the group whose read holds this trace's marks */
     report_mark_t *marks;
     size_t nmarks;
@@ -759,14 +782,17 @@ static int report_read_trace(report_t *R, report_group_t *gr, int sites)
         gr->ntags = t + 1;
     }
     uint64_t allocs = gm_reader_info(rd)->allocs;
-    uint64_t *size = rc == 0 ? calloc(allocs ? allocs : 1, sizeof *size) : NULL;
+    /* The live set is tracked only for the sites: a trace read for its
+     * marks alone costs its decoding. */
+    uint64_t *size = rc == 0 && sites ? calloc(allocs ? allocs : 1, sizeof *size) : NULL;
     uint32_t *fr = rc == 0 && sites ? calloc(allocs ? allocs : 1, sizeof *fr) : NULL;
     size_t mcap = 0;
-    if (rc == 0 && (size == NULL || (sites && fr == NULL)))
+    if (rc == 0 && sites && (size == NULL || fr == NULL))
         rc = gm_error_set(R->err, GM_ENOMEM, "out of memory");
     for (int pass = 0; pass < 1 + sites && rc == 0; pass++) {
         if (pass == 1) {
             gm_reader_close(rd);
+            rd = NULL;
             memset(size, 0, allocs * sizeof *size);
             if ((rc = gm_reader_open(s, gr->name, &rd, R->err)))
                 break;
@@ -793,12 +819,11 @@ static int report_read_trace(report_t *R, report_group_t *gr, int sites)
                     gr->marks[gr->nmarks++] = (report_mark_t){
                         index, e->tag, (uint8_t)report_mark_kind(gr->tags[e->tag])};
                 }
-                if ((e->op != GM_OP_ALLOC && e->op != GM_OP_FREE) || e->id >= allocs)
+                if (!sites || (e->op != GM_OP_ALLOC && e->op != GM_OP_FREE) || e->id >= allocs)
                     continue;
                 if (e->op == GM_OP_ALLOC) {
                     size[e->id] = e->size;
-                    if (fr)
-                        fr[e->id] = e->frames;
+                    fr[e->id] = e->frames;
                     requested += e->size;
                 } else {
                     requested -= size[e->id] <= requested ? size[e->id] : requested;
@@ -815,13 +840,12 @@ static int report_read_trace(report_t *R, report_group_t *gr, int sites)
             }
         }
     }
-    if (rc == 0)
-        gr->read = 1;
     if (rc == 0 && sites)
         rc = report_group_sites(R, gr, rd, size, fr, allocs);
     free(size);
     free(fr);
-    gm_reader_close(rd);
+    if (rd)
+        gm_reader_close(rd);
     return rc;
 }
 
@@ -907,6 +931,37 @@ static void report_u64_list(FILE *f, const char *attr, const uint64_t *v, size_t
     fputc('"', f);
 }
 
+static uint64_t report_gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* A timeline series' values, exactly and compactly: data-q, the greatest
+ * common divisor of the values (reservations are multiples of 2 MiB or
+ * 512 B), and data-v, the first value then the difference from the one
+ * before, in units of data-q (a flat stretch is a run of "0"). */
+static void report_values(FILE *f, const uint64_t *val, size_t n)
+{
+    uint64_t q = 0;
+    for (size_t i = 0; i < n; i++)
+        q = report_gcd(val[i], q);
+    if (q == 0)
+        q = 1;
+    fprintf(f, " data-q=\"%" PRIu64 "\" data-v=\"", q);
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = (int64_t)(val[i] / q);
+        fprintf(f, "%s%" PRId64, i ? " " : "", v - prev);
+        prev = v;
+    }
+    fputc('"', f);
+}
+
 /* A series of a line chart: a polyline of one timeline, reduced, with its
  * values (data-v, exact bytes) and events (data-e, left out when they are
  * the chart's: shared_ev, nshared) for the page's hover; `key` ties it to
@@ -931,7 +986,7 @@ static void report_line(FILE *f, const gm_timeline_point_t *pts, size_t n, uint6
         fprintf(f, "%s%d,%d", b ? " " : "", px, py);
     }
     fputc('"', f);
-    report_u64_list(f, "data-v", val, nb);
+    report_values(f, val, nb);
     if (nb != nshared || memcmp(ev, shared_ev, nb * sizeof *ev) != 0)
         report_u64_list(f, "data-e", ev, nb);
     fputs("/>", f);
@@ -1008,29 +1063,64 @@ static void report_x_axis(FILE *f, const report_group_t *gr, uint64_t events)
     if (gr->nmarks == 0)
         return;
     static const char *const cls[] = {"mk-s", "mk-f", "mk-b", "mk-o"};
-    int last_tick[4] = {-100, -100, -100, -100}, last_label = -1000, last_half = 0;
-    uint64_t steps = 0;
     fputs("<g class=\"marks\">", f);
+    /* Ticks: one path per tag, with the events it marks (data-e) for the
+     * hover; a tick within 2 units of the one before is left out.  Step
+     * ticks also draw a grid line through the plot. */
+    for (uint32_t t = 0; t < gr->ntags; t++) {
+        int kind = -1, last = -100;
+        for (size_t i = 0; i < gr->nmarks; i++)
+            if (gr->marks[i].tag == t)
+                kind = gr->marks[i].kind;
+        if (kind < 0)
+            continue;
+        for (int grid = kind == REPORT_MARK_STEP ? 1 : 0; grid >= 0; grid--) {
+            fprintf(f, "<path class=\"%s\" d=\"", grid ? "mk-g" : cls[kind]);
+            last = -100;
+            for (size_t i = 0; i < gr->nmarks; i++) {
+                const report_mark_t *m = &gr->marks[i];
+                int x = (int)(ML + (double)m->event * xscale);
+                if (m->tag != t || x - last < 2)
+                    continue;
+                last = x;
+                if (grid)
+                    fprintf(f, "M%d %dV%d", x, MT, y0);
+                else
+                    fprintf(f, "M%d %dv%d", x, y0 + (kind == REPORT_MARK_OTHER), kind == REPORT_MARK_OTHER ? 4 : 9);
+            }
+            fputc('"', f);
+            if (grid) {
+                fputs("/>", f);
+                continue;
+            }
+            fputs(" data-n=\"", f);
+            report_esc(f, gr->tags[t]);
+            fputs("\" data-e=\"", f);
+            last = -100;
+            int first = 1;
+            for (size_t i = 0; i < gr->nmarks; i++) {
+                const report_mark_t *m = &gr->marks[i];
+                int x = (int)(ML + (double)m->event * xscale);
+                if (m->tag != t || x - last < 2)
+                    continue;
+                last = x;
+                fprintf(f, "%s%" PRIu64, first ? "" : " ", m->event);
+                first = 0;
+            }
+            fputs("\"/>", f);
+        }
+    }
+    /* Labels, in event order, where they do not overlap the one before. */
+    int last_label = -1000, last_half = 0;
+    uint64_t steps = 0;
     for (size_t i = 0; i < gr->nmarks; i++) {
         const report_mark_t *m = &gr->marks[i];
         const char *tag = gr->tags[m->tag];
         int numbered = m->kind == REPORT_MARK_STEP && strcasecmp(tag, "step") == 0;
         steps += numbered;
-        int x = (int)(ML + (double)m->event * xscale);
-        if (x - last_tick[m->kind] < 2)
-            continue;
-        last_tick[m->kind] = x;
-        if (m->kind == REPORT_MARK_STEP)
-            fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"mk-g\"/>", x, MT, x,
-                    y0);
-        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"%s\" data-e=\"%" PRIu64
-                   "\" data-n=\"",
-                x, y0 + (m->kind == REPORT_MARK_OTHER ? 1 : 0), x,
-                y0 + (m->kind == REPORT_MARK_OTHER ? 5 : 9), cls[m->kind], m->event);
-        report_esc(f, tag);
-        fputs("\"/>", f);
         if (m->kind == REPORT_MARK_OTHER)
             continue;
+        int x = (int)(ML + (double)m->event * xscale);
         char label[32];
         if (numbered)
             snprintf(label, sizeof label, "step %" PRIu64, steps);
@@ -1043,8 +1133,10 @@ static void report_x_axis(FILE *f, const report_group_t *gr, uint64_t events)
             continue;
         last_label = x;
         last_half = (int)strlen(label) * 3;
-        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"%s\" text-anchor=\"middle\">", x, y0 + 26,
-                cls[m->kind]);
+        /* Kept inside the chart at its right edge. */
+        int at_end = x + last_half > W - 2;
+        fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"%s\" text-anchor=\"%s\">", at_end ? W - 2 : x,
+                y0 + 26, cls[m->kind], at_end ? "end" : "middle");
         report_esc(f, label);
         fputs("</text>", f);
     }
@@ -1757,9 +1849,9 @@ static const char report_css[] =
     ".sw{display:inline-block;width:9px;height:9px;margin-right:5px;border-radius:2px}"
     ".lg{cursor:pointer;user-select:none}.lg.off{opacity:.35;text-decoration:line-through}"
     ".hid{display:none}svg.ln{cursor:crosshair}.cross{stroke:#888;stroke-width:.6}"
-    ".xa{stroke:#999}.mk-g{stroke:#c8c8c8;stroke-dasharray:3 3}line.mk-s{stroke:#333;"
-    "stroke-width:1.5}line.mk-f{stroke:#2a7f3f;stroke-width:1.5}line.mk-b{stroke:#b5541c;"
-    "stroke-width:1.5}line.mk-o{stroke:#aaa}text.mk-s{font-size:10px;fill:#333}"
+    ".xa{stroke:#999}.marks path{fill:none}.mk-g{stroke:#c8c8c8;stroke-dasharray:3 3}"
+    "path.mk-s{stroke:#333;stroke-width:1.5}path.mk-f{stroke:#2a7f3f;stroke-width:1.5}"
+    "path.mk-b{stroke:#b5541c;stroke-width:1.5}path.mk-o{stroke:#aaa}text.mk-s{font-size:10px;fill:#333}"
     "text.mk-f{font-size:10px;fill:#2a7f3f;font-weight:600}text.mk-b{font-size:10px;"
     "fill:#b5541c;font-weight:600}"
     "table.heat td{text-align:center;min-width:58px;border:1px solid #fff}"
@@ -1803,7 +1895,13 @@ static const char report_js_ui[] =
     "return (r/100).toFixed(2)+' '+U[u];\n"
     "}\n"
     "function fmt(u,v){return u==='%'?(v*100).toFixed(1)+'%':size(v);}\n"
-    "function nums(el,a){var k='_'+a;if(!el[k])el[k]=(el.getAttribute(a)||'').split(' ').map(Number);return el[k];}\n"
+    "/* A list attribute's numbers; a series' data-v is delta-coded in units of its data-q. */\n"
+    "function nums(el,a){\n"
+    "var k='_'+a;if(el[k])return el[k];\n"
+    "var v=(el.getAttribute(a)||'').split(' ').map(Number),q=el.getAttribute('data-q');\n"
+    "if(a==='data-v'&&q){q=+q;for(var i=0,s=0;i<v.length;i++){s+=v[i];v[i]=s*q;}}\n"
+    "return (el[k]=v);\n"
+    "}\n"
     "var tip=document.createElement('div');\n"
     "tip.className='tip';tip.setAttribute('role','tooltip');document.body.appendChild(tip);\n"
     "function line(cls,color,name,value,key){\n"
@@ -1850,10 +1948,10 @@ static const char report_js_ui[] =
     "}\n"
     "if(head===null){hide();return;}\n"
     "/* The last mark at or before the point: where in the step it is. */\n"
-    "var mk=svg.querySelectorAll('.marks line[data-e]'),last=null;\n"
-    "for(var k=0;k<mk.length;k++)if(+mk[k].getAttribute('data-e')<=at)last=mk[k];\n"
+    "var mk=svg.querySelectorAll('.marks path[data-e]'),last=null,le=-1;\n"
+    "for(var k=0;k<mk.length;k++){var es=nums(mk[k],'data-e');for(var j=0;j<es.length&&es[j]<=at;j++)if(es[j]>le){le=es[j];last=mk[k];}}\n"
     "var h=document.createElement('div');h.className='th';\n"
-    "h.textContent=head+(last?' · after '+last.getAttribute('data-n')+' (event '+last.getAttribute('data-e')+')':'');\n"
+    "h.textContent=head+(last?' · after '+last.getAttribute('data-n')+' (event '+le+')':'');\n"
     "tip.insertBefore(h,tip.firstChild);\n"
     "place(ev);\n"
     "}\n"

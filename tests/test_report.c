@@ -335,10 +335,12 @@ static char *attr(const char *tag, const char *name)
     return v;
 }
 
-/* Numbers of a space-separated list: count and maximum. */
-static size_t list_max(const char *list, double *max)
+/* Numbers of a space-separated list: count and maximum.  With q (a
+ * series' data-q), the list is delta-coded in units of q. */
+static size_t list_max(const char *list, const char *q, double *max)
 {
     size_t n = 0;
+    double sum = 0, unit = q ? strtod(q, NULL) : 0;
     *max = -1;
     for (const char *p = list; *p;) {
         char *e;
@@ -346,11 +348,30 @@ static size_t list_max(const char *list, double *max)
         if (e == p)
             break;
         n++;
+        if (q) {
+            sum += v;
+            v = sum * unit;
+        }
         if (v > *max)
             *max = v;
         p = e;
     }
     return n;
+}
+
+/* Whether a space-separated list of integers holds v. */
+static int list_has(const char *list, uint64_t v)
+{
+    for (const char *p = list; *p;) {
+        char *e;
+        unsigned long long x = strtoull(p, &e, 10);
+        if (e == p)
+            break;
+        if (x == v)
+            return 1;
+        p = e;
+    }
+    return 0;
 }
 
 typedef struct trun {
@@ -421,10 +442,10 @@ Test(report, every_series_carries_its_values)
         for (const char *pl = fig; (pl = strstr(pl, "<polyline class=\"sr\"")) && pl < fig_end;
              pl++) {
             char *pts = attr(pl, "points"), *v = attr(pl, "data-v"), *name = attr(pl, "data-n");
-            char *key = attr(pl, "data-s");
-            cr_assert(pts && v && name && key);
+            char *key = attr(pl, "data-s"), *q = attr(pl, "data-q");
+            cr_assert(pts && v && name && key && q, "a series without its values");
             double max;
-            size_t nv = list_max(v, &max);
+            size_t nv = list_max(v, q, &max);
             cr_expect_eq(nv, count(pts, ",") , "%s: %zu values for its points", name, nv);
             cr_expect(nv > 0 && nv <= 300);
             /* Its legend entry exists in the same figure. */
@@ -456,6 +477,7 @@ Test(report, every_series_carries_its_values)
             }
             free(pts);
             free(v);
+            free(q);
             free(name);
             free(key);
         }
@@ -565,18 +587,21 @@ Test(report, marks_are_x_axis_ticks)
             index += 1 + (k >= 50);
         for (int j = 0; j < i; j++)
             index++;
-        char tick[96];
-        snprintf(tick, sizeof tick, "class=\"%s\" data-e=\"%" PRIu64 "\" data-n=\"", cls[mark_tag[i]],
-                 index);
-        const char *t = strstr(fig, tick);
-        cr_expect(t && t < fig_end, "no tick %s", tick);
-        if (t && t < fig_end) {
-            char name[64];
-            esc(HOSTILE_TAGS[mark_tag[i]], name, sizeof name);
-            cr_expect(strncmp(t + strlen(tick), name, strlen(name)) == 0, "tick %s named %.30s",
-                      tick, t + strlen(tick));
-            found++;
-        }
+        /* The tag's ticks: a path of its kind, named, listing the event. */
+        char name[64], path[128];
+        esc(HOSTILE_TAGS[mark_tag[i]], name, sizeof name);
+        snprintf(path, sizeof path, "<path class=\"%s\" d=\"", cls[mark_tag[i]]);
+        const char *t = strstr(fig, path);
+        cr_expect(t && t < fig_end, "no ticks for %s", name);
+        if (t == NULL || t > fig_end)
+            continue;
+        char *n = attr(t, "data-n"), *e = attr(t, "data-e");
+        cr_assert(n && e);
+        cr_expect_str_eq(n, name);
+        cr_expect(list_has(e, index), "%s: event %" PRIu64 " not in '%s'", name, index, e);
+        found += list_has(e, index);
+        free(n);
+        free(e);
     }
     cr_expect_eq(found, 5);
     const char *s1 = strstr(fig, ">step 1</text>"), *s2 = strstr(fig, ">step 2</text>");

@@ -46,12 +46,11 @@ trace are ticks on the x axis:
         4 class="lg" data-s="ld"
         2 class="lg" data-s="p0"
         2 class="lg" data-s="p1"
-  $ grep -o 'class="mk-[sfb]" data-e="[0-9]*" data-n="[a-z]*"' report.html | sort | uniq -c
-        2 class="mk-b" data-e="559" data-n="backward"
-        2 class="mk-f" data-e="149" data-n="forward"
-        1 class="mk-s" data-e="0" data-n="step"
-        2 class="mk-s" data-e="148" data-n="step"
-        1 class="mk-s" data-e="2999" data-n="step"
+  $ grep -o '<path class="mk-[sfb]" d="[^"]*" data-n="[a-z]*" data-e="[0-9 ]*"' report.html | sed 's/ d="[^"]*"//' | sort | uniq -c
+        2 <path class="mk-b" data-n="backward" data-e="559"
+        2 <path class="mk-f" data-n="forward" data-e="149"
+        1 <path class="mk-s" data-n="step" data-e="0 2999"
+        2 <path class="mk-s" data-n="step" data-e="148"
   $ grep -o '>step [0-9]*</text>' report.html | sort | uniq -c
         3 >step 1</text>
         1 >step 2</text>
