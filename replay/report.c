@@ -1478,9 +1478,10 @@ static int report_heatmap(report_t *R)
     qsort(pols, np, sizeof *pols, report_by_rank);
     fputs("<section id=\"heatmap\"><h2>At a glance</h2><p>Each policy's best configuration per "
           "trace: its peak reserved above load (green near load, red at twice load or more; ★ "
-          "the winner, OOM where every configuration ran out).  Hover a cell for the "
-          "configuration and the bytes; click a trace for its charts.</p>\n<div class=\"wide\">"
-          "<table class=\"heat\"><thead><tr><th>trace</th>",
+          "the winner, OOM where every configuration ran out; in grey the references that "
+          "cache nothing and the offline bound, which are not contenders).  Hover a cell for "
+          "the configuration and the bytes; click a trace for its charts.</p>\n"
+          "<div class=\"wide\"><table class=\"heat\"><thead><tr><th>trace</th>",
           f);
     for (size_t p = 0; p < np; p++) {
         fprintf(f, "<th><span class=\"sw\" style=\"background:%s\"></span>",
@@ -1521,6 +1522,8 @@ static int report_heatmap(report_t *R)
                      r->m.ooms ? "; ran out of memory" : "");
             if (r->m.ooms)
                 fputs("<td class=\"oom\"", f);
+            else if ((r->reference || r->bound) && ri != gr->winner)
+                fputs("<td class=\"ref\"", f); /* not a contender: no colour */
             else
                 fprintf(f, "<td style=\"background:%s\"%s", color,
                         ri == gr->winner ? " class=\"win\"" : "");
@@ -1859,6 +1862,7 @@ static const char report_css[] =
     "table.heat th{cursor:default;text-align:center}table.heat td.win{font-weight:700;"
     "text-align:center}table.heat td.oom{background:repeating-linear-gradient(45deg,#eee,"
     "#eee 4px,#ddd 4px,#ddd 8px);color:#a00}table.heat td.na{color:#bbb}"
+    "table.heat td.ref{background:#f1f1f1;color:#777}"
     ".sites summary{cursor:pointer;padding:2px 0;font-size:13px}details.site{border-bottom:"
     "1px solid #eee}.sb{display:inline-block;width:110px;height:8px;background:#eee;"
     "margin:0 8px 0 4px}.sb span{display:block;height:100%;background:#5b8bd0}"
@@ -1927,7 +1931,7 @@ static const char report_js_ui[] =
     "if(!g){g=document.createElementNS(ns,'g');g.setAttribute('class','hov');svg.appendChild(g);}\n"
     "while(g.firstChild)g.removeChild(g.firstChild);\n"
     "tip.textContent='';\n"
-    "var head=null,at=0,u=svg.getAttribute('data-u'),all=svg.querySelectorAll('polyline.sr');\n"
+    "var head=null,at=0,rows=[],u=svg.getAttribute('data-u'),all=svg.querySelectorAll('polyline.sr');\n"
     "for(var i=0;i<all.length;i++){\n"
     "var pl=all[i];if(pl.classList.contains('hid'))continue;\n"
     "var pts=pl.points,n=pts.numberOfItems;if(!n)continue;\n"
@@ -1944,9 +1948,12 @@ static const char report_js_ui[] =
     "var c=document.createElementNS(ns,'circle');\n"
     "c.setAttribute('cx',q.x);c.setAttribute('cy',q.y);c.setAttribute('r',3.5);c.setAttribute('fill',pl.getAttribute('stroke'));\n"
     "g.appendChild(c);\n"
-    "line('tr',pl.getAttribute('stroke'),pl.getAttribute('data-n'),fmt(u,nums(pl,'data-v')[lo]),pl.getAttribute('data-s'));\n"
+    "rows.push([nums(pl,'data-v')[lo],pl]);\n"
     "}\n"
     "if(head===null){hide();return;}\n"
+    "/* Highest first, as the lines lie on the chart. */\n"
+    "rows.sort(function(a,b){return b[0]-a[0];});\n"
+    "rows.forEach(function(r){line('tr',r[1].getAttribute('stroke'),r[1].getAttribute('data-n'),fmt(u,r[0]),r[1].getAttribute('data-s'));});\n"
     "/* The last mark at or before the point: where in the step it is. */\n"
     "var mk=svg.querySelectorAll('.marks path[data-e]'),last=null,le=-1;\n"
     "for(var k=0;k<mk.length;k++){var es=nums(mk[k],'data-e');for(var j=0;j<es.length&&es[j]<=at;j++)if(es[j]>le){le=es[j];last=mk[k];}}\n"

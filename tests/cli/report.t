@@ -30,7 +30,7 @@ Links stay inside the file: the table of contents and the heat map's rows
 
   $ grep -o 'href="[^"]*"' report.html | tr '\n' ' '; echo
   href="#heatmap" href="#summary" href="#memory-over-time" href="#peak-reserved" href="#seq-len" href="#waste-at-peak" href="#metrics" href="#g0" href="#g1" href="#g2" 
-  $ grep -o '<td class="na">\|<td style=\|<td class="oom"' report.html | wc -l
+  $ grep -o '<td class="na">\|<td style=\|<td class="oom"\|<td class="ref"' report.html | wc -l
   6
 
 Every line and bar carries its values for the hover; the legend entries
