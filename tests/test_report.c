@@ -1,10 +1,18 @@
 /*
  * tests/test_report.c — the HTML and Markdown reports: structure (every
- * section, balanced tags), self-containment (no reference to a network
- * resource), escaping of hostile trace names and frames, and, where
- * Debian's chromium is installed (scripts/deps chromium), a headless
- * screenshot whose chart areas must not be blank (the PNG is decoded here
- * with zlib and kept as build/…/report-screenshot.png).
+ * section, balanced tags, links only to the file's own ids),
+ * self-containment (no reference to a network resource), escaping of
+ * hostile trace names, tags and frames; against the stores: every series'
+ * values (its maximum is its run's peak), every bar, every heat map cell
+ * (the policy's best run), the MARK ticks at their events, and the
+ * allocation sites (the live set at the load peak, recomputed here from
+ * the events the test wrote).  Where Debian's chromium is installed
+ * (scripts/deps chromium): a headless screenshot whose chart areas must not
+ * be blank (the PNG is decoded here with zlib and kept as
+ * build/…/report-screenshot.png), and the page's #selftest, which hovers
+ * the highest point of a series and a bar and toggles the series through
+ * its legend entry with dispatched mouse events; Chromium's --dump-dom
+ * gives what the page showed, checked here against the stored runs.
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
