@@ -126,8 +126,8 @@ static void make_inputs(const char *in, const char *out)
     gm_configs_free(sets, nsets);
 }
 
-static char *write_report(const char *in, const char *out, gm_report_format_t format,
-                          const char *path)
+static char *write_report_n(const char *in, const char *out, gm_report_format_t format,
+                            const char *path, size_t traces)
 {
     const char *stores[] = {out, in};
     gm_report_config_t cfg = {.stores = stores, .nstores = 2, .format = format};
@@ -137,11 +137,17 @@ static char *write_report(const char *in, const char *out, gm_report_format_t fo
     gm_report_stats_t stats;
     cr_assert_eq(gm_report_write(&cfg, f, &stats, &err), 0, "%s", err.msg);
     fclose(f);
-    cr_expect_eq(stats.traces, 4);
+    cr_expect_eq(stats.traces, traces);
     size_t len;
     char *text = gt_read_file(path, &len);
     cr_assert_not_null(text);
     return text;
+}
+
+static char *write_report(const char *in, const char *out, gm_report_format_t format,
+                          const char *path)
+{
+    return write_report_n(in, out, format, path, 4);
 }
 
 static const char *inputs_ready(const char **out)
@@ -976,4 +982,172 @@ Test(report, chromium_hovers_and_toggles_a_series, .timeout = 120)
     free(runs);
     free(result);
     free(dom);
+}
+
+/* ---- a real snapshot -------------------------------------------------------- */
+
+/* One shown stack of the sites section: "stack N: SIZE in K alloc(s)". */
+typedef struct shown_stack {
+    char size[32];
+    uint64_t count;
+} shown_stack_t;
+
+Test(report, real_snapshot_sites_and_marks, .timeout = 300)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    const char *file = "snapshots/msd_basic.pickle"; /* small: frames, no marks */
+#else
+    const char *file = "snapshots/lmmedium_ctx128_train_fp32.pickle"; /* frames and marks */
+#endif
+    const char *why;
+    const char *path = gt_data_path(file, &why);
+    if (path == NULL)
+        cr_skip_test("%s: %s", file, why);
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s", gt_tmpfile("real-in.db"));
+    snprintf(out, sizeof out, "%s", gt_tmpfile("real-runs.db"));
+    gm_store_t *s;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_store_open(in, GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    gm_import_target_t *t;
+    cr_assert_eq(gm_import_target_create(s, "snap", 0, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_torch_import(f, path, t, &err), 0, "%s", err.msg);
+    fclose(f);
+    cr_assert_eq(gm_import_commit(t, &err), 0, "%s", err.msg);
+
+    /* Independently: the live set at the first peak of requested bytes,
+     * per stack (bytes, count), and every MARK with its event index. */
+    gm_reader_t *rd;
+    cr_assert_eq(gm_reader_open(s, "snap", &rd, &err), 0, "%s", err.msg);
+    uint64_t allocs = gm_reader_info(rd)->allocs, events = gm_reader_info(rd)->events;
+    uint64_t *size = calloc(allocs + 1, sizeof *size), *peak_size = calloc(allocs + 1, sizeof *size);
+    uint32_t *frames = calloc(allocs + 1, sizeof *frames);
+    uint64_t *mark_ev = calloc(events + 1, sizeof *mark_ev);
+    uint32_t *mark_tags = calloc(events + 1, sizeof *mark_tags);
+    size_t nmarks = 0;
+    uint64_t live = 0, peak = 0, peak_at = 0, index = 0;
+    const gm_event_t *ev;
+    size_t n;
+    while (gm_reader_next(rd, &ev, &n, &err) == 0 && n > 0)
+        for (size_t i = 0; i < n; i++, index++) {
+            const gm_event_t *e = &ev[i];
+            if (e->op == GM_OP_MARK) {
+                mark_ev[nmarks] = index;
+                mark_tags[nmarks++] = e->tag;
+            } else if (e->op == GM_OP_ALLOC) {
+                size[e->id] = e->size;
+                frames[e->id] = e->frames;
+                live += e->size;
+                if (live > peak) {
+                    peak = live;
+                    peak_at = index;
+                    memcpy(peak_size, size, (allocs + 1) * sizeof *size);
+                }
+            } else if (e->op == GM_OP_FREE) {
+                live -= size[e->id];
+                size[e->id] = 0;
+            }
+        }
+    uint64_t live_n = 0;
+    for (uint64_t id = 0; id < allocs; id++)
+        live_n += peak_size[id] != 0;
+    uint32_t nframes = 0;
+    while (gm_reader_frames(rd, nframes + 1) != NULL)
+        nframes++;
+    uint64_t *stack_bytes = calloc(nframes + 1, sizeof *stack_bytes);
+    uint64_t *stack_count = calloc(nframes + 1, sizeof *stack_count);
+    for (uint64_t id = 0; id < allocs; id++)
+        if (peak_size[id]) {
+            stack_bytes[frames[id]] += peak_size[id];
+            stack_count[frames[id]]++;
+        }
+
+    /* A replay of one policy, the report of it. */
+    const gm_policy_ops_t *pol[] = {gm_policy_find("native")};
+    cr_assert_not_null(pol[0]);
+    gm_params_t *sets;
+    size_t nsets;
+    cr_assert_eq(gm_configs_expand(pol, 1, NULL, 0, &sets, &nsets, &err), 0, "%s", err.msg);
+    gm_sweep_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    const char *inputs[] = {in};
+    cfg.inputs = inputs;
+    cfg.ninputs = 1;
+    cfg.sets = sets;
+    cfg.nsets = nsets;
+    gm_device_config_default(&cfg.device);
+    cfg.results = out;
+    cfg.jobs = 1;
+    gm_sweep_summary_t sum;
+    cr_assert_eq(gm_sweep_run(&cfg, &sum, &err), 0, "%s", err.msg);
+    gm_configs_free(sets, nsets);
+    char *html = write_report_n(in, out, GM_REPORT_HTML, gt_tmpfile("real.html"), 1);
+
+    /* The instant and the live set named. */
+    char b[32], at[160];
+    gm_format_size(peak, b, sizeof b);
+    snprintf(at, sizeof at, "At event %" PRIu64 ": %" PRIu64 " live allocations, %s,", peak_at,
+             live_n, b);
+    const char *sec = strstr(html, "<section id=\"allocation-sites\">");
+    cr_assert_not_null(sec, "no sites for a snapshot with frames");
+    cr_expect(strstr(sec, at) != NULL, "expected '%s'", at);
+    /* Sites by bytes, each no more than the live set; each shown stack is
+     * one of the trace's stacks live at the peak, with its bytes and count. */
+    const char *end = strstr(sec, "</section>");
+    uint64_t prev = UINT64_MAX, total = 0;
+    size_t sites = 0, stacks = 0;
+    for (const char *p = sec; (p = strstr(p, "<span class=\"sv\"")) && p < end; p++) {
+        char *v = attr(p, "data-v");
+        uint64_t bytes = strtoull(v, NULL, 10);
+        free(v);
+        cr_expect(bytes <= prev, "sites not by bytes");
+        prev = bytes;
+        total += bytes;
+        sites++;
+        const char *next = strstr(p + 1, "<span class=\"sv\"");
+        if (next == NULL || next > end)
+            next = end;
+        for (const char *q = p; (q = strstr(q, "<details class=\"stack\"><summary>stack ")) && q < next;
+             q++) {
+            shown_stack_t st;
+            const char *c = strchr(q + 38, ':') + 2;
+            const char *in_ = strstr(c, " in ");
+            snprintf(st.size, sizeof st.size, "%.*s", (int)(in_ - c), c);
+            st.count = strtoull(in_ + 4, NULL, 10);
+            int match = 0;
+            for (uint32_t k = 0; k <= nframes && !match; k++) {
+                char sb[32];
+                gm_format_size(stack_bytes[k], sb, sizeof sb);
+                match = stack_count[k] == st.count && strcmp(sb, st.size) == 0;
+            }
+            cr_expect(match, "stack %s in %" PRIu64 " is none of the live stacks", st.size, st.count);
+            stacks++;
+        }
+    }
+    cr_expect(sites > 0 && stacks >= sites, "%zu sites, %zu stacks", sites, stacks);
+    cr_expect(total <= peak, "the sites hold %" PRIu64 " of %" PRIu64, total, peak);
+    /* Every MARK is a tick of a path named by its tag. */
+    for (size_t i = 0; i < nmarks; i++) {
+        char name[512], key[600];
+        esc(gm_reader_tag(rd, mark_tags[i]), name, sizeof name);
+        snprintf(key, sizeof key, "data-n=\"%s\" data-e=\"", name);
+        const char *p = strstr(html, key);
+        cr_assert_not_null(p, "no ticks for tag %s", name);
+        char *e = attr(p - 1, "data-e");
+        cr_expect(list_has(e, mark_ev[i]), "tag %s: event %" PRIu64 " not in '%s'", name,
+                  mark_ev[i], e);
+        free(e);
+    }
+    gm_reader_close(rd);
+    gm_store_close(s);
+    free(size);
+    free(peak_size);
+    free(frames);
+    free(mark_ev);
+    free(mark_tags);
+    free(stack_bytes);
+    free(stack_count);
+    free(html);
 }
