@@ -639,7 +639,9 @@ static char *report_stack_text(const char *text)
 {
     if (text == NULL)
         return strdup("(no frames recorded)");
-    size_t cap = strlen(text) + 64, n = 0, lines = 0;
+    /* A cut line grows by its "..." (3 bytes, at most 2 more than the part
+     * left out), then the count of the frames left out. */
+    size_t cap = strlen(text) + 3 * REPORT_STACK_LINES + 64, n = 0, lines = 0;
     char *out = malloc(cap);
     if (out == NULL)
         return NULL;

@@ -1151,3 +1151,86 @@ Test(report, real_snapshot_sites_and_marks, .timeout = 300)
     free(stack_count);
     free(html);
 }
+
+Test(report, long_stacks_are_cut)
+{
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s", gt_tmpfile("long-in.db"));
+    snprintf(out, sizeof out, "%s", gt_tmpfile("long-runs.db"));
+    gm_store_t *s;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_store_open(in, GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
+    gm_writer_t *w;
+    cr_assert_eq(gm_writer_begin(s, "long", 0, &w, &err), 0, "%s", err.msg);
+    /* Frames of 201 characters each, every line cut: 60 of them (12 left
+     * out) for the larger stack, exactly 48 (the most the page shows, the
+     * most growth from the cuts) for the other. */
+    char *text = malloc(60 * 202 + 1);
+    uint32_t st, fr[2];
+    cr_assert_eq(gm_writer_stream(w, 0, &st, &err), 0);
+    for (int k = 0; k < 2; k++) {
+        size_t n = 0;
+        for (int i = 0; i < (k ? 48 : 60); i++) {
+            n += (size_t)sprintf(text + n, "/app/%c%02d.py:1:", k ? 'g' : 'f', i);
+            while (n % 202 != 201)
+                text[n++] = 'x';
+            text[n++] = '\n';
+        }
+        text[n - 1] = '\0';
+        cr_assert_eq(gm_writer_frames(w, text, &fr[k], &err), 0, "%s", err.msg);
+    }
+    for (uint64_t k = 0; k < 4; k++) {
+        gm_event_t e = {.ts_ns = k, .id = k, .size = (k ? 1 : 8) << 20, .stream = st,
+                        .frames = fr[k != 0], .op = GM_OP_ALLOC};
+        cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
+    }
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+    gm_store_close(s);
+    const gm_policy_ops_t *pol[] = {gm_policy_find("native")};
+    gm_params_t *sets;
+    size_t nsets;
+    cr_assert_eq(gm_configs_expand(pol, 1, NULL, 0, &sets, &nsets, &err), 0, "%s", err.msg);
+    gm_sweep_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    const char *inputs[] = {in};
+    cfg.inputs = inputs;
+    cfg.ninputs = 1;
+    cfg.sets = sets;
+    cfg.nsets = nsets;
+    gm_device_config_default(&cfg.device);
+    cfg.results = out;
+    cfg.jobs = 1;
+    gm_sweep_summary_t sum;
+    cr_assert_eq(gm_sweep_run(&cfg, &sum, &err), 0, "%s", err.msg);
+    gm_configs_free(sets, nsets);
+    char *html = write_report_n(in, out, GM_REPORT_HTML, gt_tmpfile("long.html"), 1);
+    const char *pre = strstr(html, "<pre class=\"frames\">");
+    cr_assert_not_null(pre);
+    pre += 20;
+    const char *end = strstr(pre, "</pre>");
+    size_t lines = 0;
+    for (const char *p = pre; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t len = (size_t)((nl ? nl : end) - p);
+        lines++;
+        if (lines <= 48) /* the escaped ':' take 5 bytes each; 2 a line */
+            cr_expect(len == 200 + 2 * 4 + 3 && strncmp(p + len - 3, "...", 3) == 0,
+                      "line %zu: %zu bytes: %.20s", lines, len, p);
+        p = nl ? nl + 1 : end;
+    }
+    cr_expect_eq(lines, 49);
+    cr_expect(strstr(pre, "... 12 more frames</pre>") == end - 18, "no count of the rest");
+    /* The other stack: its 48 lines, all cut, nothing left out. */
+    const char *pre2 = strstr(end, "<pre class=\"frames\">");
+    cr_assert_not_null(pre2);
+    const char *end2 = strstr(pre2, "</pre>");
+    size_t lines2 = 0;
+    for (const char *p = pre2; p < end2; p++)
+        lines2 += *p == '\n';
+    cr_expect_eq(lines2 + 1, 48);
+    cr_expect(strncmp(end2 - 3, "...", 3) == 0);
+    /* The site is the innermost frame, cut. */
+    cr_expect(strstr(html, "<code>/app/f00.py&#58;1&#58;xxx") != NULL);
+    free(text);
+    free(html);
+}
