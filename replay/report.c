@@ -151,6 +151,7 @@ typedef struct report_group {
     report_site_t *sites;
     size_t nsites;
     uint64_t sites_total, sites_live, sites_stacks;
+    size_t sites_all; /* sites at the peak, nsites of them kept */
     uint64_t peak_event; /* first event at which requested bytes peak */
     size_t trace_of;     /* the group whose read holds this trace's marks */
     report_mark_t *marks;
@@ -753,6 +754,7 @@ static int report_group_sites(report_t *R, report_group_t *gr, gm_reader_t *rd,
     }
     if (rc == 0) {
         gr->sites = sites;
+        gr->sites_all = nsites;
         gr->nsites = nsites < REPORT_SITES ? nsites : REPORT_SITES;
         sites = NULL;
     }
@@ -1603,10 +1605,14 @@ static void report_sites_section(report_t *R)
         char b[32], b2[32];
         fputs("<h3>", f);
         report_trace_title(R, gr);
-        fprintf(f, "</h3><p class=\"note\">At event %" PRIu64 ": %" PRIu64 " live allocations, "
-                   "%s, from %" PRIu64 " stacks; the %zu largest sites.</p>\n<div class=\"sites\">",
-                gr->peak_event, gr->sites_live, report_size(gr->sites_total, b, sizeof b),
-                gr->sites_stacks, gr->nsites);
+        fprintf(f, "</h3><p class=\"note\">At event %" PRIu64 ": %" PRIu64 " live allocation%s, "
+                   "%s, from %" PRIu64 " stack%s at %zu site%s",
+                gr->peak_event, gr->sites_live, gr->sites_live == 1 ? "" : "s",
+                report_size(gr->sites_total, b, sizeof b), gr->sites_stacks,
+                gr->sites_stacks == 1 ? "" : "s", gr->sites_all, gr->sites_all == 1 ? "" : "s");
+        if (gr->sites_all > gr->nsites)
+            fprintf(f, "; the %zu largest", gr->nsites);
+        fputs(".</p>\n<div class=\"sites\">", f);
         for (size_t k = 0; k < gr->nsites; k++) {
             const report_site_t *s = &gr->sites[k];
             double share = gr->sites_total ? 100.0 * (double)s->bytes / (double)gr->sites_total : 0;

@@ -1088,8 +1088,8 @@ Test(report, real_snapshot_sites_and_marks, .timeout = 300)
     /* The instant and the live set named. */
     char b[32], at[160];
     gm_format_size(peak, b, sizeof b);
-    snprintf(at, sizeof at, "At event %" PRIu64 ": %" PRIu64 " live allocations, %s,", peak_at,
-             live_n, b);
+    snprintf(at, sizeof at, "At event %" PRIu64 ": %" PRIu64 " live allocation%s, %s,", peak_at,
+             live_n, live_n == 1 ? "" : "s", b);
     const char *sec = strstr(html, "<section id=\"allocation-sites\">");
     cr_assert_not_null(sec, "no sites for a snapshot with frames");
     cr_expect(strstr(sec, at) != NULL, "expected '%s'", at);
