@@ -1718,7 +1718,7 @@ static void report_seq_chart(report_t *R, int frag)
                 x, H - 14, lens[l]);
     }
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">seq_len</text>",
-            (W + ML) / 2, H - 1);
+            (W + ML) / 2, H - 3);
     for (size_t p = 0; p <= np; p++) {
         if (p == np && frag)
             break;
