@@ -44,7 +44,7 @@ static const char report_usage[] =
     "                          summary as Markdown\n"
     "  -t, --trace GLOB        only traces whose name matches GLOB\n"
     "      --title TEXT        the report's title (default 'gmsim report')\n"
-    "      --no-sites          leave out the allocation sites (no trace reads)\n"
+    "      --no-sites          leave out the allocation sites (traces read only for marks)\n"
     "  -h, --help              show this help\n";
 
 /* Whether a and b name one file (links followed); 0 where either is missing. */

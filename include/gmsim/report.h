@@ -1,8 +1,8 @@
 /*
  * gmsim/report.h — a report of stored runs: one self-contained HTML file
- * (inline CSS, inline SVG charts, a little inline script to sort the
- * table; nothing fetched from anywhere) or a Markdown summary
- * (docs/report.md).
+ * (inline CSS, inline SVG charts, one inline script for the table sort,
+ * the hover values and the legend toggles; nothing fetched from anywhere)
+ * or a Markdown summary (docs/report.md).
  *
  * Runs are read from the runs and timelines tables of every store given,
  * once per key (trace digest, policy, parameters, device, gmsim version);
@@ -29,7 +29,8 @@ typedef struct gm_report_config {
     const char *trace_glob;    /* gm_trace_match on trace names; NULL: all */
     gm_report_format_t format;
     const char *title;         /* NULL: "gmsim report" */
-    int no_sites;              /* 1: skip the allocation sites (no trace reads) */
+    int no_sites;              /* 1: skip the allocation sites (traces are then read
+                                  only for their marks, when they have any) */
 } gm_report_config_t;
 
 typedef struct gm_report_stats {
