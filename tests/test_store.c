@@ -245,6 +245,29 @@ static int st_sql(const char *path, const char *sql)
     return rc;
 }
 
+/* SQL function crc(blob): the chunk checksum, for edits that reseal. */
+static void st_sql_crc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const uint8_t *p = sqlite3_value_blob(argv[0]);
+    int n = sqlite3_value_bytes(argv[0]);
+    sqlite3_result_int64(ctx, gm__chunk_crc(p ? p : (const uint8_t *)"", n > 0 ? (size_t)n : 0));
+}
+
+/* Give every chunk of path the checksum of its data as it is now: an edit
+ * made by someone who knows the format, so that what the reader checks
+ * after the checksum is what the test sees. */
+static void st_reseal(const char *path)
+{
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_create_function(db, "crc", 1, SQLITE_UTF8, NULL, st_sql_crc, NULL, NULL),
+                 SQLITE_OK);
+    /* a store whose chunks table the edit took away has nothing to seal */
+    sqlite3_exec(db, "UPDATE chunks SET crc = crc(data)", NULL, NULL, NULL);
+    sqlite3_close(db);
+}
+
 static int64_t st_sql_int(const char *path, const char *sql)
 {
     sqlite3 *db;
@@ -1083,8 +1106,10 @@ static const char *st_tampered(const char *file, const char *sql)
     cr_assert_eq(fwrite(bytes, 1, len, f), len);
     cr_assert_eq(fclose(f), 0);
     free(bytes);
-    if (sql)
+    if (sql) {
         cr_assert_eq(st_sql(path, sql), SQLITE_OK, "%s", sql);
+        st_reseal(path);
+    }
     return path;
 }
 
@@ -1338,6 +1363,7 @@ static const char *st_tampered_u_chunk(const char *file, const gm_event_t *ev, s
     sqlite3_finalize(st);
     sqlite3_close(db);
     gm__codec_release(&c);
+    st_reseal(path);
     return path;
 }
 
@@ -1635,11 +1661,23 @@ Test(store, runs_are_saved_with_their_timelines)
     gm_run_record_t run = {.trace = "t", .trace_digest = "00ff", .policy = "buddy",
                            .params = "{\"arena\": 1024}", .device = "{\"capacity\": 0}",
                            .metrics = "{\"peak_reserved\": 2048}", .timeline = tl, .npoints = 3};
-    int64_t id1 = 0, id2 = 0;
+    int64_t id1 = 0, id2 = 0, id3 = 0;
+    int found = -1;
+    run.found = &found;
     cr_assert_eq(gm_store_save_run(s, &run, &id1, &err), 0, "%s", err.msg);
+    cr_assert_eq(found, 0);
+    /* the same key again: the stored run is kept, nothing is added */
     run.npoints = 0;
+    run.metrics = "{\"peak_reserved\": 1}";
+    cr_assert_eq(gm_store_save_run(s, &run, &id3, &err), 0, "%s", err.msg);
+    cr_assert_eq(found, 1);
+    cr_assert_eq(id3, id1);
+    /* another key is another run */
+    run.params = "{\"arena\": 2048}";
     cr_assert_eq(gm_store_save_run(s, &run, &id2, &err), 0, "%s", err.msg);
+    cr_assert_eq(found, 0);
     cr_assert_gt(id2, id1);
+    run.metrics = "{\"peak_reserved\": 2048}";
 
     /* text that is not JSON is refused, and nothing is saved */
     run.metrics = "{\"peak_reserved\": ";
