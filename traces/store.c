@@ -2,7 +2,7 @@
  * traces/store.c — the trace store: SQLite file, streaming writer and reader
  * (API in gmsim/store.h, schema and chunk format in docs/store.md).
  *
- * Schema (PRAGMA user_version = GM_STORE_SCHEMA_VERSION, WAL journal):
+ * Schema (PRAGMA user_version = GM_STORE_SCHEMA_VERSION):
  *
  *   traces    one row per trace: counts, LOAD, digest, attrs (JSON text)
  *   chunks    (trace_id, seq): events [first_event, first_event + nevents)
@@ -17,7 +17,18 @@
  *             transaction
  *   shards    (version 3) per sweep grid and shard, the runs it must store
  *             and how many it has (traces/runs.c)
+ *   (version 4) chunks.crc, the CRC-32 of each chunk's data, checked on
+ *             every read before decoding; runs_key, a unique index over a
+ *             run's key (a run saved again is kept, not doubled)
  *   An older store is upgraded on a writable open, read as it is otherwise.
+ *
+ * Journal.  A writer works in WAL mode (readers in other processes are not
+ * blocked) and its close, when it is the last connection, switches the
+ * file back to the rollback journal: a store at rest is the file alone, and
+ * a read-only open creates nothing beside it (a read-only directory or file
+ * reads; nothing read-only is left to stop a later write).  A file left in
+ * WAL mode with no -wal beside it (an older gmsim) is read `immutable`.
+ * docs/store.md says what this means for concurrent readers and writers.
  *
  * Writer.  gm_writer_begin opens a write transaction (BEGIN IMMEDIATE) that
  * gm_writer_finish commits and anything else rolls back, so no reader ever
