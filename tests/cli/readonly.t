@@ -47,8 +47,8 @@ later write works (no read-only -wal/-shm left in its way):
   $ ls ro
   s.db
   $ chmod 644 ro/s.db
-  $ gmsim synth --events 1000 --name later -o ro/s.db
-  wrote 'later' into 'ro/s.db': 1000 events (499 allocs, 499 frees, 2 marks), load 3.27 GiB
+  $ gmsim import s.csv -o ro/s.db --name later
+  imported 'later' into 'ro/s.db': 100000 events (49987 allocs, 49987 frees, 26 marks), load 4.20 GiB
   $ ls ro
   s.db
 
