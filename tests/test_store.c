@@ -247,6 +247,8 @@ static int st_sql(const char *path, const char *sql)
     return rc;
 }
 
+static int st_header_byte(const char *path, long i);
+
 /* SQL function crc(blob): the chunk checksum, for edits that reseal. */
 static void st_sql_crc(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
@@ -778,7 +780,7 @@ Test(store, database_of_another_schema_version)
     cr_assert_eq(gm_store_open(path, GM_STORE_WRITE, &s, &err), 0);
     gm_store_close(s);
     cr_assert_eq(st_sql_int(path, "PRAGMA user_version"), GM_STORE_SCHEMA_VERSION);
-    cr_assert_eq(st_sql(path, "PRAGMA user_version = 7"), SQLITE_OK);
+    cr_assert_eq(st_sql(path, "PRAGMA user_version = 7; PRAGMA journal_mode = WAL"), SQLITE_OK);
     char want[1200];
     snprintf(want, sizeof want, "'%s' has schema version 7, this gmsim reads version %d", path,
              GM_STORE_SCHEMA_VERSION);
@@ -786,8 +788,9 @@ Test(store, database_of_another_schema_version)
         cr_assert_eq(gm_store_open(path, flags, &s, &err), GM_ESCHEMA);
         cr_assert_str_eq(err.msg, want);
     }
-    /* never rewritten */
+    /* never rewritten, not even its journal mode */
     cr_assert_eq(st_sql_int(path, "PRAGMA user_version"), 7);
+    cr_assert_eq(st_header_byte(path, 18), 2, "a refused file was taken out of WAL mode");
 }
 
 Test(store, sqlite_file_without_our_schema)

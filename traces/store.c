@@ -96,6 +96,7 @@ struct gm_store {
     unsigned flags;
     int writer_active;
     int version; /* the file's schema version (older ones are read as they are) */
+    int opened;  /* gm_store_open succeeded: the file is a store of ours */
 };
 
 /* Added in schema version 2 (a version-1 store gains it when opened for
@@ -794,6 +795,7 @@ int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t
     }
     if ((rc = store_exec(s, "PRAGMA foreign_keys = ON", err)))
         goto fail;
+    s->opened = 1;
     *out = s;
     return 0;
 fail:
@@ -807,11 +809,13 @@ void gm_store_close(gm_store_t *s)
         return;
     if (s->db) {
         store_rollback(s);
-        if ((s->flags & GM_STORE_WRITE) && !store_is_memory(s->path)) {
+        if (s->opened && (s->flags & GM_STORE_WRITE) && !store_is_memory(s->path)) {
             /* Leave the store at rest in rollback-journal mode, so that
              * readers create nothing beside it.  Leaving WAL needs every
              * other connection gone: with another one open this fails at
-             * once (no busy wait) and the last writer to close does it. */
+             * once (no busy wait) and the last writer to close does it.
+             * A file refused at open (another version, not ours) is left
+             * as it was. */
             sqlite3_busy_timeout(s->db, 0);
             sqlite3_exec(s->db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
         }
