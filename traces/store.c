@@ -826,6 +826,7 @@ void gm_store_close(gm_store_t *s)
 }
 
 const char *gm_store_path(const gm_store_t *s) { return s->path; }
+int gm_store_version(const gm_store_t *s) { return s->version; }
 sqlite3 *gm__store_db(gm_store_t *s) { return s->db; }
 int gm__store_writable(const gm_store_t *s) { return (s->flags & GM_STORE_WRITE) != 0; }
 int gm__store_writer_active(const gm_store_t *s) { return s->writer_active; }

@@ -46,6 +46,11 @@ int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t
 void gm_store_close(gm_store_t *s);
 const char *gm_store_path(const gm_store_t *s);
 
+/* The file's schema version: GM_STORE_SCHEMA_VERSION, or an older one for
+ * an older store opened read-only (read as it is: before version 4 its
+ * chunks carry no checksum, so damage is found by decoding alone). */
+int gm_store_version(const gm_store_t *s);
+
 /* Summary of one stored trace (the `traces` table). */
 typedef struct gm_trace_info {
     int64_t id;

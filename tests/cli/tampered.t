@@ -43,6 +43,20 @@ A chunk with no checksum in a store of this version is damaged too:
   gmsim: 'nocrc.db': trace 'random' chunk 0 (from event 0): damaged: no checksum stored
   [1]
 
+A store of schema version 3 (before checksums) is read as it is, with a
+note; its first writer upgrades it, checksumming every chunk:
+
+  $ cp t.db v3.db
+  $ sqlite3 v3.db "DROP INDEX runs_key; ALTER TABLE chunks DROP COLUMN crc; PRAGMA user_version = 3"
+  $ gmsim info v3.db > /dev/null
+  gmsim: note: 'v3.db' has schema version 3: its chunks carry no checksums, so damage is found by decoding alone; opening it for writing (import, replay --save) upgrades it
+  $ gmsim replay v3.db --policy buddy --save 2> /dev/null | tail -1
+  saved the run in 'v3.db' (table runs, id 1)
+  $ sqlite3 v3.db "PRAGMA user_version; SELECT count(*) FROM chunks WHERE crc IS NULL"
+  4
+  0
+  $ gmsim info v3.db > /dev/null
+
 A row of an interned table deleted that events refer to:
 
   $ cp t.db stream.db
