@@ -9,7 +9,10 @@
  * runs dealt to it (gm_sweep_plan: the line of runs cut into stretches of
  * equal work, a run weighing its trace's events, so that a shard holds
  * whole traces but at its two ends).  Runs whose key the results store
- * already holds are skipped.  The results store's shards table records,
+ * already holds are skipped, and looked up again just before each task
+ * goes to a worker (sweep_prune): sweeps writing into one results store at
+ * once share the grid, and a run both replayed is stored once (the key is
+ * unique; the second save keeps the first).  The results store's shards table records,
  * under the grid's digest, the shard's runs and how many are stored: at
  * the start, and then in each run's transaction.  What is left is grouped
  * into tasks: the runs of one trace, so that one read of the trace feeds
