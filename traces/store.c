@@ -79,7 +79,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "replay/jsonfmt.h"
 #include "traces/codec.h"
