@@ -152,6 +152,16 @@ int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out)
         return gm__cli_error("cannot open '%s': a store is a file; give its name", path);
     if (gm_store_open(path, flags, out, &err) != 0)
         return gm__cli_error("%s", err.msg);
+    /* once per command: an older store read as it is has no checksums */
+    static int noted;
+    if (!noted && gm_store_version(*out) < 4) {
+        noted = 1;
+        fprintf(stderr,
+                "gmsim: note: '%s' has schema version %d: its chunks carry no checksums, so "
+                "damage is found by decoding alone; opening it for writing (import, replay "
+                "--save) upgrades it\n",
+                path, gm_store_version(*out));
+    }
     return GM_CLI_OK;
 }
 

@@ -52,7 +52,9 @@ static const char replay_usage[] =
     "      --timeline          with --json: add each run's memory timeline (about\n"
     "                          2,000 points of requested/allocated/reserved)\n"
     "      --save              keep each run (parameters, device, metrics and\n"
-    "                          timeline) in DB's runs and timelines tables\n"
+    "                          timeline) in DB's runs and timelines tables; a\n"
+    "                          run saved before (same trace, policy, parameters,\n"
+    "                          device and gmsim version) is kept, not doubled\n"
     "      --defrag every=N|at=MARK\n"
     "                          compact every run after every N events, or at\n"
     "                          each MARK named MARK: its live allocations are\n"
@@ -612,10 +614,12 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
 }
 
 /* Save every run of r, with its timeline, into the store at path (reopened
- * for writing); run_ids[i] gets run i's id.  GM_CLI_* status. */
+ * for writing); run_ids[i] gets run i's id, *kept counts the runs whose key
+ * the store held already (those are kept as they were).  GM_CLI_* status. */
 static int replay_save(const char *path, const char *name, gm_replay_t *r,
-                       const gm_device_config_t *dev, int64_t *run_ids)
+                       const gm_device_config_t *dev, int64_t *run_ids, size_t *kept)
 {
+    *kept = 0;
     gm_store_t *s;
     gm_error_t err = {0};
     int rc = gm__cli_open_store(path, GM_STORE_WRITE, &s);
@@ -631,14 +635,17 @@ static int replay_save(const char *path, const char *name, gm_replay_t *r,
         const gm_params_t *p = gm_replay_params(r, i);
         char *params = gm_params_json(p);
         char *metrics = gm_metrics_json(gm_replay_metrics(r, i));
+        int found = 0;
         gm_run_record_t run = {.trace = name, .trace_digest = info.digest,
                                .policy = p->ops->name, .params = params, .device = device,
-                               .metrics = metrics};
+                               .metrics = metrics, .found = &found};
         run.timeline = gm_replay_timeline(r, i, &run.npoints);
         if (params == NULL || metrics == NULL || device == NULL)
             rc = gm__cli_error("out of memory");
         else if (gm_store_save_run(s, &run, &run_ids[i], &err) != 0)
             rc = gm__cli_error("%s", err.msg);
+        else
+            *kept += found != 0;
         free(params);
         free(metrics);
     }
@@ -759,6 +766,7 @@ int gm__cmd_replay(int argc, char **argv)
     gm_replay_config_default(&cfg);
     const char *trace = NULL;
     int json = 0, timeline = 0, save = 0, on_gpu = 0, c, rc = GM_CLI_OK;
+    size_t kept = 0;
     gm_gpu_options_t gpu = {0};
     gm_gpu_measured_t measured;
     const char *profile_path = NULL;
@@ -898,7 +906,7 @@ int gm__cmd_replay(int argc, char **argv)
         if (run_ids == NULL)
             rc = gm__cli_error("out of memory");
         else
-            rc = replay_save(argv[optind], name, r, &cfg.device, run_ids);
+            rc = replay_save(argv[optind], name, r, &cfg.device, run_ids, &kept);
         if (rc)
             goto out;
     }
@@ -923,9 +931,18 @@ int gm__cmd_replay(int argc, char **argv)
                               a.ops[0]->name);
         }
         size_t n = gm_replay_count(r);
-        if (save && n == 1)
+        if (save && n == 1 && kept)
+            printf("the run was saved before in '%s' (table runs, id %" PRId64 "): kept it\n",
+                   gm__cli_s(argv[optind]), run_ids[0]);
+        else if (save && n == 1)
             printf("saved the run in '%s' (table runs, id %" PRId64 ")\n", gm__cli_s(argv[optind]),
                    run_ids[0]);
+        else if (save && kept == n)
+            printf("the %zu runs were saved before in '%s' (table runs): kept them\n", n,
+                   gm__cli_s(argv[optind]));
+        else if (save && kept)
+            printf("saved %zu run%s in '%s' (table runs); %zu saved before: kept\n", n - kept,
+                   n - kept == 1 ? "" : "s", gm__cli_s(argv[optind]), kept);
         else if (save)
             printf("saved %zu runs in '%s' (table runs, ids %" PRId64 " to %" PRId64 ")\n", n,
                    gm__cli_s(argv[optind]), run_ids[0], run_ids[n - 1]);

@@ -11,7 +11,10 @@
  * runs dealt to it (gm_sweep_plan: the line of runs cut into stretches of
  * equal work, a run weighing its trace's events, so that a shard holds
  * whole traces but at its two ends).  Runs whose key the results store
- * already holds are skipped.  The results store's shards table records,
+ * already holds are skipped, and looked up again just before each task
+ * goes to a worker (sweep_prune): sweeps writing into one results store at
+ * once share the grid, and a run both replayed is stored once (the key is
+ * unique; the second save keeps the first).  The results store's shards table records,
  * under the grid's digest, the shard's runs and how many are stored: at
  * the start, and then in each run's transaction.  What is left is grouped
  * into tasks: the runs of one trace, so that one read of the trace feeds
@@ -448,13 +451,21 @@ static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch
         gm_shard_record_t shard = st->record;
         shard.done++;
         rec.shard = &shard;
+        int found = 0;
+        rec.found = &found;
         gm_error_t err = {0};
         if (metrics == NULL)
             sweep_fail(st, 1, GM_ENOMEM, "out of memory");
         else if (gm_store_save_run(st->out, &rec, NULL, &err) != 0)
             sweep_fail(st, 1, err.code, "%s", err.msg);
         else {
-            st->sum->ran++;
+            /* found: another sweep stored the key meanwhile (kept) */
+            if (found) {
+                st->sum->reused++;
+                st->prog.runs_reused++;
+            } else {
+                st->sum->ran++;
+            }
             st->record.done++;
             st->prog.runs_done++;
         }
@@ -467,6 +478,44 @@ static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch
     free(b->runs);
     free(b->pts);
     memset(b, 0, sizeof *b);
+}
+
+/*
+ * Drop from task the runs whose key the results store holds by now:
+ * another sweep writing into the same store (or a shard of this one run
+ * twice) stored them since the plan was made.  They count as reused.
+ * Returns the runs left (0: nothing to send).
+ */
+static size_t sweep_prune(sweep_state_t *st, sweep_task_t *task)
+{
+    const sweep_trace_t *t = &st->traces[task->trace];
+    size_t kept = 0;
+    for (size_t i = 0; i < task->nsets; i++) {
+        size_t k = task->sets[i];
+        gm_error_t err = {0};
+        int64_t id;
+        /* an error here (other than not found) is left to the save */
+        if (gm_store_find_run(st->out, t->digest, st->cfg->sets[k].ops->name, st->params[k],
+                              st->device, NULL, &id, &err) == 0) {
+            gm_shard_record_t rec = st->record;
+            rec.done++;
+            if (gm_store_put_shard(st->out, &rec, &err) != 0) {
+                task->sets[kept++] = k; /* run it: the save records the shard */
+                continue;
+            }
+            st->record.done++;
+            st->sum->reused++;
+            st->prog.runs_done++;
+            st->prog.runs_reused++;
+            st->prog.work_done += t->events;
+        } else {
+            task->sets[kept++] = k;
+        }
+    }
+    if (kept < task->nsets && st->cfg->progress)
+        st->cfg->progress(st->cfg->progress_ctx, &st->prog);
+    task->nsets = kept;
+    return kept;
 }
 
 static int sweep_send_task(sweep_worker_t *w, const sweep_task_t *task)
@@ -587,7 +636,9 @@ static int sweep_execute(sweep_state_t *st, sweep_task_t *tasks, size_t ntasks, 
         goto out;
     }
     for (unsigned k = 0; k < started && next < ntasks; k++) {
-        if (sweep_send_task(&ws[k], &tasks[next]) == 0) {
+        while (next < ntasks && sweep_prune(st, &tasks[next]) == 0)
+            next++;
+        if (next < ntasks && sweep_send_task(&ws[k], &tasks[next]) == 0) {
             ws[k].task = (ssize_t)next++;
             busy++;
         }
@@ -623,6 +674,10 @@ static int sweep_execute(sweep_state_t *st, sweep_task_t *tasks, size_t ntasks, 
             /* The next task first, then the writing: the worker runs while
              * the parent stores. */
             while (next < ntasks) {
+                if (sweep_prune(st, &tasks[next]) == 0) {
+                    next++;
+                    continue;
+                }
                 if (sweep_send_task(&ws[k], &tasks[next]) == 0) {
                     ws[k].task = (ssize_t)next++;
                     busy++;

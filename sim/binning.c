@@ -495,7 +495,7 @@ static const gm_param_spec_t bin_params[] = {
      "blocks per chunk a bin takes from the pool (one chunk at creation)", NULL},
     {"initial_pool_size", GM_PARAM_SIZE, "0", "the pool's initial size (a multiple of 256)", NULL},
     {"maximum_pool_size", GM_PARAM_SIZE, "0",
-     "the pool's maximum size (a multiple of 256; 0: no maximum)", NULL},
+     "the pool's maximum size (a multiple of 256; 0 or none: no maximum)", "none|unlimited"},
 };
 
 const gm_policy_ops_t gm__policy_binning = {

@@ -150,7 +150,7 @@ enum {
 static const gm_param_spec_t caching_params[P_COUNT] = {
     [P_MAX_SPLIT] = {"max_split_size", GM_PARAM_SIZE, "0",
                      "blocks this large are never split (max_split_size_mb); 0 or none = "
-                     "unlimited", NULL},
+                     "unlimited", "none|unlimited"},
     [P_MAX_NSR] = {"max_non_split_rounding", GM_PARAM_SIZE, "20MiB",
                    "an oversize request takes a cached block less than this much larger", NULL},
     [P_DIVISIONS] = {"roundup_power2_divisions", GM_PARAM_STRING, "",

@@ -3,7 +3,10 @@
  * defaults then "KEY=VALUE" settings, and print values as JSON.
  *
  * Parsing is strict: the whole text must be one value of the type, so that
- * a typo is an error and not a silently different run.  Range rules that
+ * a typo is an error and not a silently different run.  Values are
+ * canonical: two spellings of one setting parse to one value ("none" and 0
+ * for a size whose 0 means no limit), so the resolved values — a run's key
+ * (gm_params_json) — are the same for the same configuration.  Range rules that
  * depend on the policy (a power of two, arena ≥ min_block) are checked by the
  * policy's create, which has all values at once.
  *
@@ -87,8 +90,12 @@ static int params_parse(const char *policy, const gm_param_spec_t *spec, const c
 
     switch (spec->type) {
     case GM_PARAM_SIZE:
-        /* "none" (or "unlimited"): no limit, the largest size there is. */
-        if (strcasecmp(text, "none") == 0 || strcasecmp(text, "unlimited") == 0)
+        /* Where 0 means no limit the words for it are 0 (spec->choices), so
+         * that one configuration has one value and one run key; elsewhere
+         * "none" (or "unlimited") is the largest size there is. */
+        if (spec->choices != NULL && params_choice(spec->choices, text) >= 0)
+            v.size = 0;
+        else if (strcasecmp(text, "none") == 0 || strcasecmp(text, "unlimited") == 0)
             v.size = UINT64_MAX;
         else if (gm_parse_size(text, &v.size, NULL) != 0)
             why = "expected a size in bytes such as 512, 64KiB or 1.5GiB, or none";

@@ -483,7 +483,8 @@ static const gm_param_spec_t pool_params[] = {
     {"initial_pool_size", GM_PARAM_SIZE, "0",
      "bytes taken from the device at creation (a multiple of 256)", NULL},
     {"maximum_pool_size", GM_PARAM_SIZE, "0",
-     "most bytes the pool may hold (a multiple of 256; 0: no maximum, the pool doubles)", NULL},
+     "most bytes the pool may hold (a multiple of 256; 0 or none: no maximum, the pool "
+     "doubles)", "none|unlimited"},
 };
 
 /* Every upstream block's list of blocks, in address order. */

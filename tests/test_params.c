@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -322,4 +323,48 @@ Test(params, registry)
     cr_expect_null(gm_policy_find("nonesuch"));
     cr_expect_null(gm_policy_find(NULL));
     cr_expect_null(gm_policy_find("Buddy"));
+}
+
+Test(params, one_setting_one_value)
+{
+    /* Where 0 means no limit, "none" is 0: the same configuration gives
+     * the same resolved values, hence one run key (gm_params_json). */
+    static const char *const keys[][2] = {{"caching", "max_split_size"},
+                                          {"pool", "maximum_pool_size"},
+                                          {"binning", "maximum_pool_size"}};
+    gm_error_t err = {0};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const gm_policy_ops_t *ops = gm_policy_find(keys[i][0]);
+        cr_assert_not_null(ops, "%s", keys[i][0]);
+        gm_params_t dflt;
+        cr_assert_eq(gm_params_init(&dflt, ops, &err), 0, "%s", err.msg);
+        char *want = gm_params_json(&dflt);
+        cr_assert_not_null(want);
+        static const char *const spellings[] = {"none", "None", "unlimited", "0", "0KiB"};
+        for (size_t k = 0; k < sizeof spellings / sizeof spellings[0]; k++) {
+            gm_params_t p;
+            cr_assert_eq(gm_params_init(&p, ops, &err), 0);
+            cr_assert_eq(gm_params_set(&p, keys[i][1], spellings[k], &err), 0, "%s", err.msg);
+            char *got = gm_params_json(&p);
+            cr_assert_str_eq(got, want, "%s.%s=%s", keys[i][0], keys[i][1], spellings[k]);
+            free(got);
+            gm_params_release(&p);
+        }
+        /* a real limit is another value */
+        gm_params_t p;
+        cr_assert_eq(gm_params_init(&p, ops, &err), 0);
+        cr_assert_eq(gm_params_set(&p, keys[i][1], "128MiB", &err), 0, "%s", err.msg);
+        char *got = gm_params_json(&p);
+        cr_assert_str_neq(got, want);
+        free(got);
+        gm_params_release(&p);
+        free(want);
+        gm_params_release(&dflt);
+    }
+    /* elsewhere "none" is still the largest size */
+    gm_params_t b;
+    cr_assert_eq(gm_params_init(&b, gm_policy_find("buddy"), &err), 0);
+    cr_assert_eq(gm_params_set(&b, "arena", "none", &err), 0);
+    cr_assert_eq(b.values[1].size, UINT64_MAX);
+    gm_params_release(&b);
 }

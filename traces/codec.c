@@ -1026,3 +1026,15 @@ void gm__digest_final(gm__digest_t *d, char hex[33])
     }
     hex[32] = '\0';
 }
+
+uint32_t gm__chunk_crc(const uint8_t *blob, size_t len)
+{
+    uLong c = crc32(0L, Z_NULL, 0);
+    while (len > 0) {
+        uInt n = len > (size_t)UINT_MAX ? UINT_MAX : (uInt)len;
+        c = crc32(c, blob, n);
+        blob += n;
+        len -= n;
+    }
+    return (uint32_t)c;
+}

@@ -104,6 +104,11 @@ int gm__chunk_decode(gm__codec_t *c, const uint8_t *blob, size_t len, uint64_t f
                      gm_event_t *out, size_t cap, size_t *n, uint64_t *nallocs,
                      gm_error_t *err);
 
+/* The checksum stored beside each chunk (docs/store.md): CRC-32 (zlib's
+ * crc32, the polynomial of gzip and PNG) of the encoded blob as stored.
+ * Checked on every read, before decoding. */
+uint32_t gm__chunk_crc(const uint8_t *blob, size_t len);
+
 /* Event count in a blob's header, or -1 if the header is malformed. */
 long gm__chunk_peek(const uint8_t *blob, size_t len);
 

@@ -5,11 +5,12 @@
  * table, the record of what each sweep shard stored.
  *
  * A run's key is (trace_digest, policy, params, device, gmsim_version),
- * each text compared exactly.  The schema has no unique index on it (runs
- * saved by `replay --save` may repeat on purpose), so lookups go through
- * runs_by_digest and compare the rest; copies check the key before each
- * insert, on the destination's connection and inside its transaction, so
- * runs repeated in the source land once.
+ * each text compared exactly, and unique from schema version 4 (index
+ * runs_key; a store of version 3 or older read as it is may still repeat
+ * one).  Lookups use that index; saves (gm_store_save_run) and copies
+ * check the key before each insert, on the destination's connection and
+ * inside its write transaction, so a key lands once whatever the number of
+ * writers, and runs repeated in a source are copied once.
  *
  * The store is outside data: columns read may be NULL or of another type;
  * texts read that way become "" and numbers 0, never a crash.

@@ -2,7 +2,7 @@
  * traces/store.c — the trace store: SQLite file, streaming writer and reader
  * (API in gmsim/store.h, schema and chunk format in docs/store.md).
  *
- * Schema (PRAGMA user_version = GM_STORE_SCHEMA_VERSION, WAL journal):
+ * Schema (PRAGMA user_version = GM_STORE_SCHEMA_VERSION):
  *
  *   traces    one row per trace: counts, LOAD, digest, attrs (JSON text)
  *   chunks    (trace_id, seq): events [first_event, first_event + nevents)
@@ -17,7 +17,18 @@
  *             transaction
  *   shards    (version 3) per sweep grid and shard, the runs it must store
  *             and how many it has (traces/runs.c)
+ *   (version 4) chunks.crc, the CRC-32 of each chunk's data, checked on
+ *             every read before decoding; runs_key, a unique index over a
+ *             run's key (a run saved again is kept, not doubled)
  *   An older store is upgraded on a writable open, read as it is otherwise.
+ *
+ * Journal.  A writer works in WAL mode (readers in other processes are not
+ * blocked) and its close, when it is the last connection, switches the
+ * file back to the rollback journal: a store at rest is the file alone, and
+ * a read-only open creates nothing beside it (a read-only directory or file
+ * reads; nothing read-only is left to stop a later write).  A file left in
+ * WAL mode with no -wal beside it (an older gmsim) is read `immutable`.
+ * docs/store.md says what this means for concurrent readers and writers.
  *
  * Writer.  gm_writer_begin opens a write transaction (BEGIN IMMEDIATE) that
  * gm_writer_finish commits and anything else rolls back, so no reader ever
@@ -125,6 +136,8 @@ struct gm_store {
     sqlite3_stmt *queries[STORE_NQUERIES]; /* compiled on first use */
     sqlite3_stmt *kept;                    /* store_prepare_kept's statement */
     char *kept_sql;                        /* and its text */
+    int version; /* the file's schema version (older ones are read as they are) */
+    int opened;  /* gm_store_open succeeded: the file is a store of ours */
 };
 
 /* Added in schema version 2 (a version-1 store gains it when opened for
@@ -149,6 +162,11 @@ struct gm_store {
     "  updated     TEXT NOT NULL,\n"                                       \
     "  PRIMARY KEY (grid, shard)\n"                                        \
     ");\n"
+
+/* Added in schema version 4: a run's key is unique (traces/runs.c). */
+#define STORE_RUNS_KEY_SQL                                                 \
+    "CREATE UNIQUE INDEX IF NOT EXISTS runs_key ON runs (trace_digest, policy, params, " \
+    "device, gmsim_version);\n"
 
 static const char store_schema[] =
     "CREATE TABLE traces (\n"
@@ -176,6 +194,7 @@ static const char store_schema[] =
     "  first_alloc INTEGER NOT NULL,\n"
     "  nallocs     INTEGER NOT NULL,\n"
     "  data        BLOB NOT NULL,\n"
+    "  crc         INTEGER,\n"
     "  PRIMARY KEY (trace_id, seq)\n"
     ");\n"
     "CREATE TABLE streams (\n"
@@ -211,6 +230,7 @@ static const char store_schema[] =
     "  created       TEXT\n"
     ");\n"
     "CREATE INDEX runs_by_digest ON runs (trace_digest);\n"
+    STORE_RUNS_KEY_SQL
     STORE_LAYOUTS_SQL
     STORE_SHARDS_SQL
     "CREATE TABLE timelines (\n"
@@ -573,6 +593,59 @@ static uint64_t store_json_member_u64(const char *object, const char *key)
 
 static int store_is_memory(const char *path) { return strcmp(path, ":memory:") == 0 || !*path; }
 
+/*
+ * Whether the file at path is an SQLite database in WAL mode (header bytes
+ * 18 and 19 both 2) with no write-ahead log beside it: a store left so by
+ * an older gmsim (or another SQLite tool), with no connection open on it.
+ * A plain read-only open of such a file creates -wal and -shm beside it (with
+ * the file's permissions, so a read-only store leaves read-only files that
+ * make later writes fail) or fails in a read-only directory.
+ */
+static int store_wal_at_rest(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return 0;
+    unsigned char h[100];
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    if (n != sizeof h || memcmp(h, "SQLite format 3", 16) != 0 || h[18] != 2 || h[19] != 2)
+        return 0;
+    size_t len = strlen(path);
+    char *wal = malloc(len + 5);
+    if (wal == NULL)
+        return 0;
+    memcpy(wal, path, len);
+    memcpy(wal + len, "-wal", 5);
+    struct stat st;
+    int absent = stat(wal, &st) != 0 && errno == ENOENT;
+    free(wal);
+    return absent;
+}
+
+/* "file:PATH?immutable=1" with PATH escaped for a URI (RFC 3986: '%', '?'
+ * and '#' and every byte outside printable ASCII as %XX); a relative path
+ * stays relative.  NULL when out of memory; the caller frees the result. */
+static char *store_immutable_uri(const char *path)
+{
+    size_t len = strlen(path);
+    char *u = malloc(3 * len + 32);
+    if (u == NULL)
+        return NULL;
+    size_t k = (size_t)sprintf(u, "file:");
+    /* "file://x" would name host x: a path starting with "//" keeps it */
+    if (path[0] == '/' && path[1] == '/')
+        k += (size_t)sprintf(u + k, "//");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (*p == '%' || *p == '?' || *p == '#' || *p <= 0x20 || *p >= 0x7f)
+            k += (size_t)sprintf(u + k, "%%%02X", *p);
+        else
+            u[k++] = (char)*p;
+    }
+    sprintf(u + k, "?immutable=1");
+    return u;
+}
+
 /* Create the schema in an empty database (inside a write transaction, so
  * that two processes creating the same file do not both do it). */
 static int store_create_schema(gm_store_t *s, gm_error_t *err)
@@ -633,14 +706,74 @@ static int store_check_tables(gm_store_t *s, gm_error_t *err)
         if (r != SQLITE_OK)
             return store_fail(s, err, r, "cannot read the schema");
     }
+    if (s->version >= 4) {
+        sqlite3_stmt *st;
+        int r = sqlite3_prepare_v2(s->db, "SELECT crc FROM chunks", -1, &st, NULL);
+        sqlite3_finalize(st);
+        if (r == SQLITE_ERROR)
+            return gm_error_set(err, GM_EFORMAT, "'%s' is not a gmsim trace store: table chunks: %s",
+                                s->path, sqlite3_errmsg(s->db));
+        if (r != SQLITE_OK)
+            return store_fail(s, err, r, "cannot read the schema");
+    }
+    return 0;
+}
+
+/* SQL function gm_crc32(blob): the chunk checksum (store_chunk_crc), for
+ * the upgrade to version 4. */
+static void store_sql_crc32(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const uint8_t *p = sqlite3_value_blob(argv[0]);
+    int n = sqlite3_value_bytes(argv[0]);
+    sqlite3_result_int64(ctx, (sqlite3_int64)gm__chunk_crc(p ? p : (const uint8_t *)"",
+                                                           n > 0 ? (size_t)n : 0));
+}
+
+/* Version 4: chunks gain their checksum (computed from the data as it is
+ * now: the upgrade cannot know an older chunk's original bytes), and runs
+ * a unique key; runs repeated under one key are cut to the first (lowest
+ * id), with their timelines.  Idempotent: a file whose version was set
+ * back by hand may have the column and index already. */
+static int store_upgrade_v4(gm_store_t *s, gm_error_t *err)
+{
+    int64_t has_crc = 0;
+    int rc = store_query_int(s, "SELECT count(*) FROM pragma_table_info('chunks') "
+                                "WHERE name = 'crc'", NULL, &has_crc, err);
+    if (rc < 0)
+        return rc;
+    int r = sqlite3_create_function(s->db, "gm_crc32", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                    NULL, store_sql_crc32, NULL, NULL);
+    if (r != SQLITE_OK)
+        return store_fail(s, err, r, "cannot upgrade the schema to version 4");
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "%s"
+             "UPDATE chunks SET crc = gm_crc32(data) WHERE crc IS NULL;\n"
+             "CREATE TEMP TABLE gm_dup_runs AS SELECT id FROM runs WHERE id NOT IN "
+             "(SELECT min(id) FROM runs GROUP BY trace_digest, policy, params, device, "
+             "gmsim_version);\n"
+             "DELETE FROM timelines WHERE run_id IN (SELECT id FROM gm_dup_runs);\n"
+             "DELETE FROM runs WHERE id IN (SELECT id FROM gm_dup_runs);\n"
+             "DROP TABLE gm_dup_runs;\n"
+             STORE_RUNS_KEY_SQL
+             "PRAGMA user_version = 4;",
+             has_crc ? "" : "ALTER TABLE chunks ADD COLUMN crc INTEGER;\n");
+    char *msg = NULL;
+    r = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+    sqlite3_free(msg);
+    sqlite3_create_function(s->db, "gm_crc32", 1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+    if (r != SQLITE_OK)
+        return store_fail(s, err, r, "cannot upgrade the schema to version 4");
     return 0;
 }
 
 /* Bring an older store up to this version, in a write transaction
  * (another process may have done it meanwhile): version 2 added the
- * layouts table, version 3 the shards table.  An older store opened
- * read-only is read as it is: its traces have no layouts, its runs no
- * shard records. */
+ * layouts table, version 3 the shards table, version 4 chunk checksums and
+ * unique run keys.  An older store opened read-only is read as it is: its
+ * traces have no layouts, its runs no shard records, its chunks no
+ * checksums, and its runs may repeat a key. */
 static int store_upgrade(gm_store_t *s, gm_error_t *err)
 {
     int rc = store_exec(s, "BEGIN IMMEDIATE", err);
@@ -652,6 +785,11 @@ static int store_upgrade(gm_store_t *s, gm_error_t *err)
     static const char *const steps[] = {STORE_LAYOUTS_SQL "PRAGMA user_version = 2;",
                                         STORE_SHARDS_SQL "PRAGMA user_version = 3;"};
     for (; version >= 1 && version < GM_STORE_SCHEMA_VERSION; version++) {
+        if (version == 3) {
+            if ((rc = store_upgrade_v4(s, err)))
+                goto fail;
+            continue;
+        }
         char *msg = NULL;
         int r = sqlite3_exec(s->db, steps[version - 1], NULL, NULL, &msg);
         sqlite3_free(msg);
@@ -711,6 +849,7 @@ static int store_check_schema(gm_store_t *s, gm_error_t *err)
                 return gm_error_set(err, GM_ESCHEMA,
                                     "'%s' has schema version %lld, this gmsim reads version %d",
                                     s->path, (long long)version, GM_STORE_SCHEMA_VERSION);
+            s->version = (int)version;
             return store_check_tables(s, err);
         }
         sqlite3_finalize(st);
@@ -746,7 +885,18 @@ int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t
     s->flags = flags;
     int oflags = flags & GM_STORE_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
                                         : SQLITE_OPEN_READONLY;
-    int r = sqlite3_open_v2(path, &s->db, oflags, NULL);
+    char *uri = NULL;
+    if (!(flags & GM_STORE_WRITE) && !memory && store_wal_at_rest(path)) {
+        uri = store_immutable_uri(path);
+        if (uri == NULL) {
+            free(s->path);
+            free(s);
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        }
+        oflags |= SQLITE_OPEN_URI;
+    }
+    int r = sqlite3_open_v2(uri ? uri : path, &s->db, oflags, NULL);
+    free(uri);
     int rc;
     if (r != SQLITE_OK) {
         rc = gm_error_set(err, GM_EIO, "cannot open '%s': %s", path,
@@ -766,6 +916,7 @@ int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t
     }
     if ((rc = store_exec(s, "PRAGMA foreign_keys = ON", err)))
         goto fail;
+    s->opened = 1;
     *out = s;
     return 0;
 fail:
@@ -782,6 +933,16 @@ void gm_store_close(gm_store_t *s)
         for (int i = 0; i < STORE_NQUERIES; i++)
             sqlite3_finalize(s->queries[i]);
         sqlite3_finalize(s->kept);
+        if (s->opened && (s->flags & GM_STORE_WRITE) && !store_is_memory(s->path)) {
+            /* Leave the store at rest in rollback-journal mode, so that
+             * readers create nothing beside it.  Leaving WAL needs every
+             * other connection gone: with another one open this fails at
+             * once (no busy wait) and the last writer to close does it.
+             * A file refused at open (another version, not ours) is left
+             * as it was. */
+            sqlite3_busy_timeout(s->db, 0);
+            sqlite3_exec(s->db, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+        }
         sqlite3_close_v2(s->db);
     }
     free(s->kept_sql);
@@ -790,6 +951,7 @@ void gm_store_close(gm_store_t *s)
 }
 
 const char *gm_store_path(const gm_store_t *s) { return s->path; }
+int gm_store_version(const gm_store_t *s) { return s->version; }
 sqlite3 *gm__store_db(gm_store_t *s) { return s->db; }
 int gm__store_writable(const gm_store_t *s) { return (s->flags & GM_STORE_WRITE) != 0; }
 int gm__store_writer_active(const gm_store_t *s) { return s->writer_active; }
@@ -1172,7 +1334,8 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
     }
     if ((rc = store_prepare_kept(s,
                             "INSERT INTO chunks (trace_id, seq, first_event, nevents, "
-                            "first_alloc, nallocs, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                            "first_alloc, nallocs, data, crc) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                            "?8)",
                             &w->ins_chunk, err)))
         goto fail;
     *out = w;
@@ -1360,6 +1523,7 @@ static int store_writer_flush(gm_writer_t *w, gm_error_t *err)
     sqlite3_bind_int64(st, 5, (sqlite3_int64)w->chunk_first_alloc);
     sqlite3_bind_int64(st, 6, (sqlite3_int64)nallocs);
     sqlite3_bind_blob(st, 7, blob, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, (sqlite3_int64)gm__chunk_crc(blob, len));
     int r = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
@@ -1818,9 +1982,13 @@ static int store_reader_open(gm_store_t *s, const char *name, gm_reader_t **out,
                           name, (long long)nchunks, (unsigned long long)r->info.chunks);
         goto fail;
     }
+    /* chunks of a store older than version 4 have no checksum */
     if ((rc = store_prepare(s,
-                            "SELECT first_event, nevents, first_alloc, nallocs, data FROM chunks "
-                            "WHERE trace_id = ?1 AND seq = ?2",
+                            s->version >= 4
+                                ? "SELECT first_event, nevents, first_alloc, nallocs, data, crc "
+                                  "FROM chunks WHERE trace_id = ?1 AND seq = ?2"
+                                : "SELECT first_event, nevents, first_alloc, nallocs, data, NULL "
+                                  "FROM chunks WHERE trace_id = ?1 AND seq = ?2",
                             &r->sel, err)))
         goto fail;
     *out = r;
@@ -1926,6 +2094,26 @@ static int store_reader_next(gm_reader_t *r, gm_event_t *dst, size_t *n, gm_erro
                      "%llu and %llu", name, seq, (long long)first_event, (long long)first_alloc,
                      (unsigned long long)r->events, (unsigned long long)r->allocs);
         return store_reader_damaged(r, err, GM_ECORRUPT);
+    }
+    if (r->s->version >= 4) {
+        /* The checksum first: a damaged chunk is named as such rather than
+         * by whatever its bytes then decode to. */
+        uint32_t crc = gm__chunk_crc(blob, len);
+        int typed = sqlite3_column_type(st, 5) == SQLITE_INTEGER;
+        int64_t stored = sqlite3_column_int64(st, 5);
+        if (!typed || stored != (int64_t)crc) {
+            sqlite3_reset(st);
+            if (typed)
+                gm_error_set(err, GM_ECORRUPT,
+                             "trace '%s' chunk %llu (from event %llu): damaged: checksum %08llx, "
+                             "%08x stored", name, seq, (unsigned long long)first_event,
+                             (unsigned long long)crc, (unsigned)(stored & 0xffffffff));
+            else
+                gm_error_set(err, GM_ECORRUPT,
+                             "trace '%s' chunk %llu (from event %llu): damaged: no checksum "
+                             "stored", name, seq, (unsigned long long)first_event);
+            return store_reader_damaged(r, err, GM_ECORRUPT);
+        }
     }
     size_t got = 0;
     uint64_t got_allocs = 0;
@@ -2055,10 +2243,32 @@ int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm
         if (json[i] == NULL || !store_json_valid(json[i]))
             return gm_error_set(err, GM_EINVAL, "cannot save a run of '%s': %s is not JSON",
                                 run->policy, i == 0 ? "params" : i == 1 ? "device" : "metrics");
+    if (run->found)
+        *run->found = 0;
     int rc = store_exec(s, "BEGIN IMMEDIATE", err);
     if (rc)
         return rc;
     sqlite3_stmt *st = NULL;
+    /* A run's key is unique (the runs_key index): a run stored already,
+     * by this process or another writer, is kept as it is.  The lookup is
+     * inside the write transaction, so two writers cannot both miss it. */
+    int64_t old_id = 0;
+    rc = gm_store_find_run(s, run->trace_digest, run->policy, run->params, run->device, NULL,
+                           &old_id, err);
+    if (rc == 0) {
+        if (run->shard && (rc = gm_store_put_shard(s, run->shard, err)))
+            goto fail;
+        if ((rc = store_exec(s, "COMMIT", err)))
+            goto fail;
+        if (run->found)
+            *run->found = 1;
+        if (id)
+            *id = old_id;
+        return 0;
+    }
+    if (rc != GM_ENOTFOUND)
+        goto fail;
+    gm_error_clear(err);
     rc = store_prepare(s,
                        "INSERT INTO runs (trace_digest, trace_name, policy, params, device, "
                        "gmsim_version, metrics, created) VALUES (?, ?, ?, ?, ?, ?, ?, "

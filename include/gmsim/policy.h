@@ -41,7 +41,9 @@ typedef struct gm_param_spec {
     gm_param_type_t type;
     const char *def;     /* default, as text in the same syntax */
     const char *help;    /* one line */
-    const char *choices; /* GM_PARAM_ENUM only: "a|b|c" */
+    const char *choices; /* GM_PARAM_ENUM: "a|b|c"; GM_PARAM_SIZE whose 0 means
+                            no limit: the words that mean it ("none|unlimited"),
+                            parsed to 0, so the setting has one value */
 } gm_param_spec_t;
 
 typedef union gm_param_value {

@@ -26,7 +26,7 @@
 #include "gmsim/layout.h"
 #include "gmsim/trace.h"
 
-#define GM_STORE_SCHEMA_VERSION 3
+#define GM_STORE_SCHEMA_VERSION 4
 #define GM_CHUNK_EVENTS 65536
 
 typedef struct gm_store gm_store_t;
@@ -45,6 +45,11 @@ typedef struct gm_reader gm_reader_t;
 int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t *err);
 void gm_store_close(gm_store_t *s);
 const char *gm_store_path(const gm_store_t *s);
+
+/* The file's schema version: GM_STORE_SCHEMA_VERSION, or an older one for
+ * an older store opened read-only (read as it is: before version 4 its
+ * chunks carry no checksum, so damage is found by decoding alone). */
+int gm_store_version(const gm_store_t *s);
 
 /* Summary of one stored trace (the `traces` table). */
 typedef struct gm_trace_info {
@@ -202,12 +207,19 @@ typedef struct gm_run_record {
      * (gm_store_put_shard) in the run's transaction, so that its `done`
      * never disagrees with the runs stored. */
     const gm_shard_record_t *shard;
+    /* Optional: set to 1 when a run of this key was stored already (then
+     * nothing but the shard record is written and *id gets that run's
+     * id), else 0. */
+    int *found;
 } gm_run_record_t;
 
 /*
  * Append a run to the runs table and its timeline to the timelines table,
  * in one transaction, with the gmsim version and the time; *id (may be
- * NULL) gets the run's id.  GM_EINVAL on a store opened read-only or for
+ * NULL) gets the run's id.  Runs are unique by key (below): when the store
+ * holds a run of this key already (saved before, or by another writer
+ * meanwhile), that run is kept, nothing else is written (but run->shard),
+ * *id gets its id and *run->found 1.  GM_EINVAL on a store opened read-only or for
  * text that is not JSON, GM_ESTATE while a writer is open, GM_EIO/GM_EDB
  * from SQLite (nothing is saved then).
  */
@@ -216,7 +228,8 @@ int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm
 /* ---- run queries (traces/runs.c) ------------------------------------------
  * A run's key is (trace digest, policy, params, device, gmsim version),
  * texts compared exactly: sweeps write params and device as canonical JSON
- * (gmsim/sweep.h), so the same run always has the same key. */
+ * (gmsim/sweep.h), so the same run always has the same key.  From schema
+ * version 4 the key is unique (index runs_key). */
 
 /* A stored run; every text is malloc'd and never NULL ("" when the column
  * is NULL). */

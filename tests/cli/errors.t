@@ -10,10 +10,10 @@ missing file:
   [1]
   $ sqlite3 v7.db 'PRAGMA user_version=7; CREATE TABLE t(x);'
   $ gmsim info v7.db
-  gmsim: 'v7.db' has schema version 7, this gmsim reads version 3
+  gmsim: 'v7.db' has schema version 7, this gmsim reads version 4
   [1]
   $ gmsim replay v7.db --policy all
-  gmsim: 'v7.db' has schema version 7, this gmsim reads version 3
+  gmsim: 'v7.db' has schema version 7, this gmsim reads version 4
   [1]
   $ gmsim info missing.db
   gmsim: cannot open 'missing.db': no such file

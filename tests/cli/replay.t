@@ -149,3 +149,17 @@ timelines table, so results can be read back with plain SQL:
   1|100
   2|100
   3|100
+
+A run is unique by its key (trace, policy, parameters, device, gmsim
+version): saved again, the stored run is kept and nothing is doubled:
+
+  $ gmsim replay t.db --trace other --policy buddy --param buddy.release=empty --save | tail -1
+  the run was saved before in 't.db' (table runs, id 3): kept it
+  $ gmsim replay t.db --trace other --policy native,buddy,tlsf --save | tail -1
+  saved 1 run in 't.db' (table runs); 2 saved before: kept
+  $ gmsim replay t.db --trace other --policy native,buddy --save | tail -1
+  the 2 runs were saved before in 't.db' (table runs): kept them
+  $ sqlite3 t.db "SELECT count(*), count(DISTINCT policy || params) FROM runs"
+  4|4
+  $ sqlite3 t.db "INSERT INTO runs (trace_digest, policy, params, device, gmsim_version) SELECT trace_digest, policy, params, device, gmsim_version FROM runs WHERE id = 1" 2>&1 | grep -o 'UNIQUE constraint failed'
+  UNIQUE constraint failed

@@ -20,6 +20,30 @@ run done:
   $ sqlite3 m.runs.db 'select count(distinct run_id) from timelines'
   9
 
+Two sweeps into one results file at the same time share the grid: each
+skips what the other has stored, and no run is stored twice:
+
+  $ gmsim sweep m.db -p native,buddy,tlsf -o twice.db -j 1 > a.out & gmsim sweep m.db -p native,buddy,tlsf -o twice.db -j 1 > b.out; wait
+  $ tail -qn1 a.out b.out | sed 's/[0-9]* already done, [0-9]* ran/N already done, M ran/'
+  N already done, M ran, 0 failed; results in 'twice.db'
+  N already done, M ran, 0 failed; results in 'twice.db'
+  $ sqlite3 twice.db 'select count(*), count(distinct trace_digest || policy || params) from runs'
+  9|9
+  $ gmsim sweep m.db -p native,buddy,tlsf -o twice.db -j 2 | tail -1
+  9 already done, 0 ran, 0 failed; results in 'twice.db'
+
+One configuration, one key: `none` is 0 for a size whose 0 means no
+limit, so `caching.max_split_size=none` is the default configuration:
+
+  $ gmsim sweep m.db -p caching --param caching.max_split_size=none -o none.db | tail -1
+  0 already done, 3 ran, 0 failed; results in 'none.db'
+  $ gmsim sweep m.db -p caching -o none.db | tail -1
+  3 already done, 0 ran, 0 failed; results in 'none.db'
+  $ gmsim sweep m.db -p caching --param caching.max_split_size=0 -o none.db | tail -1
+  3 already done, 0 ran, 0 failed; results in 'none.db'
+  $ sqlite3 none.db 'select count(*), json_extract(params, "$.max_split_size") from runs'
+  3|0
+
 A grown grid runs only what is new:
 
   $ gmsim sweep m.db -p native,buddy --param buddy.arena=1GiB,4GiB,8GiB -j 2 --json
