@@ -65,11 +65,42 @@ static int out_is_input(const struct stat *so, const char *input)
     return 0;
 }
 
+/* Whether out names a companion of input by name (STORE-wal, -shm,
+ * -journal beside a store that is input), whether or not it exists: SQLite
+ * would take a file written there as the store's own. */
+static int out_is_companion(const char *out, const char *input)
+{
+    static const char *const suffixes[] = {"-wal", "-shm", "-journal"};
+    size_t n = strlen(out);
+    struct stat si, sp;
+    if (stat(input, &si) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t k = strlen(suffixes[i]);
+        char base[PATH_MAX];
+        if (n <= k || n - k >= sizeof base || strcmp(out + n - k, suffixes[i]) != 0)
+            continue;
+        memcpy(base, out, n - k);
+        base[n - k] = '\0';
+        if (stat(base, &sp) == 0 && sp.st_dev == si.st_dev && sp.st_ino == si.st_ino)
+            return 1;
+    }
+    return 0;
+}
+
 int gm__cli_check_output(const char *usage, const char *out, const char *const *inputs,
                          size_t ninputs)
 {
     struct stat so;
     int is_stdout = out == NULL || strcmp(out, "-") == 0;
+    for (size_t i = 0; !is_stdout && i < ninputs; i++) {
+        char shown[3 * 256 + 8], shown_out[3 * 256 + 8];
+        if (inputs[i] != NULL && strcmp(inputs[i], "-") != 0 && out_is_companion(out, inputs[i]))
+            return gm__cli_usage_error(usage, "cannot write '%s': it is the input '%s' (name "
+                                              "another file)",
+                                       gm__esc(out, shown_out, sizeof shown_out),
+                                       gm__esc(inputs[i], shown, sizeof shown));
+    }
     if (is_stdout ? fstat(STDOUT_FILENO, &so) != 0 : stat(out, &so) != 0)
         return GM_CLI_OK; /* a new file is no input */
     /* Standard output on a terminal, a pipe or /dev/null is no input. */

@@ -16,10 +16,10 @@ small grid replayed from an empty allocator, against the recorded settings
 
 The figures are those of plain replays, with and without the setting:
 
-  $ gmsim replay s.db --policy caching --start cold | grep '^caching' | cut -c1-24
-  caching      50.00 GiB  
-  $ gmsim replay s.db --policy caching --start cold --param caching.conf=expandable_segments:True | grep '^caching' | cut -c1-24
-  caching      49.58 GiB  
+  $ gmsim replay s.db --policy caching --start cold | awk '/^caching/ {print $1, $(NF-16), $(NF-15)}'
+  caching 50.00 GiB
+  $ gmsim replay s.db --policy caching --start cold --param caching.conf=expandable_segments:True | awk '/^caching/ {print $1, $(NF-16), $(NF-15)}'
+  caching 49.58 GiB
 
 --json has the same under "pytorch", with every setting tried; --no-advice
 skips it:
@@ -138,8 +138,8 @@ snapshot of torch.t, whose recorded 20 MiB segment serves every request):
 
 --start takes warm (the recorded layout, the default) or cold:
 
-  $ gmsim replay run.db --trace run.dev0 --policy caching --start cold | grep '^caching' | cut -c1-24
-  caching      20.00 MiB  
+  $ gmsim replay run.db --trace run.dev0 --policy caching --start cold | awk '/^caching/ {print $1, $(NF-16), $(NF-15)}'
+  caching 20.00 MiB
   $ gmsim replay run.db --trace run.dev0 --policy caching --start hot
   gmsim: invalid value for --start: 'hot' (warm or cold)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...

@@ -29,12 +29,12 @@ run once.)  A sweep of values none of which is the default:
 The baseline is caching at its defaults, in the sweep's runs:
 
   $ gmsim compare synth.db --trace '*128' --policies caching | grep '^caching '
-  caching       2.49 GiB  94.0%       93.1%     +7.4%       6.3%     93.2%  24.53 MiB          100     0
+  caching       2.49 GiB  94.0%       93.1%     +7.4%       6.0%     95.7%  24.53 MiB          100     0
 
 Sizes in labels: none, or the exact unit (never 18446744073709551615):
 
   $ gmsim report synth.runs.db synth.db -o report.html
-  wrote 'report.html': 2 traces, 22 runs
+  wrote 'report.html': 2 traces, 20 runs
   $ grep -c 18446744073709551615 report.html
   0
   [1]
@@ -56,8 +56,8 @@ ellipsis at the end, long keys shortened:
   >   --param caching.max_split_size=none,128MiB --param caching.garbage_collection_threshold=0.5,0.8 \
   >   --param caching.roundup_power2_divisions=4 | sed -n '3,7p' | cut -c 1-42
   policy                                    
-  caching max_sp...=none garbag...=0.5 ...  
-  caching max_sp...=none garbag...=0.8 ...  
+  caching garbage_collection_th...=0.5 ...  
+  caching garbage_collection_th...=0.8 ...  
   caching max_s...=128MiB garba...=0.5 ...  
   caching max_s...=128MiB garba...=0.8 ...  
 A replay table cuts its labels too, and gives each cut one whole below:

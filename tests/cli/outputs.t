@@ -14,15 +14,18 @@ reads or writes anything:
 
   $ gmsim export s.db -o s.db
   gmsim: cannot write 's.db': it is the input 's.db' (name another file)
-  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
+                     [--param offline.KEY=VALUE]... [-o FILE]
   [2]
   $ gmsim export s.db -o link.db --format perfetto
   gmsim: cannot write 'link.db': it is the input 's.db' (name another file)
-  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
+                     [--param offline.KEY=VALUE]... [-o FILE]
   [2]
   $ gmsim export link.db -o hard.db
   gmsim: cannot write 'hard.db': it is the input 'link.db' (name another file)
-  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
+                     [--param offline.KEY=VALUE]... [-o FILE]
   [2]
   $ gmsim report s.db -o s.db
   gmsim: cannot write 's.db': it is the input 's.db' (name another file)
@@ -35,7 +38,8 @@ reads or writes anything:
   gmsim: cannot write 'hard.db': it is the input 's.db' (name another file)
   $ gmsim export s.db >> s.db
   gmsim: cannot write to standard output: it is the input 's.db' (redirect it to another file)
-  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs] [-o FILE]
+  usage: gmsim export DB [--trace NAME] [--format FMT] [--runs]
+                     [--param offline.KEY=VALUE]... [-o FILE]
   [2]
   $ gmsim import s.db -o link.db 2>&1 | head -1
   gmsim: cannot write 'link.db': it is the input 's.db' (name another file)

@@ -26,8 +26,8 @@ nobody where setpriv is present):
   $ mkdir ro && cp s.db ro/ && chmod 444 ro/s.db && chmod 555 ro
   $ as=; if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then chmod 755 .. . && as="setpriv --reuid=65534 --regid=65534 --clear-groups"; fi
   $ $as gmsim info ro/s.db | head -2 | cut -c1-46
-  trace   events  allocs  frees  marks      load
-  random  100000   49987  49987     26  4.20 GiB
+  trace   source  device  capacity  events      
+  random  random       -         -  100000  4.20
   $ $as gmsim replay ro/s.db --policy buddy | cut -c1-30
   trace 'random': 100000 events,
   
@@ -49,6 +49,7 @@ later write works (no read-only -wal/-shm left in its way):
   $ chmod 644 ro/s.db
   $ gmsim import s.csv -o ro/s.db --name later
   imported 'later' into 'ro/s.db': 100000 events (49987 allocs, 49987 frees, 26 marks), load 4.20 GiB
+  gmsim: note: 'later' has the same events as 'random' in 'ro/s.db': sweeps and reports take them as one
   $ ls ro
   s.db
 
