@@ -689,10 +689,13 @@ static void al_describe(const gm_align_trace_t *a, const gm_align_trace_t *b, ui
     char mbuf[96] = "";
     if (mark != NULL)
         snprintf(mbuf, sizeof mbuf, ", after mark '%.60s'", mark);
-    snprintf(out->where, sizeof out->where,
-             "event %llu of '%.60s' (allocation %llu, %llu bytes%s%s), event %llu of '%.60s'",
-             (unsigned long long)x->event, a->name, (unsigned long long)aid,
-             (unsigned long long)x->size, mbuf, fbuf, (unsigned long long)b_event, b->name);
+    int n = snprintf(out->where, sizeof out->where,
+                     "event %llu of '%.60s' (allocation %llu, %llu bytes%s%s), event %llu of "
+                     "'%.60s'",
+                     (unsigned long long)x->event, a->name, (unsigned long long)aid,
+                     (unsigned long long)x->size, mbuf, fbuf, (unsigned long long)b_event,
+                     b->name);
+    (void)n; /* a description: cut where it does not fit */
 }
 
 /*
