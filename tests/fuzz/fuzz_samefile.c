@@ -161,6 +161,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             char p[256];
             snprintf(p, sizeof p, "%s%s", inputs[i], suffixes[k]);
             same |= fuzz_same_inode(out, p);
+            /* A companion's name beside an input store is refused even
+             * where no such file exists: SQLite would take it as the
+             * store's own. */
+            size_t no = strlen(out), ks = strlen(suffixes[k]);
+            if (k > 0 && no > ks && strcmp(out + no - ks, suffixes[k]) == 0 && no - ks < sizeof p) {
+                memcpy(p, out, no - ks);
+                p[no - ks] = '\0';
+                same |= fuzz_same_inode(p, inputs[i]);
+            }
         }
     struct stat before;
     int existed = stat(out, &before) == 0;
