@@ -34,6 +34,7 @@
 #ifndef GM_SIM_TORCH_RULES_H
 #define GM_SIM_TORCH_RULES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define GM_TORCH_MIB (UINT64_C(1) << 20)
@@ -48,7 +49,13 @@
 
 /* The roundup_power2_divisions interval of a size (> 0): clamp(floor(log2
  * size) - 20, 0, 15). */
-unsigned gm__torch_interval(uint64_t size);
+static inline unsigned gm__torch_interval(uint64_t size)
+{
+    unsigned l = 63u - (unsigned)__builtin_clzll(size);
+    if (l < 20)
+        return 0;
+    return l - 20 > GM_TORCH_INTERVALS - 1 ? GM_TORCH_INTERVALS - 1 : l - 20;
+}
 
 /* PyTorch's roundup_power2_next_division: size (> 0) rounded up to the next
  * multiple of 2^floor(log2 size) >> floor(log2 divisions); a power of two
@@ -57,8 +64,17 @@ uint64_t gm__torch_next_division(uint64_t size, uint64_t divisions);
 
 /* PyTorch's round_size: `size` (the request plus any block padding) rounded
  * as the allocator does, div[GM_TORCH_INTERVALS] the divisions per interval
- * (0 or 1: off), or NULL for none. */
-uint64_t gm__torch_round(uint64_t size, const uint32_t div[GM_TORCH_INTERVALS]);
+ * (0 or 1: off), or NULL for none.  Inline: it is on the caching policy's
+ * allocation path. */
+static inline uint64_t gm__torch_round(uint64_t size, const uint32_t div[GM_TORCH_INTERVALS])
+{
+    if (size < GM_TORCH_MIN_BLOCK)
+        return GM_TORCH_MIN_BLOCK;
+    uint64_t d = div != NULL ? div[gm__torch_interval(size)] : 0;
+    if (d > 1 && size > GM_TORCH_MIN_BLOCK * d)
+        return gm__torch_next_division(size, d);
+    return (size + GM_TORCH_MIN_BLOCK - 1) / GM_TORCH_MIN_BLOCK * GM_TORCH_MIN_BLOCK;
+}
 
 /* The pool of a rounded request: 1 small, 0 large. */
 static inline int gm__torch_is_small(uint64_t rounded) { return rounded <= GM_TORCH_SMALL_SIZE; }
