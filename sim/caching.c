@@ -3,7 +3,8 @@
  * c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.x), as a policy.
  *
  * The rules (spec/caching-allocator.md; the original is the authority, this
- * is our own code):
+ * is our own code; the size rules — rounding, pool, segment size, split,
+ * page — are sim/torch_rules.h's, shared with the snapshot rewinder):
  *
  *   Rounding.  A request (plus the recorded block padding `pad`, 32 B on the
  *   Ascend NPU build) below 512 B becomes 512 B.  If roundup_power2_divisions
@@ -109,18 +110,16 @@
 
 #include "gmsim/json.h"
 #include "gmsim/trace.h"
+#include "sim/torch_rules.h"
 #include "traces/idmap.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
 
-#define CACHING_MIN_BLOCK 512          /* kMinBlockSize */
-#define CACHING_SMALL_SIZE (1 * MiB)   /* kSmallSize: largest small request */
-#define CACHING_SMALL_BUFFER (2 * MiB) /* kSmallBuffer: small segment, small page */
-#define CACHING_MIN_LARGE (10 * MiB)   /* kMinLargeAlloc */
-#define CACHING_LARGE_BUFFER (20 * MiB) /* kLargeBuffer: shared segment, large page */
-#define CACHING_ROUND_LARGE (2 * MiB)  /* kRoundLarge */
-#define CACHING_INTERVALS 16           /* roundup_power2_divisions intervals */
+/* PyTorch's constants and size rules: sim/torch_rules.h */
+#define CACHING_LARGE_BUFFER GM_TORCH_LARGE_BUFFER
+#define CACHING_ROUND_LARGE GM_TORCH_ROUND_LARGE
+#define CACHING_INTERVALS GM_TORCH_INTERVALS
 #define CACHING_UNLIMITED UINT64_MAX
 #define CACHING_DEFAULT_MEMORY (UINT64_C(1) << 40) /* VA sizing when nothing says */
 
@@ -738,7 +737,7 @@ static int conf_divisions(const conf_lex_t *lx, size_t *i, uint32_t div[CACHING_
         return gm_error_set(err, GM_EINVAL, "caching: %s '%s': roundup_power2_divisions needs "
                             "a value", what, text);
     if (!conf_expect(lx, k, '[')) {
-        if (conf_uint(lx->tok[k], &v) || (v != 0 && !is_pow2(v)) || v > 65536)
+        if (conf_uint(lx->tok[k], &v) || (v != 0 && !is_pow2(v)) || v > GM_TORCH_MAX_DIVISIONS)
             return gm_error_set(err, GM_EINVAL, "caching: %s '%s': divisions '%s' must be a "
                                 "power of two", what, text, lx->tok[k]);
         for (size_t j = 0; j < CACHING_INTERVALS; j++)
@@ -754,7 +753,7 @@ static int conf_divisions(const conf_lex_t *lx, size_t *i, uint32_t div[CACHING_
             return gm_error_set(err, GM_EINVAL, "caching: %s '%s': expected 'interval:divisions' "
                                 "at '%s'", what, text, key);
         k += 2;
-        if (conf_uint(lx->tok[k], &v) || (v != 0 && !is_pow2(v)) || v > 65536)
+        if (conf_uint(lx->tok[k], &v) || (v != 0 && !is_pow2(v)) || v > GM_TORCH_MAX_DIVISIONS)
             return gm_error_set(err, GM_EINVAL, "caching: %s '%s': divisions '%s' must be 0 or a "
                                 "power of two", what, text, lx->tok[k]);
         if (strcmp(key, ">") == 0) {
@@ -940,35 +939,7 @@ static int align_parse(const char *text, uint64_t *align, int *is_trace, gm_erro
 
 static inline uint64_t caching_round(const caching_t *c, uint64_t req)
 {
-    uint64_t s = req + c->cfg.pad;
-    if (s < CACHING_MIN_BLOCK)
-        return CACHING_MIN_BLOCK;
-    int idx = (int)log2_floor(s) - 20;
-    if (idx < 0)
-        idx = 0;
-    if (idx > CACHING_INTERVALS - 1)
-        idx = CACHING_INTERVALS - 1;
-    uint64_t d = c->cfg.div[idx];
-    if (d > 1 && s > CACHING_MIN_BLOCK * d) {
-        if (is_pow2(s))
-            return s;
-        uint64_t floor2 = UINT64_C(1) << log2_floor(s);
-        uint64_t step = floor2 >> log2_floor(d);
-        if (step == 0)
-            return floor2 << 1;
-        uint64_t lo = s & ~(step - 1);
-        return lo == s ? s : lo + step;
-    }
-    return (s + CACHING_MIN_BLOCK - 1) / CACHING_MIN_BLOCK * CACHING_MIN_BLOCK;
-}
-
-static inline uint64_t caching_segment_size(uint64_t size)
-{
-    if (size <= CACHING_SMALL_SIZE)
-        return CACHING_SMALL_BUFFER;
-    if (size < CACHING_MIN_LARGE)
-        return CACHING_LARGE_BUFFER;
-    return (size + CACHING_ROUND_LARGE - 1) / CACHING_ROUND_LARGE * CACHING_ROUND_LARGE;
+    return gm__torch_round(req + c->cfg.pad, c->cfg.div);
 }
 
 static uint64_t caching_memory(const caching_t *c)
@@ -1107,7 +1078,7 @@ static inline cexp_t *blk_es(caching_t *c, const cblk_t *b) { return &c->es[b->e
  * failure (host memory or address space). */
 static uint32_t caching_new_range(caching_t *c, uint32_t stream, int pool, uint64_t min_size)
 {
-    uint64_t page = pool == CACHING_SMALL ? CACHING_SMALL_BUFFER : CACHING_LARGE_BUFFER;
+    uint64_t page = gm__torch_page_size(pool == CACHING_SMALL);
     uint64_t mem = caching_memory(c);
     uint64_t want = mem + mem / 8;
     if (want < min_size)
@@ -1472,11 +1443,11 @@ static int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *ou
     if (caching_reserve(c, 8) != 0)
         return GM_ENOMEM;
     uint64_t size = caching_round(c, req->size);
-    int pool = size <= CACHING_SMALL_SIZE ? CACHING_SMALL : CACHING_LARGE;
+    int pool = gm__torch_is_small(size) ? CACHING_SMALL : CACHING_LARGE;
     cpool_t *pl = &c->pools[pool];
     if (pool_bins(pl, req->stream) == NULL && pool_bins_make(pl, req->stream) != 0)
         return GM_ENOMEM;
-    uint64_t seg = caching_segment_size(size);
+    uint64_t seg = gm__torch_segment_size(size);
     uint32_t stream = req->stream;
 
     uint32_t x = caching_find(c, pl, stream, size);
@@ -1516,10 +1487,8 @@ static int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *ou
         }
     }
     uint64_t remaining = B[x].size - size;
-    int split = (B[x].pool == CACHING_SMALL || c->cfg.expandable)
-                    ? remaining >= CACHING_MIN_BLOCK
-                    : size < c->cfg.max_split && remaining > CACHING_SMALL_SIZE;
-    if (split) {
+    if (gm__torch_should_split(size, remaining, B[x].pool == CACHING_SMALL || c->cfg.expandable,
+                               c->cfg.max_split)) {
         uint32_t r = caching_new(c);
         B = c->b;
         B[r] = B[x];
@@ -1628,7 +1597,7 @@ static int caching_trace_settings(const gm_jv_t *attrs, caching_cfg_t *cfg, gm_e
         for (size_t k = 0; k < gm_jv_len(v); k++) {
             uint64_t mb, d;
             if (conf_uint(gm_jv_key_at(v, k), &mb) || !is_pow2(mb) ||
-                gm_jv_u64(gm_jv_at(v, k), &d) || d > 65536)
+                gm_jv_u64(gm_jv_at(v, k), &d) || d > GM_TORCH_MAX_DIVISIONS)
                 return gm_error_set(err, GM_EFORMAT, "caching: trace allocator_settings: bad "
                                     "roundup_power2_divisions entry '%s'", gm_jv_key_at(v, k));
             size_t idx = log2_floor(mb);
@@ -1638,14 +1607,14 @@ static int caching_trace_settings(const gm_jv_t *attrs, caching_cfg_t *cfg, gm_e
     } else if (gm_jv_type(v) == GM_JV_ARRAY) {
         for (size_t k = 0; k < gm_jv_len(v) && k < CACHING_INTERVALS; k++) {
             uint64_t d;
-            if (gm_jv_u64(gm_jv_at(v, k), &d) || d > 65536)
+            if (gm_jv_u64(gm_jv_at(v, k), &d) || d > GM_TORCH_MAX_DIVISIONS)
                 return gm_error_set(err, GM_EFORMAT, "caching: trace allocator_settings: bad "
                                     "roundup_power2_divisions element %zu", k);
             cfg->div[k] = (uint32_t)d;
         }
     } else if (gm_jv_type(v) == GM_JV_NUMBER) {
         uint64_t d;
-        if (gm_jv_u64(v, &d) == 0 && d <= 65536)
+        if (gm_jv_u64(v, &d) == 0 && d <= GM_TORCH_MAX_DIVISIONS)
             for (size_t k = 0; k < CACHING_INTERVALS; k++)
                 cfg->div[k] = (uint32_t)d;
     }
@@ -1731,7 +1700,7 @@ static int caching_layout_expandable(caching_t *c, const gm_layout_t *l, size_t 
 {
     const gm_layout_segment_t *s0 = &l->segments[first];
     int pool = s0->pool ? CACHING_SMALL : CACHING_LARGE;
-    uint64_t page = pool == CACHING_SMALL ? CACHING_SMALL_BUFFER : CACHING_LARGE_BUFFER;
+    uint64_t page = gm__torch_page_size(pool == CACHING_SMALL);
     uint64_t lo = s0->address, span = 0;
     for (size_t k = first; k < l->nsegments; k++) {
         const gm_layout_segment_t *s = &l->segments[k];

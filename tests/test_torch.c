@@ -722,6 +722,70 @@ Test(torch, allocator_settings_rounding)
     free(w.p);
 }
 
+/* A non-power-of-two number of divisions (PyTorch's configuration refuses
+ * one; a settings table can hold one) rounds as PyTorch's arithmetic does,
+ * the step being the power of two at or below it (sim/torch_rules.h):
+ * 1200000 B with 3 divisions is 1572864 B (halves of 1-2 MiB), and with 5
+ * 1310720 B (quarters), as the caching policy rounds them. */
+Test(torch, allocator_settings_non_power_of_two_divisions)
+{
+    static const struct {
+        int64_t d;
+        uint64_t want;
+    } cases[] = {{3, 1572864}, {5, 1310720}, {2, 1572864}, {1, 1200128}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        pw_t w = {0};
+        pw_raw(&w, "\x80\x02", 2);
+        PW_BEGIN_DICT(&w);
+        pw_str(&w, "segments");
+        PW_BEGIN_LIST(&w);
+        PW_BEGIN_DICT(&w);
+        pw_kv_int(&w, "device", 0);
+        pw_kv_int(&w, "address", SEG_L);
+        pw_kv_int(&w, "total_size", 20 * MIB);
+        pw_kv_str(&w, "segment_type", "large");
+        pw_str(&w, "blocks");
+        PW_BEGIN_LIST(&w);
+        pw_block(&w, SEG_L, 20 * MIB, 0, "inactive");
+        PW_END_LIST(&w);
+        PW_END_DICT(&w);
+        PW_END_LIST(&w);
+        pw_str(&w, "device_traces");
+        PW_BEGIN_LIST(&w);
+        PW_BEGIN_LIST(&w);
+        pw_entry(&w, "free_completed", SEG_L, 1200000, 1);
+        PW_END_LIST(&w);
+        PW_END_LIST(&w);
+        pw_str(&w, "allocator_settings");
+        PW_BEGIN_DICT(&w);
+        pw_str(&w, "roundup_power2_divisions");
+        PW_BEGIN_DICT(&w);
+        pw_kv_int(&w, "1", (uint64_t)cases[c].d);
+        PW_END_DICT(&w);
+        PW_END_DICT(&w);
+        PW_END_DICT(&w);
+        pw_op(&w, '.');
+
+        gm_store_t *s;
+        gm_error_t err;
+        cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
+        cr_assert_eq(import_into(s, "r", "r.pickle", w.p, w.n, &err), 0, "%s", err.msg);
+        gm_layout_t *l;
+        cr_assert_eq(gm_store_layout(s, "r", &l, &err), 0, "%s", err.msg);
+        cr_assert_eq(l->nblocks, 2, "d %" PRId64, cases[c].d);
+        const gm_layout_block_t *b = l->blocks;
+        cr_assert(b[0].offset == 0 && b[0].size == cases[c].want && b[0].requested == 1200000 &&
+                      b[0].id == 0,
+                  "d %" PRId64 ": block 0 is %" PRIu64 " B, want %" PRIu64, cases[c].d, b[0].size,
+                  cases[c].want);
+        cr_assert(b[1].offset == cases[c].want && b[1].size == 20 * MIB - cases[c].want &&
+                  b[1].id == GM_LAYOUT_FREE);
+        gm_layout_free(l);
+        gm_store_close(s);
+        free(w.p);
+    }
+}
+
 /* Every prefix of the synthetic snapshot is refused, naming the file and a
  * byte offset, and leaves the store empty. */
 Test(torch, truncated_prefixes)

@@ -92,13 +92,10 @@
 #include "gmsim/layout.h"
 #include "gmsim/store.h"
 #include "gmsim/trace.h"
+#include "sim/torch_rules.h"
 #include "traces/idmap.h"
 #include "traces/pickle.h"
 
-#define TK_MIB (UINT64_C(1) << 20)
-#define TK_MIN_BLOCK UINT64_C(512)
-#define TK_SMALL_SIZE TK_MIB             /* largest small-pool request */
-#define TK_SMALL_BUFFER (2 * TK_MIB)     /* small segment */
 #define TK_MAX_FILE ((size_t)1 << 32)    /* 4 GiB */
 #define TK_JSON_DEPTH 32
 #define TK_MAX_DEVICE 65535
@@ -204,7 +201,7 @@ typedef struct tk_snap {
     /* settings */
     const gm__pk_t *settings;
     int settings_expandable;
-    uint64_t divisions[16];
+    uint32_t divisions[GM_TORCH_INTERVALS];
     uint64_t max_split; /* 0: unlimited */
     uint64_t pad;       /* detected block padding (0 or 32) */
     int has_time, has_compile_context, has_user_metadata, has_annotations;
@@ -281,26 +278,10 @@ static int tk_is_list(const gm__pk_t *v)
     return v != NULL && (v->type == GM__PK_LIST || v->type == GM__PK_TUPLE);
 }
 
-/* Round a request as the allocator does (spec/caching-allocator.md). */
+/* Round a request as the allocator does (sim/torch_rules.h). */
 static uint64_t tk_round(const tk_snap_t *s, uint64_t req)
 {
-    uint64_t size = req + s->pad;
-    if (size < TK_MIN_BLOCK)
-        return TK_MIN_BLOCK;
-    unsigned log2 = 63u - (unsigned)__builtin_clzll(size);
-    int bucket = (int)log2 - 20;
-    bucket = bucket < 0 ? 0 : bucket > 15 ? 15 : bucket;
-    uint64_t d = s->divisions[bucket];
-    if (d > 1 && size > TK_MIN_BLOCK * d) {
-        uint64_t floor = UINT64_C(1) << log2;
-        if (floor == size)
-            return size;
-        uint64_t step = floor / d;
-        if (step == 0)
-            step = 1;
-        return (size + step - 1) / step * step;
-    }
-    return (size + TK_MIN_BLOCK - 1) / TK_MIN_BLOCK * TK_MIN_BLOCK;
+    return gm__torch_round(req + s->pad, s->divisions);
 }
 
 /* ---- the state: regions of blocks ----------------------------------------------- */
@@ -466,15 +447,10 @@ static int tk_undo_free(tk_dev_t *dv, const tk_entry_t *e)
         return 0;
     uint64_t fe = f.addr + f.size, room = fe - e->addr;
     uint64_t s = tk_round(dv->s, e->size);
-    if (s >= room) {
+    if (s >= room ||
+        !gm__torch_should_split(s, room - s, r->expandable || r->pool == GM_POOL_SMALL,
+                                dv->s->max_split ? dv->s->max_split : UINT64_MAX))
         s = room;
-    } else {
-        uint64_t rem = room - s;
-        int large = !r->expandable && r->pool == GM_POOL_LARGE;
-        if (large ? (rem <= TK_SMALL_SIZE || (dv->s->max_split && s >= dv->s->max_split))
-                  : rem < TK_MIN_BLOCK)
-            s = room;
-    }
     tk_block_t nb[3];
     size_t n = 0;
     if (e->addr > f.addr)
@@ -509,7 +485,7 @@ static int tk_undo_seg_free(tk_dev_t *dv, const tk_entry_t *e)
         return 0;
     tk_region_t r;
     if (tk_region_whole_free(e->addr, e->size, e->stream,
-                             e->size <= TK_SMALL_BUFFER ? GM_POOL_SMALL : GM_POOL_LARGE, 0, &r))
+                             e->size <= GM_TORCH_SMALL_BUFFER ? GM_POOL_SMALL : GM_POOL_LARGE, 0, &r))
         return -1;
     if (tk_region_insert(&dv->st, &r)) {
         free(r.b);
@@ -571,7 +547,7 @@ static int tk_undo_map(tk_dev_t *dv, const tk_entry_t *e)
 static uint8_t tk_guess_pool(const tk_dev_t *dv, const tk_entry_t *e)
 {
     uint64_t best = UINT64_MAX;
-    uint8_t pool = e->size % (20 * TK_MIB) == 0 ? GM_POOL_LARGE : GM_POOL_SMALL;
+    uint8_t pool = e->size % gm__torch_page_size(0) == 0 ? GM_POOL_LARGE : GM_POOL_SMALL;
     for (size_t i = 0; i < dv->st.n; i++) {
         const tk_region_t *r = &dv->st.r[i];
         if (!r->expandable || r->stream != e->stream)
@@ -759,7 +735,7 @@ static int tk_read_segments(tk_dev_t *dv, const gm__pk_t *segs)
         tk_region_t r = {.addr = addr, .size = size, .stream = stream};
         r.pool = ty != NULL && ty == k->small   ? GM_POOL_SMALL
                  : ty != NULL && ty == k->large ? GM_POOL_LARGE
-                 : size <= TK_SMALL_BUFFER      ? GM_POOL_SMALL
+                 : size <= GM_TORCH_SMALL_BUFFER ? GM_POOL_SMALL
                                                 : GM_POOL_LARGE;
         const gm__pk_t *ex = tk_get(sg, k->is_expandable);
         r.expandable = ex != NULL && ex->type == GM__PK_BOOL && ex->v.i;
@@ -1480,26 +1456,25 @@ static int tk_settings(tk_snap_t *s, const gm__pk_t *root)
                 mib = strtoll(key->v.s, NULL, 10);
             else
                 gm__pk_i64(key, &mib);
-            if (mib <= 0 || !gm__pk_i64(div->v.items[2 * i + 1], &d) || d < 0)
+            if (mib <= 0 || !gm__pk_i64(div->v.items[2 * i + 1], &d) || d < 0 ||
+                d > GM_TORCH_MAX_DIVISIONS)
                 continue;
             int b = 63 - __builtin_clzll((uint64_t)mib);
-            if (b < 16)
-                s->divisions[b] = (uint64_t)d;
+            if (b < GM_TORCH_INTERVALS)
+                s->divisions[b] = (uint32_t)d;
         }
     } else if (div && tk_is_list(div)) {
-        for (uint32_t i = 0; i < div->n && i < 16; i++) {
+        for (uint32_t i = 0; i < div->n && i < GM_TORCH_INTERVALS; i++) {
             int64_t d;
-            if (gm__pk_i64(div->v.items[i], &d) && d > 0)
-                s->divisions[i] = (uint64_t)d;
+            if (gm__pk_i64(div->v.items[i], &d) && d > 0 && d <= GM_TORCH_MAX_DIVISIONS)
+                s->divisions[i] = (uint32_t)d;
         }
     }
     return 0;
 }
 
-static uint64_t tk_r512(uint64_t x)
-{
-    return x < TK_MIN_BLOCK ? TK_MIN_BLOCK : (x + TK_MIN_BLOCK - 1) / TK_MIN_BLOCK * TK_MIN_BLOCK;
-}
+/* Round to 512 B alone (no divisions), as the padding vote compares. */
+static uint64_t tk_r512(uint64_t x) { return gm__torch_round(x, NULL); }
 
 static int tk_u64_cmp(const void *a, const void *b)
 {
