@@ -421,16 +421,30 @@ EOF
   KILLER_PID=$!
 }
 
-# Kill task KILLED mid-way through a sweep into cluster2.db.
+# Kill task KILLED mid-way through a sweep into cluster2.db.  A task can
+# finish between the killer seeing its first run and the kill (a quick
+# task on a quiet machine): then the sweep is cancelled, cleared and
+# submitted again, up to three times.
 submit_and_kill_one_task() {
-  start_killer "$DIR/cluster2.shards/shard-$KILLED.db" killer.job
-  submit cluster2.db
-  echo "${ARRAY}_$KILLED" >killer.job
-  local rc=0
-  wait "$KILLER_PID" || rc=$?
-  KILLER_PID=""
-  [ "$rc" -eq 0 ] || fail "could not kill task $KILLED mid-way: $(cat killer.log)"
-  say "killed task $KILLED with $(cat killer.out) runs in its shard"
+  local rc attempt
+  for attempt in 1 2 3; do
+    rm -f killer.job killer.out killer.log
+    start_killer "$DIR/cluster2.shards/shard-$KILLED.db" killer.job
+    submit cluster2.db
+    echo "${ARRAY}_$KILLED" >killer.job
+    rc=0
+    wait "$KILLER_PID" || rc=$?
+    KILLER_PID=""
+    if [ "$rc" -eq 0 ] && ! scontrol -o show job "${ARRAY}_$KILLED" | grep -q 'JobState=COMPLETED'; then
+      say "killed task $KILLED with $(cat killer.out) runs in its shard"
+      return 0
+    fi
+    say "attempt $attempt: task $KILLED was not killed mid-way ($(tail -n 1 killer.log 2>/dev/null)); again"
+    scancel "$ARRAY" "$MERGE" 2>/dev/null || true
+    wait_gone "$ARRAY" "$MERGE"
+    rm -rf "$DIR/cluster2.shards" "$DIR/cluster2.db"
+  done
+  fail "could not kill task $KILLED mid-way in three attempts: $(cat killer.log)"
 }
 
 kill_and_resubmit() {
