@@ -21,21 +21,21 @@
 
 #include "gmsim/gpus.h"
 #include "gmsim/sweep.h"
-#include "replay/text.h"
+#include "gmsim/text.h"
 
 /* ---- messages ------------------------------------------------------------ */
 
 static void cli_vmessage(const char *fmt, va_list ap) GM_PRINTF(1, 0);
 
 /* The message is one line: any control byte in it (from a trace or file
- * name) is shown escaped (gm__esc). */
+ * name) is shown escaped (gm_text_escape). */
 static void cli_vmessage(const char *fmt, va_list ap)
 {
     char msg[2 * GM_ERROR_MSG_MAX], shown[4 * sizeof msg];
     vsnprintf(msg, sizeof msg, fmt, ap);
     fflush(stdout);
     fputs("gmsim: ", stderr);
-    fputs(gm__esc(msg, shown, sizeof shown), stderr);
+    fputs(gm_text_escape(msg, shown, sizeof shown), stderr);
     fputc('\n', stderr);
 }
 
@@ -119,7 +119,7 @@ int gm__cli_size_arg(const char *usage, const char *opt, const char *text, uint6
 
 int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64_t *out)
 {
-    if (gm__parse_u64(text, out) != 0)
+    if (gm_parse_u64(text, out) != 0)
         return gm__cli_usage_error(usage,
                                    "invalid value for %s: '%s' is not an unsigned integer", opt,
                                    text);
@@ -490,7 +490,7 @@ void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, len, fmt, ap);
     va_end(ap);
-    gm__esc(raw, cell, 4 * len); /* names in cells: control bytes escaped */
+    gm_text_escape(raw, cell, 4 * len); /* names in cells: control bytes escaped */
     free(raw);
     if (t->ncells == t->cap) {
         size_t cap = t->cap ? 2 * t->cap : 64;
@@ -547,14 +547,14 @@ void gm__cli_table_release(gm__cli_table_t *t)
 const char *gm__cli_strerror(int e)
 {
     static char buf[256];
-    return gm__strerror(e, buf, sizeof buf);
+    return gm_errno_text(e, buf, sizeof buf);
 }
 
 const char *gm__cli_s(const char *s)
 {
     static char bufs[8][1024];
     static unsigned next;
-    return gm__esc(s, bufs[next++ % 8], sizeof bufs[0]);
+    return gm_text_escape(s, bufs[next++ % 8], sizeof bufs[0]);
 }
 
 const char *gm__cli_size(uint64_t bytes)

@@ -86,7 +86,7 @@ int gm__cli_json_only(int argc, char **argv, const char *usage, int *json, int *
 int gm__cli_size_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
 /* Parse an unsigned integer (decimal, or 0x hex: the strict rule of
- * gm__parse_u64, as for CSV fields) given to `opt`; as above. */
+ * gm_parse_u64, as for CSV fields) given to `opt`; as above. */
 int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
 /* An unsigned integer from lo to hi given to `opt` (a count: --jobs,
@@ -166,7 +166,7 @@ int gm__cli_out_close(gm__cli_out_t *o, int status);
  * when it is a terminal.  NULL when it cannot be made. */
 FILE *gm__cli_tty_wrap(FILE *real);
 
-/* s escaped for a terminal (gm__esc: control bytes as \xHH) in a static
+/* s escaped for a terminal (gm_text_escape: control bytes as \xHH) in a static
  * rotating buffer (8 slots of 1 KiB; longer text ends in "..."): for
  * printf of user-controlled strings (trace names, attributes, tags, file
  * names). */
@@ -247,7 +247,7 @@ void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...) GM_PRINTF(2, 3
 void gm__cli_table_print(const gm__cli_table_t *t, FILE *f, const char *indent);
 void gm__cli_table_release(gm__cli_table_t *t);
 
-/* gm__strerror(e) (lowercase first letter, as messages are lowercase) in a
+/* gm_errno_text(e) (lowercase first letter, as messages are lowercase) in a
  * static buffer, valid until the next call. */
 const char *gm__cli_strerror(int e);
 

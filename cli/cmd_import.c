@@ -2,10 +2,10 @@
  * cli/cmd_import.c — `gmsim import FILE... -o DB [--format FMT] [--name NAME]
  * [--mem-kinds LIST] [--attr KEY=VALUE]... [--replace] [--json]`.
  *
- * Import formats are a registry (CMD_IMPORT_FORMATS): each has a name, a
- * one-line description, the library's importer (a gm_import_fn) and a
- * content sniffer for `--format auto` (the default), tried in list order.
- * Adding a format is one X line.
+ * Import formats are the library's registry (gm_format_at, in
+ * formats/registry.c): each has a name, a one-line description, an
+ * importer (a gm_import_fn) and a content sniffer for `--format auto` (the
+ * default), tried in list order.
  *
  * Each FILE is read in turn:
  *   1. its first CMD_IMPORT_HEAD bytes are read; gzip data (magic 1f 8b,
@@ -80,99 +80,20 @@ static const char import_usage[] =
     "\n"
     "formats (docs/formats.md), detected in this order:\n";
 
-typedef int (*import_sniff_fn)(const void *head, size_t len);
-
-static int import_sniff_csv(const void *head, size_t len);
-
-/* X(name, description, importer, sniffer) — auto detection tries the
- * sniffers in this order (the most specific first, csv last). */
-#define CMD_IMPORT_FORMATS(X)                                                              \
-    X(torch, "PyTorch memory snapshot (pickle)", gm_torch_import, gm_torch_sniff)          \
-    X(nsys, "Nsight Systems SQLite export (CUDA_GPU_MEMORY_USAGE_EVENTS)", gm_nsys_import, \
-      gm_nsys_sniff)                                                                       \
-    X(rmm, "RAPIDS RMM log (Thread,Time,Action,Pointer,Size,Stream)", gm_rmm_import,       \
-      gm_rmm_sniff)                                                                        \
-    X(dsa, "placement instance (id,lower,upper,size; capacity in the name)",               \
-      gm_dsa_import, gm_dsa_sniff)                                                         \
-    X(stalloc, "STAlloc trace log (status ptr size stream)", gm_stalloc_import,            \
-      gm_stalloc_sniff)                                                                    \
-    X(spool, "one spool file of 'gmsim capture' (a directory reads them all)",              \
-      gm_spool_import, gm_spool_sniff)                                                     \
-    X(csv, "ts_ns,op,id,size,stream,device rows (gmsim's own)", gm_csv_import,             \
-      import_sniff_csv)
-
-typedef struct import_format {
-    const char *name;
-    const char *help;
-    gm_import_fn import;
-    import_sniff_fn sniff;
-} import_format_t;
-
-static const import_format_t import_formats[] = {
-#define IMPORT_ENTRY(name, help, fn, sniff) {#name, help, fn, sniff},
-    CMD_IMPORT_FORMATS(IMPORT_ENTRY)
-#undef IMPORT_ENTRY
-};
-
-#define IMPORT_NFORMATS (sizeof import_formats / sizeof import_formats[0])
-
-/* CSV: the first line that is not blank or a comment is a header (its
- * second field is "op") or a row whose second field is a known op. */
-static int import_sniff_csv(const void *data, size_t len)
-{
-    const char *head = data;
-    if (memchr(head, '\0', len) != NULL)
-        return 0;
-    const char *p = head, *end = head + len;
-    if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-        p += 3;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *e = nl ? nl : end;
-        const char *q = p;
-        while (q < e && (*q == ' ' || *q == '\t' || *q == '\r'))
-            q++;
-        if (q == e || *q == '#') {
-            p = nl ? nl + 1 : end;
-            continue;
-        }
-        /* The op is the second field. */
-        const char *c = memchr(q, ',', (size_t)(e - q));
-        if (c == NULL)
-            return 0;
-        char op[16];
-        size_t k = 0;
-        for (const char *s = c + 1; s < e && *s != ',' && k + 1 < sizeof op; s++)
-            if (*s != ' ' && *s != '\t')
-                op[k++] = (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
-        op[k] = '\0';
-        return gm_op_parse(op) >= 0 || strcmp(op, "op") == 0; /* a row, or a header */
-    }
-    return 0;
-}
-
-static const import_format_t *import_find(const char *name)
-{
-    for (size_t i = 0; i < IMPORT_NFORMATS; i++)
-        if (strcmp(import_formats[i].name, name) == 0)
-            return &import_formats[i];
-    return NULL;
-}
-
 /* "auto, csv, …" for messages. */
 static void import_format_names(char *buf, size_t len)
 {
     size_t used = (size_t)snprintf(buf, len, "auto");
-    for (size_t i = 0; i < IMPORT_NFORMATS && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, ", %s", import_formats[i].name);
+    for (size_t i = 0; i < gm_format_count() && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, ", %s", gm_format_at(i)->name);
 }
 
 /* The usage text and the formats of the registry. */
 static int import_help(void)
 {
     fputs(import_usage, stdout);
-    for (size_t i = 0; i < IMPORT_NFORMATS; i++)
-        printf("  %-9s%s\n", import_formats[i].name, import_formats[i].help);
+    for (size_t i = 0; i < gm_format_count(); i++)
+        printf("  %-9s%s\n", gm_format_at(i)->name, gm_format_at(i)->help);
     return GM_CLI_OK;
 }
 
@@ -343,11 +264,11 @@ static void import_close(import_input_t *ii)
     ii->in = NULL;
 }
 
-static const import_format_t *import_detect(const import_input_t *ii)
+static const gm_format_t *import_detect(const import_input_t *ii)
 {
-    for (size_t i = 0; i < IMPORT_NFORMATS; i++)
-        if (import_formats[i].sniff && import_formats[i].sniff(ii->head, ii->nhead))
-            return &import_formats[i];
+    const gm_format_t *fmt = gm_format_sniff(ii->head, ii->nhead);
+    if (fmt != NULL)
+        return fmt;
     char names[128];
     import_format_names(names, sizeof names);
     gm__cli_error("cannot detect the format of '%s'%s (choose one with --format: %s)", ii->shown,
@@ -469,8 +390,8 @@ static int import_file(import_run_t *run, const char *path)
     int rc = import_open(path, &ii);
     if (rc)
         return rc;
-    const import_format_t *fmt =
-        strcmp(run->format, "auto") == 0 ? import_detect(&ii) : import_find(run->format);
+    const gm_format_t *fmt =
+        strcmp(run->format, "auto") == 0 ? import_detect(&ii) : gm_format_find(run->format);
     char *owned = NULL;
     const char *name = run->name;
     if (fmt == NULL) {
@@ -664,7 +585,7 @@ int gm__cmd_import(int argc, char **argv)
     if (run.name != NULL && argc - optind > 1)
         return gm__cli_usage_error(import_usage, "--name names one file's traces; %d files given",
                                    argc - optind);
-    if (strcmp(run.format, "auto") != 0 && import_find(run.format) == NULL) {
+    if (strcmp(run.format, "auto") != 0 && gm_format_find(run.format) == NULL) {
         char names[128];
         import_format_names(names, sizeof names);
         return gm__cli_usage_error(import_usage, "unknown format '%s' (known: %s)", run.format,

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "gmsim/attrs.h"
 
 static const char info_usage[] =
     "usage: gmsim info DB [--json]\n"
@@ -229,7 +230,7 @@ static void info_roundup(const gm_jv_t *v, char *buf, size_t len)
 static void info_settings(const gm_jv_t *attrs, char *buf, size_t len)
 {
     buf[0] = '\0';
-    const gm_jv_t *s = gm_jv_get(attrs, "allocator_settings");
+    const gm_jv_t *s = gm_jv_get(attrs, GM_ATTR_ALLOCATOR_SETTINGS);
     uint64_t u;
     int64_t i;
     if (gm_jv_type(s) == GM_JV_OBJECT) {
@@ -275,9 +276,9 @@ static void info_settings(const gm_jv_t *attrs, char *buf, size_t len)
     } else if (gm_jv_bool(gm_jv_get(attrs, "expandable_segments"))) {
         info_add(buf, len, "expandable_segments:True");
     }
-    if (gm_jv_u64(gm_jv_get(attrs, "block_pad"), &u) == 0 && u != 0)
+    if (gm_jv_u64(gm_jv_get(attrs, GM_ATTR_BLOCK_PAD), &u) == 0 && u != 0)
         info_add(buf, len, "block_pad:%" PRIu64, u);
-    if (gm_jv_u64(gm_jv_get(attrs, "block_round"), &u) == 0 && u != 512)
+    if (gm_jv_u64(gm_jv_get(attrs, GM_ATTR_BLOCK_ROUND), &u) == 0 && u != 512)
         info_add(buf, len, "block_round:%" PRIu64, u);
 }
 
@@ -320,13 +321,13 @@ static void info_table(const char *path, const gm_trace_info_t *list, size_t n)
         if (e->attrs == NULL || gm_json_parse(e->attrs, strlen(e->attrs), &attrs, &err) != 0)
             attrs = NULL; /* shown as "-" everywhere: --json has the text */
         gm__cli_table_cell(&t, "%s", e->name);
-        info_attr_cell(&t, attrs, "source", 0);
+        info_attr_cell(&t, attrs, GM_ATTR_SOURCE, 0);
         info_attr_cell(&t, attrs, "device", 0);
-        info_attr_cell(&t, attrs, "capacity", 1);
+        info_attr_cell(&t, attrs, GM_ATTR_CAPACITY, 1);
         gm__cli_table_cell(&t, "%" PRIu64, e->events);
         gm__cli_table_cell(&t, "%s", gm__cli_size(e->load));
-        info_attr_cell(&t, attrs, "seq_len", 0);
-        info_attr_cell(&t, attrs, "batch", 0);
+        info_attr_cell(&t, attrs, GM_ATTR_SEQ_LEN, 0);
+        info_attr_cell(&t, attrs, GM_ATTR_BATCH, 0);
         uint64_t rec[INFO_NRECORDED];
         if (info_recorded(e, rec))
             gm__cli_table_cell(&t, "%s", gm__cli_size(rec[0]));

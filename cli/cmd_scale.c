@@ -26,6 +26,7 @@
 
 #include "cli/cli.h"
 #include "cli/scaleopt.h"
+#include "gmsim/attrs.h"
 #include "gmsim/scale.h"
 
 #define SCALE_MAX_TARGETS 256
@@ -602,7 +603,7 @@ int gm__cmd_scale(int argc, char **argv)
         for (size_t i = 0; i < ntargets; i++) {
             gm_trace_info_t info;
             if (gm_store_find(dst, names[i], &info, &err) == 0) {
-                int64_t sl = gm_attr_int(info.attrs, "seq_len"), bt = gm_attr_int(info.attrs, "batch");
+                int64_t sl = gm_attr_int(info.attrs, GM_ATTR_SEQ_LEN), bt = gm_attr_int(info.attrs, GM_ATTR_BATCH);
                 printf("  %s  %s  %" PRIu64 " events  load %s\n", names[i],
                        scale_sizes(sl > 0 ? (uint64_t)sl : 0, bt > 0 ? (uint64_t)bt : 0),
                        info.events, gm__cli_size(info.load));

@@ -27,7 +27,7 @@
  * 3. Text for a terminal shows no control byte raw.  When standard output
  *    is a terminal, main() puts it behind a stream (gm__cli_tty_wrap) that
  *    writes every C0 control byte other than newline and tab, and DEL, as
- *    "\xHH" (the escaping of gm__esc), so that a trace name or a mark's
+ *    "\xHH" (the escaping of gm_text_escape), so that a trace name or a mark's
  *    tag in any verb's output cannot move the cursor, retitle the window
  *    or hide text.  Files and pipes get the bytes as they are (a CSV
  *    export must read back).
@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "replay/text.h"
+#include "gmsim/text.h"
 
 /* ---- same file ---------------------------------------------------------------- */
 
@@ -98,8 +98,8 @@ int gm__cli_check_output(const char *usage, const char *out, const char *const *
         if (inputs[i] != NULL && strcmp(inputs[i], "-") != 0 && out_is_companion(out, inputs[i]))
             return gm__cli_usage_error(usage, "cannot write '%s': it is the input '%s' (name "
                                               "another file)",
-                                       gm__esc(out, shown_out, sizeof shown_out),
-                                       gm__esc(inputs[i], shown, sizeof shown));
+                                       gm_text_escape(out, shown_out, sizeof shown_out),
+                                       gm_text_escape(inputs[i], shown, sizeof shown));
     }
     if (is_stdout ? fstat(STDOUT_FILENO, &so) != 0 : stat(out, &so) != 0)
         return GM_CLI_OK; /* a new file is no input */
@@ -114,12 +114,12 @@ int gm__cli_check_output(const char *usage, const char *out, const char *const *
             return gm__cli_usage_error(usage,
                                        "cannot write to standard output: it is the input '%s' "
                                        "(redirect it to another file)",
-                                       gm__esc(inputs[i], shown, sizeof shown));
+                                       gm_text_escape(inputs[i], shown, sizeof shown));
         char shown_out[3 * 256 + 8];
         return gm__cli_usage_error(usage, "cannot write '%s': it is the input '%s' (name another "
                                           "file)",
-                                   gm__esc(out, shown_out, sizeof shown_out),
-                                   gm__esc(inputs[i], shown, sizeof shown));
+                                   gm_text_escape(out, shown_out, sizeof shown_out),
+                                   gm_text_escape(inputs[i], shown, sizeof shown));
     }
     return GM_CLI_OK;
 }
@@ -199,7 +199,7 @@ FILE *gm__cli_tty_wrap(FILE *real)
 static const char *out_shown(const gm__cli_out_t *o)
 {
     static char buf[3 * 512 + 8];
-    return o->path ? gm__esc(o->path, buf, sizeof buf) : "standard output";
+    return o->path ? gm_text_escape(o->path, buf, sizeof buf) : "standard output";
 }
 
 int gm__cli_out_open(gm__cli_out_t *o, const char *usage, const char *path,

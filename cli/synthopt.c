@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay/text.h"
+#include "gmsim/text.h"
 
 const struct option gm__synth_longopts[GM__SYNTH_NOPTS + 1] = {
     {"model", required_argument, NULL, GM__SO_MODEL},
@@ -144,7 +144,7 @@ static int so_read_lengths(gm__synth_opts_t *o, const char *path)
         for (char *save = NULL, *tok = strtok_r(line, " \t\r\n,", &save); tok;
              tok = strtok_r(NULL, " \t\r\n,", &save)) {
             uint64_t v;
-            if (gm__parse_u64(tok, &v) != 0 || v == 0 || v > (1u << 20)) {
+            if (gm_parse_u64(tok, &v) != 0 || v == 0 || v > (1u << 20)) {
                 rc = gm__cli_error("invalid sequence length in '%s' line %zu: '%s' (1 to "
                                    "1048576)",
                                    path, lineno, tok);
@@ -211,7 +211,7 @@ static int so_seq(gm__synth_opts_t *o, const char *usage, const char *arg)
     int rc = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         uint64_t v;
-        if (gm__parse_u64(tok, &v) != 0 || v == 0 || v > (1u << 20)) {
+        if (gm_parse_u64(tok, &v) != 0 || v == 0 || v > (1u << 20)) {
             rc = gm__cli_usage_error(usage,
                                      "invalid value for --seq: '%s' (a length 1 to 1048576, a "
                                      "list 128,256, uniform:LO:HI or file:PATH)",

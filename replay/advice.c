@@ -32,6 +32,7 @@
  * fills its output on success only.
  */
 #include "gmsim/advice.h"
+#include "gmsim/attrs.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -195,14 +196,14 @@ static int advice_torch_kind(const char *attrs)
     char src[64];
     if (attrs == NULL)
         return 0;
-    if (gm_json_member(attrs, "source", src, sizeof src)) {
+    if (gm_json_member(attrs, GM_ATTR_SOURCE, src, sizeof src)) {
         if (strcmp(src, "torch_snapshot") == 0)
             return 1;
-        if (strcmp(src, "synth") == 0 && gm_json_member(attrs, "model", src, sizeof src))
+        if (strcmp(src, "synth") == 0 && gm_json_member(attrs, GM_ATTR_MODEL, src, sizeof src))
             return 2; /* a model trace, as PyTorch runs it */
     }
     char *buf = malloc(65536); /* read only for its presence */
-    int found = buf != NULL && gm_json_member(attrs, "allocator_settings", buf, 65536);
+    int found = buf != NULL && gm_json_member(attrs, GM_ATTR_ALLOCATOR_SETTINGS, buf, 65536);
     free(buf);
     return found;
 }
@@ -262,7 +263,7 @@ int gm_torch_advise(gm_store_t *s, const char *name, const gm_replay_config_t *c
         return rc;
     int kind = advice_torch_kind(info.attrs);
     char pad[32];
-    int npu = gm_json_member(info.attrs, "block_pad", pad, sizeof pad); /* the Ascend build */
+    int npu = gm_json_member(info.attrs, GM_ATTR_BLOCK_PAD, pad, sizeof pad); /* the Ascend build */
     a.recorded = advice_recorded(info.attrs);
     gm_trace_info_release(&info);
     if (kind == 0) {
@@ -595,7 +596,7 @@ int gm_oom_explain(gm_store_t *s, const char *name, const gm_params_t *set,
             advice_sets_free(sets, n);
             return rc;
         }
-        npu = gm_json_member(info.attrs, "block_pad", pad, sizeof pad);
+        npu = gm_json_member(info.attrs, GM_ATTR_BLOCK_PAD, pad, sizeof pad);
         gm_trace_info_release(&info);
         rc = advice_torch_sets(c.device.capacity, npu, sets + 1, &m, o.fits, &nopt, err);
         n += m;

@@ -8,7 +8,7 @@
  * policy's parameters in its spec order, the device as capacity then
  * granularity, the metrics in GM_METRICS order — with numbers as the
  * library's JSON writer prints them.  Equal runs therefore have equal
- * texts, which is what a run's key compares (traces/runs.c).  `replay
+ * texts, which is what a run's key compares (store/runs.c).  `replay
  * --save` writes the same texts.
  *
  * Labels (gm_config_label) name a configuration by the parameters that
@@ -17,11 +17,8 @@
  * what the labels beside it share.  gm_configs_with_defaults puts each
  * policy's defaults into a sweep's configurations.
  *
- * Reading JSON back (metrics, parameters, trace attributes) uses a small
- * scanner over one object's top-level members: values are skipped by their
- * syntax (strings with escapes, nesting to a fixed depth), so any text,
- * however hostile, is read without crash; a text that is not an object
- * reads as having no members.
+ * Reading JSON back (metrics, parameters) uses the scanner over one
+ * object's top-level members in base/jsonscan.c.
  */
 #include "gmsim/sweep.h"
 
@@ -32,8 +29,7 @@
 #include <string.h>
 
 #include "gmsim/json.h"
-
-#define COMPARE_JSON_DEPTH 64
+#include "base/jsonfmt.h"
 
 /* ---- canonical JSON -------------------------------------------------------- */
 
@@ -104,123 +100,7 @@ char *gm_device_json(const gm_device_config_t *dev)
 }
 char *gm_metrics_json(const gm_metrics_t *m) { return compare_json_text(compare_metrics_fn, m); }
 
-/* ---- reading JSON ------------------------------------------------------------ */
-
-static const char *compare_ws(const char *p)
-{
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-        p++;
-    return p;
-}
-
-/* Past one JSON value starting at p (no validation beyond what is needed to
- * find its end), or NULL when the text ends first or nests too deep. */
-static const char *compare_skip(const char *p, int depth)
-{
-    p = compare_ws(p);
-    if (*p == '"') {
-        for (p++; *p && *p != '"'; p++)
-            if (*p == '\\' && *++p == '\0')
-                return NULL;
-        return *p == '"' ? p + 1 : NULL;
-    }
-    if (*p == '{' || *p == '[') {
-        char close = *p == '{' ? '}' : ']';
-        if (depth >= COMPARE_JSON_DEPTH)
-            return NULL;
-        p = compare_ws(p + 1);
-        if (*p == close)
-            return p + 1;
-        for (;;) {
-            if (close == '}') {
-                if ((p = compare_skip(p, depth + 1)) == NULL) /* key */
-                    return NULL;
-                p = compare_ws(p);
-                if (*p++ != ':')
-                    return NULL;
-            }
-            if ((p = compare_skip(p, depth + 1)) == NULL)
-                return NULL;
-            p = compare_ws(p);
-            if (*p == close)
-                return p + 1;
-            if (*p++ != ',')
-                return NULL;
-        }
-    }
-    const char *start = p;
-    while (*p && strchr(",}]: \t\r\n", *p) == NULL)
-        p++;
-    return p == start ? NULL : p;
-}
-
-/* The raw text [*v, *end) of top-level member `key`; 1 when found. */
-static int compare_member(const char *json, const char *key, const char **vout,
-                          const char **eout)
-{
-    if (json == NULL || key == NULL)
-        return 0;
-    size_t klen = strlen(key);
-    const char *p = compare_ws(json);
-    if (*p++ != '{')
-        return 0;
-    p = compare_ws(p);
-    while (*p == '"') {
-        const char *k = p + 1;
-        const char *end = compare_skip(p, 1);
-        if (end == NULL)
-            return 0;
-        int match = (size_t)(end - 1 - k) == klen && strncmp(k, key, klen) == 0;
-        p = compare_ws(end);
-        if (*p++ != ':')
-            return 0;
-        p = compare_ws(p);
-        const char *v = p;
-        if ((end = compare_skip(p, 1)) == NULL)
-            return 0;
-        if (match) {
-            *vout = v;
-            *eout = end;
-            return 1;
-        }
-        p = compare_ws(end);
-        if (*p != ',')
-            return 0;
-        p = compare_ws(p + 1);
-    }
-    return 0;
-}
-
-int gm_json_member(const char *json, const char *key, char *buf, size_t len)
-{
-    const char *v, *end;
-    if (len == 0 || !compare_member(json, key, &v, &end))
-        return 0;
-    if (*v == '"') {
-        v++;
-        end--;
-    }
-    size_t n = (size_t)(end - v);
-    if (n >= len)
-        return 0;
-    memcpy(buf, v, n);
-    buf[n] = '\0';
-    return 1;
-}
-
-int64_t gm_attr_int(const char *attrs, const char *key)
-{
-    char buf[64];
-    const char *v, *end;
-    if (!compare_member(attrs, key, &v, &end) || *v < '0' || *v > '9' ||
-        (size_t)(end - v) >= sizeof buf)
-        return -1;
-    memcpy(buf, v, (size_t)(end - v));
-    buf[end - v] = '\0';
-    char *stop;
-    long long n = strtoll(buf, &stop, 10);
-    return *stop == '\0' && n >= 0 ? (int64_t)n : -1;
-}
+/* ---- reading JSON (the scanner is base/jsonscan.c) ------------------------ */
 
 static int compare_u64(const char *t, uint64_t *out)
 {

@@ -50,8 +50,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "traces/idmap.h"
-#include "traces/store.h"
+#include "base/idmap.h"
+#include "store/store.h"
 
 #define ENGINE_BLOCK 16384 /* events per block when several runs share a pass */
 #define ENGINE_NO_SLOT UINT32_MAX

@@ -56,7 +56,7 @@
 #include <unistd.h>
 
 #include "gmsim/version.h"
-#include "traces/codec.h"
+#include "store/codec.h"
 
 #define SWEEP_TASKS_PER_WORKER 4
 #define SWEEP_MAX_JOBS 256

@@ -77,9 +77,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gmsim/attrs.h"
 #include "gmsim/json.h"
 #include "sim/blocktree.h"
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 #define ASYNC_REUSE_ALL 0
 #define ASYNC_REUSE_COMPLETED 1
@@ -423,7 +424,7 @@ static int async_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_error
     if (gm_json_parse(ctx->attrs, strlen(ctx->attrs), &root, &perr) != 0)
         return 0;
     const char *conf =
-        gm_jv_str(gm_jv_get(gm_jv_get(root, "allocator_settings"), "PYTORCH_CUDA_ALLOC_CONF"));
+        gm_jv_str(gm_jv_get(gm_jv_get(root, GM_ATTR_ALLOCATOR_SETTINGS), "PYTORCH_CUDA_ALLOC_CONF"));
     if (conf != NULL && strstr(conf, "backend:cudaMallocAsync") != NULL)
         a->threshold = UINT64_MAX;
     gm_jv_free(root);

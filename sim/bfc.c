@@ -78,7 +78,7 @@
 #include <string.h>
 
 #include "sim/blocktree.h"
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 #define BFC_MIN_ALLOC 256 /* kMinAllocationSize */
 #define BFC_BINS 21       /* kNumBins */

@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 #define BIN_MAX_BINS 40
 

@@ -55,7 +55,7 @@
  * the orders with any free block make the search independent of the number
  * of arenas.  An address maps to its arena by a shift (every arena is
  * aligned to the arena size, an over-size block is at its arena's base) and
- * the shared id map (traces/idmap.h, arena key → slot) behind a one-entry
+ * the shared id map (base/idmap.h, arena key → slot) behind a one-entry
  * cache.
  *
  * Invariants (check):
@@ -82,7 +82,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 #define BUDDY_MAX_A 24     /* at most 2^24 min-blocks per arena */
 #define BUDDY_LEVELS 5     /* summary levels for up to 2^30 bits */

@@ -108,10 +108,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gmsim/attrs.h"
 #include "gmsim/json.h"
 #include "gmsim/trace.h"
 #include "sim/torch_rules.h"
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -1568,7 +1569,7 @@ static void caching_stats(gm_policy_t *p, gm_policy_stats_t *out)
 /* The trace's allocator_settings (a snapshot's dict) over cfg. */
 static int caching_trace_settings(const gm_jv_t *attrs, caching_cfg_t *cfg, gm_error_t *err)
 {
-    const gm_jv_t *s = gm_jv_get(attrs, "allocator_settings");
+    const gm_jv_t *s = gm_jv_get(attrs, GM_ATTR_ALLOCATOR_SETTINGS);
     if (gm_jv_type(s) != GM_JV_OBJECT) {
         const gm_jv_t *e = gm_jv_get(attrs, "expandable_segments");
         if (gm_jv_type(e) == GM_JV_BOOL)
@@ -1822,7 +1823,7 @@ static int caching_configure(caching_t *c, const gm_jv_t *attrs, uint64_t set, g
         return rc;
     if (attrs != NULL) {
         uint64_t pad;
-        if (gm_jv_u64(gm_jv_get(attrs, "block_pad"), &pad) == 0 && pad <= MiB) {
+        if (gm_jv_u64(gm_jv_get(attrs, GM_ATTR_BLOCK_PAD), &pad) == 0 && pad <= MiB) {
             /* the Ascend build: padded blocks, 16 KiB-aligned large blocks
              * in expandable segments (its base_addr_aligned_kb default) */
             if (c->pad_trace)

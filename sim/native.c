@@ -9,7 +9,7 @@
  * malloc and free for every event.
  *
  * A block is {device address, device-rounded size}.  The live blocks are
- * kept in the shared id map (traces/idmap.h), address → size, so that free()
+ * kept in the shared id map (base/idmap.h), address → size, so that free()
  * can reject a block that is not live (a double free, a wrong size) instead
  * of corrupting the accounting.  The device never returns address 0 or
  * UINT64_MAX (the map's reserved key): its addresses are non-zero multiples
@@ -27,7 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 typedef struct native {
     gm_policy_t base;

@@ -83,7 +83,7 @@
 #include <string.h>
 
 #include "gmsim/json.h"
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 typedef struct offline_buf {
     uint64_t size; /* rounded to align */

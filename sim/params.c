@@ -24,7 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "replay/jsonfmt.h"
+#include "base/jsonfmt.h"
 
 /* Index of text among "a|b|c" choices (case-insensitive), or -1. */
 static int params_choice(const char *choices, const char *text)

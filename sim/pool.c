@@ -61,7 +61,7 @@
 #include <string.h>
 
 #include "sim/blocktree.h"
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 #define POOL_ALIGN 256
 

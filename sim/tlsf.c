@@ -38,7 +38,7 @@
  * are records in one array (indices, recycled through a free stack) with
  * links to their physical neighbours and to their free-list neighbours; an
  * arena is its base, size and first block; the live blocks are found by
- * address through the shared id map (traces/idmap.h).
+ * address through the shared id map (base/idmap.h).
  *
  * Invariants (check):
  *   - the blocks of every arena tile it exactly, in address order, with
@@ -58,7 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 #define TLSF_NIL UINT32_MAX
 #define TLSF_FL_MAX 64

@@ -3,7 +3,7 @@
  * (c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.x; ../shared/spec/
  * caching-allocator.md), written once for the two places that apply them:
  * the `caching` policy (sim/caching.c), which runs them forwards, and the
- * snapshot rewinder (traces/torch.c), which undoes a snapshot's trace and
+ * snapshot rewinder (formats/torch.c), which undoes a snapshot's trace and
  * must cut blocks exactly as the allocator did.  If the two disagreed, a
  * rebuilt starting layout would not be the one the policy replays from.
  *

@@ -1,5 +1,5 @@
 /*
- * tests/test_align.c — traces/align.c: allocation-by-allocation alignment
+ * tests/test_align.c — synth/align.c: allocation-by-allocation alignment
  * of two captures of one program.
  *
  * Hand-built pairs check the window handling (ring buffers starting at

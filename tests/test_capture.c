@@ -1,6 +1,6 @@
 /*
- * tests/test_capture.c — the capture library (traces/capture/) and the
- * spool reader (traces/spool.c).
+ * tests/test_capture.c — the capture library (capture/) and the
+ * spool reader (formats/spool.c).
  *
  * The library tests run tests/capture/gmcap-app, a program linked against
  * a fake CUDA runtime and driver over host memory, with the library
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "gmsim/capture.h"
-#include "traces/capture/spool_format.h"
+#include "formats/spool_format.h"
 #include "util.h"
 
 #define CAP_LIB GM_BINARY_DIR "/libgmsim_capture.so"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "traces/codec.h"
+#include "store/codec.h"
 #include "util.h"
 
 /* ---- helpers ------------------------------------------------------------- */

@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "traces/idmap.h"
+#include "base/idmap.h"
 #include "util.h"
 
 Test(idmap, empty_map_finds_nothing)

@@ -2,7 +2,7 @@
  * tests/test_json.c — the JSON writer: escaping (RFC 8259, control
  * characters, invalid UTF-8), nesting and commas, compact and pretty
  * layout, numbers (round trip of doubles, integer limits, non-finite as
- * null); the shared escaper and double formatter of replay/jsonfmt.h,
+ * null); the shared escaper and double formatter of base/jsonfmt.h,
  * including a buffer too small for the literal.
  */
 #include <criterion/criterion.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay/jsonfmt.h"
+#include "base/jsonfmt.h"
 #include "util.h"
 
 /* Output of the JSON written by fn, in a malloc'd string. */
@@ -251,7 +251,7 @@ Test(json, deep_nesting_places_commas_per_level)
     free(s);
 }
 
-/* ---- replay/jsonfmt.h: the one escaper and double formatter -------------- */
+/* ---- base/jsonfmt.h: the one escaper and double formatter -------------- */
 
 static const char *const escape_inputs[] = {
     "", "plain", "a\"b\\c", "\b\f\n\r\t", "\x01\x1f\x7f", "µs ≥ 𝄞",

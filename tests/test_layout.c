@@ -1,6 +1,6 @@
 /*
  * tests/test_layout.c — recorded starting layouts in the store
- * (traces/layout.c): round trips (stored and zlib-compressed encodings),
+ * (store/layout.c): round trips (stored and zlib-compressed encodings),
  * the writer's refusals, rollback with the trace, replacement and deletion
  * with it, damaged rows refused as GM_ECORRUPT naming file and trace, and
  * version-1 stores (before layouts): read as they are when opened
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "traces/store.h"
+#include "store/store.h"
 #include "util.h"
 
 #define MIB (UINT64_C(1) << 20)

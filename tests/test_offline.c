@@ -454,7 +454,7 @@ Test(offline, minimalloc_instances, .timeout = 120)
         cr_assert_not_null(ev, "cannot read %s", path);
         gm_lifetime_t *lt = ot_lifetimes(ev, n, &na, &load);
         ot_run_t o;
-        /* the capacity as the importer records it (traces/dsa.c) */
+        /* the capacity as the importer records it (formats/dsa.c) */
         char attrs[96];
         snprintf(attrs, sizeof attrs, "{\"source\": \"dsa\", \"capacity\": %" PRIu64 "}",
                  capacity);

@@ -1,5 +1,5 @@
 /*
- * tests/test_pickle.c — the pickle data decoder (traces/pickle.c): every
+ * tests/test_pickle.c — the pickle data decoder (formats/pickle.c): every
  * data opcode on hand-made pickles, refusal of every code opcode with its
  * name and offset, truncation at every prefix, absurd lengths, stack and
  * memo misuse, deep nesting and cycles, the JSON writer, and the real
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "traces/pickle.h"
+#include "formats/pickle.h"
 #include "util.h"
 
 static gm__pickle_t *decode_ok(const void *data, size_t len)

@@ -313,7 +313,7 @@ Test(report, markdown_summary_is_escaped)
 
 /* ---- charts, heat map, marks and sites against the stores ----------------- */
 
-/* Text as the report escapes it (written apart from replay/report.c's
+/* Text as the report escapes it (written apart from report/report.c's
  * report_esc, to check it). */
 static void esc(const char *in, char *out, size_t len)
 {

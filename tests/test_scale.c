@@ -1,5 +1,5 @@
 /*
- * tests/test_scale.c — traces/scale.c: predicting a job at other sizes
+ * tests/test_scale.c — synth/scale.c: predicting a job at other sizes
  * from captures of it.
  *
  * Synthesized traces, whose sizes follow exact laws, must be predicted

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "traces/codec.h"
+#include "store/codec.h"
 #include "util.h"
 
 /* ---- helpers ------------------------------------------------------------- */

@@ -2,7 +2,7 @@
  * tests/test_sweep.c — sweeps: results keyed so that reruns and killed
  * sweeps resume without duplicates or losses, shards that partition the
  * grid by work, merges without duplicates, and the run queries of
- * traces/runs.c.
+ * store/runs.c.
  */
 #include <criterion/criterion.h>
 #include <signal.h>

@@ -1,6 +1,6 @@
 /*
  * tests/test_text.c — the text helpers the library and the command line
- * share (replay/text.h): the strict unsigned 64-bit number rule, and errno
+ * share (gmsim/text.h): the strict unsigned 64-bit number rule, and errno
  * text lowercased.
  */
 #include <criterion/criterion.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "replay/text.h"
+#include "gmsim/text.h"
 #include "util.h"
 
 Test(text, parse_u64_accepts_decimal_and_hex)
@@ -24,7 +24,7 @@ Test(text, parse_u64_accepts_decimal_and_hex)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint64_t v = 1234;
-        cr_expect_eq(gm__parse_u64(cases[i].text, &v), 0, "%s", cases[i].text);
+        cr_expect_eq(gm_parse_u64(cases[i].text, &v), 0, "%s", cases[i].text);
         cr_expect_eq(v, cases[i].want, "%s", cases[i].text);
     }
 }
@@ -37,7 +37,7 @@ Test(text, parse_u64_is_strict)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t v = 1234;
-        cr_expect_eq(gm__parse_u64(bad[i], &v), GM__U64_INVALID, "'%s'", bad[i]);
+        cr_expect_eq(gm_parse_u64(bad[i], &v), GM_U64_INVALID, "'%s'", bad[i]);
         cr_expect_eq(v, 1234, "'%s' leaves *out alone", bad[i]);
     }
     static const char *const big[] = {
@@ -46,7 +46,7 @@ Test(text, parse_u64_is_strict)
     };
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
         uint64_t v = 1234;
-        cr_expect_eq(gm__parse_u64(big[i], &v), GM__U64_RANGE, "'%s'", big[i]);
+        cr_expect_eq(gm_parse_u64(big[i], &v), GM_U64_RANGE, "'%s'", big[i]);
         cr_expect_eq(v, 1234);
     }
 }
@@ -54,12 +54,12 @@ Test(text, parse_u64_is_strict)
 Test(text, strerror_is_lowercase)
 {
     char buf[128];
-    const char *s = gm__strerror(ENOENT, buf, sizeof buf);
+    const char *s = gm_errno_text(ENOENT, buf, sizeof buf);
     cr_expect_eq(s, buf);
     cr_expect(s[0] < 'A' || s[0] > 'Z', "%s", s);
     cr_expect_eq(strcasecmp(s, strerror(ENOENT)), 0);
     char tiny[4];
-    gm__strerror(ENOENT, tiny, sizeof tiny);
+    gm_errno_text(ENOENT, tiny, sizeof tiny);
     cr_expect_eq(strlen(tiny), 3, "truncated and terminated");
 }
 
@@ -69,31 +69,31 @@ Test(text, strerror_of_every_gm_code_is_its_own_text)
      * description, never "unknown error -3". */
     char buf[128];
     for (int code = GM_EINVAL; code >= GM_EINCOMPLETE; code--) {
-        gm__strerror(code, buf, sizeof buf);
+        gm_errno_text(code, buf, sizeof buf);
         cr_expect(strstr(buf, "nknown") == NULL, "%d: %s", code, buf);
         cr_expect_str_eq(buf, gm_strerror(code), "%d", code);
     }
-    cr_expect_str_eq(gm__strerror(GM_EIO, buf, sizeof buf), "input/output error");
+    cr_expect_str_eq(gm_errno_text(GM_EIO, buf, sizeof buf), "input/output error");
 }
 
 Test(text, esc_makes_control_bytes_visible)
 {
     char buf[256];
-    cr_expect_str_eq(gm__esc("plain name.pid42", buf, sizeof buf), "plain name.pid42");
-    cr_expect_str_eq(gm__esc("a\x1b[31mred\x07\n\t\x7f", buf, sizeof buf),
+    cr_expect_str_eq(gm_text_escape("plain name.pid42", buf, sizeof buf), "plain name.pid42");
+    cr_expect_str_eq(gm_text_escape("a\x1b[31mred\x07\n\t\x7f", buf, sizeof buf),
                      "a\\x1b[31mred\\x07\\x0a\\x09\\x7f");
     /* UTF-8 passes; a C1 control (U+009B, CSI) and invalid bytes do not. */
-    cr_expect_str_eq(gm__esc("\xc2\xb5s \xe2\x82\xac", buf, sizeof buf), "\xc2\xb5s \xe2\x82\xac");
-    cr_expect_str_eq(gm__esc("x\xc2\x9b" "2J", buf, sizeof buf), "x\\xc2\\x9b2J");
-    cr_expect_str_eq(gm__esc("\xff\xc3", buf, sizeof buf), "\\xff\\xc3");
-    cr_expect_str_eq(gm__esc(NULL, buf, sizeof buf), "");
+    cr_expect_str_eq(gm_text_escape("\xc2\xb5s \xe2\x82\xac", buf, sizeof buf), "\xc2\xb5s \xe2\x82\xac");
+    cr_expect_str_eq(gm_text_escape("x\xc2\x9b" "2J", buf, sizeof buf), "x\\xc2\\x9b2J");
+    cr_expect_str_eq(gm_text_escape("\xff\xc3", buf, sizeof buf), "\\xff\\xc3");
+    cr_expect_str_eq(gm_text_escape(NULL, buf, sizeof buf), "");
     /* Too long: cut between escapes, "..." at the end, always terminated. */
     char small[12];
-    cr_expect_str_eq(gm__esc("\x1b\x1b\x1b\x1b", small, sizeof small), "\\x1b\\x1b...");
-    cr_expect_str_eq(gm__esc("abcdefghijk", small, sizeof small), "abcdefghijk");
-    cr_expect_str_eq(gm__esc("abcdefghijkl", small, sizeof small), "abcdefgh...");
+    cr_expect_str_eq(gm_text_escape("\x1b\x1b\x1b\x1b", small, sizeof small), "\\x1b\\x1b...");
+    cr_expect_str_eq(gm_text_escape("abcdefghijk", small, sizeof small), "abcdefghijk");
+    cr_expect_str_eq(gm_text_escape("abcdefghijkl", small, sizeof small), "abcdefgh...");
     for (size_t len = 1; len < 12; len++) {
-        gm__esc("\x01zz\x02\xc2\xb5", small, len);
+        gm_text_escape("\x01zz\x02\xc2\xb5", small, len);
         cr_expect(strlen(small) < len, "len %zu", len);
     }
 }

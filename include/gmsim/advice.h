@@ -20,6 +20,8 @@
 #ifndef GMSIM_ADVICE_H
 #define GMSIM_ADVICE_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +29,8 @@
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
 #include "gmsim/store.h"
+
+GM_API_BEGIN
 
 /* ---- warm and cold starts ---------------------------------------------- */
 
@@ -160,5 +164,7 @@ typedef struct gm_oom_report {
 int gm_oom_explain(gm_store_t *s, const char *name, const gm_params_t *set,
                    const gm_replay_config_t *cfg, gm_oom_report_t *out, gm_error_t *err);
 void gm_oom_report_release(gm_oom_report_t *r);
+
+GM_API_END
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * gmsim/align.h — allocation-by-allocation alignment of two captures of one
- * program (traces/align.c has the algorithm).
+ * program (synth/align.c has the algorithm).
  *
  * Two captures of the same job at different sizes (sequence length, batch)
  * hold the same operations in the same order, with sizes that differ where
@@ -17,11 +17,15 @@
 #ifndef GMSIM_ALIGN_H
 #define GMSIM_ALIGN_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/error.h"
 #include "gmsim/store.h"
+
+GM_API_BEGIN
 
 /* One allocation of a loaded trace; index = its allocation id. */
 typedef struct gm_align_alloc {
@@ -123,5 +127,7 @@ void gm_align_result_release(gm_align_result_t *r);
  * ≤ 4 (a 0 seq or batch leaves that factor out); equal sizes always are. */
 int gm_align_size_related(uint64_t za, uint64_t zb, uint64_t seq_a, uint64_t seq_b,
                           uint64_t batch_a, uint64_t batch_b);
+
+GM_API_END
 
 #endif

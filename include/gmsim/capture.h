@@ -2,7 +2,7 @@
  * gmsim/capture.h — reading what the capture library (libgmsim_capture.so,
  * `gmsim capture`) recorded: spool files, one per process, in a spool
  * directory.  docs/capture.md describes the capture; the file format is in
- * traces/capture/spool_format.h.
+ * formats/spool_format.h.
  *
  * A spool becomes one trace per device the process allocated on, named
  * "<host>.<pid>[.rank<R>].dev<D>" (the base name comes from the spool's
@@ -17,12 +17,16 @@
 #ifndef GMSIM_CAPTURE_H
 #define GMSIM_CAPTURE_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
 #include "gmsim/error.h"
 #include "gmsim/import.h"
 #include "gmsim/store.h"
+
+GM_API_BEGIN
 
 /* gm_import_fn for one spool file: one trace per device (suffix "dev<D>";
  * a spool without allocations gives one trace "dev0" of its marks). */
@@ -55,5 +59,7 @@ void gm_spool_dir_result_release(gm_spool_dir_result_t *r);
  */
 int gm_spool_import_dir(gm_store_t *s, const char *dir, unsigned flags,
                         gm_spool_dir_result_t *out, gm_error_t *err);
+
+GM_API_END
 
 #endif

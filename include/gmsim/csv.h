@@ -14,11 +14,16 @@
 #ifndef GMSIM_CSV_H
 #define GMSIM_CSV_H
 
+#include "gmsim/api.h"
+
+#include <stddef.h>
 #include <stdio.h>
 
 #include "gmsim/error.h"
 #include "gmsim/import.h"
 #include "gmsim/store.h"
+
+GM_API_BEGIN
 
 /*
  * Import CSV from in as one trace of t (a gm_import_fn).  `filename` names
@@ -31,7 +36,14 @@ int gm_csv_import(FILE *in, const char *filename, gm_import_target_t *t, gm_erro
 int gm_csv_import_buffer(const char *data, size_t len, const char *filename, gm_writer_t *w,
                          gm_error_t *err);
 
+/* Whether the first `len` bytes look like gmsim CSV: the first line that
+ * is not blank or a comment is a header (its second field is "op") or a
+ * row whose second field is a known op.  1 or 0; never reads past len. */
+int gm_csv_sniff(const void *head, size_t len);
+
 /* Write every event of r as CSV with a header line.  GM_EIO on a write error. */
 int gm_csv_export(gm_reader_t *r, FILE *out, gm_error_t *err);
+
+GM_API_END
 
 #endif

@@ -13,10 +13,14 @@
 #ifndef GMSIM_DEVICE_H
 #define GMSIM_DEVICE_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/error.h"
+
+GM_API_BEGIN
 
 #define GM_DEVICE_OOM 1 /* result of gm_device_malloc when capacity is exceeded */
 
@@ -147,5 +151,7 @@ void gm_cost_profile_free(gm_cost_profile_t *p);
 /* Modelled ns of one device malloc / free of `bytes` under model m. */
 double gm_cost_malloc_ns(const gm_cost_model_t *m, uint64_t bytes);
 double gm_cost_free_ns(const gm_cost_model_t *m, uint64_t bytes);
+
+GM_API_END
 
 #endif

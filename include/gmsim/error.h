@@ -10,7 +10,11 @@
 #ifndef GMSIM_ERROR_H
 #define GMSIM_ERROR_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
+
+GM_API_BEGIN
 
 #ifdef __GNUC__
 #define GM_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -58,5 +62,7 @@ void gm_error_prefix(gm_error_t *err, const char *fmt, ...) GM_PRINTF(2, 3);
 
 /* Clear err (may be NULL). */
 void gm_error_clear(gm_error_t *err);
+
+GM_API_END
 
 #endif

@@ -15,6 +15,8 @@
 #ifndef GMSIM_FORMATS_H
 #define GMSIM_FORMATS_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +24,8 @@
 #include "gmsim/error.h"
 #include "gmsim/import.h"
 #include "gmsim/store.h"
+
+GM_API_BEGIN
 
 /* ---- Nsight Systems SQLite export (nsys export --type sqlite) ------------ */
 
@@ -75,5 +79,25 @@ int gm_dsa_sniff(const void *head, size_t len);
  * trace.  GM_EIO on a write error, the store's errors otherwise. */
 int gm_perfetto_export(gm_store_t *s, const char *name, unsigned flags, FILE *out,
                        gm_error_t *err);
+
+/* ---- the registry of import formats (formats/registry.c) ----------------- */
+
+typedef int (*gm_sniff_fn)(const void *head, size_t len);
+
+typedef struct gm_format {
+    const char *name; /* --format NAME */
+    const char *help; /* one line for `gmsim import --help` */
+    gm_import_fn import;
+    gm_sniff_fn sniff;
+} gm_format_t;
+
+/* The formats in detection order (the most specific first, csv last). */
+size_t gm_format_count(void);
+const gm_format_t *gm_format_at(size_t i); /* NULL out of range */
+const gm_format_t *gm_format_find(const char *name); /* NULL if unknown */
+/* The first format whose sniffer takes the first `len` bytes; NULL if none. */
+const gm_format_t *gm_format_sniff(const void *head, size_t len);
+
+GM_API_END
 
 #endif

@@ -24,6 +24,8 @@
 #ifndef GMSIM_GPU_H
 #define GMSIM_GPU_H
 
+#include "gmsim/api.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -32,6 +34,8 @@
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
 #include "gmsim/store.h"
+
+GM_API_BEGIN
 
 typedef struct gm_gpu_options {
     int device;          /* CUDA device ordinal */
@@ -89,5 +93,7 @@ int gm_gpu_calibrate(const gm_gpu_options_t *opt, unsigned reps, gm_cost_profile
 
 /* Write a cost profile as the JSON gm_cost_profile_load reads. */
 int gm_cost_profile_write(const gm_cost_profile_t *p, FILE *f);
+
+GM_API_END
 
 #endif

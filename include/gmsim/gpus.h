@@ -11,10 +11,14 @@
 #ifndef GMSIM_GPUS_H
 #define GMSIM_GPUS_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/error.h"
+
+GM_API_BEGIN
 
 typedef struct gm_gpu_preset {
     const char *name;     /* "a100-80gb", "a100-80gb:1g.10gb" */
@@ -34,5 +38,7 @@ const gm_gpu_preset_t *gm_gpu_find(const char *name);
 /* Capacity of device `name`: 0 with *capacity set, or GM_ENOTFOUND with a
  * message naming it (and suggesting `gmsim devices`). */
 int gm_gpu_capacity(const char *name, uint64_t *capacity, gm_error_t *err);
+
+GM_API_END
 
 #endif

@@ -16,11 +16,15 @@
 #ifndef GMSIM_IMPORT_H
 #define GMSIM_IMPORT_H
 
+#include "gmsim/api.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
 #include "gmsim/error.h"
 #include "gmsim/store.h"
+
+GM_API_BEGIN
 
 typedef struct gm_import_target gm_import_target_t;
 
@@ -74,5 +78,7 @@ const gm_import_options_t *gm_import_get_options(const gm_import_target_t *t);
  * naming the file and the place (byte offset, line, row, event index). */
 typedef int (*gm_import_fn)(FILE *in, const char *filename, gm_import_target_t *t,
                             gm_error_t *err);
+
+GM_API_END
 
 #endif

@@ -9,11 +9,15 @@
 #ifndef GMSIM_JSON_H
 #define GMSIM_JSON_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "gmsim/error.h"
+
+GM_API_BEGIN
 
 #define GM_JSON_DEPTH 32
 
@@ -78,5 +82,13 @@ int gm_jv_i64(const gm_jv_t *v, int64_t *out);
 const char *gm_jv_str(const gm_jv_t *v);              /* decoded UTF-8; NULL unless a string */
 size_t gm_jv_strlen(const gm_jv_t *v);                /* its length in bytes (may hold NULs) */
 int gm_jv_bool(const gm_jv_t *v);                     /* 1 for true, else 0 */
+
+/* Value text of top-level member `key` of JSON object `json`, copied into
+ * buf (strings without their quotes, escapes kept as written; numbers,
+ * true/false/null and nested values as they appear).  Returns 1 when found
+ * and it fits, 0 otherwise (also for text that is not a JSON object). */
+int gm_json_member(const char *json, const char *key, char *buf, size_t len);
+
+GM_API_END
 
 #endif

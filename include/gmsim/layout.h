@@ -18,10 +18,14 @@
 #ifndef GMSIM_LAYOUT_H
 #define GMSIM_LAYOUT_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/error.h"
+
+GM_API_BEGIN
 
 #define GM_LAYOUT_FREE INT64_C(-1) /* gm_layout_block_t.id of a free block */
 
@@ -62,5 +66,7 @@ int gm_layout_validate(const gm_layout_t *l, gm_error_t *err);
 
 /* Free a layout returned by the store (NULL is a no-op). */
 void gm_layout_free(gm_layout_t *l);
+
+GM_API_END
 
 #endif

@@ -17,12 +17,16 @@
 #ifndef GMSIM_POLICY_H
 #define GMSIM_POLICY_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/device.h"
 #include "gmsim/error.h"
 #include "gmsim/layout.h"
+
+GM_API_BEGIN
 
 /* ---- parameters ---------------------------------------------------------- */
 
@@ -251,5 +255,7 @@ int gm_param_parse(const gm_param_spec_t *spec, const char *text, gm_param_value
 
 /* Format a value as JSON (number, bool, or quoted string) into buf. */
 void gm_param_json(const gm_param_spec_t *spec, gm_param_value_t v, char *buf, size_t len);
+
+GM_API_END
 
 #endif

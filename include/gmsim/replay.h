@@ -12,6 +12,8 @@
 #ifndef GMSIM_REPLAY_H
 #define GMSIM_REPLAY_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +23,8 @@
 #include "gmsim/policy.h"
 #include "gmsim/store.h"
 #include "gmsim/trace.h"
+
+GM_API_BEGIN
 
 /* X(name, type) with type U64, I64 or F64: exactly the names of
  * docs/metrics.md, in the order --json prints them. */
@@ -197,5 +201,7 @@ int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t 
  */
 int gm_placement_export(gm_store_t *s, const char *name, const gm_params_t *params, FILE *out,
                         gm_plan_info_t *info, gm_error_t *err);
+
+GM_API_END
 
 #endif

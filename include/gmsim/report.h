@@ -13,10 +13,14 @@
 #ifndef GMSIM_REPORT_H
 #define GMSIM_REPORT_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
 #include "gmsim/error.h"
+
+GM_API_BEGIN
 
 typedef enum gm_report_format {
     GM_REPORT_HTML,
@@ -52,5 +56,7 @@ typedef struct gm_report_stats {
  */
 int gm_report_write(const gm_report_config_t *cfg, FILE *out, gm_report_stats_t *stats,
                     gm_error_t *err);
+
+GM_API_END
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * gmsim/scale.h — predict a captured job at other sequence lengths and
- * batch sizes from two or more captures of it (traces/scale.c has the
+ * batch sizes from two or more captures of it (synth/scale.c has the
  * method; docs/validation.md its limits and measured errors).
  *
  * A plan loads the captures, aligns each with the base capture
@@ -13,11 +13,15 @@
 #ifndef GMSIM_SCALE_H
 #define GMSIM_SCALE_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/error.h"
 #include "gmsim/store.h"
+
+GM_API_BEGIN
 
 #define GM_SCALE_MAX_CAPTURES 16
 #define GM_SCALE_NONE_SITES 5
@@ -144,5 +148,7 @@ int gm_scale_check_target(const gm_scale_plan_t *p, uint64_t seq, uint64_t batch
  */
 int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t *dst,
                    const char *name, unsigned flags, gm_error_t *err);
+
+GM_API_END
 
 #endif

@@ -2,7 +2,7 @@
  * gmsim/store.h — the trace store: one SQLite file holding many traces.
  *
  * Events are kept in chunks of up to GM_CHUNK_EVENTS events, each delta- and
- * varint-encoded column by column and then zlib-compressed (traces/codec.c).
+ * varint-encoded column by column and then zlib-compressed (store/codec.c).
  * Streams, tags and stack frames are interned once per trace; trace
  * attributes are JSON text.  The schema is versioned with PRAGMA user_version;
  * a file of another version is refused, never rewritten, except that a
@@ -19,12 +19,16 @@
 #ifndef GMSIM_STORE_H
 #define GMSIM_STORE_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/error.h"
 #include "gmsim/layout.h"
 #include "gmsim/trace.h"
+
+GM_API_BEGIN
 
 #define GM_STORE_SCHEMA_VERSION 4
 #define GM_CHUNK_EVENTS 65536
@@ -179,7 +183,7 @@ typedef struct gm_timeline_point {
     uint64_t reserved;
 } gm_timeline_point_t;
 
-/* ---- sweep shards (the shards table, traces/runs.c) ------------------------
+/* ---- sweep shards (the shards table, store/runs.c) ------------------------
  * A sweep records, per grid (a digest of its traces, configurations,
  * device and gmsim version) and shard, how many runs the shard must store
  * and how many it holds, so that merging can tell a whole sweep from a
@@ -225,7 +229,7 @@ typedef struct gm_run_record {
  */
 int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm_error_t *err);
 
-/* ---- run queries (traces/runs.c) ------------------------------------------
+/* ---- run queries (store/runs.c) ------------------------------------------
  * A run's key is (trace digest, policy, params, device, gmsim version),
  * texts compared exactly: sweeps write params and device as canonical JSON
  * (gmsim/sweep.h), so the same run always has the same key.  From schema
@@ -281,8 +285,10 @@ int gm_store_put_shard(gm_store_t *s, const gm_shard_record_t *r, gm_error_t *er
 int gm_store_list_shards(gm_store_t *s, gm_shard_record_t **out, size_t *n, gm_error_t *err);
 
 /* Whether --trace `pattern` picks trace `name`: the same text, or an
- * fnmatch(3) glob that matches it (traces/match.c).  NULL pattern: every
+ * fnmatch(3) glob that matches it (store/match.c).  NULL pattern: every
  * trace.  One rule for every verb. */
 int gm_trace_match(const char *pattern, const char *name);
+
+GM_API_END
 
 #endif

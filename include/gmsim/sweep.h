@@ -20,15 +20,20 @@
 #ifndef GMSIM_SWEEP_H
 #define GMSIM_SWEEP_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/advice.h"
+#include "gmsim/attrs.h"
 #include "gmsim/error.h"
 #include "gmsim/json.h"
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
 #include "gmsim/store.h"
+
+GM_API_BEGIN
 
 /* ---- canonical JSON texts (the runs table's columns) --------------------- */
 
@@ -55,16 +60,6 @@ void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m);
  * members).  A missing member or a value of the wrong kind is GM_EFORMAT
  * naming it; *m is filled on success only. */
 int gm_metrics_parse(const char *json, gm_metrics_t *m, gm_error_t *err);
-
-/* Value text of top-level member `key` of JSON object `json`, copied into
- * buf (strings without their quotes, escapes kept as written; numbers,
- * true/false/null and nested values as they appear).  Returns 1 when found
- * and it fits, 0 otherwise (also for text that is not a JSON object). */
-int gm_json_member(const char *json, const char *key, char *buf, size_t len);
-
-/* Integer attribute `key` of a trace's attributes (e.g. "seq_len"); -1
- * when absent or not a non-negative integer. */
-int64_t gm_attr_int(const char *attrs, const char *key);
 
 /* ---- configurations -------------------------------------------------------- */
 
@@ -253,5 +248,7 @@ int gm_sweep_plan(const uint64_t *events, size_t ntraces, size_t nsets, unsigned
  * 3/4 has 12 of 50 runs"); GM_ENOMEM.
  */
 int gm_shards_check(const gm_shard_record_t *records, size_t n, gm_error_t *err);
+
+GM_API_END
 
 #endif

@@ -17,6 +17,8 @@
 #ifndef GMSIM_SYNTH_H
 #define GMSIM_SYNTH_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +26,8 @@
 #include "gmsim/json.h"
 #include "gmsim/store.h"
 #include "gmsim/trace.h"
+
+GM_API_BEGIN
 
 /* X(ENUM, "name") lists: one makes each enum and its names. */
 #define GM_SYNTH_ARCHS(X) X(GPT, "gpt") X(LLAMA, "llama") X(BERT, "bert")
@@ -238,5 +242,7 @@ void gm_synth_layer_formula(const gm_synth_config_t *cfg, char *buf, size_t len)
 /* Estimate cfg (its largest sequence length, 2 warm steps).  GM_EINVAL for
  * a bad config, GM_ENOMEM. */
 int gm_synth_estimate(const gm_synth_config_t *cfg, gm_synth_estimate_t *out, gm_error_t *err);
+
+GM_API_END
 
 #endif

@@ -17,11 +17,15 @@
 #ifndef GMSIM_TORCH_H
 #define GMSIM_TORCH_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
 #include "gmsim/error.h"
 #include "gmsim/import.h"
+
+GM_API_BEGIN
 
 /* Import the snapshot read from `in` (a gm_import_fn).  GM_EFORMAT with the
  * file and the place (byte offset, device and entry index) for anything
@@ -36,5 +40,7 @@ int gm_torch_import_buffer(const void *data, size_t len, const char *filename,
 /* 1 if the first len bytes look like a pickled memory snapshot: a pickle
  * header (protocol 2-5) and a snapshot key among the first bytes. */
 int gm_torch_sniff(const void *head, size_t len);
+
+GM_API_END
 
 #endif

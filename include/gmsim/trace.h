@@ -18,7 +18,11 @@
 #ifndef GMSIM_TRACE_H
 #define GMSIM_TRACE_H
 
+#include "gmsim/api.h"
+
 #include <stdint.h>
+
+GM_API_BEGIN
 
 /* X(ENUM, name) — op codes fit in 3 bits (the chunk codec relies on it). */
 #define GM_OPS(X)              \
@@ -66,5 +70,7 @@ const char *gm_op_name(unsigned op);
 
 /* Op code for a name, or -1. */
 int gm_op_parse(const char *name);
+
+GM_API_END
 
 #endif

@@ -13,12 +13,16 @@
 #ifndef GMSIM_WORKLOAD_H
 #define GMSIM_WORKLOAD_H
 
+#include "gmsim/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gmsim/error.h"
 #include "gmsim/store.h"
 #include "gmsim/trace.h"
+
+GM_API_BEGIN
 
 typedef struct gm_workload_config {
     uint64_t events;   /* exact number of events (default 100000) */
@@ -47,5 +51,7 @@ void gm_workload_destroy(gm_workload_t *wl);
  * GM_EINVAL for an unusable config, or the writer's errors (w can then only
  * be aborted). */
 int gm_workload_write(const gm_workload_config_t *cfg, gm_writer_t *w, gm_error_t *err);
+
+GM_API_END
 
 #endif

@@ -25,7 +25,7 @@
 
 #include "gmsim/gpu.h"
 #include "gmsim/json.h"
-#include "traces/idmap.h"
+#include "base/idmap.h"
 
 /* ---- the runtime, loaded at run time --------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "traces/codec.h"
+#include "store/codec.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

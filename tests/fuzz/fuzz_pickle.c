@@ -18,7 +18,7 @@
 #include <dirent.h>
 
 #include "fuzz_import.h"
-#include "traces/pickle.h"
+#include "formats/pickle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

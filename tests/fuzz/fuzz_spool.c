@@ -18,7 +18,7 @@
 
 #include "fuzz.h"
 #include "gmsim/capture.h"
-#include "traces/capture/spool_format.h"
+#include "formats/spool_format.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -33,7 +33,7 @@
 
 #include "fuzz.h"
 #include "gmsim/sweep.h"
-#include "traces/codec.h"
+#include "store/codec.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,0 +1,416 @@
+/*
+ * store/runs.c — queries over the runs and timelines tables (API in
+ * gmsim/store.h, "run queries"): list runs, find one by key, read a
+ * timeline, copy runs between stores without duplicates; and the shards
+ * table, the record of what each sweep shard stored.
+ *
+ * A run's key is (trace_digest, policy, params, device, gmsim_version),
+ * each text compared exactly, and unique from schema version 4 (index
+ * runs_key; a store of version 3 or older read as it is may still repeat
+ * one).  Lookups use that index; saves (gm_store_save_run) and copies
+ * check the key before each insert, on the destination's connection and
+ * inside its write transaction, so a key lands once whatever the number of
+ * writers, and runs repeated in a source are copied once.
+ *
+ * The store is outside data: columns read may be NULL or of another type;
+ * texts read that way become "" and numbers 0, never a crash.
+ */
+#include "gmsim/store.h"
+#include "gmsim/version.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+
+static int runs_fail(gm_store_t *s, gm_error_t *err, int rc, const char *what)
+{
+    sqlite3 *db = gm__store_db(s);
+    int code = (rc & 0xff) == SQLITE_NOMEM ? GM_ENOMEM
+               : (rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL ||
+                       (rc & 0xff) == SQLITE_READONLY
+                   ? GM_EIO
+                   : GM_EDB;
+    return gm_error_set(err, code, "'%s': %s: %s", gm_store_path(s), what,
+                        db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+}
+
+static int runs_prepare(gm_store_t *s, const char *sql, sqlite3_stmt **st, gm_error_t *err)
+{
+    int rc = sqlite3_prepare_v2(gm__store_db(s), sql, -1, st, NULL);
+    if (rc != SQLITE_OK) {
+        *st = NULL;
+        return runs_fail(s, err, rc, "cannot prepare a statement");
+    }
+    return 0;
+}
+
+static int runs_exec(gm_store_t *s, const char *sql, gm_error_t *err)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(gm__store_db(s), sql, NULL, NULL, &msg);
+    sqlite3_free(msg);
+    return rc == SQLITE_OK ? 0 : runs_fail(s, err, rc, sql);
+}
+
+/* A malloc'd copy of a text column ("" for NULL); NULL when out of memory. */
+static char *runs_text(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return strdup(t ? (const char *)t : "");
+}
+
+static void runs_info_release(gm_run_info_t *r)
+{
+    free(r->trace);
+    free(r->trace_digest);
+    free(r->policy);
+    free(r->params);
+    free(r->device);
+    free(r->version);
+    free(r->metrics);
+    free(r->created);
+}
+
+void gm_run_info_free_list(gm_run_info_t *list, size_t n)
+{
+    for (size_t i = 0; list && i < n; i++)
+        runs_info_release(&list[i]);
+    free(list);
+}
+
+int gm_store_list_runs(gm_store_t *s, gm_run_info_t **out, size_t *n, gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = runs_prepare(s,
+                          "SELECT id, trace_name, trace_digest, policy, params, device, "
+                          "gmsim_version, metrics, created, "
+                          "(SELECT count(*) FROM timelines WHERE run_id = runs.id) "
+                          "FROM runs ORDER BY id",
+                          &st, err);
+    if (rc)
+        return rc;
+    gm_run_info_t *list = NULL;
+    size_t count = 0, cap = 0;
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (count == cap) {
+            size_t ncap = cap ? 2 * cap : 64;
+            gm_run_info_t *l = realloc(list, ncap * sizeof *l);
+            if (l == NULL) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                break;
+            }
+            list = l;
+            cap = ncap;
+        }
+        gm_run_info_t *ri = &list[count++];
+        ri->id = sqlite3_column_int64(st, 0);
+        ri->trace = runs_text(st, 1);
+        ri->trace_digest = runs_text(st, 2);
+        ri->policy = runs_text(st, 3);
+        ri->params = runs_text(st, 4);
+        ri->device = runs_text(st, 5);
+        ri->version = runs_text(st, 6);
+        ri->metrics = runs_text(st, 7);
+        ri->created = runs_text(st, 8);
+        sqlite3_int64 np = sqlite3_column_int64(st, 9);
+        ri->npoints = np > 0 ? (uint64_t)np : 0;
+        if (!ri->trace || !ri->trace_digest || !ri->policy || !ri->params || !ri->device ||
+            !ri->version || !ri->metrics || !ri->created) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = runs_fail(s, err, r, "cannot read the runs");
+    sqlite3_finalize(st);
+    if (rc) {
+        gm_run_info_free_list(list, count);
+        return rc;
+    }
+    *out = list;
+    *n = count;
+    return 0;
+}
+
+int gm_store_find_run(gm_store_t *s, const char *trace_digest, const char *policy,
+                      const char *params, const char *device, const char *version, int64_t *id,
+                      gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = runs_prepare(s,
+                          "SELECT id FROM runs WHERE trace_digest = ?1 AND policy = ?2 AND "
+                          "params = ?3 AND device = ?4 AND gmsim_version = ?5 ORDER BY id "
+                          "LIMIT 1",
+                          &st, err);
+    if (rc)
+        return rc;
+    const char *key[] = {trace_digest, policy, params, device, version ? version : gm_version()};
+    for (int i = 0; i < 5; i++)
+        sqlite3_bind_text(st, i + 1, key[i] ? key[i] : "", -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        if (id)
+            *id = sqlite3_column_int64(st, 0);
+        rc = 0;
+    } else if (r == SQLITE_DONE) {
+        rc = gm_error_set(err, GM_ENOTFOUND, "no run of policy '%s' on trace %s in '%s'",
+                          policy ? policy : "", trace_digest ? trace_digest : "",
+                          gm_store_path(s));
+    } else {
+        rc = runs_fail(s, err, r, "cannot look up a run");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int gm_store_run_timeline(gm_store_t *s, int64_t id, gm_timeline_point_t **out, size_t *n,
+                          gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = runs_prepare(s, "SELECT count(*) FROM runs WHERE id = ?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    int r = sqlite3_step(st);
+    int found = r == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (r != SQLITE_ROW)
+        return runs_fail(s, err, r, "cannot look up a run");
+    if (!found)
+        return gm_error_set(err, GM_ENOTFOUND, "no run %lld in '%s'", (long long)id,
+                            gm_store_path(s));
+    rc = runs_prepare(s,
+                      "SELECT event, ts_ns, requested, allocated, reserved FROM timelines "
+                      "WHERE run_id = ? ORDER BY point",
+                      &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    gm_timeline_point_t *pts = NULL;
+    size_t count = 0, cap = 0;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (count == cap) {
+            size_t ncap = cap ? 2 * cap : 1024;
+            gm_timeline_point_t *p = realloc(pts, ncap * sizeof *p);
+            if (p == NULL) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                break;
+            }
+            pts = p;
+            cap = ncap;
+        }
+        gm_timeline_point_t *p = &pts[count++];
+        uint64_t *f[] = {&p->event, &p->ts_ns, &p->requested, &p->allocated, &p->reserved};
+        for (int i = 0; i < 5; i++) {
+            sqlite3_int64 v = sqlite3_column_int64(st, i);
+            *f[i] = v > 0 ? (uint64_t)v : 0;
+        }
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = runs_fail(s, err, r, "cannot read a timeline");
+    sqlite3_finalize(st);
+    if (rc) {
+        free(pts);
+        return rc;
+    }
+    *out = pts;
+    *n = count;
+    return 0;
+}
+
+/* Copy one run (row and timeline) from src to dst; in dst's transaction. */
+static int runs_copy_one(gm_store_t *dst, gm_store_t *src, const gm_run_info_t *ri,
+                         gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = runs_prepare(dst,
+                          "INSERT INTO runs (trace_digest, trace_name, policy, params, device, "
+                          "gmsim_version, metrics, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                          &st, err);
+    if (rc)
+        return rc;
+    const char *text[] = {ri->trace_digest, ri->trace,   ri->policy,  ri->params,
+                          ri->device,       ri->version, ri->metrics, ri->created};
+    for (int i = 0; i < 8; i++)
+        sqlite3_bind_text(st, i + 1, text[i], -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE)
+        return runs_fail(dst, err, r, "cannot copy a run");
+    int64_t new_id = sqlite3_last_insert_rowid(gm__store_db(dst));
+    gm_timeline_point_t *pts = NULL;
+    size_t n = 0;
+    if ((rc = gm_store_run_timeline(src, ri->id, &pts, &n, err)))
+        return rc;
+    rc = runs_prepare(dst,
+                      "INSERT INTO timelines (run_id, point, event, ts_ns, requested, "
+                      "allocated, reserved) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      &st, err);
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        const gm_timeline_point_t *p = &pts[k];
+        int64_t v[] = {new_id,
+                       (int64_t)k,
+                       (int64_t)p->event,
+                       (int64_t)p->ts_ns,
+                       (int64_t)p->requested,
+                       (int64_t)p->allocated,
+                       (int64_t)p->reserved};
+        sqlite3_reset(st);
+        for (int i = 0; i < 7; i++)
+            sqlite3_bind_int64(st, i + 1, v[i]);
+        if ((r = sqlite3_step(st)) != SQLITE_DONE)
+            rc = runs_fail(dst, err, r, "cannot copy a timeline");
+    }
+    sqlite3_finalize(st);
+    free(pts);
+    return rc;
+}
+
+/* ---- shard records ------------------------------------------------------- */
+
+/* Insert or update one shard record; in the caller's transaction or its
+ * own statement. */
+static int runs_put_shard(gm_store_t *s, const gm_shard_record_t *r, gm_error_t *err)
+{
+    sqlite3_stmt *st;
+    int rc = runs_prepare(s,
+                          "INSERT INTO shards (grid, shard, nshards, runs, done, updated) "
+                          "VALUES (?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now')) "
+                          "ON CONFLICT (grid, shard) DO UPDATE SET nshards = excluded.nshards, "
+                          "runs = excluded.runs, done = max(done, excluded.done), "
+                          "updated = excluded.updated",
+                          &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, r->grid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, r->shard);
+    sqlite3_bind_int64(st, 3, r->nshards);
+    sqlite3_bind_int64(st, 4, (int64_t)r->runs);
+    sqlite3_bind_int64(st, 5, (int64_t)r->done);
+    int q = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return q == SQLITE_DONE ? 0 : runs_fail(s, err, q, "cannot record a sweep shard");
+}
+
+int gm_store_put_shard(gm_store_t *s, const gm_shard_record_t *r, gm_error_t *err)
+{
+    if (!gm__store_writable(s))
+        return gm_error_set(err, GM_EINVAL, "cannot record a sweep shard: '%s' is open read-only",
+                            gm_store_path(s));
+    return runs_put_shard(s, r, err);
+}
+
+int gm_store_list_shards(gm_store_t *s, gm_shard_record_t **out, size_t *n, gm_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(gm__store_db(s),
+                                "SELECT grid, shard, nshards, runs, done FROM shards "
+                                "ORDER BY grid, shard",
+                                -1, &st, NULL);
+    if (rc == SQLITE_ERROR &&
+        strncmp(sqlite3_errmsg(gm__store_db(s)), "no such table", 13) == 0)
+        return 0; /* a store from before schema version 3 */
+    if (rc != SQLITE_OK)
+        return runs_fail(s, err, rc, "cannot prepare a statement");
+    gm_shard_record_t *list = NULL;
+    size_t count = 0, cap = 0;
+    int q;
+    while ((q = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *grid = sqlite3_column_text(st, 0);
+        int64_t v[4];
+        int ok = grid != NULL && strlen((const char *)grid) == 32;
+        for (int i = 0; i < 4; i++) {
+            ok = ok && sqlite3_column_type(st, i + 1) == SQLITE_INTEGER;
+            v[i] = sqlite3_column_int64(st, i + 1);
+        }
+        /* shard in 1..nshards, done ≤ runs */
+        ok = ok && v[1] >= 1 && v[1] <= 1000000 && v[0] >= 1 && v[0] <= v[1] && v[2] >= 0 &&
+             v[3] >= 0 && v[3] <= v[2];
+        if (!ok) {
+            rc = gm_error_set(err, GM_EFORMAT, "'%s': shard record %zu is not one a sweep writes",
+                              gm_store_path(s), count + 1);
+            break;
+        }
+        if (count == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            gm_shard_record_t *l = realloc(list, ncap * sizeof *l);
+            if (l == NULL) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                break;
+            }
+            list = l;
+            cap = ncap;
+        }
+        gm_shard_record_t *r = &list[count++];
+        memcpy(r->grid, grid, 33);
+        r->shard = (unsigned)v[0];
+        r->nshards = (unsigned)v[1];
+        r->runs = (uint64_t)v[2];
+        r->done = (uint64_t)v[3];
+    }
+    if (rc == 0 && q != SQLITE_DONE)
+        rc = runs_fail(s, err, q, "cannot read the shard records");
+    sqlite3_finalize(st);
+    if (rc) {
+        free(list);
+        return rc;
+    }
+    *out = list;
+    *n = count;
+    return 0;
+}
+
+int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t *skipped,
+                       gm_error_t *err)
+{
+    if (!gm__store_writable(dst))
+        return gm_error_set(err, GM_EINVAL, "cannot copy runs: '%s' is open read-only",
+                            gm_store_path(dst));
+    if (gm__store_writer_active(dst))
+        return gm_error_set(err, GM_ESTATE, "cannot copy runs: a writer is active on '%s'",
+                            gm_store_path(dst));
+    gm_run_info_t *list;
+    size_t n, ncopied = 0, nskipped = 0;
+    int rc = gm_store_list_runs(src, &list, &n, err);
+    if (rc)
+        return rc;
+    if ((rc = runs_exec(dst, "BEGIN IMMEDIATE", err))) {
+        gm_run_info_free_list(list, n);
+        return rc;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const gm_run_info_t *ri = &list[i];
+        rc = gm_store_find_run(dst, ri->trace_digest, ri->policy, ri->params, ri->device,
+                               ri->version, NULL, err);
+        if (rc == 0) {
+            nskipped++;
+        } else if (rc == GM_ENOTFOUND) {
+            gm_error_clear(err);
+            rc = runs_copy_one(dst, src, ri, err);
+            ncopied++;
+        }
+    }
+    gm_shard_record_t *shards = NULL;
+    size_t nshards = 0;
+    if (rc == 0)
+        rc = gm_store_list_shards(src, &shards, &nshards, err);
+    for (size_t i = 0; rc == 0 && i < nshards; i++)
+        rc = runs_put_shard(dst, &shards[i], err);
+    free(shards);
+    if (rc == 0)
+        rc = runs_exec(dst, "COMMIT", err);
+    if (rc)
+        sqlite3_exec(gm__store_db(dst), "ROLLBACK", NULL, NULL, NULL);
+    gm_run_info_free_list(list, n);
+    if (rc)
+        return rc;
+    if (copied)
+        *copied = ncopied;
+    if (skipped)
+        *skipped = nskipped;
+    return 0;
+}
