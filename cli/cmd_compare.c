@@ -66,20 +66,20 @@ static void compare_percent(gm__cli_table_t *t, double v, int sign)
         gm__cli_table_cell(t, sign ? "%+.1f%%" : "%.1f%%", v * 100.0);
 }
 
-/* Index of the run with the least peak reserved among the policies that
- * cache, without OOMs.  Left out unless nothing else ran: policies that
- * cache nothing (no empty_cache, e.g. native: a device call per request,
- * at load by construction), planners (they know the future), then runs
- * with OOMs. */
+/* Index of the run with the least peak reserved among the contenders,
+ * without OOMs.  Left out unless nothing else ran: references
+ * (GM_ROLE_REFERENCE, e.g. native: a device call per request, at load by
+ * construction), bounds (GM_ROLE_BOUND: planners know the future), then
+ * runs with OOMs. */
 static size_t compare_winner(const gm_compare_trace_t *t)
 {
     size_t best = SIZE_MAX;
     for (int pass = 0; pass < 4 && best == SIZE_MAX; pass++)
         for (size_t i = 0; i < t->nruns; i++) {
             const gm_compare_run_t *r = &t->runs[i];
-            if (pass < 1 && r->ops->empty_cache == NULL)
+            if (pass < 1 && r->ops->role == GM_ROLE_REFERENCE)
                 continue;
-            if (pass < 2 && (r->ops->flags & GM_POLICY_NEEDS_LIFETIMES))
+            if (pass < 2 && r->ops->role == GM_ROLE_BOUND)
                 continue;
             if (pass < 3 && r->metrics.ooms)
                 continue;

@@ -604,8 +604,7 @@ int gm_oom_explain(gm_store_t *s, const char *name, const gm_params_t *set,
     } else {
         for (size_t i = 0; rc == 0 && i < gm_policy_count() && nopt < GM_TORCH_OPTIONS; i++) {
             const gm_policy_ops_t *ops = gm_policy_at(i);
-            if (ops == set->ops || (ops->flags & GM_POLICY_NEEDS_LIFETIMES) ||
-                ops->empty_cache == NULL)
+            if (ops == set->ops || ops->role == GM_ROLE_BOUND || ops->role == GM_ROLE_REFERENCE)
                 continue; /* planners cannot be set; native caches nothing */
             if ((rc = gm_params_init(&sets[n], ops, err)) != 0)
                 break;

@@ -8,14 +8,15 @@
  * report.  Its name, attributes and frames come from a trace with that
  * digest in any store given (the runs table keeps the name it ran under
  * as a fallback).  Within a group:
- *   - the offline bound is the least peak of the policies that plan with
- *     the whole future (GM_POLICY_NEEDS_LIFETIMES);
+ *   - the offline bound is the least peak of the policies whose role is
+ *     GM_ROLE_BOUND (they plan with the whole future);
  *   - the winner is the run with the least peak reserved among the
- *     policies that cache, without OOMs; policies that cache nothing (no
- *     empty_cache, like native: a device call per request, at load by
- *     construction) and planners are references, not contenders, and count
- *     only when nothing else ran (runs with OOMs last);
- *   - the baseline is `caching` with every parameter at its default;
+ *     contenders, without OOMs; references (GM_ROLE_REFERENCE, like native:
+ *     a device call per request, at load by construction) and bounds are
+ *     not contenders, and count only when nothing else ran (runs with OOMs
+ *     last);
+ *   - the baseline is the GM_ROLE_BASELINE policy (`caching`) with every
+ *     parameter at its default;
  *   - the runs drawn are the best configuration of each policy (the
  *     baseline too when it is not its policy's best), so a sweep of many
  *     parameter values stays readable; the table at the end has them all;
@@ -402,14 +403,14 @@ static int report_collect_runs(report_t *R, gm_report_stats_t *stats)
             r->store = i;
             r->info = ri;
             r->ops = gm_policy_find(ri->policy);
-            r->bound = r->ops && (r->ops->flags & GM_POLICY_NEEDS_LIFETIMES);
-            r->reference = r->ops && r->ops->empty_cache == NULL;
+            r->bound = r->ops && r->ops->role == GM_ROLE_BOUND;
+            r->reference = r->ops && r->ops->role == GM_ROLE_REFERENCE;
             gm_config_label(ri->policy, ri->params, r->label, sizeof r->label);
             char cap[64];
             r->capacity = gm_json_member(ri->device, "capacity", cap, sizeof cap)
                               ? strtoull(cap, NULL, 10)
                               : 0;
-            if (r->ops && strcmp(ri->policy, "caching") == 0) {
+            if (r->ops && r->ops->role == GM_ROLE_BASELINE) {
                 gm_params_t def;
                 if (gm_params_init(&def, r->ops, NULL) == 0) {
                     char *dj = gm_params_json(&def);

@@ -2239,6 +2239,7 @@ const gm_policy_ops_t gm__policy_caching = {
     .check = caching_check,
     .destroy = caching_destroy,
     .empty_cache = caching_empty_cache,
+    .role = GM_ROLE_BASELINE,
     .prepare = caching_prepare,
     .walk = caching_walk,
 };

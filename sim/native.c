@@ -164,4 +164,5 @@ const gm_policy_ops_t gm__policy_native = {
     .check = native_check,
     .destroy = native_destroy,
     .empty_cache = NULL,
+    .role = GM_ROLE_REFERENCE,
 };

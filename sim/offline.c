@@ -2052,6 +2052,7 @@ const gm_policy_ops_t gm__policy_offline = {
     .check = offline_check,
     .destroy = offline_destroy,
     .empty_cache = offline_empty_cache,
+    .role = GM_ROLE_BOUND,
     .prepare = offline_prepare,
     .plan = offline_plan_info,
 };

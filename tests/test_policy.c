@@ -337,6 +337,27 @@ Test(contract, registry)
     }
 }
 
+/* The roles a comparison reads (gm_policy_role_t) agree with what the ops
+ * do: one baseline; a bound plans with lifetimes and every planner is a
+ * bound; a reference caches nothing and what caches nothing is a
+ * reference. */
+Test(contract, roles)
+{
+    size_t baselines = 0;
+    for (size_t i = 0; i < gm_policy_count(); i++) {
+        const gm_policy_ops_t *ops = gm_policy_at(i);
+        int planner = (ops->flags & GM_POLICY_NEEDS_LIFETIMES) != 0;
+        baselines += ops->role == GM_ROLE_BASELINE;
+        cr_expect_eq(ops->role == GM_ROLE_BOUND, planner, "%s: role %d, planner %d", ops->name,
+                     (int)ops->role, planner);
+        cr_expect_eq(ops->role == GM_ROLE_REFERENCE, ops->empty_cache == NULL,
+                     "%s: role %d, caches %s", ops->name, (int)ops->role,
+                     ops->empty_cache ? "something" : "nothing");
+    }
+    cr_expect_eq(baselines, 1, "%zu baseline policies", baselines);
+    cr_expect_eq(gm_policy_find("caching")->role, GM_ROLE_BASELINE);
+}
+
 /* Seeded random stress: grow, churn, shrink, free everything. */
 static void stress(const gm_policy_ops_t *ops, const config_t *cfg, uint64_t seed, int nops)
 {

@@ -126,6 +126,19 @@ typedef struct gm_plan_info {
  * nothing, so that the state at t* is still there to ask about. */
 #define GM_POLICY_LAZY_STATS 0x2u
 
+/* gm_policy_ops_t.role: what a policy's runs are when runs are compared
+ * (compare's winner, the report's groups, the PyTorch advice).  Exactly one
+ * policy is the baseline; test_policy checks the roles against the ops. */
+typedef enum gm_policy_role {
+    GM_ROLE_CONTENDER = 0, /* an online allocator: its best run may win */
+    GM_ROLE_BASELINE,      /* a contender whose defaults are the baseline of
+                              every saving (PyTorch's caching allocator) */
+    GM_ROLE_REFERENCE,     /* caches nothing (a device call per request, at
+                              load by construction): shown, not a contender */
+    GM_ROLE_BOUND          /* plans with the whole future (needs lifetimes):
+                              a bound to measure against, not a contender */
+} gm_policy_role_t;
+
 #define GM_ALLOC_OOM 1 /* alloc result: the request failed after recovery */
 
 typedef struct gm_policy_ops gm_policy_ops_t;
@@ -173,6 +186,7 @@ struct gm_policy_ops {
     const gm_param_spec_t *params;
     size_t nparams; /* at most 64 */
     unsigned flags; /* GM_POLICY_* */
+    gm_policy_role_t role;
 
     /* Create a policy on dev with values resolved in params order.  Returns
      * 0, or a negative code with err filled. */
