@@ -259,3 +259,65 @@ Test(import, a_failed_csv_import_leaves_nothing)
     cr_expect_eq(count_traces(s), 0);
     gm_store_close(s);
 }
+
+/* ---- the registry of import formats (formats/registry.c) ------------------ */
+
+/* The first bytes of a file, or NULL (and the test skipped) when absent. */
+static size_t head_of(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(buf, 1, len, f);
+    fclose(f);
+    return n;
+}
+
+Test(import, the_format_registry_is_complete_and_ordered)
+{
+    cr_assert_geq(gm_format_count(), 7);
+    for (size_t i = 0; i < gm_format_count(); i++) {
+        const gm_format_t *f = gm_format_at(i);
+        cr_assert_not_null(f);
+        cr_expect(f->name && f->help && f->import && f->sniff, "format %zu incomplete", i);
+        cr_expect_eq(gm_format_find(f->name), f, "%s is not found by name", f->name);
+    }
+    cr_expect_null(gm_format_at(gm_format_count()));
+    cr_expect_null(gm_format_find("auto"));
+    cr_expect_null(gm_format_find("pickle"));
+    /* csv sniffs last: it takes any text whose second field is an op */
+    cr_expect_str_eq(gm_format_at(gm_format_count() - 1)->name, "csv");
+    static const char csv[] = "# a comment\nts_ns,op,id,size,stream,device\n0,alloc,1,512,0,0\n";
+    cr_expect_str_eq(gm_format_sniff(csv, sizeof csv - 1)->name, "csv");
+    static const char rows[] = "0,ALLOC,1,512,0,0\n";
+    cr_expect_str_eq(gm_format_sniff(rows, sizeof rows - 1)->name, "csv");
+    static const char other[] = "hello,world\n";
+    cr_expect_null(gm_format_sniff(other, sizeof other - 1));
+    cr_expect_null(gm_format_sniff("", 0));
+}
+
+/* Real files are told apart by their first bytes alone. */
+Test(import, the_registry_sniffs_real_files)
+{
+    static const struct {
+        const char *file, *format;
+    } cases[] = {
+        {"snapshots/lm2.7b_ctx128_forward_fp32.pickle", "torch"},
+        {"snapshots/msd_basic.pickle", "torch"},
+        {"minimalloc/A.1048576.csv", "dsa"},
+    };
+    char buf[4096], path[1024];
+    size_t found = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", GM_DATA_DIR, cases[i].file);
+        size_t n = head_of(path, buf, sizeof buf);
+        if (n == 0)
+            continue;
+        found++;
+        const gm_format_t *f = gm_format_sniff(buf, n);
+        cr_assert_not_null(f, "%s: no format", cases[i].file);
+        cr_expect_str_eq(f->name, cases[i].format, "%s", cases[i].file);
+    }
+    if (found == 0)
+        cr_skip_test("%s absent: no real files to sniff", GM_DATA_DIR);
+}
