@@ -46,6 +46,7 @@
 
 #include "gmsim/text.h"
 #include "formats/textin.h"
+#include "store/sql.h"
 
 #define NSYS_TABLE "CUDA_GPU_MEMORY_USAGE_EVENTS"
 #define NSYS_KINDS 8
@@ -115,11 +116,7 @@ typedef struct nsys {
 
 static int nsys_db_error(const nsys_t *n, gm_error_t *err, const char *what)
 {
-    int rc = sqlite3_errcode(n->db) & 0xff;
-    int code = rc == SQLITE_NOMEM ? GM_ENOMEM
-               : rc == SQLITE_IOERR ? GM_EIO
-                                    : GM_EFORMAT;
-    return gm_error_set(err, code, "'%s': %s: %s", n->filename, what, sqlite3_errmsg(n->db));
+    return gm__sql_input_fail(n->db, n->filename, what, err);
 }
 
 /* 1 if a table (not a view) of that name exists, 0 if not, or negative. */

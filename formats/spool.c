@@ -872,16 +872,9 @@ int gm_spool_import_dir(gm_store_t *s, const char *dir, unsigned flags,
     closedir(d);
     if (rc == 0 && nf == 0)
         rc = gm_error_set(err, GM_ENOTFOUND, "no spool file ('*.spool') in '%s'", dir);
-    sqlite3 *db = rc == 0 ? gm__store_db(s) : NULL;
-    int outer = 0;
-    if (rc == 0 && gm__store_writable(s) && sqlite3_get_autocommit(db)) {
-        /* One transaction around every file's import: all or nothing. */
-        if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-            rc = gm_error_set(err, GM_EDB, "'%s': cannot begin the import: %s", gm_store_path(s),
-                              sqlite3_errmsg(db));
-        else
-            outer = 1;
-    }
+    int outer = 0; /* one transaction around every file's import: all or nothing */
+    if (rc == 0)
+        rc = gm__store_import_begin(s, &outer, err);
     if (rc == 0)
         qsort(files, nf, sizeof *files, spool_name_cmp);
     for (size_t i = 0; i < nf && rc == 0; i++) {
@@ -889,11 +882,9 @@ int gm_spool_import_dir(gm_store_t *s, const char *dir, unsigned flags,
         rc = spool_import_one(s, files[i], flags, out, err);
     }
     if (outer) {
-        if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-            rc = gm_error_set(err, GM_EDB, "'%s': cannot commit the import: %s",
-                              gm_store_path(s), sqlite3_errmsg(db));
-        if (rc != 0 && !sqlite3_get_autocommit(db))
-            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        int r = gm__store_import_end(s, rc == 0, err);
+        if (rc == 0)
+            rc = r;
     }
     for (size_t i = 0; i < nf; i++)
         free(files[i]);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/sql.h"
 #include "store/store.h"
 
 struct gm_import_target {
@@ -77,25 +78,33 @@ static int import_end_txn(gm_import_target_t *t, int commit, gm_error_t *err)
         return 0;
     t->open = 0;
     if (commit) {
-        const char *sql = t->savepoint ? "RELEASE gm_import" : "COMMIT";
         if (sqlite3_get_autocommit(db))
             return gm_error_set(err, GM_ESTATE, "'%s': the import's transaction ended early",
                                 gm_store_path(t->s));
-        int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-        if (rc == SQLITE_OK)
-            return 0;
-        int code = (rc & 0xff) == SQLITE_FULL || (rc & 0xff) == SQLITE_IOERR ? GM_EIO : GM_EDB;
-        gm_error_set(err, code, "'%s': cannot commit the import: %s", gm_store_path(t->s),
-                     sqlite3_errmsg(db));
-        if (!sqlite3_get_autocommit(db))
-            sqlite3_exec(db, t->savepoint ? "ROLLBACK TO gm_import; RELEASE gm_import"
-                                          : "ROLLBACK",
-                         NULL, NULL, NULL);
-        return code;
+        return gm__sql_commit(db, gm_store_path(t->s), "gm_import", t->savepoint, "the import",
+                              err);
     }
-    if (!sqlite3_get_autocommit(db))
-        sqlite3_exec(db, t->savepoint ? "ROLLBACK TO gm_import; RELEASE gm_import" : "ROLLBACK",
-                     NULL, NULL, NULL);
+    gm__sql_rollback(db, "gm_import", t->savepoint);
+    return 0;
+}
+
+int gm__store_import_begin(gm_store_t *s, int *began, gm_error_t *err)
+{
+    sqlite3 *db = gm__store_db(s);
+    *began = 0;
+    if (!gm__store_writable(s) || !sqlite3_get_autocommit(db))
+        return 0;
+    int rc = gm__sql_begin(db, gm_store_path(s), NULL, "the import", NULL, err);
+    *began = rc == 0;
+    return rc;
+}
+
+int gm__store_import_end(gm_store_t *s, int commit, gm_error_t *err)
+{
+    sqlite3 *db = gm__store_db(s);
+    if (commit)
+        return gm__sql_commit(db, gm_store_path(s), NULL, 0, "the import", err);
+    gm__sql_rollback(db, NULL, 0);
     return 0;
 }
 
@@ -118,16 +127,11 @@ int gm_import_target_create(gm_store_t *s, const char *base, unsigned flags,
     }
     t->s = s;
     t->flags = flags;
-    sqlite3 *db = gm__store_db(s);
-    t->savepoint = !sqlite3_get_autocommit(db);
-    int rc = sqlite3_exec(db, t->savepoint ? "SAVEPOINT gm_import" : "BEGIN IMMEDIATE", NULL,
-                          NULL, NULL);
-    if (rc != SQLITE_OK) {
-        int code = (rc & 0xff) == SQLITE_BUSY ? GM_EIO : GM_EDB;
-        gm_error_set(err, code, "'%s': cannot begin the import: %s", gm_store_path(s),
-                     sqlite3_errmsg(db));
+    int rc = gm__sql_begin(gm__store_db(s), gm_store_path(s), "gm_import", "the import",
+                           &t->savepoint, err);
+    if (rc) {
         import_free(t);
-        return code;
+        return rc;
     }
     t->open = 1;
     *out = t;

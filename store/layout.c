@@ -22,6 +22,7 @@
  * gm_layout_validate and against the trace's stream table: a damaged row is
  * GM_ECORRUPT naming the file and the trace.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -29,6 +30,7 @@
 #include "gmsim/layout.h"
 #include "gmsim/store.h"
 #include "gmsim/trace.h"
+#include "store/sql.h"
 #include "store/store.h"
 
 #define LAYOUT_VERSION 1
@@ -108,8 +110,7 @@ int gm_writer_layout(gm_writer_t *w, const gm_layout_t *layout, gm_error_t *err)
     if (sqlite3_prepare_v2(db, "SELECT 1 FROM layouts WHERE trace_id = ?1", -1, &st, NULL) !=
         SQLITE_OK) {
         sqlite3_finalize(st);
-        return gm_error_set(err, GM_EDB, "'%s': cannot read layouts: %s", gm_store_path(s),
-                            sqlite3_errmsg(db));
+        return gm__sql_fail(db, gm_store_path(s), sqlite3_errcode(db), "cannot read layouts", err);
     }
     sqlite3_bind_int64(st, 1, trace_id);
     int r = sqlite3_step(st);
@@ -151,19 +152,19 @@ int gm_writer_layout(gm_writer_t *w, const gm_layout_t *layout, gm_error_t *err)
                            NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
         free(blob);
-        return gm_error_set(err, GM_EDB, "'%s': cannot write a layout: %s", gm_store_path(s),
-                            sqlite3_errmsg(db));
+        return gm__sql_fail(db, gm_store_path(s), sqlite3_errcode(db), "cannot write a layout",
+                            err);
     }
     sqlite3_bind_int64(st, 1, trace_id);
     sqlite3_bind_blob(st, 2, blob, (int)at, SQLITE_STATIC);
     r = sqlite3_step(st);
     sqlite3_finalize(st);
     free(blob);
-    if (r != SQLITE_DONE)
-        return gm_error_set(err, (r & 0xff) == SQLITE_FULL || (r & 0xff) == SQLITE_IOERR ? GM_EIO
-                                                                                       : GM_EDB,
-                            "'%s': cannot write the layout of trace '%s': %s", gm_store_path(s),
-                            name, sqlite3_errmsg(db));
+    if (r != SQLITE_DONE) {
+        char what[GM_ERROR_MSG_MAX];
+        snprintf(what, sizeof what, "cannot write the layout of trace '%s'", name);
+        return gm__sql_fail(db, gm_store_path(s), r, what, err);
+    }
     return 0;
 nomem:
     free(raw.p);
@@ -377,8 +378,11 @@ corrupt:
     return gm_error_set(err, GM_ECORRUPT, "'%s': trace '%s': damaged layout: %s",
                         gm_store_path(s), name, why);
 dberr:
-    rc = gm_error_set(err, GM_EDB, "'%s': cannot read the layout of trace '%s': %s",
-                      gm_store_path(s), name, sqlite3_errmsg(db));
+    {
+        char what[GM_ERROR_MSG_MAX];
+        snprintf(what, sizeof what, "cannot read the layout of trace '%s'", name);
+        rc = gm__sql_fail(db, gm_store_path(s), sqlite3_errcode(db), what, err);
+    }
     sqlite3_finalize(st);
     return rc;
 }

@@ -18,39 +18,31 @@
 #include "gmsim/store.h"
 #include "gmsim/version.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/sql.h"
 #include "store/store.h"
 
 static int runs_fail(gm_store_t *s, gm_error_t *err, int rc, const char *what)
 {
-    sqlite3 *db = gm__store_db(s);
-    int code = (rc & 0xff) == SQLITE_NOMEM ? GM_ENOMEM
-               : (rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL ||
-                       (rc & 0xff) == SQLITE_READONLY
-                   ? GM_EIO
-                   : GM_EDB;
-    return gm_error_set(err, code, "'%s': %s: %s", gm_store_path(s), what,
-                        db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    return gm__sql_fail(gm__store_db(s), gm_store_path(s), rc, what, err);
 }
 
 static int runs_prepare(gm_store_t *s, const char *sql, sqlite3_stmt **st, gm_error_t *err)
 {
-    int rc = sqlite3_prepare_v2(gm__store_db(s), sql, -1, st, NULL);
-    if (rc != SQLITE_OK) {
-        *st = NULL;
-        return runs_fail(s, err, rc, "cannot prepare a statement");
-    }
-    return 0;
+    return gm__sql_prepare(gm__store_db(s), gm_store_path(s), sql, st, err);
 }
 
-static int runs_exec(gm_store_t *s, const char *sql, gm_error_t *err)
+static int runs_begin(gm_store_t *s, gm_error_t *err)
 {
-    char *msg = NULL;
-    int rc = sqlite3_exec(gm__store_db(s), sql, NULL, NULL, &msg);
-    sqlite3_free(msg);
-    return rc == SQLITE_OK ? 0 : runs_fail(s, err, rc, sql);
+    return gm__sql_begin(gm__store_db(s), gm_store_path(s), NULL, NULL, NULL, err);
+}
+
+static int runs_commit(gm_store_t *s, gm_error_t *err)
+{
+    return gm__sql_commit(gm__store_db(s), gm_store_path(s), NULL, 0, NULL, err);
 }
 
 /* A malloc'd copy of a text column ("" for NULL); NULL when out of memory. */
@@ -378,7 +370,7 @@ int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t 
     int rc = gm_store_list_runs(src, &list, &n, err);
     if (rc)
         return rc;
-    if ((rc = runs_exec(dst, "BEGIN IMMEDIATE", err))) {
+    if ((rc = runs_begin(dst, err))) {
         gm_run_info_free_list(list, n);
         return rc;
     }
@@ -402,9 +394,9 @@ int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t 
         rc = runs_put_shard(dst, &shards[i], err);
     free(shards);
     if (rc == 0)
-        rc = runs_exec(dst, "COMMIT", err);
+        rc = runs_commit(dst, err);
     if (rc)
-        sqlite3_exec(gm__store_db(dst), "ROLLBACK", NULL, NULL, NULL);
+        gm__sql_rollback(gm__store_db(dst), NULL, 0);
     gm_run_info_free_list(list, n);
     if (rc)
         return rc;
@@ -413,4 +405,130 @@ int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t 
     if (skipped)
         *skipped = nskipped;
     return 0;
+}
+
+/* ---- saving a run --------------------------------------------------------- */
+
+#define RUNS_TL_ROWS 64 /* timeline points per INSERT (7 parameters each) */
+
+/* Bind timeline point k of run run_id at parameter `first` (7 values). */
+static void runs_bind_point(sqlite3_stmt *st, int first, int64_t run_id, size_t k,
+                             const gm_timeline_point_t *p)
+{
+    /* Byte and event figures stay below 2^63 (sizes are capped at 2^48). */
+    int64_t v[] = {run_id,          (int64_t)k,           (int64_t)p->event, (int64_t)p->ts_ns,
+                   (int64_t)p->requested, (int64_t)p->allocated, (int64_t)p->reserved};
+    for (int i = 0; i < 7; i++)
+        sqlite3_bind_int64(st, first + i, v[i]);
+}
+
+int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm_error_t *err)
+{
+    if (!gm__store_writable(s))
+        return gm_error_set(err, GM_EINVAL, "cannot save a run: '%s' is open read-only", gm_store_path(s));
+    if (gm__store_writer_active(s))
+        return gm_error_set(err, GM_ESTATE, "cannot save a run: a writer is active on '%s'",
+                            gm_store_path(s));
+    const char *json[] = {run->params, run->device, run->metrics};
+    for (size_t i = 0; i < 3; i++)
+        if (json[i] == NULL || !gm__store_json_valid(json[i]))
+            return gm_error_set(err, GM_EINVAL, "cannot save a run of '%s': %s is not JSON",
+                                run->policy, i == 0 ? "params" : i == 1 ? "device" : "metrics");
+    if (run->found)
+        *run->found = 0;
+    int rc = runs_begin(s, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    /* A run's key is unique (the runs_key index): a run stored already,
+     * by this process or another writer, is kept as it is.  The lookup is
+     * inside the write transaction, so two writers cannot both miss it. */
+    int64_t old_id = 0;
+    rc = gm_store_find_run(s, run->trace_digest, run->policy, run->params, run->device, NULL,
+                           &old_id, err);
+    if (rc == 0) {
+        if (run->shard && (rc = gm_store_put_shard(s, run->shard, err)))
+            goto fail;
+        if ((rc = runs_commit(s, err)))
+            goto fail;
+        if (run->found)
+            *run->found = 1;
+        if (id)
+            *id = old_id;
+        return 0;
+    }
+    if (rc != GM_ENOTFOUND)
+        goto fail;
+    gm_error_clear(err);
+    rc = runs_prepare(s,
+                       "INSERT INTO runs (trace_digest, trace_name, policy, params, device, "
+                       "gmsim_version, metrics, created) VALUES (?, ?, ?, ?, ?, ?, ?, "
+                       "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                       &st, err);
+    if (rc)
+        goto fail;
+    const char *text[] = {run->trace_digest, run->trace, run->policy, run->params,
+                          run->device,       gm_version(), run->metrics};
+    for (int i = 0; i < 7; i++)
+        sqlite3_bind_text(st, i + 1, text[i], -1, SQLITE_STATIC);
+    int r = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (r != SQLITE_DONE) {
+        rc = runs_fail(s, err, r, "cannot save a run");
+        goto fail;
+    }
+    int64_t run_id = sqlite3_last_insert_rowid(gm__store_db(s));
+    /* The timeline goes in RUNS_TL_ROWS points per statement (one step
+     * instead of 64: a sweep's writer spends most of its time here), the
+     * remainder one point at a time. */
+    sqlite3_stmt *many = NULL;
+    st = NULL;
+    size_t k = 0;
+    if (run->npoints >= RUNS_TL_ROWS) {
+        char sql[64 + RUNS_TL_ROWS * 24];
+        size_t n = (size_t)snprintf(sql, sizeof sql,
+                                    "INSERT INTO timelines (run_id, point, event, ts_ns, "
+                                    "requested, allocated, reserved) VALUES ");
+        for (int i = 0; i < RUNS_TL_ROWS; i++)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s(?,?,?,?,?,?,?)", i ? "," : "");
+        if ((rc = runs_prepare(s, sql, &many, err)))
+            goto fail;
+    }
+    for (; k + RUNS_TL_ROWS <= run->npoints; k += RUNS_TL_ROWS) {
+        sqlite3_reset(many);
+        for (int i = 0; i < RUNS_TL_ROWS; i++)
+            runs_bind_point(many, 7 * i + 1, run_id, k + (size_t)i, &run->timeline[k + (size_t)i]);
+        if ((r = sqlite3_step(many)) != SQLITE_DONE) {
+            sqlite3_finalize(many);
+            rc = runs_fail(s, err, r, "cannot save a run's timeline");
+            goto fail;
+        }
+    }
+    sqlite3_finalize(many);
+    if (k < run->npoints &&
+        (rc = runs_prepare(s,
+                            "INSERT INTO timelines (run_id, point, event, ts_ns, requested, "
+                            "allocated, reserved) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            &st, err)))
+        goto fail;
+    for (; k < run->npoints; k++) {
+        sqlite3_reset(st);
+        runs_bind_point(st, 1, run_id, k, &run->timeline[k]);
+        if ((r = sqlite3_step(st)) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            rc = runs_fail(s, err, r, "cannot save a run's timeline");
+            goto fail;
+        }
+    }
+    sqlite3_finalize(st);
+    if (run->shard && (rc = gm_store_put_shard(s, run->shard, err)))
+        goto fail;
+    if ((rc = runs_commit(s, err)))
+        goto fail;
+    if (id)
+        *id = run_id;
+    return 0;
+fail:
+    gm__sql_rollback(gm__store_db(s), NULL, 0);
+    return rc;
 }

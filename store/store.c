@@ -83,6 +83,7 @@
 #include "base/jsonfmt.h"
 #include "store/codec.h"
 #include "base/idmap.h"
+#include "store/sql.h"
 #include "store/store.h"
 
 #define STORE_BUSY_MS 5000
@@ -247,41 +248,16 @@ static const char store_schema[] =
 
 /* ---- SQLite helpers ------------------------------------------------------ */
 
-/* A GM_E* code for an SQLite result code. */
-static int store_code(int rc)
-{
-    switch (rc & 0xff) {
-    case SQLITE_NOMEM:
-        return GM_ENOMEM;
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-        return GM_ECORRUPT;
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-    case SQLITE_CANTOPEN:
-    case SQLITE_READONLY:
-    case SQLITE_PERM:
-        return GM_EIO;
-    default:
-        return GM_EDB;
-    }
-}
-
-/* Set err from the connection's last error: "'PATH': WHAT: MESSAGE". */
+/* Set err from the connection's last error: "'PATH': WHAT: MESSAGE"
+ * (store/sql.c's map). */
 static int store_fail(const gm_store_t *s, gm_error_t *err, int rc, const char *what)
 {
-    return gm_error_set(err, store_code(rc), "'%s': %s: %s", s->path, what,
-                        s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+    return gm__sql_fail(s->db, s->path, rc, what, err);
 }
 
 static int store_prepare(gm_store_t *s, const char *sql, sqlite3_stmt **st, gm_error_t *err)
 {
-    int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
-    if (rc != SQLITE_OK) {
-        *st = NULL;
-        return store_fail(s, err, rc, "cannot prepare a statement");
-    }
-    return 0;
+    return gm__sql_prepare(s->db, s->path, sql, st, err);
 }
 
 /* The kept statement `which` (STORE_Q_*), compiled on first use; the
@@ -348,22 +324,21 @@ static void store_query_done(sqlite3_stmt *st)
 /* Run a statement without parameters or results (transaction control). */
 static int store_exec(gm_store_t *s, const char *sql, gm_error_t *err)
 {
-    sqlite3_stmt *st;
-    int rc = store_prepare(s, sql, &st, err);
-    if (rc)
-        return rc;
-    int r = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE && r != SQLITE_ROW)
-        return store_fail(s, err, r, sql);
-    return 0;
+    return gm__sql_exec(s->db, s->path, sql, err);
 }
 
-static void store_rollback(gm_store_t *s)
+/* A write transaction: "'PATH': BEGIN IMMEDIATE: MESSAGE" on failure. */
+static int store_begin(gm_store_t *s, gm_error_t *err)
 {
-    if (!sqlite3_get_autocommit(s->db))
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return gm__sql_begin(s->db, s->path, NULL, NULL, NULL, err);
 }
+
+static int store_commit(gm_store_t *s, gm_error_t *err)
+{
+    return gm__sql_commit(s->db, s->path, NULL, 0, NULL, err);
+}
+
+static void store_rollback(gm_store_t *s) { gm__sql_rollback(s->db, NULL, 0); }
 
 /* One integer from a one-row query with an optional text parameter.
  * 1 and *v on a row, 0 when no row, or a negative code. */
@@ -589,6 +564,8 @@ static uint64_t store_json_member_u64(const char *object, const char *key)
     return 0;
 }
 
+int gm__store_json_valid(const char *text) { return store_json_valid(text); }
+
 /* ---- open / close -------------------------------------------------------- */
 
 static int store_is_memory(const char *path) { return strcmp(path, ":memory:") == 0 || !*path; }
@@ -650,7 +627,7 @@ static char *store_immutable_uri(const char *path)
  * that two processes creating the same file do not both do it). */
 static int store_create_schema(gm_store_t *s, gm_error_t *err)
 {
-    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    int rc = store_begin(s, err);
     if (rc)
         return rc;
     int64_t version = 0, tables = 0;
@@ -670,7 +647,7 @@ static int store_create_schema(gm_store_t *s, gm_error_t *err)
         if ((rc = store_exec(s, pragma, err)))
             goto fail;
     }
-    return store_exec(s, "COMMIT", err);
+    return store_commit(s, err);
 fail:
     store_rollback(s);
     return rc;
@@ -776,7 +753,7 @@ static int store_upgrade_v4(gm_store_t *s, gm_error_t *err)
  * checksums, and its runs may repeat a key. */
 static int store_upgrade(gm_store_t *s, gm_error_t *err)
 {
-    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    int rc = store_begin(s, err);
     if (rc)
         return rc;
     int64_t version = 0;
@@ -801,7 +778,7 @@ static int store_upgrade(gm_store_t *s, gm_error_t *err)
             goto fail;
         }
     }
-    return store_exec(s, "COMMIT", err);
+    return store_commit(s, err);
 fail:
     store_rollback(s);
     return rc;
@@ -854,10 +831,7 @@ static int store_check_schema(gm_store_t *s, gm_error_t *err)
         }
         sqlite3_finalize(st);
     }
-    if ((r & 0xff) == SQLITE_NOTADB)
-        return gm_error_set(err, GM_EFORMAT, "cannot open '%s': file is not a database", s->path);
-    return gm_error_set(err, store_code(r) == GM_EDB ? GM_EIO : store_code(r),
-                        "cannot open '%s': %s", s->path, sqlite3_errmsg(s->db));
+    return gm__sql_open_fail(s->db, s->path, r, err);
 }
 
 int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t *err)
@@ -899,8 +873,7 @@ int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t
     free(uri);
     int rc;
     if (r != SQLITE_OK) {
-        rc = gm_error_set(err, GM_EIO, "cannot open '%s': %s", path,
-                          s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(r));
+        rc = gm__sql_open_fail(s->db, path, r, err);
         goto fail;
     }
     sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
@@ -1126,7 +1099,7 @@ int gm_store_delete(gm_store_t *s, const char *name, gm_error_t *err)
     if (s->writer_active)
         return gm_error_set(err, GM_ESTATE, "cannot delete trace '%s': a writer is active on '%s'",
                             name, s->path);
-    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
+    int rc = store_begin(s, err);
     if (rc)
         return rc;
     int64_t id;
@@ -1135,7 +1108,7 @@ int gm_store_delete(gm_store_t *s, const char *name, gm_error_t *err)
         rc = gm_error_set(err, GM_ENOTFOUND, "no trace '%s' in '%s'", name, s->path);
     if (rc < 0)
         goto fail;
-    if ((rc = store_delete_id(s, id, err)) || (rc = store_exec(s, "COMMIT", err)))
+    if ((rc = store_delete_id(s, id, err)) || (rc = store_commit(s, err)))
         goto fail;
     return 0;
 fail:
@@ -1306,7 +1279,7 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
     }
 
     w->joined = !sqlite3_get_autocommit(s->db);
-    int rc = w->joined ? 0 : store_exec(s, "BEGIN IMMEDIATE", err);
+    int rc = w->joined ? 0 : store_begin(s, err);
     if (rc) {
         store_writer_free(w);
         return rc;
@@ -1804,7 +1777,7 @@ int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
         rc = store_fail(s, err, r, "cannot write the trace summary");
         goto fail;
     }
-    if (!w->joined && (rc = store_exec(s, "COMMIT", err)))
+    if (!w->joined && (rc = store_commit(s, err)))
         goto fail;
     free(attrs);
     store_writer_free(w);
@@ -2214,130 +2187,4 @@ void gm_reader_close(gm_reader_t *r)
     free(r->frames);
     gm_trace_info_release(&r->info);
     free(r);
-}
-
-/* ---- replay results ------------------------------------------------------ */
-
-#define STORE_TL_ROWS 64 /* timeline points per INSERT (7 parameters each) */
-
-/* Bind timeline point k of run run_id at parameter `first` (7 values). */
-static void store_bind_point(sqlite3_stmt *st, int first, int64_t run_id, size_t k,
-                             const gm_timeline_point_t *p)
-{
-    /* Byte and event figures stay below 2^63 (sizes are capped at 2^48). */
-    int64_t v[] = {run_id,          (int64_t)k,           (int64_t)p->event, (int64_t)p->ts_ns,
-                   (int64_t)p->requested, (int64_t)p->allocated, (int64_t)p->reserved};
-    for (int i = 0; i < 7; i++)
-        sqlite3_bind_int64(st, first + i, v[i]);
-}
-
-int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm_error_t *err)
-{
-    if (!(s->flags & GM_STORE_WRITE))
-        return gm_error_set(err, GM_EINVAL, "cannot save a run: '%s' is open read-only", s->path);
-    if (s->writer_active)
-        return gm_error_set(err, GM_ESTATE, "cannot save a run: a writer is active on '%s'",
-                            s->path);
-    const char *json[] = {run->params, run->device, run->metrics};
-    for (size_t i = 0; i < 3; i++)
-        if (json[i] == NULL || !store_json_valid(json[i]))
-            return gm_error_set(err, GM_EINVAL, "cannot save a run of '%s': %s is not JSON",
-                                run->policy, i == 0 ? "params" : i == 1 ? "device" : "metrics");
-    if (run->found)
-        *run->found = 0;
-    int rc = store_exec(s, "BEGIN IMMEDIATE", err);
-    if (rc)
-        return rc;
-    sqlite3_stmt *st = NULL;
-    /* A run's key is unique (the runs_key index): a run stored already,
-     * by this process or another writer, is kept as it is.  The lookup is
-     * inside the write transaction, so two writers cannot both miss it. */
-    int64_t old_id = 0;
-    rc = gm_store_find_run(s, run->trace_digest, run->policy, run->params, run->device, NULL,
-                           &old_id, err);
-    if (rc == 0) {
-        if (run->shard && (rc = gm_store_put_shard(s, run->shard, err)))
-            goto fail;
-        if ((rc = store_exec(s, "COMMIT", err)))
-            goto fail;
-        if (run->found)
-            *run->found = 1;
-        if (id)
-            *id = old_id;
-        return 0;
-    }
-    if (rc != GM_ENOTFOUND)
-        goto fail;
-    gm_error_clear(err);
-    rc = store_prepare(s,
-                       "INSERT INTO runs (trace_digest, trace_name, policy, params, device, "
-                       "gmsim_version, metrics, created) VALUES (?, ?, ?, ?, ?, ?, ?, "
-                       "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
-                       &st, err);
-    if (rc)
-        goto fail;
-    const char *text[] = {run->trace_digest, run->trace, run->policy, run->params,
-                          run->device,       gm_version(), run->metrics};
-    for (int i = 0; i < 7; i++)
-        sqlite3_bind_text(st, i + 1, text[i], -1, SQLITE_STATIC);
-    int r = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE) {
-        rc = store_fail(s, err, r, "cannot save a run");
-        goto fail;
-    }
-    int64_t run_id = sqlite3_last_insert_rowid(s->db);
-    /* The timeline goes in STORE_TL_ROWS points per statement (one step
-     * instead of 64: a sweep's writer spends most of its time here), the
-     * remainder one point at a time. */
-    sqlite3_stmt *many = NULL;
-    st = NULL;
-    size_t k = 0;
-    if (run->npoints >= STORE_TL_ROWS) {
-        char sql[64 + STORE_TL_ROWS * 24];
-        size_t n = (size_t)snprintf(sql, sizeof sql,
-                                    "INSERT INTO timelines (run_id, point, event, ts_ns, "
-                                    "requested, allocated, reserved) VALUES ");
-        for (int i = 0; i < STORE_TL_ROWS; i++)
-            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s(?,?,?,?,?,?,?)", i ? "," : "");
-        if ((rc = store_prepare(s, sql, &many, err)))
-            goto fail;
-    }
-    for (; k + STORE_TL_ROWS <= run->npoints; k += STORE_TL_ROWS) {
-        sqlite3_reset(many);
-        for (int i = 0; i < STORE_TL_ROWS; i++)
-            store_bind_point(many, 7 * i + 1, run_id, k + (size_t)i, &run->timeline[k + (size_t)i]);
-        if ((r = sqlite3_step(many)) != SQLITE_DONE) {
-            sqlite3_finalize(many);
-            rc = store_fail(s, err, r, "cannot save a run's timeline");
-            goto fail;
-        }
-    }
-    sqlite3_finalize(many);
-    if (k < run->npoints &&
-        (rc = store_prepare(s,
-                            "INSERT INTO timelines (run_id, point, event, ts_ns, requested, "
-                            "allocated, reserved) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            &st, err)))
-        goto fail;
-    for (; k < run->npoints; k++) {
-        sqlite3_reset(st);
-        store_bind_point(st, 1, run_id, k, &run->timeline[k]);
-        if ((r = sqlite3_step(st)) != SQLITE_DONE) {
-            sqlite3_finalize(st);
-            rc = store_fail(s, err, r, "cannot save a run's timeline");
-            goto fail;
-        }
-    }
-    sqlite3_finalize(st);
-    if (run->shard && (rc = gm_store_put_shard(s, run->shard, err)))
-        goto fail;
-    if ((rc = store_exec(s, "COMMIT", err)))
-        goto fail;
-    if (id)
-        *id = run_id;
-    return 0;
-fail:
-    store_rollback(s);
-    return rc;
 }

@@ -1,17 +1,16 @@
 /*
- * store/store.h — library-internal access to a store's SQLite handle, for
- * the parts of the store kept in their own files (layouts, run queries).
- * Everything outside store/ goes through gmsim/store.h.
+ * store/store.h — library-internal store functions for the other floors
+ * (and for the parts of the store kept in their own files).  None of them
+ * hands out SQLite: the connection and the SQL path are store/sql.h, for
+ * store/ only.
  */
 #ifndef GMSIM_TRACES_STORE_H
 #define GMSIM_TRACES_STORE_H
 
-#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "gmsim/store.h"
-
-/* The store's connection (owned by the store). */
-sqlite3 *gm__store_db(gm_store_t *s);
 
 /* Whether the store was opened with GM_STORE_WRITE. */
 int gm__store_writable(const gm_store_t *s);
@@ -22,6 +21,21 @@ int gm__store_writer_active(const gm_store_t *s);
 /* The store, row id and name of the trace w is writing (rows of other
  * tables written meanwhile join its transaction); -1 if w has failed. */
 int gm__writer_target(gm_writer_t *w, gm_store_t **s, int64_t *trace_id, const char **name);
+
+/* Open one write transaction around several imports into s (each import
+ * target then nests in it, store/import.c): *began is 1 when this call
+ * opened it, 0 when s is read-only or a transaction is open already (then
+ * there is nothing to end).  "'PATH': cannot begin the import: MESSAGE". */
+int gm__store_import_begin(gm_store_t *s, int *began, gm_error_t *err);
+
+/* End what gm__store_import_begin opened: commit (rolled back if that
+ * fails: "'PATH': cannot commit the import: MESSAGE"), or roll back, which
+ * leaves err as it is and returns 0. */
+int gm__store_import_end(gm_store_t *s, int commit, gm_error_t *err);
+
+/* Whether text is one valid JSON value (what a run's params, device and
+ * metrics must be). */
+int gm__store_json_valid(const char *text);
 
 /* gm_reader_next, decoding into dst (room for GM_CHUNK_EVENTS events)
  * rather than the reader's own buffer: a reader that decodes ahead on

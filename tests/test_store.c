@@ -3,7 +3,8 @@
  * (read back event by event against the writer's renumbering), many traces
  * in a file, replace/delete/list, attributes, every validation error, files
  * that are not stores, transactions, chunking, damaged chunks, and stores
- * tampered with by plain SQL (every part of the schema, one edit at a time).
+ * tampered with by plain SQL (every part of the schema, one edit at a time),
+ * and the one SQLite error map (store/sql.c).
  */
 #include <criterion/criterion.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "store/codec.h"
+#include "store/sql.h"
 #include "util.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -2115,4 +2117,83 @@ Test(store, two_writers_store_each_run_once)
                                   "timelines WHERE run_id = runs.id) != 3"),
                  0);
     st_assert_alone(path, "three writers and a reader");
+}
+
+/* ---- the one SQLite error map (store/sql.c) --------------------------------- */
+
+Test(store, sql_error_map)
+{
+    static const struct {
+        int rc, store, input;
+    } map[] = {
+        {SQLITE_NOMEM, GM_ENOMEM, GM_ENOMEM},
+        {SQLITE_IOERR, GM_EIO, GM_EIO},
+        {SQLITE_IOERR_WRITE, GM_EIO, GM_EIO}, /* extended codes map as their primary */
+        {SQLITE_FULL, GM_EIO, GM_EIO},
+        {SQLITE_CANTOPEN, GM_EIO, GM_EIO},
+        {SQLITE_READONLY, GM_EIO, GM_EIO},
+        {SQLITE_READONLY_DBMOVED, GM_EIO, GM_EIO},
+        {SQLITE_PERM, GM_EIO, GM_EIO},
+        {SQLITE_CORRUPT, GM_ECORRUPT, GM_EFORMAT},
+        {SQLITE_NOTADB, GM_ECORRUPT, GM_EFORMAT},
+        {SQLITE_ERROR, GM_EDB, GM_EFORMAT},
+        {SQLITE_BUSY, GM_EDB, GM_EFORMAT},
+        {SQLITE_LOCKED, GM_EDB, GM_EFORMAT},
+        {SQLITE_CONSTRAINT_UNIQUE, GM_EDB, GM_EFORMAT},
+        {SQLITE_MISUSE, GM_EDB, GM_EFORMAT},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        int rc = map[i].rc;
+        cr_expect_eq(gm__sql_code(rc), map[i].store, "%s", sqlite3_errstr(rc));
+        cr_expect_eq(gm__sql_input_code(rc), map[i].input, "%s", sqlite3_errstr(rc));
+        gm_error_t err = {0};
+        cr_expect_eq(gm__sql_fail(NULL, "x.db", rc, "cannot save a run", &err), map[i].store);
+        cr_expect_eq(err.code, map[i].store);
+        char want[GM_ERROR_MSG_MAX];
+        snprintf(want, sizeof want, "'x.db': cannot save a run: %s", sqlite3_errstr(rc));
+        cr_expect_str_eq(err.msg, want);
+        /* Opening: NOTADB is a file of another kind; the rest, I/O at worst. */
+        gm_error_t oerr = {0};
+        int want_open = (rc & 0xff) == SQLITE_NOTADB ? GM_EFORMAT
+                        : map[i].store == GM_EDB    ? GM_EIO
+                                                    : map[i].store;
+        cr_expect_eq(gm__sql_open_fail(NULL, "x.db", rc, &oerr), want_open);
+        if ((rc & 0xff) == SQLITE_NOTADB)
+            cr_expect_str_eq(oerr.msg, "cannot open 'x.db': file is not a database");
+        else
+            cr_expect(strncmp(oerr.msg, "cannot open 'x.db': ", 20) == 0, "%s", oerr.msg);
+    }
+    cr_expect_eq(gm__sql_code(SQLITE_OK), 0);
+    cr_expect_eq(gm__sql_code(SQLITE_ROW), 0);
+    cr_expect_eq(gm__sql_code(SQLITE_DONE), 0);
+
+    /* A real failure on a connection: the file named, SQLite's message. */
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    gm_error_t err = {0};
+    sqlite3_stmt *st = NULL;
+    cr_expect_eq(gm__sql_prepare(db, "y.db", "SELECT * FROM nowhere", &st, &err), GM_EDB);
+    cr_expect_null(st);
+    cr_expect_str_eq(err.msg, "'y.db': cannot prepare a statement: no such table: nowhere");
+    cr_expect_eq(gm__sql_input_fail(db, "y.nsys-rep", "cannot read the table", &err), GM_EFORMAT);
+    cr_expect_str_eq(err.msg, "'y.nsys-rep': cannot read the table: no such table: nowhere");
+    /* Transactions: a savepoint inside an open one; commit and roll back. */
+    int nested = -1;
+    cr_expect_eq(gm__sql_begin(db, "y.db", "sp", "the import", &nested, &err), 0);
+    cr_expect_eq(nested, 0);
+    cr_expect_eq(gm__sql_begin(db, "y.db", "sp", "the import", &nested, &err), 0);
+    cr_expect_eq(nested, 1);
+    cr_expect_eq(gm__sql_exec(db, "y.db", "CREATE TABLE t (a)", &err), 0);
+    gm__sql_rollback(db, "sp", 1);
+    cr_expect_eq(sqlite3_get_autocommit(db), 0);
+    cr_expect_eq(gm__sql_exec(db, "y.db", "CREATE TABLE u (a)", &err), 0);
+    cr_expect_eq(gm__sql_commit(db, "y.db", NULL, 0, "the import", &err), 0);
+    cr_expect_neq(sqlite3_get_autocommit(db), 0);
+    cr_expect_eq(gm__sql_exec(db, "y.db", "SELECT * FROM t", &err), GM_EDB);
+    cr_expect_str_eq(err.msg, "'y.db': SELECT * FROM t: no such table: t");
+    cr_expect_eq(gm__sql_exec(db, "y.db", "SELECT * FROM u", &err), 0);
+    cr_expect_eq(gm__sql_commit(db, "y.db", NULL, 0, "the import", &err), GM_EDB);
+    cr_expect_str_eq(err.msg,
+                     "'y.db': cannot commit the import: cannot commit - no transaction is active");
+    sqlite3_close(db);
 }
