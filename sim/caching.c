@@ -2,9 +2,10 @@
  * sim/caching.c — PyTorch's CUDA caching allocator (the native backend of
  * c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.x), as a policy.
  *
- * The rules (spec/caching-allocator.md; the original is the authority, this
- * is our own code; the size rules — rounding, pool, segment size, split,
- * page — are sim/torch_rules.h's, shared with the snapshot rewinder):
+ * The rules (docs/policies.md, `caching`, for users; the original is the
+ * authority, this is our own code; the size rules — rounding, pool, segment
+ * size, split, page — are sim/torch_rules.h's, shared with the snapshot
+ * rewinder):
  *
  *   Rounding.  A request (plus the recorded block padding `pad`, 32 B on the
  *   Ascend NPU build) below 512 B becomes 512 B.  If roundup_power2_divisions
