@@ -24,6 +24,7 @@
 
 #include "cli/cli.h"
 #include "gmsim/attrs.h"
+#include "sim/torch_rules.h"
 
 static const char info_usage[] =
     "usage: gmsim info DB [--json]\n"
@@ -278,7 +279,7 @@ static void info_settings(const gm_jv_t *attrs, char *buf, size_t len)
     }
     if (gm_jv_u64(gm_jv_get(attrs, GM_ATTR_BLOCK_PAD), &u) == 0 && u != 0)
         info_add(buf, len, "block_pad:%" PRIu64, u);
-    if (gm_jv_u64(gm_jv_get(attrs, GM_ATTR_BLOCK_ROUND), &u) == 0 && u != 512)
+    if (gm_jv_u64(gm_jv_get(attrs, GM_ATTR_BLOCK_ROUND), &u) == 0 && u != GM_TORCH_MIN_BLOCK)
         info_add(buf, len, "block_round:%" PRIu64, u);
 }
 

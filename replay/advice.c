@@ -41,6 +41,7 @@
 
 #include "gmsim/device.h"
 #include "gmsim/sweep.h"
+#include "sim/torch_rules.h"
 
 /* ---- helpers ----------------------------------------------------------------- */
 
@@ -535,8 +536,9 @@ static int advice_oom_state(gm_store_t *s, const char *name, const gm_params_t *
         }
     }
     /* caching serves a request from its stream's pool: requests above
-     * 1 MiB from the large one (0); other policies from any segment */
-    int pool = strcmp(p->ops->name, "caching") == 0 ? (o->request > (UINT64_C(1) << 20) ? 0 : 1)
+     * 1 MiB (kSmallSize) from the large one (0); other policies from any
+     * segment */
+    int pool = strcmp(p->ops->name, "caching") == 0 ? (o->request > GM_TORCH_SMALL_SIZE ? 0 : 1)
                                                     : -1;
     for (size_t i = 0; i < w.nseg; i++)
         w.seg[i].serves = pool < 0 || (w.seg[i].stream == o->stream && w.seg[i].pool == pool);

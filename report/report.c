@@ -80,6 +80,7 @@
 #include <sys/types.h>
 
 #include "gmsim/attrs.h"
+#include "base/bits.h"
 #include "gmsim/device.h"
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
@@ -977,16 +978,6 @@ static void report_u64_list(FILE *f, const char *attr, const uint64_t *v, size_t
     fputc('"', f);
 }
 
-static uint64_t report_gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* A timeline series' values, exactly and compactly: data-q, the greatest
  * common divisor of the values (reservations are multiples of 2 MiB or
  * 512 B), and data-v, the first value then the difference from the one
@@ -995,7 +986,7 @@ static void report_values(FILE *f, const uint64_t *val, size_t n)
 {
     uint64_t q = 0;
     for (size_t i = 0; i < n; i++)
-        q = report_gcd(val[i], q);
+        q = gm__gcd_u64(val[i], q);
     if (q == 0)
         q = 1;
     fprintf(f, " data-q=\"%" PRIu64 "\" data-v=\"", q);

@@ -83,6 +83,7 @@
 #include <sys/mman.h>
 
 #include "base/idmap.h"
+#include "base/bits.h"
 
 #define BUDDY_MAX_A 24     /* at most 2^24 min-blocks per arena */
 #define BUDDY_LEVELS 5     /* summary levels for up to 2^30 bits */
@@ -627,7 +628,7 @@ static int buddy_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
     uint64_t size = req->size;
     if (size > (UINT64_C(1) << 63))
         return GM_ALLOC_OOM;
-    unsigned bits = size <= 1 ? 0 : 64 - (unsigned)__builtin_clzll(size - 1);
+    unsigned bits = gm__log2_ceil(size);
     unsigned k = bits > b->min_shift ? bits - b->min_shift : 0;
     buddy_arena_t *ar;
     int rc;

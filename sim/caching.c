@@ -2,9 +2,10 @@
  * sim/caching.c — PyTorch's CUDA caching allocator (the native backend of
  * c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.x), as a policy.
  *
- * The rules (spec/caching-allocator.md; the original is the authority, this
- * is our own code; the size rules — rounding, pool, segment size, split,
- * page — are sim/torch_rules.h's, shared with the snapshot rewinder):
+ * The rules (docs/policies.md, `caching`, for users; the original is the
+ * authority, this is our own code; the size rules — rounding, pool, segment
+ * size, split, page — are sim/torch_rules.h's, shared with the snapshot
+ * rewinder):
  *
  *   Rounding.  A request (plus the recorded block padding `pad`, 32 B on the
  *   Ascend NPU build) below 512 B becomes 512 B.  If roundup_power2_divisions
@@ -111,6 +112,7 @@
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
 #include "gmsim/trace.h"
+#include "base/bits.h"
 #include "sim/torch_rules.h"
 #include "base/idmap.h"
 
@@ -504,7 +506,7 @@ static inline unsigned bin_of(uint64_t size)
 {
     if (size < 8192)
         return (unsigned)(size >> 9);
-    unsigned e = 63u - (unsigned)__builtin_clzll(size);
+    unsigned e = gm__log2_floor(size);
     return 16u + (e - 13u) * 16u + (unsigned)((size >> (e - 4u)) & 15u);
 }
 
@@ -660,10 +662,6 @@ static void cfg_default(caching_cfg_t *cfg)
     cfg->max_nsr = CACHING_LARGE_BUFFER;
 }
 
-static int is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
-static unsigned log2_floor(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
-
 /* The PYTORCH_CUDA_ALLOC_CONF lexer: tokens split at , : [ ] (each of those
  * a token itself), spaces dropped. */
 typedef struct conf_lex {
@@ -738,7 +736,7 @@ static int conf_divisions(const conf_lex_t *lx, size_t *i, uint32_t div[CACHING_
         return gm_error_set(err, GM_EINVAL, "caching: %s '%s': roundup_power2_divisions needs "
                             "a value", what, text);
     if (!conf_expect(lx, k, '[')) {
-        if (conf_uint(lx->tok[k], &v) || (v != 0 && !is_pow2(v)) || v > GM_TORCH_MAX_DIVISIONS)
+        if (conf_uint(lx->tok[k], &v) || (v != 0 && !gm__is_pow2(v)) || v > GM_TORCH_MAX_DIVISIONS)
             return gm_error_set(err, GM_EINVAL, "caching: %s '%s': divisions '%s' must be a "
                                 "power of two", what, text, lx->tok[k]);
         for (size_t j = 0; j < CACHING_INTERVALS; j++)
@@ -754,7 +752,7 @@ static int conf_divisions(const conf_lex_t *lx, size_t *i, uint32_t div[CACHING_
             return gm_error_set(err, GM_EINVAL, "caching: %s '%s': expected 'interval:divisions' "
                                 "at '%s'", what, text, key);
         k += 2;
-        if (conf_uint(lx->tok[k], &v) || (v != 0 && !is_pow2(v)) || v > GM_TORCH_MAX_DIVISIONS)
+        if (conf_uint(lx->tok[k], &v) || (v != 0 && !gm__is_pow2(v)) || v > GM_TORCH_MAX_DIVISIONS)
             return gm_error_set(err, GM_EINVAL, "caching: %s '%s': divisions '%s' must be 0 or a "
                                 "power of two", what, text, lx->tok[k]);
         if (strcmp(key, ">") == 0) {
@@ -762,10 +760,10 @@ static int conf_divisions(const conf_lex_t *lx, size_t *i, uint32_t div[CACHING_
                 div[j] = (uint32_t)v;
         } else {
             uint64_t mb;
-            if (conf_uint(key, &mb) || !is_pow2(mb))
+            if (conf_uint(key, &mb) || !gm__is_pow2(mb))
                 return gm_error_set(err, GM_EINVAL, "caching: %s '%s': interval '%s' must be a "
                                     "power of two (MiB)", what, text, key);
-            size_t idx = log2_floor(mb);
+            size_t idx = gm__log2_floor(mb);
             if (idx > CACHING_INTERVALS - 1)
                 idx = CACHING_INTERVALS - 1;
             if (first) {
@@ -929,7 +927,7 @@ static int align_parse(const char *text, uint64_t *align, int *is_trace, gm_erro
     *is_trace = text == NULL || strcmp(text, "trace") == 0;
     if (*is_trace)
         return 0;
-    if (gm_parse_size(text, align, NULL) != 0 || (*align != 0 && !is_pow2(*align)) ||
+    if (gm_parse_size(text, align, NULL) != 0 || (*align != 0 && !gm__is_pow2(*align)) ||
         *align > CACHING_ROUND_LARGE)
         return gm_error_set(err, GM_EINVAL, "caching: base_addr_align '%s' must be 'trace', 0 "
                             "or a power of two up to 2MiB", text);
@@ -1597,11 +1595,11 @@ static int caching_trace_settings(const gm_jv_t *attrs, caching_cfg_t *cfg, gm_e
         /* {"1": d, "2": d, …, "32768": d}: interval start in MiB → divisions */
         for (size_t k = 0; k < gm_jv_len(v); k++) {
             uint64_t mb, d;
-            if (conf_uint(gm_jv_key_at(v, k), &mb) || !is_pow2(mb) ||
+            if (conf_uint(gm_jv_key_at(v, k), &mb) || !gm__is_pow2(mb) ||
                 gm_jv_u64(gm_jv_at(v, k), &d) || d > GM_TORCH_MAX_DIVISIONS)
                 return gm_error_set(err, GM_EFORMAT, "caching: trace allocator_settings: bad "
                                     "roundup_power2_divisions entry '%s'", gm_jv_key_at(v, k));
-            size_t idx = log2_floor(mb);
+            size_t idx = gm__log2_floor(mb);
             if (idx < CACHING_INTERVALS)
                 cfg->div[idx] = (uint32_t)d;
         }

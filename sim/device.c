@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/bits.h"
 #define DEVICE_BASE (UINT64_C(1) << 40)
 #define DEVICE_DEFAULT_GRANULARITY 512
 #define DEVICE_GIB 1073741824.0
@@ -36,25 +37,13 @@
 #define DEVICE_FREE_BASE_NS 5000.0       /* 5 µs per cudaFree */
 #define DEVICE_FREE_PER_GIB_NS 100000.0  /* + 100 µs per GiB unmapped */
 
-static int device_is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
-
-/* Smallest power of two ≥ x (x ≥ 1); 0 when that does not fit in 64 bits. */
-static uint64_t device_pow2_ceil(uint64_t x)
-{
-    if (x <= 1)
-        return 1;
-    if (x > (UINT64_C(1) << 63))
-        return 0;
-    return UINT64_C(1) << (64 - __builtin_clzll(x - 1));
-}
-
 /* The alignment a placement gets: at least the granularity, a power of
  * two (rounded up); 0 when that does not fit in 64 bits. */
 static uint64_t device_align(const gm_device_t *dev, uint64_t align)
 {
     if (align < dev->cfg.granularity)
         return dev->cfg.granularity;
-    return device_is_pow2(align) ? align : device_pow2_ceil(align);
+    return gm__is_pow2(align) ? align : gm__pow2_ceil(align);
 }
 
 void gm_device_config_default(gm_device_config_t *cfg)
@@ -80,8 +69,8 @@ void gm_device_init(gm_device_t *dev, const gm_device_config_t *cfg)
     uint64_t g = dev->cfg.granularity;
     if (g == 0)
         g = DEVICE_DEFAULT_GRANULARITY;
-    if (!device_is_pow2(g))
-        g = device_pow2_ceil(g);
+    if (!gm__is_pow2(g))
+        g = gm__pow2_ceil(g);
     if (g == 0 || g > DEVICE_BASE)
         g = DEVICE_BASE;
     dev->cfg.granularity = g;

@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include "base/idmap.h"
+#include "base/bits.h"
 
 #define TLSF_NIL UINT32_MAX
 #define TLSF_FL_MAX 64
@@ -109,8 +110,6 @@ extern const gm_policy_ops_t gm__policy_tlsf;
 
 /* ---- the two-level mapping -------------------------------------------------- */
 
-static inline unsigned tlsf_fls(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
-
 /* The list a free block of u units belongs to. */
 static inline void tlsf_map_insert(const tlsf_t *t, uint64_t u, unsigned *fl, unsigned *sl)
 {
@@ -118,7 +117,7 @@ static inline void tlsf_map_insert(const tlsf_t *t, uint64_t u, unsigned *fl, un
         *fl = 0;
         *sl = (unsigned)u;
     } else {
-        unsigned f = tlsf_fls(u);
+        unsigned f = gm__log2_floor(u);
         *sl = (unsigned)(u >> (f - t->sl_log)) ^ t->sl_count;
         *fl = f - t->sl_log + 1;
     }
@@ -129,7 +128,7 @@ static inline void tlsf_map_insert(const tlsf_t *t, uint64_t u, unsigned *fl, un
 static inline void tlsf_map_search(const tlsf_t *t, uint64_t u, unsigned *fl, unsigned *sl)
 {
     if (u >= t->sl_count)
-        u += (UINT64_C(1) << (tlsf_fls(u) - t->sl_log)) - 1;
+        u += (UINT64_C(1) << (gm__log2_floor(u) - t->sl_log)) - 1;
     tlsf_map_insert(t, u, fl, sl);
 }
 
@@ -432,7 +431,7 @@ static void tlsf_stats(gm_policy_t *p, gm_policy_stats_t *out)
     if (t->fl_map == 0)
         return;
     /* The largest free block is in the highest non-empty list. */
-    unsigned fl = tlsf_fls(t->fl_map), sl = tlsf_fls(t->sl_map[fl]);
+    unsigned fl = gm__log2_floor(t->fl_map), sl = gm__log2_floor(t->sl_map[fl]);
     for (uint32_t b = *tlsf_head(t, fl, sl); b != TLSF_NIL; b = t->blocks[b].next_free)
         if (t->blocks[b].size > out->largest_free)
             out->largest_free = t->blocks[b].size;

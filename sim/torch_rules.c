@@ -14,14 +14,14 @@
  */
 #include "sim/torch_rules.h"
 
-static unsigned tr_log2(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+#include "base/bits.h"
 
 uint64_t gm__torch_next_division(uint64_t size, uint64_t divisions)
 {
-    uint64_t floor2 = UINT64_C(1) << tr_log2(size);
+    uint64_t floor2 = UINT64_C(1) << gm__log2_floor(size);
     if (floor2 == size)
         return size;
-    uint64_t step = floor2 >> tr_log2(divisions);
+    uint64_t step = floor2 >> gm__log2_floor(divisions);
     if (step == 0)
         return floor2 << 1; /* more divisions than bytes: PyTorch's power-of-two ceiling */
     uint64_t lo = size & ~(step - 1);

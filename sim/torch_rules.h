@@ -1,7 +1,9 @@
 /*
  * sim/torch_rules.h — the size rules of PyTorch's CUDA caching allocator
- * (c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.x; ../shared/spec/
- * caching-allocator.md), written once for the two places that apply them:
+ * (c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.x: round_size,
+ * get_allocation_size, should_split, roundup_power2_next_division and the
+ * k* constants; docs/policies.md, `caching`, states them for users),
+ * written once for the two places that apply them:
  * the `caching` policy (sim/caching.c), which runs them forwards, and the
  * snapshot rewinder (formats/torch.c), which undoes a snapshot's trace and
  * must cut blocks exactly as the allocator did.  If the two disagreed, a

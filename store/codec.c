@@ -72,6 +72,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/bits.h"
+
 #define CODEC_MAGIC0 'G'
 #define CODEC_MAGIC1 'C'
 
@@ -145,21 +147,6 @@ static int codec_reserve(uint8_t **buf, size_t *cap, size_t need)
 }
 
 /* ---- varints ------------------------------------------------------------- */
-
-static inline uint8_t *codec_put(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
-static inline uint64_t codec_zz(uint64_t d) { return (d << 1) ^ (0 - (d >> 63)); }
-static inline uint64_t codec_unzz(uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
-static inline uint32_t codec_zz32(uint32_t d) { return (d << 1) ^ (0u - (d >> 31)); }
-static inline uint32_t codec_unzz32(uint32_t v) { return (v >> 1) ^ (0u - (v & 1)); }
 
 /* Read a varint of at most 10 bytes, without a bound: the caller guarantees
  * 10 readable bytes at *pp (the column block's slack) and checks its cursor
@@ -310,16 +297,6 @@ static unsigned codec_mask(const gm_event_t *ev, size_t n)
     return mask;
 }
 
-static uint64_t codec_gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* The smallest time delta (as a signed number) and the largest scale
  * dividing every delta minus it (1 when none does better). */
 static void codec_ts_params(const gm_event_t *ev, size_t n, uint64_t *min, uint64_t *scale)
@@ -336,7 +313,7 @@ static void codec_ts_params(const gm_event_t *ev, size_t n, uint64_t *min, uint6
     for (size_t i = 1; i < n && g != 1; i++) {
         uint64_t u = ev[i].ts_ns - ev[i - 1].ts_ns - (uint64_t)dmin;
         if (u)
-            g = codec_gcd(u, g);
+            g = gm__gcd_u64(u, g);
     }
     *min = (uint64_t)dmin;
     *scale = g ? g : 1;
@@ -397,11 +374,11 @@ static int codec_columns(gm__codec_t *c, const gm_event_t *ev, size_t n, uint64_
         default:
             return gm_error_set(err, GM_EINVAL, "event %zu: unknown op %u", i, e->op);
         }
-        pm = codec_put(pm, payload << 3 | e->op);
-        pt = codec_put(pt, (e->ts_ns - prev_ts - ts_min) / scale);
+        pm = gm__varint_put(pm, payload << 3 | e->op);
+        pt = gm__varint_put(pt, (e->ts_ns - prev_ts - ts_min) / scale);
         prev_ts = e->ts_ns;
         if (e->op <= GM_OP_FREE) {
-            ps = codec_put(ps, codec_zz32(e->stream - prev_stream));
+            ps = gm__varint_put(ps, gm__zigzag_u32(e->stream - prev_stream));
             prev_stream = e->stream;
         }
     }
@@ -416,33 +393,33 @@ static int codec_columns(gm__codec_t *c, const gm_event_t *ev, size_t n, uint64_
         for (size_t i = 0; i < n; i++) {
             const gm_event_t *e = &ev[i];
             if (mask & 0x01)
-                pd = codec_put(pd, e->device);
+                pd = gm__varint_put(pd, e->device);
             if (mask & 0x02) {
-                pa = codec_put(pa, codec_zz(e->addr - prev_addr));
+                pa = gm__varint_put(pa, gm__zigzag_u64(e->addr - prev_addr));
                 prev_addr = e->addr;
             }
             if (mask & 0x04)
-                pf = codec_put(pf, e->frames);
+                pf = gm__varint_put(pf, e->frames);
             if (mask & 0x08)
                 *pg++ = e->flags;
             if (mask & 0x10) {
                 switch (e->op) {
                 case GM_OP_ALLOC:
-                    px = codec_put(px, e->tag);
+                    px = gm__varint_put(px, e->tag);
                     break;
                 case GM_OP_FREE:
-                    px = codec_put(px, e->size);
-                    px = codec_put(px, e->tag);
+                    px = gm__varint_put(px, e->size);
+                    px = gm__varint_put(px, e->tag);
                     break;
                 case GM_OP_MARK:
-                    px = codec_put(px, e->id);
-                    px = codec_put(px, e->size);
-                    px = codec_put(px, e->stream);
+                    px = gm__varint_put(px, e->id);
+                    px = gm__varint_put(px, e->size);
+                    px = gm__varint_put(px, e->stream);
                     break;
                 default:
-                    px = codec_put(px, e->id);
-                    px = codec_put(px, e->stream);
-                    px = codec_put(px, e->tag);
+                    px = gm__varint_put(px, e->id);
+                    px = gm__varint_put(px, e->stream);
+                    px = gm__varint_put(px, e->tag);
                     break;
                 }
             }
@@ -533,16 +510,16 @@ int gm__chunk_encode(gm__codec_t *c, const gm_event_t *ev, size_t n, uint64_t fi
     *h++ = CODEC_MAGIC0;
     *h++ = CODEC_MAGIC1;
     *h++ = GM__CHUNK_VERSION;
-    h = codec_put(h, n);
+    h = gm__varint_put(h, n);
     *h++ = (uint8_t)c->last_mask;
-    h = codec_put(h, c->last_ts_first);
-    h = codec_put(h, codec_zz(c->last_ts_min));
-    h = codec_put(h, c->last_ts_scale);
+    h = gm__varint_put(h, c->last_ts_first);
+    h = gm__varint_put(h, gm__zigzag_u64(c->last_ts_min));
+    h = gm__varint_put(h, c->last_ts_scale);
     for (int k = 0; k < GM__COL_COUNT; k++) {
         if (!codec_present(c->last_mask, k))
             continue;
-        h = codec_put(h, c->last_len[k]);
-        h = codec_put(h, stored[k]);
+        h = gm__varint_put(h, c->last_len[k]);
+        h = gm__varint_put(h, stored[k]);
     }
     size_t plen = (size_t)(pay - (c->out + CODEC_DIR_MAX));
     memmove(h, c->out + CODEC_DIR_MAX, plen);
@@ -660,7 +637,7 @@ static int codec_load(gm__codec_t *c, const uint8_t *blob, size_t len, gm_error_
     c->last_n = (size_t)n;
     c->last_mask = mask;
     c->last_ts_first = ts_first;
-    c->last_ts_min = codec_unzz(ts_min);
+    c->last_ts_min = gm__unzigzag_u64(ts_min);
     c->last_ts_scale = scale;
     return 0;
 }
@@ -755,7 +732,7 @@ CODEC_INLINE int codec_events(gm__codec_t *c, unsigned mask, uint64_t first_allo
                 goto bad;
             }
             nalloc += 1 - is_free;
-            stream += codec_unzz32((uint32_t)codec_get_small(&ps));
+            stream += gm__unzigzag_u32((uint32_t)codec_get_small(&ps));
             estream = stream;
             or_stream |= stream;
         } else if (op == GM_OP_MARK) {
@@ -789,7 +766,7 @@ CODEC_INLINE int codec_events(gm__codec_t *c, unsigned mask, uint64_t first_allo
                 device = (uint16_t)v;
             }
             if (mask & 0x02)
-                addr += codec_unzz(codec_get(&pa));
+                addr += gm__unzigzag_u64(codec_get(&pa));
             if (mask & 0x04) {
                 v = codec_get(&pf);
                 if (CODEC_UNLIKELY(v > UINT32_MAX)) {
@@ -901,14 +878,14 @@ int gm__chunk_decode(gm__codec_t *c, const uint8_t *blob, size_t len, uint64_t f
 void gm__chunk_digest(const gm__codec_t *c, gm__digest_t *d)
 {
     uint8_t head[5 * 10 + 1 + GM__COL_COUNT * 10], *h = head;
-    h = codec_put(h, c->last_n);
+    h = gm__varint_put(h, c->last_n);
     *h++ = (uint8_t)c->last_mask;
-    h = codec_put(h, c->last_ts_first);
-    h = codec_put(h, codec_zz(c->last_ts_min));
-    h = codec_put(h, c->last_ts_scale);
+    h = gm__varint_put(h, c->last_ts_first);
+    h = gm__varint_put(h, gm__zigzag_u64(c->last_ts_min));
+    h = gm__varint_put(h, c->last_ts_scale);
     for (int k = 0; k < GM__COL_COUNT; k++)
         if (codec_present(c->last_mask, k))
-            h = codec_put(h, c->last_len[k]);
+            h = gm__varint_put(h, c->last_len[k]);
     gm__digest_update(d, head, (size_t)(h - head));
     for (int k = 0; k < GM__COL_COUNT; k++)
         if (codec_present(c->last_mask, k) && c->last_len[k])
@@ -919,18 +896,6 @@ void gm__chunk_digest(const gm__codec_t *c, gm__digest_t *d)
 
 #define DIGEST_C1 UINT64_C(0x87c37b91114253d5)
 #define DIGEST_C2 UINT64_C(0x4cf5ad432745937f)
-
-static inline uint64_t digest_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-static inline uint64_t digest_fmix(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= UINT64_C(0xff51afd7ed558ccd);
-    k ^= k >> 33;
-    k *= UINT64_C(0xc4ceb9fe1a85ec53);
-    k ^= k >> 33;
-    return k;
-}
 
 static inline uint64_t digest_le64(const uint8_t *p)
 {
@@ -943,17 +908,17 @@ static inline void digest_block(gm__digest_t *d, const uint8_t *b)
 {
     uint64_t k1 = digest_le64(b), k2 = digest_le64(b + 8), h1 = d->h1, h2 = d->h2;
     k1 *= DIGEST_C1;
-    k1 = digest_rotl(k1, 31);
+    k1 = gm__rotl_u64(k1, 31);
     k1 *= DIGEST_C2;
     h1 ^= k1;
-    h1 = digest_rotl(h1, 27);
+    h1 = gm__rotl_u64(h1, 27);
     h1 += h2;
     h1 = h1 * 5 + 0x52dce729;
     k2 *= DIGEST_C2;
-    k2 = digest_rotl(k2, 33);
+    k2 = gm__rotl_u64(k2, 33);
     k2 *= DIGEST_C1;
     h2 ^= k2;
-    h2 = digest_rotl(h2, 31);
+    h2 = gm__rotl_u64(h2, 31);
     h2 += h1;
     h2 = h2 * 5 + 0x38495ab5;
     d->h1 = h1;
@@ -994,7 +959,7 @@ void gm__digest_final(gm__digest_t *d, char hex[33])
         k2 ^= (uint64_t)t[i - 1] << ((i - 9) * 8);
     if (n > 8) {
         k2 *= DIGEST_C2;
-        k2 = digest_rotl(k2, 33);
+        k2 = gm__rotl_u64(k2, 33);
         k2 *= DIGEST_C1;
         h2 ^= k2;
     }
@@ -1002,7 +967,7 @@ void gm__digest_final(gm__digest_t *d, char hex[33])
         k1 ^= (uint64_t)t[i - 1] << ((i - 1) * 8);
     if (n > 0) {
         k1 *= DIGEST_C1;
-        k1 = digest_rotl(k1, 31);
+        k1 = gm__rotl_u64(k1, 31);
         k1 *= DIGEST_C2;
         h1 ^= k1;
     }
@@ -1010,8 +975,8 @@ void gm__digest_final(gm__digest_t *d, char hex[33])
     h2 ^= d->total;
     h1 += h2;
     h2 += h1;
-    h1 = digest_fmix(h1);
-    h2 = digest_fmix(h2);
+    h1 = gm__fmix64(h1);
+    h2 = gm__fmix64(h2);
     h1 += h2;
     h2 += h1;
     /* The 16 output bytes as MurmurHash3 writes them (h1 then h2, little

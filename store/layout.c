@@ -27,6 +27,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/bits.h"
 #include "gmsim/layout.h"
 #include "gmsim/store.h"
 #include "gmsim/trace.h"
@@ -58,14 +59,8 @@ static void layout_put(layout_buf_t *b, uint64_t v)
         b->p = p;
         b->cap = cap;
     }
-    while (v >= 0x80) {
-        b->p[b->n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b->p[b->n++] = (uint8_t)v;
+    b->n = (size_t)(gm__varint_put(b->p + b->n, v) - b->p);
 }
-
-static uint64_t layout_zigzag(int64_t d) { return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63); }
 
 /* The raw (uncompressed) encoding of l. */
 static int layout_encode(const gm_layout_t *l, layout_buf_t *b)
@@ -75,7 +70,7 @@ static int layout_encode(const gm_layout_t *l, layout_buf_t *b)
     uint64_t prev = 0;
     for (size_t i = 0; i < l->nsegments; i++) {
         const gm_layout_segment_t *g = &l->segments[i];
-        layout_put(b, layout_zigzag((int64_t)(g->address - prev)));
+        layout_put(b, gm__zigzag_u64(g->address - prev));
         prev = g->address;
         layout_put(b, g->size);
         layout_put(b, g->stream);

@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bits.h"
 #define AL_KIND_ALLOC 0
 #define AL_KIND_MARK 1
 #define AL_MAX_P 4
@@ -133,16 +134,6 @@ static uint64_t al_hash_frames(const char *s)
         p = *eol ? eol + 1 : eol;
     }
     return h;
-}
-
-static uint64_t al_mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    x *= UINT64_C(0xc4ceb9fe1a85ec53);
-    x ^= x >> 33;
-    return x;
 }
 
 void gm_align_trace_free(gm_align_trace_t *t)
@@ -260,7 +251,7 @@ int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
                 gm_align_alloc_t *a = &t->allocs[t->nallocs++];
                 a->size = e->size;
                 a->event = index;
-                a->key = al_mix(fk ^ al_mix((uint64_t)e->stream + 1));
+                a->key = gm__fmix64(fk ^ gm__fmix64((uint64_t)e->stream + 1));
                 a->frames = e->frames;
                 a->mark = (uint32_t)t->nmarks;
                 a->preexisting = (e->flags & GM_EVENT_PREEXISTING) != 0;
@@ -276,7 +267,7 @@ int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
                     tag = "";
                 gm_align_mark_t *m = &t->marks[t->nmarks];
                 m->event = index;
-                m->key = al_mix(al_hash(tag, AL_FNV_BASIS) ^ UINT64_C(0x6d61726b));
+                m->key = gm__fmix64(al_hash(tag, AL_FNV_BASIS) ^ UINT64_C(0x6d61726b));
                 if ((m->name = al_strdup(tag)) == NULL)
                     goto nomem;
                 t->nmarks++;
@@ -298,16 +289,6 @@ fail:
 }
 
 /* ---- sizes ------------------------------------------------------------------ */
-
-static uint64_t al_gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
 
 /* x * base^e, or 0 when it passes 2^120 (then no relation is claimed). */
 static unsigned __int128 al_mulpow(unsigned __int128 x, uint64_t base, unsigned e)
@@ -331,12 +312,12 @@ int gm_align_size_related(uint64_t za, uint64_t zb, uint64_t seq_a, uint64_t seq
     /* ratios in lowest terms: seq_b/seq_a = sn/sd, batch_b/batch_a = bn/bd */
     uint64_t sn = 1, sd = 1, bn = 1, bd = 1;
     if (seq_a && seq_b && seq_a != seq_b) {
-        uint64_t g = al_gcd(seq_a, seq_b);
+        uint64_t g = gm__gcd_u64(seq_a, seq_b);
         sn = seq_b / g;
         sd = seq_a / g;
     }
     if (batch_a && batch_b && batch_a != batch_b) {
-        uint64_t g = al_gcd(batch_a, batch_b);
+        uint64_t g = gm__gcd_u64(batch_a, batch_b);
         bn = batch_b / g;
         bd = batch_a / g;
     }

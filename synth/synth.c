@@ -66,6 +66,7 @@
 #include <string.h>
 
 #include "gmsim/attrs.h"
+#include "base/bits.h"
 #include "base/idmap.h"
 
 /* ---- names ---------------------------------------------------------------- */
@@ -1931,12 +1932,8 @@ static int syn_init(syn_t *g, const gm_synth_config_t *c, gm_synth_sink_fn sink,
             g->layer_first[g->params[i].layer] = i;
     }
     uint64_t seed = c->seed;
-    for (int i = 0; i < 2; i++) { /* splitmix64 */
-        uint64_t zz = (seed += UINT64_C(0x9e3779b97f4a7c15));
-        zz = (zz ^ (zz >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        zz = (zz ^ (zz >> 27)) * UINT64_C(0x94d049bb133111eb);
-        g->rng[i] = zz ^ (zz >> 31);
-    }
+    for (int i = 0; i < 2; i++)
+        g->rng[i] = gm__splitmix64(&seed);
     if (g->rng[0] == 0 && g->rng[1] == 0)
         g->rng[0] = 1;
     g->held_logits = SYN_NONE;

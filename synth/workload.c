@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "gmsim/attrs.h"
+#include "base/bits.h"
 
 #define WL_STEP 4096u        /* events per step (between "step" marks) */
 #define WL_MICRO 1024u       /* events per micro-batch (forward + backward) */
@@ -98,28 +99,18 @@ struct gm_workload {
     wl_live_t large_items[WL_LARGE_MAX];
 };
 
-static inline uint64_t wl_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
 static inline uint64_t wl_rand(gm_workload_t *wl)
 {
     uint64_t *s = wl->rng;
-    uint64_t out = wl_rotl(s[1] * 5, 7) * 9;
+    uint64_t out = gm__rotl_u64(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
     s[2] ^= s[0];
     s[3] ^= s[1];
     s[1] ^= s[2];
     s[0] ^= s[3];
     s[2] ^= t;
-    s[3] = wl_rotl(s[3], 45);
+    s[3] = gm__rotl_u64(s[3], 45);
     return out;
-}
-
-static uint64_t wl_splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
 }
 
 /* Uniform in [0, n) from 32 random bits (multiply-shift, no division). */
@@ -132,8 +123,8 @@ static inline uint32_t wl_below(uint32_t bits, uint32_t n)
 static uint64_t wl_log_uniform(gm_workload_t *wl, uint64_t lo, uint64_t hi, uint64_t mult)
 {
     /* Pick the power-of-two octave, then a uniform point inside it. */
-    unsigned lo_bit = 63 - (unsigned)__builtin_clzll(lo);
-    unsigned hi_bit = 63 - (unsigned)__builtin_clzll(hi);
+    unsigned lo_bit = gm__log2_floor(lo);
+    unsigned hi_bit = gm__log2_floor(hi);
     unsigned bit = lo_bit + (unsigned)(wl_rand(wl) % (hi_bit - lo_bit + 1));
     uint64_t base = UINT64_C(1) << bit;
     uint64_t v = base + wl_rand(wl) % base;
@@ -176,7 +167,7 @@ int gm_workload_create(const gm_workload_config_t *cfg, gm_workload_t **out, gm_
     wl->cfg = *cfg;
     uint64_t x = cfg->seed;
     for (int i = 0; i < 4; i++)
-        wl->rng[i] = wl_splitmix(&x);
+        wl->rng[i] = gm__splitmix64(&x);
 
     uint64_t live_max = cfg->live_max;
     /* Per-class caps keep a sane mix whatever live_max is: large ones share

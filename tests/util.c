@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/bits.h"
+
 const char *gt_data_path(const char *rel, const char **why)
 {
     static char path[4096];
@@ -104,10 +106,7 @@ int gt_import_text(gm_import_fn import, const char *text, const char *filename, 
 
 uint64_t gt_rand(uint64_t *state)
 {
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return gm__splitmix64(state);
 }
 
 char *gt_read_file(const char *path, size_t *len)

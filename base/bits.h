@@ -1,0 +1,99 @@
+/*
+ * base/bits.h — the small integer helpers more than one floor needs: the
+ * greatest common divisor, zigzag signed-to-unsigned mapping, the LEB128
+ * varint writer, powers of two and base-2 logarithms, a 64-bit rotate, the
+ * MurmurHash3 finaliser and the splitmix64 step.
+ *
+ * Each was written again in the floors that use it (store's codec and
+ * layouts, sim's device and policies, synth, report); one copy here keeps
+ * them the same.  Everything is static inline: the codec and the policies
+ * call these on their hot paths, so a call must cost what the expression
+ * it replaces cost.  Where a helper's argument has a domain (the logarithms
+ * want x > 0) it says so; none of them checks it.
+ */
+#ifndef GM_BASE_BITS_H
+#define GM_BASE_BITS_H
+
+#include <stdint.h>
+
+/* gcd(a, b) by Euclid; gcd(a, 0) = a, so gcd(0, 0) = 0 and a running gcd
+ * may start from 0. */
+static inline uint64_t gm__gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Zigzag: a two's-complement difference d (as unsigned) to 0, -1, 1, -2, …
+ * → 0, 1, 2, 3, …, so small magnitudes of either sign make short varints. */
+static inline uint64_t gm__zigzag_u64(uint64_t d) { return (d << 1) ^ (0 - (d >> 63)); }
+static inline uint64_t gm__unzigzag_u64(uint64_t v) { return (v >> 1) ^ (0 - (v & 1)); }
+static inline uint32_t gm__zigzag_u32(uint32_t d) { return (d << 1) ^ (0u - (d >> 31)); }
+static inline uint32_t gm__unzigzag_u32(uint32_t v) { return (v >> 1) ^ (0u - (v & 1)); }
+
+/* Write v as an LEB128 varint (7 bits a byte, low first, the high bit set on
+ * all but the last) at p, which has room for 10 bytes; the byte after it. */
+static inline uint8_t *gm__varint_put(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* 1 when x is a power of two (0 is not). */
+static inline int gm__is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+/* floor(log2 x), the index of the highest set bit; x > 0. */
+static inline unsigned gm__log2_floor(uint64_t x) { return 63u - (unsigned)__builtin_clzll(x); }
+
+/* ceil(log2 x): the smallest k with 2^k ≥ x; 0 for x ≤ 1. */
+static inline unsigned gm__log2_ceil(uint64_t x)
+{
+    return x <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(x - 1);
+}
+
+/* The smallest power of two ≥ x (1 for x ≤ 1); 0 when that does not fit in
+ * 64 bits (x > 2^63). */
+static inline uint64_t gm__pow2_ceil(uint64_t x)
+{
+    if (x <= 1)
+        return 1;
+    if (x > (UINT64_C(1) << 63))
+        return 0;
+    return UINT64_C(1) << gm__log2_ceil(x);
+}
+
+/* x rotated left by r bits, 0 < r < 64. */
+static inline uint64_t gm__rotl_u64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+/* MurmurHash3's 64-bit finaliser (fmix64): a bijection that spreads every
+ * input bit over the output; fmix64(0) = 0. */
+static inline uint64_t gm__fmix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= UINT64_C(0xff51afd7ed558ccd);
+    k ^= k >> 33;
+    k *= UINT64_C(0xc4ceb9fe1a85ec53);
+    k ^= k >> 33;
+    return k;
+}
+
+/* One splitmix64 step (Steele, Lea and Flood): advance *state by the golden
+ * gamma and return the mixed value.  Seeds the xoshiro generators and is the
+ * tests' generator. */
+static inline uint64_t gm__splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+#endif
