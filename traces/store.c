@@ -1500,21 +1500,25 @@ int gm__writer_target(gm_writer_t *w, gm_store_t **s, int64_t *trace_id, const c
     return w->failed ? -1 : 0;
 }
 
-/* Encode and insert the buffered events as the next chunk. */
-static int store_writer_flush(gm_writer_t *w, gm_error_t *err)
+/* The buffered events encoded (blob and len point into the codec, valid
+ * until its next use) and fed into the digest. */
+static int store_writer_encode(gm_writer_t *w, const uint8_t **blob, size_t *len,
+                               uint64_t *nallocs, gm_error_t *err)
 {
-    if (w->nbuf == 0)
-        return 0;
-    const uint8_t *blob;
-    size_t len;
-    uint64_t nallocs;
-    int rc = gm__chunk_encode(&w->codec, w->buf, w->nbuf, w->chunk_first_alloc, &blob, &len,
-                              &nallocs, err);
+    int rc = gm__chunk_encode(&w->codec, w->buf, w->nbuf, w->chunk_first_alloc, blob, len,
+                              nallocs, err);
     if (rc) {
         gm_error_prefix(err, "trace '%s' chunk %llu", w->name, (unsigned long long)w->chunks);
         return rc;
     }
     gm__chunk_digest(&w->codec, &w->digest);
+    return 0;
+}
+
+/* Insert the encoded buffered events as the next chunk. */
+static int store_writer_insert_chunk(gm_writer_t *w, const uint8_t *blob, size_t len,
+                                     uint64_t nallocs, gm_error_t *err)
+{
     sqlite3_stmt *st = w->ins_chunk;
     sqlite3_bind_int64(st, 1, w->trace_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)w->chunks);
@@ -1534,6 +1538,18 @@ static int store_writer_flush(gm_writer_t *w, gm_error_t *err)
     w->chunk_first_alloc += nallocs;
     w->nbuf = 0;
     return 0;
+}
+
+/* Encode and insert the buffered events as the next chunk. */
+static int store_writer_flush(gm_writer_t *w, gm_error_t *err)
+{
+    if (w->nbuf == 0)
+        return 0;
+    const uint8_t *blob;
+    size_t len;
+    uint64_t nallocs;
+    int rc = store_writer_encode(w, &blob, &len, &nallocs, err);
+    return rc ? rc : store_writer_insert_chunk(w, blob, len, nallocs, err);
 }
 
 /* The error of event w->position: "trace 'NAME': event N: ...". */
@@ -1767,7 +1783,17 @@ int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
         rc = gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
         goto fail;
     }
-    if ((rc = store_writer_flush(w, err)) || (rc = store_write_tables(w, err)))
+    /* The last chunk is encoded (it completes the digest) but inserted
+     * after the summary row, with the interned tables.  A row inserted
+     * before its trace row is a deferred foreign-key violation, which
+     * SQLite settles when the trace row comes by searching each of the
+     * five tables that refer to traces; inserted after it, each row costs
+     * one lookup of its trace.  (A trace of several chunks still inserts
+     * all but the last before.) */
+    const uint8_t *blob = NULL;
+    size_t len = 0;
+    uint64_t nallocs = 0;
+    if (w->nbuf > 0 && (rc = store_writer_encode(w, &blob, &len, &nallocs, err)))
         goto fail;
     store_digest_tables(w);
     char digest[33];
@@ -1794,8 +1820,8 @@ int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
     sqlite3_bind_int64(st, 7, (sqlite3_int64)w->segs);
     sqlite3_bind_int64(st, 8, (sqlite3_int64)w->load);
     sqlite3_bind_int64(st, 9, (sqlite3_int64)(w->allocs - w->frees));
-    sqlite3_bind_int64(st, 10, (sqlite3_int64)w->chunks);
-    sqlite3_bind_int64(st, 11, (sqlite3_int64)w->bytes);
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)(w->chunks + (w->nbuf > 0)));
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)(w->bytes + len));
     sqlite3_bind_text(st, 12, digest, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 13, attrs, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
@@ -1804,6 +1830,9 @@ int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
         rc = store_fail(s, err, r, "cannot write the trace summary");
         goto fail;
     }
+    if ((w->nbuf > 0 && (rc = store_writer_insert_chunk(w, blob, len, nallocs, err))) ||
+        (rc = store_write_tables(w, err)))
+        goto fail;
     if (!w->joined && (rc = store_exec(s, "COMMIT", err)))
         goto fail;
     free(attrs);
