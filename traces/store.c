@@ -1249,8 +1249,9 @@ struct gm_writer {
     sqlite3_stmt *ins_chunk;
     gm__codec_t codec;
     gm__digest_t digest;
-    gm_event_t *buf; /* GM_CHUNK_EVENTS events */
-    size_t nbuf;
+    gm_event_t *buf; /* the chunk being filled: room for capbuf events, grown */
+    size_t nbuf, capbuf; /* up to GM_CHUNK_EVENTS (most traces of an nsys
+                          * export hold one event: 40 bytes, not 2.5 MB) */
 
     uint64_t position;    /* events given */
     uint64_t caller_next; /* the id the next ALLOC must carry */
@@ -1271,6 +1272,10 @@ struct gm_writer {
     char **attr_keys, **attr_vals;
     size_t nattrs, capattrs;
 };
+
+/* The chunk buffer doubles from 16 events and so ends at GM_CHUNK_EVENTS. */
+_Static_assert(GM_CHUNK_EVENTS >= 16 && (GM_CHUNK_EVENTS & (GM_CHUNK_EVENTS - 1)) == 0,
+               "GM_CHUNK_EVENTS is a power of two");
 
 static void store_writer_free(gm_writer_t *w)
 {
@@ -1320,8 +1325,7 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
     w->stream_max_handle = -1;
     w->free_slot = SIZE_MAX;
     w->flags = flags;
-    if ((w->name = strdup(name)) == NULL ||
-        (w->buf = malloc(GM_CHUNK_EVENTS * sizeof *w->buf)) == NULL) {
+    if ((w->name = strdup(name)) == NULL) {
         store_writer_free(w);
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
@@ -1610,6 +1614,14 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
 {
     if (w->failed)
         return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
+    if (w->nbuf == w->capbuf) { /* below GM_CHUNK_EVENTS: a full chunk is flushed */
+        size_t cap = w->capbuf ? 2 * w->capbuf : 16;
+        gm_event_t *nb = realloc(w->buf, cap * sizeof *nb);
+        if (nb == NULL)
+            goto nomem;
+        w->buf = nb;
+        w->capbuf = cap;
+    }
     gm_event_t e = *ev;
     uint64_t v;
     if (e.op >= GM_OP_COUNT)
