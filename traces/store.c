@@ -1306,6 +1306,12 @@ static void store_writer_free(gm_writer_t *w)
 int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t **out,
                     gm_error_t *err)
 {
+    return gm__writer_begin_in(s, name, flags, 0, 0, out, err);
+}
+
+int gm__writer_begin_in(gm_store_t *s, const char *name, unsigned flags, int64_t trace_id,
+                        int name_free, gm_writer_t **out, gm_error_t *err)
+{
     *out = NULL;
     if (name == NULL || *name == '\0')
         return gm_error_set(err, GM_EINVAL, "trace name is empty");
@@ -1339,23 +1345,28 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
     w->s = s;
     s->writer_active = 1;
     int64_t v;
-    rc = store_name_id(s, name, &v, err);
+    rc = name_free ? 0 : store_name_id(s, name, &v, err);
     if (rc > 0 && !(flags & GM_WRITE_REPLACE))
         rc = gm_error_set(err, GM_EEXIST, "trace '%s' already exists in '%s'", name, s->path);
     if (rc < 0)
         goto fail;
     /* Above every id in use, orphan rows' too (a trace row deleted by hand
      * with foreign keys off leaves its chunks): the new rows never collide
-     * with them.  Each max() is one lookup in a primary key. */
-    sqlite3_stmt *next;
-    if ((rc = store_query(s, STORE_Q_NEXT_ID, &next, err)))
-        goto fail;
-    rc = sqlite3_step(next);
-    w->trace_id = sqlite3_column_int64(next, 0);
-    store_query_done(next);
-    if (rc != SQLITE_ROW) {
-        rc = store_fail(s, err, rc, "query failed");
-        goto fail;
+     * with them.  Each max() is one lookup in a primary key.  An import
+     * target gives the id that follows its previous trace's instead (the
+     * same: nothing else writes in its transaction). */
+    w->trace_id = trace_id;
+    if (trace_id <= 0) {
+        sqlite3_stmt *next;
+        if ((rc = store_query(s, STORE_Q_NEXT_ID, &next, err)))
+            goto fail;
+        rc = sqlite3_step(next);
+        w->trace_id = sqlite3_column_int64(next, 0);
+        store_query_done(next);
+        if (rc != SQLITE_ROW) {
+            rc = store_fail(s, err, rc, "query failed");
+            goto fail;
+        }
     }
     if ((rc = store_prepare_kept(s,
                             "INSERT INTO chunks (trace_id, seq, first_event, nevents, "
