@@ -436,10 +436,11 @@ typedef struct store_buf {
     int oom;
 } store_buf_t;
 
-static void store_buf_add(store_buf_t *b, const char *s, size_t len)
+/* Room for len more bytes and a NUL; 0, or -1 with b->oom set. */
+static int store_buf_room(store_buf_t *b, size_t len)
 {
     if (b->oom)
-        return;
+        return -1;
     if (b->n + len + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->n + len + 1)
@@ -447,11 +448,18 @@ static void store_buf_add(store_buf_t *b, const char *s, size_t len)
         char *np = realloc(b->p, cap);
         if (np == NULL) {
             b->oom = 1;
-            return;
+            return -1;
         }
         b->p = np;
         b->cap = cap;
     }
+    return 0;
+}
+
+static void store_buf_add(store_buf_t *b, const char *s, size_t len)
+{
+    if (store_buf_room(b, len))
+        return;
     memcpy(b->p + b->n, s, len);
     b->n += len;
     b->p[b->n] = '\0';
@@ -465,14 +473,10 @@ static void store_buf_str(store_buf_t *b, const char *s) { store_buf_add(b, s, s
 static void store_json_string(store_buf_t *b, const char *s)
 {
     size_t n = gm__json_escape_buf(NULL, 0, s);
-    char *lit = malloc(n + 1);
-    if (lit == NULL) {
-        b->oom = 1;
+    if (store_buf_room(b, n))
         return;
-    }
-    gm__json_escape_buf(lit, n + 1, s);
-    store_buf_add(b, lit, n);
-    free(lit);
+    gm__json_escape_buf(b->p + b->n, n + 1, s);
+    b->n += n;
 }
 
 static const char *store_json_ws(const char *p)
@@ -1269,7 +1273,7 @@ struct gm_writer {
     int64_t stream_max_handle; /* index of handle UINT64_MAX (not an idmap key), or -1 */
     store_strtab_t tags, frames;
 
-    char **attr_keys, **attr_vals;
+    char **attr_keys, **attr_vals; /* one block per attribute: "KEY\0VALUE\0" */
     size_t nattrs, capattrs;
 };
 
@@ -1293,10 +1297,8 @@ static void store_writer_free(gm_writer_t *w)
     gm__idmap_release(&w->stream_index);
     store_strtab_release(&w->tags);
     store_strtab_release(&w->frames);
-    for (size_t i = 0; i < w->nattrs; i++) {
-        free(w->attr_keys[i]);
-        free(w->attr_vals[i]);
-    }
+    for (size_t i = 0; i < w->nattrs; i++)
+        free(w->attr_keys[i]); /* the value is in the same block */
     free(w->attr_keys);
     free(w->attr_vals);
     free(w->name);
@@ -1445,19 +1447,26 @@ int gm_writer_frames(gm_writer_t *w, const char *text, uint32_t *index, gm_error
     return store_writer_intern(w, &w->frames, text, 1, index, "frames", err);
 }
 
-/* Set attribute key to the JSON text value (copied). */
-static int store_writer_attr(gm_writer_t *w, const char *key, const char *value, gm_error_t *err)
+/* Set attribute key to the JSON text value[0 .. len) (copied). */
+static int store_writer_attr(gm_writer_t *w, const char *key, const char *value, size_t len,
+                             gm_error_t *err)
 {
     if (w->failed)
         return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
     if (key == NULL || *key == '\0')
         return gm_error_set(err, GM_EINVAL, "trace '%s': attribute key is empty", w->name);
-    char *v = strdup(value);
-    if (v == NULL)
+    size_t klen = strlen(key);
+    char *k = malloc(klen + len + 2);
+    if (k == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory");
+    memcpy(k, key, klen + 1);
+    char *v = k + klen + 1;
+    memcpy(v, value, len);
+    v[len] = '\0';
     for (size_t i = 0; i < w->nattrs; i++) {
         if (strcmp(w->attr_keys[i], key) == 0) {
-            free(w->attr_vals[i]);
+            free(w->attr_keys[i]);
+            w->attr_keys[i] = k;
             w->attr_vals[i] = v;
             return 0;
         }
@@ -1471,15 +1480,10 @@ static int store_writer_attr(gm_writer_t *w, const char *key, const char *value,
         if (nv)
             w->attr_vals = nv;
         if (nk == NULL || nv == NULL) {
-            free(v);
+            free(k);
             return gm_error_set(err, GM_ENOMEM, "out of memory");
         }
         w->capattrs = cap;
-    }
-    char *k = strdup(key);
-    if (k == NULL) {
-        free(v);
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
     w->attr_keys[w->nattrs] = k;
     w->attr_vals[w->nattrs++] = v;
@@ -1496,34 +1500,37 @@ int gm_writer_attr_json(gm_writer_t *w, const char *key, const char *json_value,
     size_t len = strlen(start);
     while (len && strchr(" \t\n\r", start[len - 1]))
         len--;
-    char *v = strndup(start, len);
-    if (v == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
-    int rc = store_writer_attr(w, key, v, err);
-    free(v);
-    return rc;
+    return store_writer_attr(w, key, start, len, err);
 }
 
 int gm_writer_attr_str(gm_writer_t *w, const char *key, const char *value, gm_error_t *err)
 {
     if (value == NULL)
-        return store_writer_attr(w, key, "null", err);
+        return store_writer_attr(w, key, "null", 4, err);
     store_buf_t b = {0};
     store_json_string(&b, value);
     if (b.oom) {
         free(b.p);
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
-    int rc = store_writer_attr(w, key, b.p, err);
+    int rc = store_writer_attr(w, key, b.p, b.n, err);
     free(b.p);
     return rc;
 }
 
 int gm_writer_attr_int(gm_writer_t *w, const char *key, int64_t value, gm_error_t *err)
 {
-    char num[32];
-    snprintf(num, sizeof num, "%lld", (long long)value);
-    return store_writer_attr(w, key, num, err);
+    /* what "%lld" prints, without printf's machinery (an nsys import sets
+     * three of these per process) */
+    char num[24], *p = num + sizeof num;
+    uint64_t m = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+    do {
+        *--p = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (value < 0)
+        *--p = '-';
+    return store_writer_attr(w, key, p, (size_t)(num + sizeof num - p), err);
 }
 
 uint64_t gm_writer_position(const gm_writer_t *w) { return w->position; }
