@@ -26,7 +26,7 @@ void gm__idmap_release(gm__idmap_t *m)
 
 static int idmap_grow(gm__idmap_t *m)
 {
-    size_t cap = m->cells ? (m->mask + 1) * 2 : 64;
+    size_t cap = m->cells ? (m->mask + 1) * 2 : 16;
     gm__idmap_cell_t *cells = malloc(cap * sizeof *cells);
     if (cells == NULL)
         return GM_ENOMEM;
