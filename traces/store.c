@@ -467,6 +467,22 @@ static void store_buf_add(store_buf_t *b, const char *s, size_t len)
 
 static void store_buf_str(store_buf_t *b, const char *s) { store_buf_add(b, s, strlen(s)); }
 
+/* m in decimal, '-' first if neg, as printf's "%llu" or "%lld" prints it:
+ * the text ends at buf + STORE_DECIMAL_MAX (not NUL-terminated); returns
+ * its start. */
+#define STORE_DECIMAL_MAX 21
+static char *store_decimal(char buf[STORE_DECIMAL_MAX], uint64_t m, int neg)
+{
+    char *p = buf + STORE_DECIMAL_MAX;
+    do {
+        *--p = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (neg)
+        *--p = '-';
+    return p;
+}
+
 /* Append s as a JSON string literal (gm__json_escape_buf: quotes,
  * backslashes and control characters escaped, invalid UTF-8 bytes replaced
  * by U+FFFD).  Out of memory sets b->oom. */
@@ -1522,14 +1538,9 @@ int gm_writer_attr_int(gm_writer_t *w, const char *key, int64_t value, gm_error_
 {
     /* what "%lld" prints, without printf's machinery (an nsys import sets
      * three of these per process) */
-    char num[24], *p = num + sizeof num;
-    uint64_t m = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
-    do {
-        *--p = (char)('0' + m % 10);
-        m /= 10;
-    } while (m);
-    if (value < 0)
-        *--p = '-';
+    char num[STORE_DECIMAL_MAX];
+    const char *p =
+        store_decimal(num, value < 0 ? 0 - (uint64_t)value : (uint64_t)value, value < 0);
     return store_writer_attr(w, key, p, (size_t)(num + sizeof num - p), err);
 }
 
@@ -1797,9 +1808,11 @@ static int store_write_tables(gm_writer_t *w, gm_error_t *err)
 static char *store_attrs_json(const gm_writer_t *w)
 {
     store_buf_t b = {0};
-    char num[32];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)w->dropped);
+    char numbuf[STORE_DECIMAL_MAX];
+    const char *numstart = store_decimal(numbuf, w->dropped, 0);
+    size_t numlen = (size_t)(numbuf + sizeof numbuf - numstart);
     int have_dropped = 0;
+    store_buf_room(&b, 255); /* most objects fit */
     store_buf_str(&b, "{");
     for (size_t i = 0; i < w->nattrs; i++) {
         if (i)
@@ -1807,7 +1820,7 @@ static char *store_attrs_json(const gm_writer_t *w)
         store_json_string(&b, w->attr_keys[i]);
         store_buf_str(&b, ": ");
         if (strcmp(w->attr_keys[i], "dropped_zero_size") == 0) {
-            store_buf_str(&b, num);
+            store_buf_add(&b, numstart, numlen);
             have_dropped = 1;
         } else {
             store_buf_str(&b, w->attr_vals[i]);
@@ -1815,7 +1828,7 @@ static char *store_attrs_json(const gm_writer_t *w)
     }
     if (!have_dropped) {
         store_buf_str(&b, w->nattrs ? ", \"dropped_zero_size\": " : "\"dropped_zero_size\": ");
-        store_buf_str(&b, num);
+        store_buf_add(&b, numstart, numlen);
     }
     store_buf_str(&b, "}");
     if (b.oom) {
