@@ -629,6 +629,40 @@ static int nsys_write(nsys_t *n, nsys_src_t *cur, const nsys_group_t *g,
     return rc;
 }
 
+/* Append v in decimal ('-' first when negative) at p; the end. */
+static char *nsys_decimal(char *p, int64_t v)
+{
+    char tmp[24], *q = tmp + sizeof tmp;
+    uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--q = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (v < 0)
+        *--q = '-';
+    size_t len = (size_t)(tmp + sizeof tmp - q);
+    memcpy(p, q, len);
+    return p + len;
+}
+
+/* A group's trace name suffix, "[hostH.]pidP.devD", into buf (room for 96):
+ * what snprintf with PRIu64 / PRId64 prints, without its machinery (one per
+ * process). */
+static void nsys_suffix(char *buf, int hosts, uint64_t host, int64_t pid, int64_t dev)
+{
+    char *p = buf;
+    if (hosts) {
+        memcpy(p, "host", 4);
+        p = nsys_decimal(p + 4, (int64_t)host); /* host < 2^16 */
+        *p++ = '.';
+    }
+    memcpy(p, "pid", 3);
+    p = nsys_decimal(p + 3, pid);
+    memcpy(p, ".dev", 4);
+    p = nsys_decimal(p + 4, dev);
+    *p = '\0';
+}
+
 static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
 {
     sqlite3_db_config(n->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
@@ -707,11 +741,7 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
         size_t npre = 0;
         gm_writer_t *w;
         char suffix[96];
-        if (hosts)
-            snprintf(suffix, sizeof suffix, "host%" PRIu64 ".pid%" PRId64 ".dev%" PRId64,
-                     NSYS_HOST(g->gpid), pid, g->dev);
-        else
-            snprintf(suffix, sizeof suffix, "pid%" PRId64 ".dev%" PRId64, pid, g->dev);
+        nsys_suffix(suffix, hosts, NSYS_HOST(g->gpid), pid, g->dev);
         nsys_src_t src = {&rows, 0, &write};
         if ((rc = nsys_scan(n, &scan, g, &pre, &npre, &rows, err)) == 0 &&
             (rc = gm_import_begin(t, ng > 1 ? suffix : NULL, &w, err)) == 0) {
