@@ -39,7 +39,9 @@
  * `traces` row and, with GM_WRITE_REPLACE, the deletion of the old trace
  * happen only in finish, so the old trace stays readable on this connection
  * until then.  Memory is one chunk of events, the codec's buffers, the live
- * set (caller id → slot with stored id and size), and the interned tables.
+ * set (caller id → slot with stored id and size), and the interned tables;
+ * a finished writer's buffers, when they come to 64 KiB or less, stay with
+ * the store (emptied) for its next writer.
  *
  * Validation (gm_writer_add): the k-th ALLOC given must carry id k (zero-size
  * ones included); stored ids are renumbered densely over the ALLOCs kept.
@@ -138,6 +140,7 @@ struct gm_store {
     char *kept_sql;                        /* and its text */
     time_t created_at;                     /* store_created's last second */
     char created[32];                      /* and its text */
+    struct gm_writer *spare; /* a finished writer's small buffers, for the next one */
     int version; /* the file's schema version (older ones are read as they are) */
     int opened;  /* gm_store_open succeeded: the file is a store of ours */
 };
@@ -965,6 +968,8 @@ fail:
     return rc;
 }
 
+static void store_writer_destroy(gm_writer_t *w);
+
 void gm_store_close(gm_store_t *s)
 {
     if (s == NULL)
@@ -986,6 +991,8 @@ void gm_store_close(gm_store_t *s)
         }
         sqlite3_close_v2(s->db);
     }
+    if (s->spare)
+        store_writer_destroy(s->spare);
     free(s->kept_sql);
     free(s->path);
     free(s);
@@ -1297,14 +1304,35 @@ struct gm_writer {
 _Static_assert(GM_CHUNK_EVENTS >= 16 && (GM_CHUNK_EVENTS & (GM_CHUNK_EVENTS - 1)) == 0,
                "GM_CHUNK_EVENTS is a power of two");
 
-static void store_writer_free(gm_writer_t *w)
+/* A finished writer's buffers are kept by its store for the next writer
+ * when they are small, STORE_SPARE_MAX bytes in all: an import of many
+ * small traces (an nsys export of 100,000 processes) would otherwise
+ * allocate and free some twenty blocks per trace.  Larger ones are freed,
+ * so what a store keeps is bounded whatever it has written. */
+#define STORE_SPARE_MAX (64 * 1024)
+
+static size_t store_idmap_bytes(const gm__idmap_t *m)
 {
-    if (w->s)
-        w->s->writer_active = 0;
-    if (w->s)
-        store_release_kept(w->s, w->ins_chunk);
-    else
-        sqlite3_finalize(w->ins_chunk);
+    return m->cells ? (m->mask + 1) * sizeof *m->cells : 0;
+}
+
+/* The bytes of w's buffers that a spare would keep (SIZE_MAX: zlib's). */
+static size_t store_writer_held(const gm_writer_t *w)
+{
+    if (w->codec.zdef != NULL || w->codec.zinf != NULL)
+        return SIZE_MAX;
+    size_t n = w->capbuf * sizeof *w->buf + w->capslots * sizeof *w->slots +
+               w->capstreams * sizeof *w->streams + store_idmap_bytes(&w->live) +
+               store_idmap_bytes(&w->stream_index) + 2 * w->capattrs * sizeof(char *) +
+               w->codec.out_cap + w->codec.raw_cap;
+    for (int k = 0; k < GM__COL_COUNT; k++)
+        n += w->codec.col_cap[k];
+    return n;
+}
+
+/* Free w and everything it holds (its statement is the store's). */
+static void store_writer_destroy(gm_writer_t *w)
+{
     gm__codec_release(&w->codec);
     free(w->buf);
     gm__idmap_release(&w->live);
@@ -1319,6 +1347,51 @@ static void store_writer_free(gm_writer_t *w)
     free(w->attr_vals);
     free(w->name);
     free(w);
+}
+
+/* Make w the store's spare: as calloc and gm_writer_begin's initialization
+ * leave a writer, but with the buffers of the codec, the chunk, the live
+ * set, the slots, the streams and the attribute arrays kept (empty). */
+static void store_writer_park(gm_store_t *s, gm_writer_t *w)
+{
+    store_strtab_release(&w->tags);
+    store_strtab_release(&w->frames);
+    for (size_t i = 0; i < w->nattrs; i++)
+        free(w->attr_keys[i]);
+    free(w->name);
+    gm_writer_t keep = *w;
+    memset(w, 0, sizeof *w);
+    w->codec = keep.codec; /* encoding sets everything else it reads */
+    w->buf = keep.buf;
+    w->capbuf = keep.capbuf;
+    w->live = keep.live;
+    gm__idmap_clear(&w->live);
+    w->slots = keep.slots;
+    w->capslots = keep.capslots;
+    w->streams = keep.streams;
+    w->capstreams = keep.capstreams;
+    w->stream_index = keep.stream_index;
+    gm__idmap_clear(&w->stream_index);
+    w->attr_keys = keep.attr_keys;
+    w->attr_vals = keep.attr_vals;
+    w->capattrs = keep.capattrs;
+    s->spare = w;
+}
+
+static void store_writer_free(gm_writer_t *w)
+{
+    gm_store_t *s = w->s;
+    if (s) {
+        s->writer_active = 0;
+        store_release_kept(s, w->ins_chunk);
+    } else {
+        sqlite3_finalize(w->ins_chunk);
+    }
+    w->ins_chunk = NULL;
+    if (s && s->spare == NULL && store_writer_held(w) <= STORE_SPARE_MAX)
+        store_writer_park(s, w);
+    else
+        store_writer_destroy(w);
 }
 
 int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t **out,
@@ -1339,13 +1412,17 @@ int gm__writer_begin_in(gm_store_t *s, const char *name, unsigned flags, int64_t
     if (s->writer_active)
         return gm_error_set(err, GM_ESTATE, "cannot write trace '%s': a writer is active on '%s'",
                             name, s->path);
-    gm_writer_t *w = calloc(1, sizeof *w);
-    if (w == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
-    gm__codec_init(&w->codec, GM__CHUNK_LEVEL);
+    gm_writer_t *w = s->spare;
+    if (w != NULL) {
+        s->spare = NULL;
+    } else {
+        if ((w = calloc(1, sizeof *w)) == NULL)
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        gm__codec_init(&w->codec, GM__CHUNK_LEVEL);
+        gm__idmap_init(&w->live);
+        gm__idmap_init(&w->stream_index);
+    }
     gm__digest_init(&w->digest);
-    gm__idmap_init(&w->live);
-    gm__idmap_init(&w->stream_index);
     w->stream_max_handle = -1;
     w->free_slot = SIZE_MAX;
     w->flags = flags;
