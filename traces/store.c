@@ -491,6 +491,21 @@ static char *store_decimal(char buf[STORE_DECIMAL_MAX], uint64_t m, int neg)
  * by U+FFFD).  Out of memory sets b->oom. */
 static void store_json_string(store_buf_t *b, const char *s)
 {
+    /* Printable ASCII without a quote or a backslash (attribute keys,
+     * mostly) is its own literal between quotes. */
+    size_t k = 0;
+    while (s[k] >= 0x20 && s[k] < 0x7f && s[k] != '"' && s[k] != '\\')
+        k++;
+    if (s[k] == '\0') {
+        if (store_buf_room(b, k + 2))
+            return;
+        b->p[b->n] = '"';
+        memcpy(b->p + b->n + 1, s, k);
+        b->p[b->n + 1 + k] = '"';
+        b->n += k + 2;
+        b->p[b->n] = '\0';
+        return;
+    }
     size_t n = gm__json_escape_buf(NULL, 0, s);
     if (store_buf_room(b, n))
         return;
