@@ -24,9 +24,16 @@ void gm__idmap_release(gm__idmap_t *m)
     gm__idmap_init(m);
 }
 
+void gm__idmap_clear(gm__idmap_t *m)
+{
+    for (size_t i = 0; m->cells != NULL && i <= m->mask; i++)
+        m->cells[i].key = GM__IDMAP_EMPTY;
+    m->count = 0;
+}
+
 static int idmap_grow(gm__idmap_t *m)
 {
-    size_t cap = m->cells ? (m->mask + 1) * 2 : 64;
+    size_t cap = m->cells ? (m->mask + 1) * 2 : 16;
     gm__idmap_cell_t *cells = malloc(cap * sizeof *cells);
     if (cells == NULL)
         return GM_ENOMEM;

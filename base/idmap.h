@@ -34,6 +34,9 @@ typedef struct gm__idmap {
 void gm__idmap_init(gm__idmap_t *m);
 void gm__idmap_release(gm__idmap_t *m);
 
+/* Remove every entry; the table keeps its size. */
+void gm__idmap_clear(gm__idmap_t *m);
+
 /* Insert or overwrite.  0, GM_EINVAL for the reserved key, or GM_ENOMEM
  * (the map is unchanged then). */
 int gm__idmap_put(gm__idmap_t *m, uint64_t key, uint64_t val);

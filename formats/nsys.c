@@ -362,6 +362,21 @@ typedef struct nsys_cursor {
 
 static int nsys_next(nsys_t *n, sqlite3_stmt *st, nsys_row_t *row, gm_error_t *err);
 
+/*
+ * The rows of one group as the first pass took them, for the second pass:
+ * a group of up to NSYS_KEEP_ROWS rows (every group of an export of many
+ * small processes) is written from here, a larger one from the second
+ * cursor, opened when the first such group comes (each cursor sorts the
+ * whole table once).  `whole` is 1 when v holds all of the group's rows.
+ */
+#define NSYS_KEEP_ROWS 4096
+
+typedef struct nsys_rows {
+    nsys_row_t *v;
+    size_t n, cap;
+    int whole;
+} nsys_rows_t;
+
 /* Prepare the cursor and read its first row; 0 or negative. */
 static int nsys_cursor_open(nsys_t *n, nsys_cursor_t *c, gm_error_t *err)
 {
@@ -435,7 +450,7 @@ static int nsys_next(nsys_t *n, sqlite3_stmt *st, nsys_row_t *row, gm_error_t *e
 
 /* Pass 1 over a group: the pairing checks and the pre-existing list. */
 static int nsys_scan(nsys_t *n, nsys_cursor_t *cur, const nsys_group_t *g, nsys_pre_t **pre,
-                     size_t *npre, gm_error_t *err)
+                     size_t *npre, nsys_rows_t *rows, gm_error_t *err)
 {
     int rc;
     gm__addrlive_t live, seen;
@@ -443,8 +458,22 @@ static int nsys_scan(nsys_t *n, nsys_cursor_t *cur, const nsys_group_t *g, nsys_
     gm__addrlive_init(&seen);
     size_t cap = 0;
     nsys_row_t row;
+    rows->n = 0;
+    rows->whole = 1;
     while ((rc = nsys_take(n, cur, g, &row, err)) == 1) {
         uint64_t v;
+        if (rows->whole && rows->n == rows->cap) {
+            size_t c = rows->cap ? 2 * rows->cap : 16;
+            nsys_row_t *p = c <= NSYS_KEEP_ROWS ? realloc(rows->v, c * sizeof *p) : NULL;
+            if (p != NULL) {
+                rows->v = p;
+                rows->cap = c;
+            } else {
+                rows->whole = 0; /* too many (or no memory): the second cursor reads them */
+            }
+        }
+        if (rows->whole)
+            rows->v[rows->n++] = row;
         if (!row.is_free) {
             if (gm__addrlive_get(&live, row.addr, &v)) {
                 rc = gm_error_set(err, GM_EFORMAT,
@@ -502,7 +531,39 @@ static int nsys_stream(gm_writer_t *w, uint64_t handle, uint64_t *last, uint32_t
     return rc;
 }
 
-static int nsys_write(nsys_t *n, nsys_cursor_t *cur, const nsys_group_t *g,
+/* The second pass's rows of group g: the kept ones, or the second cursor's
+ * (opened on first use, and moved past the groups before g when g's first
+ * row is taken). */
+typedef struct nsys_src {
+    const nsys_rows_t *rows;
+    size_t i; /* rows taken */
+    nsys_cursor_t *cur;
+} nsys_src_t;
+
+static int nsys_src_take(nsys_t *n, nsys_src_t *src, const nsys_group_t *g, nsys_row_t *row,
+                         gm_error_t *err)
+{
+    if (src->rows->whole) {
+        if (src->i == src->rows->n)
+            return 0;
+        *row = src->rows->v[src->i++];
+        return 1;
+    }
+    nsys_cursor_t *c = src->cur;
+    int rc;
+    if (src->i++ == 0) {
+        if (c->st == NULL && (rc = nsys_cursor_open(n, c, err)) < 0)
+            return rc;
+        while (c->have && (c->row.gpid != g->gpid || c->row.dev != g->dev)) {
+            if ((rc = nsys_next(n, c->st, &c->row, err)) < 0)
+                return rc;
+            c->have = rc;
+        }
+    }
+    return nsys_take(n, c, g, row, err);
+}
+
+static int nsys_write(nsys_t *n, nsys_src_t *cur, const nsys_group_t *g,
                       const nsys_pre_t *pre, size_t npre, gm_writer_t *w, gm_error_t *err)
 {
     uint16_t dev = g->dev >= 0 && g->dev <= UINT16_MAX ? (uint16_t)g->dev : 0;
@@ -514,7 +575,7 @@ static int nsys_write(nsys_t *n, nsys_cursor_t *cur, const nsys_group_t *g,
     int have = 0;
     nsys_row_t row;
     /* The pre-existing allocations take the time of the first row. */
-    int first = nsys_take(n, cur, g, &row, err);
+    int first = nsys_src_take(n, cur, g, &row, err);
     if (first < 0)
         rc = first;
     for (size_t i = 0; rc == 0 && i < npre; i++) {
@@ -557,12 +618,46 @@ static int nsys_write(nsys_t *n, nsys_cursor_t *cur, const nsys_group_t *g,
             gm_error_prefix(err, "'%s': " NSYS_TABLE " row %" PRId64, n->filename, row.rowid);
             break;
         }
-        more = nsys_take(n, cur, g, &row, err);
+        more = nsys_src_take(n, cur, g, &row, err);
         if (more < 0)
             rc = more;
     }
     gm__addrlive_release(&live);
     return rc;
+}
+
+/* Append v in decimal ('-' first when negative) at p; the end. */
+static char *nsys_decimal(char *p, int64_t v)
+{
+    char tmp[24], *q = tmp + sizeof tmp;
+    uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--q = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (v < 0)
+        *--q = '-';
+    size_t len = (size_t)(tmp + sizeof tmp - q);
+    memcpy(p, q, len);
+    return p + len;
+}
+
+/* A group's trace name suffix, "[hostH.]pidP.devD", into buf (room for 96):
+ * what snprintf with PRIu64 / PRId64 prints, without its machinery (one per
+ * process). */
+static void nsys_suffix(char *buf, int hosts, uint64_t host, int64_t pid, int64_t dev)
+{
+    char *p = buf;
+    if (hosts) {
+        memcpy(p, "host", 4);
+        p = nsys_decimal(p + 4, (int64_t)host); /* host < 2^16 */
+        *p++ = '.';
+    }
+    memcpy(p, "pid", 3);
+    p = nsys_decimal(p + 3, pid);
+    memcpy(p, ".dev", 4);
+    p = nsys_decimal(p + 4, dev);
+    *p = '\0';
 }
 
 static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
@@ -630,10 +725,12 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
         hosts = NSYS_HOST(groups[i].gpid) != NSYS_HOST(groups[0].gpid);
 
     /* Two cursors over the same sorted events, one for each pass over a
-     * group (pairing checks, then writing): linear in groups. */
+     * group (pairing checks, then writing): linear in groups.  The second
+     * is opened only for a group too large to keep (nsys_rows_t). */
     nsys_cursor_t scan = {0}, write = {0};
-    if (rc == 0 && (rc = nsys_cursor_open(n, &scan, err)) == 0)
-        rc = nsys_cursor_open(n, &write, err);
+    nsys_rows_t rows = {0};
+    if (rc == 0)
+        rc = nsys_cursor_open(n, &scan, err);
     for (size_t i = 0; rc == 0 && i < ng; i++) {
         const nsys_group_t *g = &groups[i];
         int64_t pid = NSYS_PID(g->gpid);
@@ -641,12 +738,9 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
         size_t npre = 0;
         gm_writer_t *w;
         char suffix[96];
-        if (hosts)
-            snprintf(suffix, sizeof suffix, "host%" PRIu64 ".pid%" PRId64 ".dev%" PRId64,
-                     NSYS_HOST(g->gpid), pid, g->dev);
-        else
-            snprintf(suffix, sizeof suffix, "pid%" PRId64 ".dev%" PRId64, pid, g->dev);
-        if ((rc = nsys_scan(n, &scan, g, &pre, &npre, err)) == 0 &&
+        nsys_suffix(suffix, hosts, NSYS_HOST(g->gpid), pid, g->dev);
+        nsys_src_t src = {&rows, 0, &write};
+        if ((rc = nsys_scan(n, &scan, g, &pre, &npre, &rows, err)) == 0 &&
             (rc = gm_import_begin(t, ng > 1 ? suffix : NULL, &w, err)) == 0) {
             if ((rc = gm_writer_attr_str(w, "source", "nsys", err)) == 0 &&
                 (rc = gm_writer_attr_int(w, "pid", pid, err)) == 0 &&
@@ -655,7 +749,7 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
                 (rc = gm_writer_attr_int(w, "global_pid", g->gpid, err)) == 0 &&
                 (!hosts ||
                  (rc = gm_writer_attr_int(w, "host", (int64_t)NSYS_HOST(g->gpid), err)) == 0) &&
-                (rc = nsys_write(n, &write, g, pre, npre, w, err)) == 0) {
+                (rc = nsys_write(n, &src, g, pre, npre, w, err)) == 0) {
                 if (npre)
                     rc = gm_writer_attr_int(w, "preexisting", (int64_t)npre, err);
                 if (rc == 0 && g->other_ops)
@@ -670,6 +764,7 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
     }
     sqlite3_finalize(scan.st);
     sqlite3_finalize(write.st);
+    free(rows.v);
     free(groups);
     return rc;
 }

@@ -135,7 +135,7 @@ static int codec_reserve(uint8_t **buf, size_t *cap, size_t need)
 {
     if (need <= *cap)
         return 0;
-    size_t ncap = *cap ? *cap : 4096;
+    size_t ncap = *cap ? *cap : 256;
     while (ncap < need)
         ncap *= 2;
     uint8_t *nb = realloc(*buf, ncap);

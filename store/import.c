@@ -39,6 +39,8 @@ struct gm_import_target {
     gm_writer_t *w;  /* the trace being written, or NULL */
     char *w_name;
     int base_used;   /* a trace named "<base>" was begun */
+    int64_t next_id; /* the next trace's row id (the last one's + 1), or 0 */
+    int empty;       /* the store had no trace when the import began */
     char **names;    /* finished traces */
     size_t n, cap;
     char **set;      /* the same names hashed (open addressing), for the twice check */
@@ -134,6 +136,18 @@ int gm_import_target_create(gm_store_t *s, const char *base, unsigned flags,
         return rc;
     }
     t->open = 1;
+    /* An empty store (in the transaction, so nobody else adds a trace
+     * meanwhile) has no trace of any name but the ones this import
+     * writes, which the import's own set knows: its writers skip the
+     * lookup of their name. */
+    sqlite3_stmt *st;
+    sqlite3 *db = gm__store_db(s);
+    if (sqlite3_prepare_v2(db, "SELECT NOT EXISTS (SELECT 1 FROM traces)", -1, &st, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            t->empty = sqlite3_column_int(st, 0) == 1;
+        sqlite3_finalize(st);
+    }
     *out = t;
     return 0;
 }
@@ -281,7 +295,10 @@ int gm_import_begin(gm_import_target_t *t, const char *suffix, gm_writer_t **w, 
         free(name);
         return GM_EEXIST;
     }
-    int rc = gm_writer_begin(t->s, name, t->flags, &t->w, err);
+    /* Each trace takes the row id after the previous one's: nothing else
+     * writes in the import's transaction, so that is what the writer's
+     * lookup of the ids in use would find. */
+    int rc = gm__writer_begin_in(t->s, name, t->flags, t->next_id, t->empty, &t->w, err);
     if (rc) {
         free(name);
         t->w = NULL;
@@ -318,12 +335,20 @@ int gm_import_end(gm_import_target_t *t, gm_error_t *err)
         t->w_name = NULL;
         return rc;
     }
+    gm_store_t *ws;
+    int64_t id = 0;
+    const char *wname;
+    if (gm__writer_target(w, &ws, &id, &wname) != 0)
+        id = 0;
+    t->next_id = 0;
     rc = gm_writer_finish(w, err);
     if (rc) {
         free(t->w_name);
         t->w_name = NULL;
         return rc;
     }
+    if (id > 0 && id < INT64_MAX)
+        t->next_id = id + 1;
     t->names[t->n++] = t->w_name;
     t->w_name = NULL;
     if (import_remember(t) != 0)

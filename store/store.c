@@ -39,7 +39,9 @@
  * `traces` row and, with GM_WRITE_REPLACE, the deletion of the old trace
  * happen only in finish, so the old trace stays readable on this connection
  * until then.  Memory is one chunk of events, the codec's buffers, the live
- * set (caller id → slot with stored id and size), and the interned tables.
+ * set (caller id → slot with stored id and size), and the interned tables;
+ * a finished writer's buffers, when they come to 64 KiB or less, stay with
+ * the store (emptied) for its next writer.
  *
  * Validation (gm_writer_add): the k-th ALLOC given must carry id k (zero-size
  * ones included); stored ids are renumbered densely over the ALLOCs kept.
@@ -79,6 +81,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "base/jsonfmt.h"
 #include "store/codec.h"
@@ -110,8 +113,7 @@
     X(INS_FRAME, "INSERT INTO frames (trace_id, idx, text) VALUES (?1, ?2, ?3)")            \
     X(INS_TRACE, "INSERT INTO traces (id, name, events, allocs, frees, marks, segs, "       \
                  "load, live_at_end, chunks, bytes, digest, attrs, created) VALUES "        \
-                 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "                \
-                 "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))")                                  \
+                 "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")           \
     /* FIND: the columns of STORE_INFO_COLUMNS (defined with the summaries). */          \
     X(FIND, "SELECT id, name, events, allocs, frees, marks, segs, load, live_at_end, "      \
             "chunks, bytes, digest, attrs FROM traces WHERE name = ?1")
@@ -137,6 +139,9 @@ struct gm_store {
     sqlite3_stmt *queries[STORE_NQUERIES]; /* compiled on first use */
     sqlite3_stmt *kept;                    /* store_prepare_kept's statement */
     char *kept_sql;                        /* and its text */
+    time_t created_at;                     /* store_created's last second */
+    char created[32];                      /* and its text */
+    struct gm_writer *spare; /* a finished writer's small buffers, for the next one */
     int version; /* the file's schema version (older ones are read as they are) */
     int opened;  /* gm_store_open succeeded: the file is a store of ours */
 };
@@ -314,6 +319,25 @@ static void store_release_kept(gm_store_t *s, sqlite3_stmt *st)
     }
 }
 
+/* The time now as a trace's `created` (UTC, 2025-01-31T12:00:00Z), what
+ * SQLite's strftime('%Y-%m-%dT%H:%M:%SZ', 'now') gives (the same clock,
+ * whole seconds), formatted once per second: an import of 100,000 small
+ * traces writes most of them within the same one. */
+static const char *store_created(gm_store_t *s)
+{
+    time_t now = time(NULL);
+    if (now != s->created_at || s->created[0] == '\0') {
+        struct tm tm;
+        if (now == (time_t)-1 || gmtime_r(&now, &tm) == NULL ||
+            strftime(s->created, sizeof s->created, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+            s->created[0] = '\0';
+            return NULL;
+        }
+        s->created_at = now;
+    }
+    return s->created;
+}
+
 /* Reset a kept statement for its next use (its transaction ends with it). */
 static void store_query_done(sqlite3_stmt *st)
 {
@@ -390,10 +414,11 @@ typedef struct store_buf {
     int oom;
 } store_buf_t;
 
-static void store_buf_add(store_buf_t *b, const char *s, size_t len)
+/* Room for len more bytes and a NUL; 0, or -1 with b->oom set. */
+static int store_buf_room(store_buf_t *b, size_t len)
 {
     if (b->oom)
-        return;
+        return -1;
     if (b->n + len + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
         while (cap < b->n + len + 1)
@@ -401,11 +426,18 @@ static void store_buf_add(store_buf_t *b, const char *s, size_t len)
         char *np = realloc(b->p, cap);
         if (np == NULL) {
             b->oom = 1;
-            return;
+            return -1;
         }
         b->p = np;
         b->cap = cap;
     }
+    return 0;
+}
+
+static void store_buf_add(store_buf_t *b, const char *s, size_t len)
+{
+    if (store_buf_room(b, len))
+        return;
     memcpy(b->p + b->n, s, len);
     b->n += len;
     b->p[b->n] = '\0';
@@ -413,20 +445,47 @@ static void store_buf_add(store_buf_t *b, const char *s, size_t len)
 
 static void store_buf_str(store_buf_t *b, const char *s) { store_buf_add(b, s, strlen(s)); }
 
+/* m in decimal, '-' first if neg, as printf's "%llu" or "%lld" prints it:
+ * the text ends at buf + STORE_DECIMAL_MAX (not NUL-terminated); returns
+ * its start. */
+#define STORE_DECIMAL_MAX 21
+static char *store_decimal(char buf[STORE_DECIMAL_MAX], uint64_t m, int neg)
+{
+    char *p = buf + STORE_DECIMAL_MAX;
+    do {
+        *--p = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    if (neg)
+        *--p = '-';
+    return p;
+}
+
 /* Append s as a JSON string literal (gm__json_escape_buf: quotes,
  * backslashes and control characters escaped, invalid UTF-8 bytes replaced
  * by U+FFFD).  Out of memory sets b->oom. */
 static void store_json_string(store_buf_t *b, const char *s)
 {
-    size_t n = gm__json_escape_buf(NULL, 0, s);
-    char *lit = malloc(n + 1);
-    if (lit == NULL) {
-        b->oom = 1;
+    /* Printable ASCII without a quote or a backslash (attribute keys,
+     * mostly) is its own literal between quotes. */
+    size_t k = 0;
+    while (s[k] >= 0x20 && s[k] < 0x7f && s[k] != '"' && s[k] != '\\')
+        k++;
+    if (s[k] == '\0') {
+        if (store_buf_room(b, k + 2))
+            return;
+        b->p[b->n] = '"';
+        memcpy(b->p + b->n + 1, s, k);
+        b->p[b->n + 1 + k] = '"';
+        b->n += k + 2;
+        b->p[b->n] = '\0';
         return;
     }
-    gm__json_escape_buf(lit, n + 1, s);
-    store_buf_add(b, lit, n);
-    free(lit);
+    size_t n = gm__json_escape_buf(NULL, 0, s);
+    if (store_buf_room(b, n))
+        return;
+    gm__json_escape_buf(b->p + b->n, n + 1, s);
+    b->n += n;
 }
 
 static const char *store_json_ws(const char *p)
@@ -897,6 +956,8 @@ fail:
     return rc;
 }
 
+static void store_writer_destroy(gm_writer_t *w);
+
 void gm_store_close(gm_store_t *s)
 {
     if (s == NULL)
@@ -918,6 +979,8 @@ void gm_store_close(gm_store_t *s)
         }
         sqlite3_close_v2(s->db);
     }
+    if (s->spare)
+        store_writer_destroy(s->spare);
     free(s->kept_sql);
     free(s->path);
     free(s);
@@ -1201,8 +1264,9 @@ struct gm_writer {
     sqlite3_stmt *ins_chunk;
     gm__codec_t codec;
     gm__digest_t digest;
-    gm_event_t *buf; /* GM_CHUNK_EVENTS events */
-    size_t nbuf;
+    gm_event_t *buf; /* the chunk being filled: room for capbuf events, grown */
+    size_t nbuf, capbuf; /* up to GM_CHUNK_EVENTS (most traces of an nsys
+                          * export hold one event: 40 bytes, not 2.5 MB) */
 
     uint64_t position;    /* events given */
     uint64_t caller_next; /* the id the next ALLOC must carry */
@@ -1220,18 +1284,43 @@ struct gm_writer {
     int64_t stream_max_handle; /* index of handle UINT64_MAX (not an idmap key), or -1 */
     store_strtab_t tags, frames;
 
-    char **attr_keys, **attr_vals;
+    char **attr_keys, **attr_vals; /* one block per attribute: "KEY\0VALUE\0" */
     size_t nattrs, capattrs;
 };
 
-static void store_writer_free(gm_writer_t *w)
+/* The chunk buffer doubles from 16 events and so ends at GM_CHUNK_EVENTS. */
+_Static_assert(GM_CHUNK_EVENTS >= 16 && (GM_CHUNK_EVENTS & (GM_CHUNK_EVENTS - 1)) == 0,
+               "GM_CHUNK_EVENTS is a power of two");
+
+/* A finished writer's buffers are kept by its store for the next writer
+ * when they are small, STORE_SPARE_MAX bytes in all: an import of many
+ * small traces (an nsys export of 100,000 processes) would otherwise
+ * allocate and free some twenty blocks per trace.  Larger ones are freed,
+ * so what a store keeps is bounded whatever it has written. */
+#define STORE_SPARE_MAX (64 * 1024)
+
+static size_t store_idmap_bytes(const gm__idmap_t *m)
 {
-    if (w->s)
-        w->s->writer_active = 0;
-    if (w->s)
-        store_release_kept(w->s, w->ins_chunk);
-    else
-        sqlite3_finalize(w->ins_chunk);
+    return m->cells ? (m->mask + 1) * sizeof *m->cells : 0;
+}
+
+/* The bytes of w's buffers that a spare would keep (SIZE_MAX: zlib's). */
+static size_t store_writer_held(const gm_writer_t *w)
+{
+    if (w->codec.zdef != NULL || w->codec.zinf != NULL)
+        return SIZE_MAX;
+    size_t n = w->capbuf * sizeof *w->buf + w->capslots * sizeof *w->slots +
+               w->capstreams * sizeof *w->streams + store_idmap_bytes(&w->live) +
+               store_idmap_bytes(&w->stream_index) + 2 * w->capattrs * sizeof(char *) +
+               w->codec.out_cap + w->codec.raw_cap;
+    for (int k = 0; k < GM__COL_COUNT; k++)
+        n += w->codec.col_cap[k];
+    return n;
+}
+
+/* Free w and everything it holds (its statement is the store's). */
+static void store_writer_destroy(gm_writer_t *w)
+{
     gm__codec_release(&w->codec);
     free(w->buf);
     gm__idmap_release(&w->live);
@@ -1240,18 +1329,67 @@ static void store_writer_free(gm_writer_t *w)
     gm__idmap_release(&w->stream_index);
     store_strtab_release(&w->tags);
     store_strtab_release(&w->frames);
-    for (size_t i = 0; i < w->nattrs; i++) {
-        free(w->attr_keys[i]);
-        free(w->attr_vals[i]);
-    }
+    for (size_t i = 0; i < w->nattrs; i++)
+        free(w->attr_keys[i]); /* the value is in the same block */
     free(w->attr_keys);
     free(w->attr_vals);
     free(w->name);
     free(w);
 }
 
+/* Make w the store's spare: as calloc and gm_writer_begin's initialization
+ * leave a writer, but with the buffers of the codec, the chunk, the live
+ * set, the slots, the streams and the attribute arrays kept (empty). */
+static void store_writer_park(gm_store_t *s, gm_writer_t *w)
+{
+    store_strtab_release(&w->tags);
+    store_strtab_release(&w->frames);
+    for (size_t i = 0; i < w->nattrs; i++)
+        free(w->attr_keys[i]);
+    free(w->name);
+    gm_writer_t keep = *w;
+    memset(w, 0, sizeof *w);
+    w->codec = keep.codec; /* encoding sets everything else it reads */
+    w->buf = keep.buf;
+    w->capbuf = keep.capbuf;
+    w->live = keep.live;
+    gm__idmap_clear(&w->live);
+    w->slots = keep.slots;
+    w->capslots = keep.capslots;
+    w->streams = keep.streams;
+    w->capstreams = keep.capstreams;
+    w->stream_index = keep.stream_index;
+    gm__idmap_clear(&w->stream_index);
+    w->attr_keys = keep.attr_keys;
+    w->attr_vals = keep.attr_vals;
+    w->capattrs = keep.capattrs;
+    s->spare = w;
+}
+
+static void store_writer_free(gm_writer_t *w)
+{
+    gm_store_t *s = w->s;
+    if (s) {
+        s->writer_active = 0;
+        store_release_kept(s, w->ins_chunk);
+    } else {
+        sqlite3_finalize(w->ins_chunk);
+    }
+    w->ins_chunk = NULL;
+    if (s && s->spare == NULL && store_writer_held(w) <= STORE_SPARE_MAX)
+        store_writer_park(s, w);
+    else
+        store_writer_destroy(w);
+}
+
 int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t **out,
                     gm_error_t *err)
+{
+    return gm__writer_begin_in(s, name, flags, 0, 0, out, err);
+}
+
+int gm__writer_begin_in(gm_store_t *s, const char *name, unsigned flags, int64_t trace_id,
+                        int name_free, gm_writer_t **out, gm_error_t *err)
 {
     *out = NULL;
     if (name == NULL || *name == '\0')
@@ -1262,18 +1400,21 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
     if (s->writer_active)
         return gm_error_set(err, GM_ESTATE, "cannot write trace '%s': a writer is active on '%s'",
                             name, s->path);
-    gm_writer_t *w = calloc(1, sizeof *w);
-    if (w == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
-    gm__codec_init(&w->codec, GM__CHUNK_LEVEL);
+    gm_writer_t *w = s->spare;
+    if (w != NULL) {
+        s->spare = NULL;
+    } else {
+        if ((w = calloc(1, sizeof *w)) == NULL)
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
+        gm__codec_init(&w->codec, GM__CHUNK_LEVEL);
+        gm__idmap_init(&w->live);
+        gm__idmap_init(&w->stream_index);
+    }
     gm__digest_init(&w->digest);
-    gm__idmap_init(&w->live);
-    gm__idmap_init(&w->stream_index);
     w->stream_max_handle = -1;
     w->free_slot = SIZE_MAX;
     w->flags = flags;
-    if ((w->name = strdup(name)) == NULL ||
-        (w->buf = malloc(GM_CHUNK_EVENTS * sizeof *w->buf)) == NULL) {
+    if ((w->name = strdup(name)) == NULL) {
         store_writer_free(w);
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
@@ -1287,23 +1428,28 @@ int gm_writer_begin(gm_store_t *s, const char *name, unsigned flags, gm_writer_t
     w->s = s;
     s->writer_active = 1;
     int64_t v;
-    rc = store_name_id(s, name, &v, err);
+    rc = name_free ? 0 : store_name_id(s, name, &v, err);
     if (rc > 0 && !(flags & GM_WRITE_REPLACE))
         rc = gm_error_set(err, GM_EEXIST, "trace '%s' already exists in '%s'", name, s->path);
     if (rc < 0)
         goto fail;
     /* Above every id in use, orphan rows' too (a trace row deleted by hand
      * with foreign keys off leaves its chunks): the new rows never collide
-     * with them.  Each max() is one lookup in a primary key. */
-    sqlite3_stmt *next;
-    if ((rc = store_query(s, STORE_Q_NEXT_ID, &next, err)))
-        goto fail;
-    rc = sqlite3_step(next);
-    w->trace_id = sqlite3_column_int64(next, 0);
-    store_query_done(next);
-    if (rc != SQLITE_ROW) {
-        rc = store_fail(s, err, rc, "query failed");
-        goto fail;
+     * with them.  Each max() is one lookup in a primary key.  An import
+     * target gives the id that follows its previous trace's instead (the
+     * same: nothing else writes in its transaction). */
+    w->trace_id = trace_id;
+    if (trace_id <= 0) {
+        sqlite3_stmt *next;
+        if ((rc = store_query(s, STORE_Q_NEXT_ID, &next, err)))
+            goto fail;
+        rc = sqlite3_step(next);
+        w->trace_id = sqlite3_column_int64(next, 0);
+        store_query_done(next);
+        if (rc != SQLITE_ROW) {
+            rc = store_fail(s, err, rc, "query failed");
+            goto fail;
+        }
     }
     if ((rc = store_prepare_kept(s,
                             "INSERT INTO chunks (trace_id, seq, first_event, nevents, "
@@ -1382,19 +1528,26 @@ int gm_writer_frames(gm_writer_t *w, const char *text, uint32_t *index, gm_error
     return store_writer_intern(w, &w->frames, text, 1, index, "frames", err);
 }
 
-/* Set attribute key to the JSON text value (copied). */
-static int store_writer_attr(gm_writer_t *w, const char *key, const char *value, gm_error_t *err)
+/* Set attribute key to the JSON text value[0 .. len) (copied). */
+static int store_writer_attr(gm_writer_t *w, const char *key, const char *value, size_t len,
+                             gm_error_t *err)
 {
     if (w->failed)
         return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
     if (key == NULL || *key == '\0')
         return gm_error_set(err, GM_EINVAL, "trace '%s': attribute key is empty", w->name);
-    char *v = strdup(value);
-    if (v == NULL)
+    size_t klen = strlen(key);
+    char *k = malloc(klen + len + 2);
+    if (k == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory");
+    memcpy(k, key, klen + 1);
+    char *v = k + klen + 1;
+    memcpy(v, value, len);
+    v[len] = '\0';
     for (size_t i = 0; i < w->nattrs; i++) {
         if (strcmp(w->attr_keys[i], key) == 0) {
-            free(w->attr_vals[i]);
+            free(w->attr_keys[i]);
+            w->attr_keys[i] = k;
             w->attr_vals[i] = v;
             return 0;
         }
@@ -1408,15 +1561,10 @@ static int store_writer_attr(gm_writer_t *w, const char *key, const char *value,
         if (nv)
             w->attr_vals = nv;
         if (nk == NULL || nv == NULL) {
-            free(v);
+            free(k);
             return gm_error_set(err, GM_ENOMEM, "out of memory");
         }
         w->capattrs = cap;
-    }
-    char *k = strdup(key);
-    if (k == NULL) {
-        free(v);
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
     w->attr_keys[w->nattrs] = k;
     w->attr_vals[w->nattrs++] = v;
@@ -1433,34 +1581,32 @@ int gm_writer_attr_json(gm_writer_t *w, const char *key, const char *json_value,
     size_t len = strlen(start);
     while (len && strchr(" \t\n\r", start[len - 1]))
         len--;
-    char *v = strndup(start, len);
-    if (v == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
-    int rc = store_writer_attr(w, key, v, err);
-    free(v);
-    return rc;
+    return store_writer_attr(w, key, start, len, err);
 }
 
 int gm_writer_attr_str(gm_writer_t *w, const char *key, const char *value, gm_error_t *err)
 {
     if (value == NULL)
-        return store_writer_attr(w, key, "null", err);
+        return store_writer_attr(w, key, "null", 4, err);
     store_buf_t b = {0};
     store_json_string(&b, value);
     if (b.oom) {
         free(b.p);
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
-    int rc = store_writer_attr(w, key, b.p, err);
+    int rc = store_writer_attr(w, key, b.p, b.n, err);
     free(b.p);
     return rc;
 }
 
 int gm_writer_attr_int(gm_writer_t *w, const char *key, int64_t value, gm_error_t *err)
 {
-    char num[32];
-    snprintf(num, sizeof num, "%lld", (long long)value);
-    return store_writer_attr(w, key, num, err);
+    /* what "%lld" prints, without printf's machinery (an nsys import sets
+     * three of these per process) */
+    char num[STORE_DECIMAL_MAX];
+    const char *p =
+        store_decimal(num, value < 0 ? 0 - (uint64_t)value : (uint64_t)value, value < 0);
+    return store_writer_attr(w, key, p, (size_t)(num + sizeof num - p), err);
 }
 
 uint64_t gm_writer_position(const gm_writer_t *w) { return w->position; }
@@ -1473,21 +1619,25 @@ int gm__writer_target(gm_writer_t *w, gm_store_t **s, int64_t *trace_id, const c
     return w->failed ? -1 : 0;
 }
 
-/* Encode and insert the buffered events as the next chunk. */
-static int store_writer_flush(gm_writer_t *w, gm_error_t *err)
+/* The buffered events encoded (blob and len point into the codec, valid
+ * until its next use) and fed into the digest. */
+static int store_writer_encode(gm_writer_t *w, const uint8_t **blob, size_t *len,
+                               uint64_t *nallocs, gm_error_t *err)
 {
-    if (w->nbuf == 0)
-        return 0;
-    const uint8_t *blob;
-    size_t len;
-    uint64_t nallocs;
-    int rc = gm__chunk_encode(&w->codec, w->buf, w->nbuf, w->chunk_first_alloc, &blob, &len,
-                              &nallocs, err);
+    int rc = gm__chunk_encode(&w->codec, w->buf, w->nbuf, w->chunk_first_alloc, blob, len,
+                              nallocs, err);
     if (rc) {
         gm_error_prefix(err, "trace '%s' chunk %llu", w->name, (unsigned long long)w->chunks);
         return rc;
     }
     gm__chunk_digest(&w->codec, &w->digest);
+    return 0;
+}
+
+/* Insert the encoded buffered events as the next chunk. */
+static int store_writer_insert_chunk(gm_writer_t *w, const uint8_t *blob, size_t len,
+                                     uint64_t nallocs, gm_error_t *err)
+{
     sqlite3_stmt *st = w->ins_chunk;
     sqlite3_bind_int64(st, 1, w->trace_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)w->chunks);
@@ -1507,6 +1657,18 @@ static int store_writer_flush(gm_writer_t *w, gm_error_t *err)
     w->chunk_first_alloc += nallocs;
     w->nbuf = 0;
     return 0;
+}
+
+/* Encode and insert the buffered events as the next chunk. */
+static int store_writer_flush(gm_writer_t *w, gm_error_t *err)
+{
+    if (w->nbuf == 0)
+        return 0;
+    const uint8_t *blob;
+    size_t len;
+    uint64_t nallocs;
+    int rc = store_writer_encode(w, &blob, &len, &nallocs, err);
+    return rc ? rc : store_writer_insert_chunk(w, blob, len, nallocs, err);
 }
 
 /* The error of event w->position: "trace 'NAME': event N: ...". */
@@ -1546,6 +1708,14 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
 {
     if (w->failed)
         return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
+    if (w->nbuf == w->capbuf) { /* below GM_CHUNK_EVENTS: a full chunk is flushed */
+        size_t cap = w->capbuf ? 2 * w->capbuf : 16;
+        gm_event_t *nb = realloc(w->buf, cap * sizeof *nb);
+        if (nb == NULL)
+            goto nomem;
+        w->buf = nb;
+        w->capbuf = cap;
+    }
     gm_event_t e = *ev;
     uint64_t v;
     if (e.op >= GM_OP_COUNT)
@@ -1703,9 +1873,11 @@ static int store_write_tables(gm_writer_t *w, gm_error_t *err)
 static char *store_attrs_json(const gm_writer_t *w)
 {
     store_buf_t b = {0};
-    char num[32];
-    snprintf(num, sizeof num, "%llu", (unsigned long long)w->dropped);
+    char numbuf[STORE_DECIMAL_MAX];
+    const char *numstart = store_decimal(numbuf, w->dropped, 0);
+    size_t numlen = (size_t)(numbuf + sizeof numbuf - numstart);
     int have_dropped = 0;
+    store_buf_room(&b, 255); /* most objects fit */
     store_buf_str(&b, "{");
     for (size_t i = 0; i < w->nattrs; i++) {
         if (i)
@@ -1713,7 +1885,7 @@ static char *store_attrs_json(const gm_writer_t *w)
         store_json_string(&b, w->attr_keys[i]);
         store_buf_str(&b, ": ");
         if (strcmp(w->attr_keys[i], "dropped_zero_size") == 0) {
-            store_buf_str(&b, num);
+            store_buf_add(&b, numstart, numlen);
             have_dropped = 1;
         } else {
             store_buf_str(&b, w->attr_vals[i]);
@@ -1721,7 +1893,7 @@ static char *store_attrs_json(const gm_writer_t *w)
     }
     if (!have_dropped) {
         store_buf_str(&b, w->nattrs ? ", \"dropped_zero_size\": " : "\"dropped_zero_size\": ");
-        store_buf_str(&b, num);
+        store_buf_add(&b, numstart, numlen);
     }
     store_buf_str(&b, "}");
     if (b.oom) {
@@ -1740,7 +1912,17 @@ int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
         rc = gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
         goto fail;
     }
-    if ((rc = store_writer_flush(w, err)) || (rc = store_write_tables(w, err)))
+    /* The last chunk is encoded (it completes the digest) but inserted
+     * after the summary row, with the interned tables.  A row inserted
+     * before its trace row is a deferred foreign-key violation, which
+     * SQLite settles when the trace row comes by searching each of the
+     * five tables that refer to traces; inserted after it, each row costs
+     * one lookup of its trace.  (A trace of several chunks still inserts
+     * all but the last before.) */
+    const uint8_t *blob = NULL;
+    size_t len = 0;
+    uint64_t nallocs = 0;
+    if (w->nbuf > 0 && (rc = store_writer_encode(w, &blob, &len, &nallocs, err)))
         goto fail;
     store_digest_tables(w);
     char digest[33];
@@ -1767,16 +1949,26 @@ int gm_writer_finish(gm_writer_t *w, gm_error_t *err)
     sqlite3_bind_int64(st, 7, (sqlite3_int64)w->segs);
     sqlite3_bind_int64(st, 8, (sqlite3_int64)w->load);
     sqlite3_bind_int64(st, 9, (sqlite3_int64)(w->allocs - w->frees));
-    sqlite3_bind_int64(st, 10, (sqlite3_int64)w->chunks);
-    sqlite3_bind_int64(st, 11, (sqlite3_int64)w->bytes);
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)(w->chunks + (w->nbuf > 0)));
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)(w->bytes + len));
     sqlite3_bind_text(st, 12, digest, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 13, attrs, -1, SQLITE_STATIC);
+    const char *created = store_created(s);
+    if (created == NULL) {
+        store_query_done(st);
+        rc = gm_error_set(err, GM_EIO, "'%s': cannot read the clock", s->path);
+        goto fail;
+    }
+    sqlite3_bind_text(st, 14, created, -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
     store_query_done(st);
     if (r != SQLITE_DONE) {
         rc = store_fail(s, err, r, "cannot write the trace summary");
         goto fail;
     }
+    if ((w->nbuf > 0 && (rc = store_writer_insert_chunk(w, blob, len, nallocs, err))) ||
+        (rc = store_write_tables(w, err)))
+        goto fail;
     if (!w->joined && (rc = store_commit(s, err)))
         goto fail;
     free(attrs);

@@ -8,8 +8,9 @@
  * ENUM_CUDA_DEV_MEM_EVENT_OPER with id, name, label).  Checked: event order
  * by start, device memory only by default and --mem-kinds widening, one
  * trace per (process, device) with suffixes, schemas with and without
- * streamId and enum tables, pre-existing allocations, the file and image
- * entry points, and errors naming the file and row, leaving nothing.
+ * streamId and enum tables, pre-existing allocations, groups on either
+ * side of the rows the importer keeps between its passes, the file and
+ * image entry points, and errors naming the file and row, leaving nothing.
  */
 #include <criterion/criterion.h>
 #include <sqlite3.h>
@@ -38,6 +39,7 @@ static void build(const char *path, const row_t *rows, size_t n, unsigned flags)
     remove(path);
     sqlite3 *db;
     cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    exec(db, "BEGIN"); /* one commit (one sync), not one per row */
     if (flags & FX_ENUMS) {
         exec(db, "CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER PRIMARY KEY, name TEXT, label TEXT)");
         exec(db, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES "
@@ -82,6 +84,7 @@ static void build(const char *path, const row_t *rows, size_t n, unsigned flags)
         cr_assert_eq(sqlite3_step(st), SQLITE_DONE);
     }
     sqlite3_finalize(st);
+    exec(db, "COMMIT");
     sqlite3_close(db);
 }
 
@@ -271,6 +274,76 @@ Test(nsys, many_processes_interleaved)
         cr_expect_eq(ev[0].ts_ns, (uint64_t)(1000 + i), "%s", name);
         cr_expect_eq(ev[1].op, GM_OP_FREE, "%s", name);
         cr_expect_eq(ev[1].ts_ns, (uint64_t)(5000 + (N - i)), "%s", name);
+        gm_reader_close(r);
+    }
+    gm_store_close(s);
+}
+
+Test(nsys, large_groups_among_small_ones)
+{
+    /* The importer keeps up to 4,096 rows of a group from its first pass
+     * for the second and reads a larger group again from a second cursor:
+     * groups of 2, 10,000, 6,000 (two large ones in a row), 2, 4,099 (just
+     * over), 4,096 (just kept) and 2 rows, out of order in the table, each
+     * trace exactly its own events.  pid5 also frees an address it never
+     * allocated (pre-existing, written first). */
+    static const int64_t pairs[] = {1, 5000, 3000, 1, 2049, 2048, 1};
+    enum { NG = sizeof pairs / sizeof pairs[0] };
+    size_t total = 1;
+    for (int g = 0; g < NG; g++)
+        total += 2 * (size_t)pairs[g];
+    row_t *rows = calloc(total, sizeof *rows);
+    cr_assert(rows != NULL);
+    size_t n = 0;
+    for (int g = NG - 1; g >= 0; g--)
+        for (int64_t k = pairs[g] - 1; k >= 0; k--) {
+            int64_t addr = 0x100000 + 0x1000 * k, ts = 10 * k + g;
+            rows[n++] = (row_t){ts + 5, GPID(g + 1), 0, addr, 64 + k, 2, 1, g};
+            rows[n++] = (row_t){ts, GPID(g + 1), 0, addr, 64 + k, 2, 0, g};
+        }
+    rows[n++] = (row_t){7, GPID(5), 0, 0x42, 99, 2, 1, 3};
+    cr_assert_eq(n, total);
+    const char *path = gt_tmpfile("groups.sqlite");
+    build(path, rows, n, FX_STREAM);
+    free(rows);
+    gm_store_t *s;
+    gm_error_t err;
+    cr_assert_eq(import_file(path, 0, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(ntraces(s), NG);
+    for (int g = 0; g < NG; g++) {
+        char name[64];
+        snprintf(name, sizeof name, "run.pid%d.dev0", g + 1);
+        gm_reader_t *r;
+        cr_assert_eq(gm_reader_open(s, name, &r, &err), 0, "%s", err.msg);
+        const gm_event_t *ev;
+        size_t m;
+        cr_assert_eq(gm_reader_next(r, &ev, &m, &err), 0, "%s", err.msg);
+        size_t pre = g == 4;
+        cr_assert_eq(m, 2 * (size_t)pairs[g] + 2 * pre, "%s", name);
+        if (pre) {
+            cr_expect_eq(ev[0].op, GM_OP_ALLOC, "%s", name);
+            cr_expect_eq(ev[0].flags, GM_EVENT_PREEXISTING, "%s", name);
+            cr_expect_eq(ev[0].size, 99, "%s", name);
+            cr_expect_eq(ev[0].ts_ns, 4, "%s", name); /* the group's first row's */
+        }
+        /* In time order: alloc k at 10k + g, its free 5 ns later. */
+        uint64_t allocs = 0, frees = 0, last = 0;
+        for (size_t i = 0; i < m; i++) {
+            cr_expect_geq(ev[i].ts_ns, last, "%s event %zu", name, i);
+            last = ev[i].ts_ns;
+            if (ev[i].flags & GM_EVENT_PREEXISTING)
+                continue;
+            if (ev[i].op == GM_OP_ALLOC) {
+                cr_expect_eq(ev[i].size, 64 + allocs, "%s event %zu", name, i);
+                cr_expect_eq(ev[i].ts_ns, 10 * allocs + (uint64_t)g, "%s event %zu", name, i);
+                allocs++;
+            } else {
+                cr_expect_eq(ev[i].op, GM_OP_FREE, "%s event %zu", name, i);
+                frees++;
+            }
+        }
+        cr_expect_eq(allocs, (uint64_t)pairs[g], "%s", name);
+        cr_expect_eq(frees, (uint64_t)pairs[g] + pre, "%s", name);
         gm_reader_close(r);
     }
     gm_store_close(s);
