@@ -7,6 +7,19 @@
  * spare stack is GM__BT_HEAP_OF, generic over the record type, so that
  * caching's own block record shares it too.
  *
+ * What caching keeps its own, and why: its block is one 64-byte line
+ * holding what its rules read on every search (stream, pool, mapping
+ * state, GC age) and a parent link; its ordered sets are keyed by
+ * (stream, size, address) or (stream, address), and it walks them in order
+ * from a member (the predecessor and successor steps of its oversize
+ * release and expandable-segment search), which the parent links make
+ * O(1) amortized.  The treaps here have neither a stream key nor parent
+ * links: carrying them would widen every block of bfc, pool and async and
+ * add parent upkeep to each of their inserts and removes, and caching's
+ * record would outgrow its line.  Its neighbour merge keeps the freed
+ * block's handle whichever side the neighbour is on (gm__bt_absorb keeps
+ * the lower one's), so it stays caching's too.
+ *
  * Blocks live in one growable array and are named by a 32-bit handle (an
  * index), so that the array may move when it grows: take every new handle
  * before holding a pointer into it.  Handles of dropped blocks are kept on a
