@@ -1,7 +1,24 @@
 /*
  * sim/blocktree.h — blocks of a coalescing heap and ordered sets of free
- * blocks keyed by (size, address), shared by the bfc, pool and async
- * policies (internal; everything here is static inline).
+ * blocks keyed by (size, address), shared by the bfc, pool, async and tlsf
+ * policies (internal; everything here is static inline).  tlsf keeps its
+ * segregated free lists in the blocks' left/right links and splits and
+ * merges with gm__bt_cut and gm__bt_absorb.  The record array with its
+ * spare stack is GM__BT_HEAP_OF, generic over the record type, so that
+ * caching's own block record shares it too.
+ *
+ * What caching keeps its own, and why: its block is one 64-byte line
+ * holding what its rules read on every search (stream, pool, mapping
+ * state, GC age) and a parent link; its ordered sets are keyed by
+ * (stream, size, address) or (stream, address), and it walks them in order
+ * from a member (the predecessor and successor steps of its oversize
+ * release and expandable-segment search), which the parent links make
+ * O(1) amortized.  The treaps here have neither a stream key nor parent
+ * links: carrying them would widen every block of bfc, pool and async and
+ * add parent upkeep to each of their inserts and removes, and caching's
+ * record would outgrow its line.  Its neighbour merge keeps the freed
+ * block's handle whichever side the neighbour is on (gm__bt_absorb keeps
+ * the lower one's), so it stays caching's too.
  *
  * Blocks live in one growable array and are named by a 32-bit handle (an
  * index), so that the array may move when it grows: take every new handle
@@ -30,6 +47,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define GM__BT_NONE UINT32_MAX /* no block */
 #define GM__BT_USED UINT32_MAX /* gm__bt_blk_t.list of a live block */
@@ -46,25 +64,89 @@ typedef struct gm__bt_blk {
     uint32_t pad_;
 } gm__bt_blk_t;
 
-typedef struct gm__bt_heap {
-    gm__bt_blk_t *b;
-    uint32_t n, cap;   /* handles ever used (high water), capacity */
-    uint32_t spare;    /* stack of dropped handles, linked through .next */
-    uint32_t live;     /* handles in use */
-} gm__bt_heap_t;
+/* ---- record heaps ----------------------------------------------------------
+ * GM__BT_HEAP_OF(H, T, LINK, NONE, FIRST) defines H##_t, a growable array of
+ * records of type T named by 32-bit handles, with a stack of dropped
+ * handles linked through the uint32_t member LINK of T, and its functions:
+ *
+ *   H##_init(h)        empty; handles start at FIRST (below it are reserved:
+ *                      caching keeps 0 as its "none"), NONE ends the stack
+ *   H##_release(h)     free the array, empty again
+ *   H##_reserve(h, k)  make sure k handles can be taken without allocating
+ *                      (0, or −1 when out of memory); may move h->b
+ *   H##_take(h)        a handle, after a reserve: the last one dropped, else
+ *                      the next above the high water h->n; its record is
+ *                      left as it was (the caller initializes it)
+ *   H##_give(h, i)     drop handle i onto the stack (LINK is overwritten)
+ *
+ * h->b is the array, h->n the high water (FIRST + handles ever taken),
+ * h->cap its capacity, h->live the handles in use.  The array is aligned to
+ * 64 bytes, so that records of a cache line's size each take one line.  The
+ * heap of these blocks is gm__bt_heap_t (below); caching.c instantiates the
+ * same machinery for its own one-line block record. */
+#define GM__BT_HEAP_OF(H, T, LINK, NONE, FIRST)                                          \
+    typedef struct H {                                                                   \
+        T *b;                                                                            \
+        uint32_t n, cap; /* high water (handles ever used, from FIRST), capacity */      \
+        uint32_t spare;  /* stack of dropped handles, linked through .LINK */            \
+        uint32_t live;   /* handles in use */                                            \
+    } H##_t;                                                                             \
+                                                                                         \
+    static inline void H##_init(H##_t *h)                                                \
+    {                                                                                    \
+        h->b = NULL;                                                                     \
+        h->n = (FIRST);                                                                  \
+        h->cap = h->live = 0;                                                            \
+        h->spare = (NONE);                                                               \
+    }                                                                                    \
+                                                                                         \
+    static inline void H##_release(H##_t *h)                                             \
+    {                                                                                    \
+        free(h->b);                                                                      \
+        H##_init(h);                                                                     \
+    }                                                                                    \
+                                                                                         \
+    static inline int H##_reserve(H##_t *h, uint32_t k)                                  \
+    {                                                                                    \
+        uint32_t dropped = h->n - (FIRST) - h->live;                                     \
+        if (dropped + (h->cap > h->n ? h->cap - h->n : 0) >= k)                          \
+            return 0;                                                                    \
+        uint64_t want = (uint64_t)h->cap * 2 + k + 64;                                   \
+        if (want >= GM__BT_HANDLES)                                                      \
+            return -1;                                                                   \
+        void *mem = NULL;                                                                \
+        if (posix_memalign(&mem, 64, (size_t)want * sizeof(T)) != 0)                     \
+            return -1;                                                                   \
+        if (h->b != NULL)                                                                \
+            memcpy(mem, h->b, (size_t)h->n * sizeof(T));                                 \
+        free(h->b);                                                                      \
+        h->b = mem;                                                                      \
+        h->cap = (uint32_t)want;                                                         \
+        return 0;                                                                        \
+    }                                                                                    \
+                                                                                         \
+    static inline uint32_t H##_take(H##_t *h)                                            \
+    {                                                                                    \
+        uint32_t i = h->spare;                                                           \
+        if (i != (NONE))                                                                 \
+            h->spare = h->b[i].LINK;                                                     \
+        else                                                                             \
+            i = h->n++;                                                                  \
+        h->live++;                                                                       \
+        return i;                                                                        \
+    }                                                                                    \
+                                                                                         \
+    static inline void H##_give(H##_t *h, uint32_t i)                                    \
+    {                                                                                    \
+        h->b[i].LINK = h->spare;                                                         \
+        h->spare = i;                                                                    \
+        h->live--;                                                                       \
+    }
 
-static inline void gm__bt_heap_init(gm__bt_heap_t *h)
-{
-    h->b = NULL;
-    h->n = h->cap = h->live = 0;
-    h->spare = GM__BT_NONE;
-}
+/* Handles stay below this (so below GM__BT_DROPPED and GM__BT_NONE). */
+#define GM__BT_HANDLES (UINT32_MAX - 1)
 
-static inline void gm__bt_heap_release(gm__bt_heap_t *h)
-{
-    free(h->b);
-    gm__bt_heap_init(h);
-}
+GM__BT_HEAP_OF(gm__bt_heap, gm__bt_blk_t, next, GM__BT_NONE, 0)
 
 /* The treap priority of a handle: murmur3's finalizer, a bijection, so
  * that no two handles share one. */
@@ -82,38 +164,22 @@ static inline uint32_t gm__bt_hash(uint32_t i)
  * out of memory.  May move h->b. */
 static inline uint32_t gm__bt_new(gm__bt_heap_t *h)
 {
-    uint32_t i = h->spare;
-    if (i != GM__BT_NONE) {
-        h->spare = h->b[i].next;
-    } else {
-        if (h->n == h->cap) {
-            uint32_t cap = h->cap ? 2 * h->cap : 256;
-            if (cap <= h->cap || cap >= GM__BT_NONE)
-                return GM__BT_NONE;
-            gm__bt_blk_t *nb = realloc(h->b, (size_t)cap * sizeof *nb);
-            if (nb == NULL)
-                return GM__BT_NONE;
-            h->b = nb;
-            h->cap = cap;
-        }
-        i = h->n++;
-    }
+    if (h->spare == GM__BT_NONE && h->n == h->cap && gm__bt_heap_reserve(h, 1) != 0)
+        return GM__BT_NONE;
+    uint32_t i = gm__bt_heap_take(h);
     gm__bt_blk_t *x = &h->b[i];
     x->addr = x->size = 0;
     x->left = x->right = x->prev = x->next = GM__BT_NONE;
     x->list = GM__BT_USED;
     x->flags = 0;
     x->prio = gm__bt_hash(i);
-    h->live++;
     return i;
 }
 
 static inline void gm__bt_drop(gm__bt_heap_t *h, uint32_t i)
 {
-    h->b[i].next = h->spare;
     h->b[i].list = GM__BT_DROPPED;
-    h->spare = i;
-    h->live--;
+    gm__bt_heap_give(h, i);
 }
 
 /* (size, addr) of a below b's. */

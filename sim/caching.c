@@ -71,7 +71,9 @@
  * of 2 MiB or more starts on a 16 KiB boundary, the bytes before it left
  * cached on their own (`base_addr_align`, torch_npu's base_addr_aligned_kb).
  *
- * Data structures.  Blocks live in one array (index 0 is "none"); each has
+ * Data structures.  Blocks live in one array, sim/blocktree.h's record
+ * heap (GM__BT_HEAP_OF) over this policy's one-line record (index 0 is
+ * "none"); each has
  * its segment neighbours (prev/next) and the links of the one ordered set it
  * may be in.  A pool's free mapped blocks are kept per stream in size
  * classes (16 of 512 B below 8 KiB, then 16 per power of two), each a treap
@@ -115,6 +117,7 @@
 #include "base/bits.h"
 #include "sim/torch_rules.h"
 #include "base/idmap.h"
+#include "sim/blocktree.h"
 
 #define KiB (UINT64_C(1) << 10)
 #define MiB (UINT64_C(1) << 20)
@@ -217,6 +220,10 @@ typedef struct cblk {
 
 _Static_assert(sizeof(cblk_t) == 64, "a block is one cache line");
 
+/* The block array and its spare slots: sim/blocktree.h's record heap, over
+ * this record (64-byte aligned, so each block is one line). */
+GM__BT_HEAP_OF(cblk_heap, cblk_t, next, NIL, 1)
+
 typedef struct ctree {
     uint32_t root;
     uint32_t count;
@@ -268,10 +275,7 @@ typedef struct caching {
     int warm; /* started from a recorded layout */
     uint64_t differs; /* bit i: parameter i differs from its default */
 
-    cblk_t *b;
-    uint32_t nb, cap; /* used slots (incl. index 0), capacity */
-    uint32_t spare;   /* list of free slots through .next */
-    uint32_t nspare;
+    cblk_heap_t heap; /* the blocks; slot 0 is NIL */
     cpool_t pools[2];
     cexp_t *es;
     uint32_t nes, capes;
@@ -291,48 +295,24 @@ extern const gm_policy_ops_t gm__policy_caching;
 /* ---- block slots --------------------------------------------------------------- */
 
 /* Make sure n slots can be taken without allocating; -1 on ENOMEM. */
-static int caching_reserve(caching_t *c, uint32_t n)
+static inline int caching_reserve(caching_t *c, uint32_t n)
 {
-    if (c->nspare + (c->cap > c->nb ? c->cap - c->nb : 0) >= n)
-        return 0;
-    uint64_t want = (uint64_t)c->cap * 2 + n + 64;
-    if (want > UINT32_MAX - 1)
-        return -1;
-    /* aligned to the cache line, so that a block is one line */
-    void *mem = NULL;
-    if (posix_memalign(&mem, 64, (size_t)want * sizeof(cblk_t)) != 0)
-        return -1;
-    cblk_t *nbk = mem;
-    if (c->b != NULL)
-        memcpy(nbk, c->b, (size_t)c->nb * sizeof *nbk);
-    free(c->b);
-    c->b = nbk;
-    c->cap = (uint32_t)want;
-    return 0;
+    return cblk_heap_reserve(&c->heap, n);
 }
 
-/* Take a slot (caching_reserve made sure one exists). */
-static uint32_t caching_new(caching_t *c)
+/* Take a slot (caching_reserve made sure one exists), zeroed. */
+static inline uint32_t caching_new(caching_t *c)
 {
-    uint32_t i;
-    if (c->spare != NIL) {
-        i = c->spare;
-        c->spare = c->b[i].next;
-        c->nspare--;
-    } else {
-        i = c->nb++;
-    }
-    memset(&c->b[i], 0, sizeof c->b[i]);
+    uint32_t i = cblk_heap_take(&c->heap);
+    memset(&c->heap.b[i], 0, sizeof c->heap.b[i]);
     return i;
 }
 
-static void caching_delete(caching_t *c, uint32_t i)
+static inline void caching_delete(caching_t *c, uint32_t i)
 {
-    memset(&c->b[i], 0, sizeof c->b[i]);
-    c->b[i].inset = 3;
-    c->b[i].next = c->spare;
-    c->spare = i;
-    c->nspare++;
+    memset(&c->heap.b[i], 0, sizeof c->heap.b[i]);
+    c->heap.b[i].inset = 3;
+    cblk_heap_give(&c->heap, i);
 }
 
 /* ---- ordered sets (treaps with parent links) ------------------------------------ */
@@ -968,26 +948,26 @@ static inline int blk_split(const cblk_t *b) { return b->prev != NIL || b->next 
 /* Cache a free mapped block in its pool (PyTorch's insert_into_blocks). */
 static inline void caching_cache(caching_t *c, uint32_t x)
 {
-    cpool_t *pl = &c->pools[c->b[x].pool];
-    c->b[x].gc_base = pl->searches;
-    set_insert(c->b, pl, x);
+    cpool_t *pl = &c->pools[c->heap.b[x].pool];
+    c->heap.b[x].gc_base = pl->searches;
+    set_insert(c->heap.b, pl, x);
 }
 
 static inline void caching_uncache(caching_t *c, uint32_t x)
 {
-    cblk_t *b = &c->b[x];
+    cblk_t *b = &c->heap.b[x];
     cpool_t *pl = &c->pools[b->pool];
     if (b->inset == 2)
-        tree_erase(c->b, &pl->unmapped, x);
+        tree_erase(c->heap.b, &pl->unmapped, x);
     else
-        set_erase(c->b, pl, x);
+        set_erase(c->heap.b, pl, x);
 }
 
 /* Merge src (a neighbour of dst, which is in no set) into dst when src is
  * free and of the same mapping state; returns the bytes taken. */
 static uint64_t caching_merge(caching_t *c, uint32_t dst, uint32_t src)
 {
-    cblk_t *B = c->b;
+    cblk_t *B = c->heap.b;
     if (src == NIL || B[src].allocated || B[dst].mapped != B[src].mapped)
         return 0;
     caching_uncache(c, src);
@@ -1010,16 +990,16 @@ static uint64_t caching_merge(caching_t *c, uint32_t dst, uint32_t src)
 /* A block becomes free: merge, then cache it. */
 static void caching_free_block(caching_t *c, uint32_t x)
 {
-    c->b[x].allocated = 0;
-    caching_merge(c, x, c->b[x].prev);
-    caching_merge(c, x, c->b[x].next);
+    c->heap.b[x].allocated = 0;
+    caching_merge(c, x, c->heap.b[x].prev);
+    caching_merge(c, x, c->heap.b[x].next);
     caching_cache(c, x);
 }
 
 /* Release an ordinary unsplit cached block (a whole segment). */
 static void caching_release_block(caching_t *c, uint32_t x)
 {
-    cblk_t *b = &c->b[x];
+    cblk_t *b = &c->heap.b[x];
     uint64_t got = gm_device_round(c->base.dev, b->size);
     caching_uncache(c, x);
     gm_device_free(c->base.dev, b->addr, got);
@@ -1039,7 +1019,7 @@ static inline uint64_t exp_size(const cblk_t *B, uint32_t x)
  * set; NIL when none may be used. */
 static uint32_t caching_find(caching_t *c, cpool_t *pl, uint32_t stream, uint64_t size)
 {
-    cblk_t *B = c->b;
+    cblk_t *B = c->heap.b;
     if (caching_gc_on(c))
         pl->searches++;
     uint32_t it = set_lower_bound(B, pl, stream, size);
@@ -1102,14 +1082,14 @@ static uint32_t caching_new_range(caching_t *c, uint32_t stream, int pool, uint6
         return NIL;
     c->es[k] = (cexp_t){base, size, page, 0, stream, (uint8_t)pool, 1};
     uint32_t x = caching_new(c);
-    cblk_t *b = &c->b[x];
+    cblk_t *b = &c->heap.b[x];
     b->addr = base;
     b->size = size;
     b->stream = stream;
     b->pool = (uint8_t)pool;
     b->es = k + 1;
     b->mapped = 0;
-    tree_insert(c->b, &c->pools[pool].unmapped, x, 2);
+    tree_insert(c->heap.b, &c->pools[pool].unmapped, x, 2);
     return x;
 }
 
@@ -1123,7 +1103,7 @@ static inline int blk_allocatable(const cblk_t *B, uint32_t x)
 static uint32_t caching_find_expandable(caching_t *c, cpool_t *pl, uint32_t stream, int pool,
                                         uint64_t size)
 {
-    cblk_t *B = c->b;
+    cblk_t *B = c->heap.b;
     for (uint32_t it = tree_lower_bound(B, &pl->unmapped, stream, 0, 0);
          it != NIL && B[it].stream == stream; it = tree_next(B, it)) {
         uint32_t cand = it;
@@ -1143,7 +1123,7 @@ static uint32_t caching_find_expandable(caching_t *c, cpool_t *pl, uint32_t stre
  * the block now holding them (cached), or NIL if the device refused. */
 static uint32_t caching_map(caching_t *c, uint32_t x, uint64_t size)
 {
-    cblk_t *B = c->b;
+    cblk_t *B = c->heap.b;
     cexp_t *es = blk_es(c, &B[x]);
     uint64_t off = B[x].addr - es->base;
     uint64_t begin = off / es->page;
@@ -1156,7 +1136,7 @@ static uint32_t caching_map(caching_t *c, uint32_t x, uint64_t size)
     B[x].mapped = 1;
     if (bytes < B[x].size) {
         uint32_t rest = caching_new(c);
-        B = c->b;
+        B = c->heap.b;
         B[rest] = B[x];
         B[rest].addr = B[x].addr + bytes;
         B[rest].size = B[x].size - bytes;
@@ -1170,7 +1150,7 @@ static uint32_t caching_map(caching_t *c, uint32_t x, uint64_t size)
         tree_insert(B, &pl->unmapped, rest, 2);
     }
     caching_merge(c, x, B[x].prev);
-    caching_merge(c, x, c->b[x].next);
+    caching_merge(c, x, c->heap.b[x].next);
     caching_cache(c, x);
     es->mapped += bytes;
     c->total += bytes;
@@ -1186,22 +1166,22 @@ static uint32_t caching_alloc_expandable(caching_t *c, cpool_t *pl, uint32_t str
     uint32_t cand = caching_find_expandable(c, pl, stream, pool, size);
     if (cand == NIL)
         return NIL;
-    if (!c->b[cand].mapped) {
-        uint64_t m = c->b[cand].size < size ? c->b[cand].size : size;
+    if (!c->heap.b[cand].mapped) {
+        uint64_t m = c->heap.b[cand].size < size ? c->heap.b[cand].size : size;
         cand = caching_map(c, cand, m);
         if (cand == NIL)
             return NIL;
     }
-    while (c->b[cand].size < size) {
-        uint64_t remaining = size - c->b[cand].size;
-        uint32_t nx = c->b[cand].next;
-        uint64_t m = c->b[nx].size < remaining ? c->b[nx].size : remaining;
+    while (c->heap.b[cand].size < size) {
+        uint64_t remaining = size - c->heap.b[cand].size;
+        uint32_t nx = c->heap.b[cand].next;
+        uint64_t m = c->heap.b[nx].size < remaining ? c->heap.b[nx].size : remaining;
         /* mapping nx merges the free block before it (cand) into it */
         cand = caching_map(c, nx, m);
         if (cand == NIL)
             return NIL;
     }
-    set_erase(c->b, pl, cand);
+    set_erase(c->heap.b, pl, cand);
     return cand;
 }
 
@@ -1210,7 +1190,7 @@ static uint32_t caching_alloc_expandable(caching_t *c, cpool_t *pl, uint32_t str
  * block, or NIL when x holds no whole page (nothing changes). */
 static uint32_t caching_unmap(caching_t *c, uint32_t x)
 {
-    cblk_t *B = c->b;
+    cblk_t *B = c->heap.b;
     cexp_t *es = blk_es(c, &B[x]);
     uint64_t lo = B[x].addr - es->base, hi = lo + B[x].size;
     uint64_t begin = (lo + es->page - 1) / es->page, end = hi / es->page;
@@ -1218,7 +1198,7 @@ static uint32_t caching_unmap(caching_t *c, uint32_t x)
         return NIL;
     if (caching_reserve(c, 2) != 0)
         return NIL; /* no host memory: leave it cached */
-    B = c->b;
+    B = c->heap.b;
     cpool_t *pl = &c->pools[B[x].pool];
     set_erase(B, pl, x);
     uint64_t ustart = es->base + begin * es->page, ubytes = (end - begin) * es->page;
@@ -1226,7 +1206,7 @@ static uint32_t caching_unmap(caching_t *c, uint32_t x)
     uint64_t after = B[x].size - before - ubytes;
     if (before > 0) {
         uint32_t y = caching_new(c);
-        B = c->b;
+        B = c->heap.b;
         B[y] = B[x];
         B[y].size = before;
         B[y].prev = B[x].prev;
@@ -1238,7 +1218,7 @@ static uint32_t caching_unmap(caching_t *c, uint32_t x)
     }
     if (after > 0) {
         uint32_t y = caching_new(c);
-        B = c->b;
+        B = c->heap.b;
         B[y] = B[x];
         B[y].addr = ustart + ubytes;
         B[y].size = after;
@@ -1253,8 +1233,8 @@ static uint32_t caching_unmap(caching_t *c, uint32_t x)
     B[x].size = ubytes;
     B[x].mapped = 0;
     caching_merge(c, x, B[x].prev);
-    caching_merge(c, x, c->b[x].next);
-    tree_insert(c->b, &pl->unmapped, x, 2);
+    caching_merge(c, x, c->heap.b[x].next);
+    tree_insert(c->heap.b, &pl->unmapped, x, 2);
     gm_device_free(c->base.dev, ustart, ubytes);
     es->mapped -= ubytes;
     c->total -= ubytes;
@@ -1265,7 +1245,7 @@ static uint32_t caching_unmap(caching_t *c, uint32_t x)
 /* release_expandable_segment: a range with nothing mapped goes away. */
 static void caching_drop_range(caching_t *c, uint32_t x)
 {
-    cexp_t *es = blk_es(c, &c->b[x]);
+    cexp_t *es = blk_es(c, &c->heap.b[x]);
     caching_uncache(c, x);
     es->live = 0;
     caching_delete(c, x);
@@ -1278,7 +1258,7 @@ static void caching_drop_range(caching_t *c, uint32_t x)
 static void caching_release_pool(caching_t *c, cpool_t *pl)
 {
     uint32_t n;
-    uint32_t *todo = set_collect(c->b, pl, &n);
+    uint32_t *todo = set_collect(c->heap.b, pl, &n);
     if (todo == NULL)
         return; /* nothing cached (or no host memory: it stays cached) */
     /* gather the expandable blocks at the front while releasing the
@@ -1286,14 +1266,14 @@ static void caching_release_pool(caching_t *c, cpool_t *pl)
     uint32_t nexp = 0;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t x = todo[k];
-        if (c->b[x].es)
+        if (c->heap.b[x].es)
             todo[nexp++] = x;
-        else if (!blk_split(&c->b[x]))
+        else if (!blk_split(&c->heap.b[x]))
             caching_release_block(c, x);
     }
     for (uint32_t k = 0; k < nexp; k++) {
         uint32_t u = caching_unmap(c, todo[k]);
-        if (u != NIL && !blk_split(&c->b[u]))
+        if (u != NIL && !blk_split(&c->heap.b[u]))
             caching_drop_range(c, u);
     }
     free(todo);
@@ -1316,18 +1296,18 @@ static int caching_release_available(caching_t *c, cpool_t *pl, uint32_t stream,
     uint64_t ms = c->cfg.max_split;
     if (ms == CACHING_UNLIMITED)
         return 0;
-    cblk_t *B = c->b;
+    cblk_t *B = c->heap.b;
     uint64_t key = size < ms ? ms : size;
     uint32_t it = set_lower_bound(B, pl, stream, key);
     if (it == NIL) {
         it = set_last(B, pl, stream);
         uint64_t released = 0;
-        while (it != NIL && released < key && c->b[it].size >= ms) {
+        while (it != NIL && released < key && c->heap.b[it].size >= ms) {
             uint32_t cur = it;
-            it = set_prev(c->b, pl, it);
-            if (c->b[cur].es || blk_split(&c->b[cur]))
+            it = set_prev(c->heap.b, pl, it);
+            if (c->heap.b[cur].es || blk_split(&c->heap.b[cur]))
                 continue;
-            released += c->b[cur].size;
+            released += c->heap.b[cur].size;
             caching_release_block(c, cur);
         }
         return released >= key;
@@ -1347,13 +1327,13 @@ static void caching_gc(caching_t *c)
     uint64_t target = c->total - thr, reclaimed = 0;
     cpool_t *pl = &c->pools[CACHING_LARGE];
     uint32_t n;
-    uint32_t *cand = set_collect(c->b, pl, &n);
+    uint32_t *cand = set_collect(c->heap.b, pl, &n);
     if (cand == NULL)
         return;
     uint64_t total_age = 0, count = 0;
     uint32_t m = 0;
     for (uint32_t k = 0; k < n; k++) {
-        const cblk_t *b = &c->b[cand[k]];
+        const cblk_t *b = &c->heap.b[cand[k]];
         if (!blk_split(b) && !b->es) {
             total_age += pl->searches - b->gc_base;
             count++;
@@ -1367,7 +1347,7 @@ static void caching_gc(caching_t *c)
         for (uint32_t k = 0; k < m; k++) {
             if (cand[k] == NIL)
                 continue;
-            cblk_t *b = &c->b[cand[k]];
+            cblk_t *b = &c->heap.b[cand[k]];
             uint64_t age = pl->searches - b->gc_base;
             if ((double)age >= age_thr) {
                 freed = 1;
@@ -1395,7 +1375,7 @@ static uint32_t caching_alloc_block(caching_t *c, cpool_t *pl, uint32_t stream, 
     if (gm_device_malloc(c->base.dev, seg, 0, &addr, &got) != 0)
         return NIL;
     uint32_t x = caching_new(c);
-    cblk_t *b = &c->b[x];
+    cblk_t *b = &c->heap.b[x];
     b->addr = addr;
     b->size = seg;
     b->stream = stream;
@@ -1411,10 +1391,10 @@ static uint32_t caching_alloc_block(caching_t *c, cpool_t *pl, uint32_t stream, 
 
 static void caching_take(caching_t *c, uint32_t x, gm_block_t *out)
 {
-    c->b[x].allocated = 1;
-    c->allocated += c->b[x].size;
-    out->addr = c->b[x].addr;
-    out->size = c->b[x].size;
+    c->heap.b[x].allocated = 1;
+    c->allocated += c->heap.b[x].size;
+    out->addr = c->heap.b[x].addr;
+    out->size = c->heap.b[x].size;
 }
 
 static int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
@@ -1425,12 +1405,12 @@ static int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *ou
     if ((req->flags & GM_EVENT_PREEXISTING) && gm__idmap_count(&c->pre) > 0) {
         uint64_t x;
         if (gm__idmap_remove(&c->pre, req->id, &x)) {
-            if (c->b[x].size < req->size) {
+            if (c->heap.b[x].size < req->size) {
                 /* the layout disagrees with the trace: free the recorded
                  * block and serve the request by the rules */
                 caching_free_block(c, (uint32_t)x);
             } else {
-                if (gm__idmap_put(&c->live, c->b[x].addr, x) != 0) {
+                if (gm__idmap_put(&c->live, c->heap.b[x].addr, x) != 0) {
                     gm__idmap_put(&c->pre, req->id, x); /* its cell was just freed */
                     return GM_ENOMEM;
                 }
@@ -1465,7 +1445,7 @@ static int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *ou
         if (x == NIL)
             return GM_ALLOC_OOM;
     }
-    cblk_t *B = c->b;
+    cblk_t *B = c->heap.b;
     uint64_t al = c->cfg.align;
     if (al != 0 && size >= CACHING_ROUND_LARGE && c->cfg.expandable && B[x].addr % al != 0) {
         /* the Ascend build's base_addr_aligned_kb: a block of 2 MiB or more
@@ -1473,7 +1453,7 @@ static int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *ou
         uint64_t lead = al - B[x].addr % al;
         if (lead + size <= B[x].size) {
             uint32_t f = caching_new(c);
-            B = c->b;
+            B = c->heap.b;
             B[f] = B[x];
             B[f].size = lead;
             B[f].next = x;
@@ -1489,7 +1469,7 @@ static int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *ou
     if (gm__torch_should_split(size, remaining, B[x].pool == CACHING_SMALL || c->cfg.expandable,
                                c->cfg.max_split)) {
         uint32_t r = caching_new(c);
-        B = c->b;
+        B = c->heap.b;
         B[r] = B[x];
         B[r].addr = B[x].addr + size;
         B[r].size = remaining;
@@ -1501,7 +1481,7 @@ static int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *ou
         B[x].size = size;
         caching_cache(c, r);
     }
-    if (gm__idmap_put(&c->live, c->b[x].addr, x) != 0) {
+    if (gm__idmap_put(&c->live, c->heap.b[x].addr, x) != 0) {
         caching_free_block(c, x);
         return GM_ENOMEM;
     }
@@ -1518,12 +1498,12 @@ static int caching_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
     uint64_t x;
     if (!gm__idmap_remove(&c->live, blk->addr, &x))
         return GM_EINVAL;
-    if (c->b[x].size != blk->size) {
+    if (c->heap.b[x].size != blk->size) {
         if (gm__idmap_put(&c->live, blk->addr, x) != 0)
             return GM_ENOMEM;
         return GM_EINVAL;
     }
-    c->allocated -= c->b[x].size;
+    c->allocated -= c->heap.b[x].size;
     caching_free_block(c, (uint32_t)x);
     return 0;
 }
@@ -1543,9 +1523,9 @@ static uint64_t caching_largest(const caching_t *c)
     for (int k = 0; k < 2; k++) {
         const cpool_t *pl = &c->pools[k];
         for (uint32_t st = 0; st < pl->nst; st++) {
-            uint32_t it = set_last(c->b, pl, st);
-            if (it != NIL && c->b[it].size > best)
-                best = c->b[it].size;
+            uint32_t it = set_last(c->heap.b, pl, st);
+            if (it != NIL && c->heap.b[it].size > best)
+                best = c->heap.b[it].size;
         }
     }
     return best;
@@ -1626,7 +1606,7 @@ static uint32_t caching_layout_block(caching_t *c, uint32_t last, uint64_t addr,
                                      uint32_t es, gm_error_t *err, int *rc)
 {
     uint32_t x = caching_new(c);
-    cblk_t *b = &c->b[x];
+    cblk_t *b = &c->heap.b[x];
     b->addr = addr;
     b->size = lb->size;
     b->stream = stream;
@@ -1635,13 +1615,13 @@ static uint32_t caching_layout_block(caching_t *c, uint32_t last, uint64_t addr,
     b->mapped = 1;
     b->prev = last;
     if (last != NIL)
-        c->b[last].next = x;
+        c->heap.b[last].next = x;
     if (lb->id == GM_LAYOUT_FREE) {
-        if (last != NIL && !c->b[last].allocated && c->b[last].mapped) {
+        if (last != NIL && !c->heap.b[last].allocated && c->heap.b[last].mapped) {
             /* two adjacent free blocks as recorded: keep the allocator's
              * invariant by merging them */
-            c->b[last].next = NIL;
-            c->b[last].size += lb->size;
+            c->heap.b[last].next = NIL;
+            c->heap.b[last].size += lb->size;
             caching_delete(c, x);
             return last;
         }
@@ -1659,8 +1639,8 @@ static uint32_t caching_layout_block(caching_t *c, uint32_t last, uint64_t addr,
 /* Cache the free mapped blocks of a rebuilt chain starting at head. */
 static void caching_layout_cache(caching_t *c, uint32_t head)
 {
-    for (uint32_t x = head; x != NIL; x = c->b[x].next)
-        if (!c->b[x].allocated && c->b[x].mapped)
+    for (uint32_t x = head; x != NIL; x = c->heap.b[x].next)
+        if (!c->heap.b[x].allocated && c->heap.b[x].mapped)
             caching_cache(c, x);
 }
 
@@ -1715,9 +1695,9 @@ static int caching_layout_expandable(caching_t *c, const gm_layout_t *l, size_t 
     uint32_t tail = caching_new_range(c, s0->stream_index, pool, span);
     if (tail == NIL)
         return gm_error_set(err, GM_ENOMEM, "out of memory");
-    cexp_t *es = blk_es(c, &c->b[tail]);
-    uint32_t esi = c->b[tail].es;
-    tree_erase(c->b, &c->pools[pool].unmapped, tail);
+    cexp_t *es = blk_es(c, &c->heap.b[tail]);
+    uint32_t esi = c->heap.b[tail].es;
+    tree_erase(c->heap.b, &c->pools[pool].unmapped, tail);
     uint64_t cursor = 0; /* offset of the first byte not yet laid out */
     uint32_t last = NIL, head = NIL;
     int rc = 0;
@@ -1733,11 +1713,11 @@ static int caching_layout_expandable(caching_t *c, const gm_layout_t *l, size_t 
             return gm_error_set(err, GM_ENOMEM, "out of memory");
         if (off > cursor) { /* unmapped gap */
             uint32_t g = caching_new(c);
-            c->b[g] = (cblk_t){.addr = es->base + cursor, .size = off - cursor,
+            c->heap.b[g] = (cblk_t){.addr = es->base + cursor, .size = off - cursor,
                                .stream = s0->stream_index, .pool = (uint8_t)pool, .es = esi,
                                .prev = last};
             if (last != NIL)
-                c->b[last].next = g;
+                c->heap.b[last].next = g;
             if (head == NIL)
                 head = g;
             last = g;
@@ -1767,21 +1747,21 @@ static int caching_layout_expandable(caching_t *c, const gm_layout_t *l, size_t 
         return rc;
     /* the rest of the range stays unmapped */
     if (cursor < es->size) {
-        cblk_t *t = &c->b[tail];
+        cblk_t *t = &c->heap.b[tail];
         t->addr = es->base + cursor;
         t->size = es->size - cursor;
         t->prev = last;
         if (last != NIL)
-            c->b[last].next = tail;
+            c->heap.b[last].next = tail;
         if (head == NIL)
             head = tail;
     } else {
         caching_delete(c, tail);
     }
-    for (uint32_t x = head; x != NIL; x = c->b[x].next) {
-        if (!c->b[x].mapped)
-            tree_insert(c->b, &c->pools[pool].unmapped, x, 2);
-        else if (!c->b[x].allocated)
+    for (uint32_t x = head; x != NIL; x = c->heap.b[x].next) {
+        if (!c->heap.b[x].mapped)
+            tree_insert(c->heap.b, &c->pools[pool].unmapped, x, 2);
+        else if (!c->heap.b[x].allocated)
             caching_cache(c, x);
     }
     return 0;
@@ -1859,7 +1839,7 @@ static int caching_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
     caching_t *c = CACHING(p);
     if (c == NULL)
         return gm_error_set(err, GM_EINVAL, "caching: not a caching policy");
-    if (c->nb > 1 || c->base.dev->reserved != 0)
+    if (c->heap.n > 1 || c->base.dev->reserved != 0)
         return gm_error_set(err, GM_ESTATE, "caching: prepare must come before the first event");
     gm_jv_t *attrs = NULL;
     int rc = 0;
@@ -1898,7 +1878,7 @@ static void caching_destroy(gm_policy_t *p)
             free(c->pools[k].st[st]);
         free(c->pools[k].st);
     }
-    free(c->b);
+    cblk_heap_release(&c->heap);
     free(c->es);
     free(c->conf);
     free(c->divisions);
@@ -1930,7 +1910,7 @@ static int caching_create(gm_device_t *dev, const gm_param_value_t *v, gm_policy
     c->pools[CACHING_SMALL].unmapped.by_addr = 1;
     gm__idmap_init(&c->live);
     gm__idmap_init(&c->pre);
-    c->nb = 1; /* slot 0 is NIL */
+    cblk_heap_init(&c->heap); /* slot 0 is NIL */
     int rc = 0;
     c->conf = caching_strdup(v[P_CONF].s);
     c->divisions = caching_strdup(v[P_DIVISIONS].s);
@@ -2011,12 +1991,12 @@ static int caching_check_tree(const caching_t *c, const ctree_t *t, uint8_t tag,
                               const char *name, char *why, size_t whylen, uint32_t *members)
 {
     int bad = 0;
-    const cblk_t *B = c->b;
+    const cblk_t *B = c->heap.b;
     uint32_t n = 0, prev = NIL;
     if (t->root != NIL && B[t->root].up != NIL)
         CHECK_FAIL("%s set: root has a parent", name);
     for (uint32_t x = tree_first(B, t); x != NIL; x = tree_next(B, x)) {
-        if (++n > c->nb) {
+        if (++n > c->heap.n) {
             CHECK_FAIL("%s set: cycle", name);
             break;
         }
@@ -2046,7 +2026,7 @@ static int caching_check(gm_policy_t *p, char *why, size_t whylen)
         return 1;
     }
     int bad = 0;
-    const cblk_t *B = c->b;
+    const cblk_t *B = c->heap.b;
     uint32_t in_sets = 0;
     static const char *const names[2][2] = {{"large free", "large unmapped"},
                                             {"small free", "small unmapped"}};
@@ -2070,7 +2050,7 @@ static int caching_check(gm_policy_t *p, char *why, size_t whylen)
                 bad += caching_check_tree(c, t, 1, k, names[k][0], bad ? NULL : why, whylen,
                                           &in_sets);
                 nfree += in_sets - before;
-                for (uint32_t x = tree_first(B, t); x != NIL && in_sets - before < c->nb;
+                for (uint32_t x = tree_first(B, t); x != NIL && in_sets - before < c->heap.n;
                      x = tree_next(B, x))
                     if (bin_of(B[x].size) != b || B[x].stream != st) {
                         CHECK_FAIL("%s set: block at %#" PRIx64 " in the wrong class",
@@ -2088,7 +2068,7 @@ static int caching_check(gm_policy_t *p, char *why, size_t whylen)
     uint64_t claimed = 0, unclaimed = 0, seg_total = 0, seg_dev = 0, nseg = 0, nalloc = 0;
     uint64_t *es_mapped = calloc(c->nes ? c->nes : 1, sizeof *es_mapped);
     uint32_t expect_sets = 0;
-    for (uint32_t x = 1; x < c->nb; x++) {
+    for (uint32_t x = 1; x < c->heap.n; x++) {
         const cblk_t *b = &B[x];
         if (b->inset == 3)
             continue;
@@ -2129,7 +2109,7 @@ static int caching_check(gm_policy_t *p, char *why, size_t whylen)
             if (b->prev == NIL) { /* a segment head: walk it */
                 uint64_t sz = 0;
                 uint32_t guard = 0;
-                for (uint32_t y = x; y != NIL && guard <= c->nb; y = B[y].next, guard++)
+                for (uint32_t y = x; y != NIL && guard <= c->heap.n; y = B[y].next, guard++)
                     sz += B[y].size;
                 seg_total += sz;
                 seg_dev += gm_device_round(c->base.dev, sz);
@@ -2200,8 +2180,8 @@ static void caching_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx)
     caching_t *c = CACHING(p);
     if (c == NULL)
         return;
-    const cblk_t *B = c->b;
-    for (uint32_t x = 1; x < c->nb; x++) {
+    const cblk_t *B = c->heap.b;
+    for (uint32_t x = 1; x < c->heap.n; x++) {
         if (B[x].inset == 3 || B[x].prev != NIL)
             continue;
         gm_walk_block_t w = {.stream = B[x].stream, .pool = B[x].pool};
@@ -2211,10 +2191,10 @@ static void caching_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx)
             w.seg_size = es->mapped;
         } else {
             w.seg_addr = B[x].addr;
-            for (uint32_t y = x, guard = 0; y != NIL && guard < c->nb; y = B[y].next, guard++)
+            for (uint32_t y = x, guard = 0; y != NIL && guard < c->heap.n; y = B[y].next, guard++)
                 w.seg_size += B[y].size;
         }
-        for (uint32_t y = x, guard = 0; y != NIL && guard < c->nb; y = B[y].next, guard++) {
+        for (uint32_t y = x, guard = 0; y != NIL && guard < c->heap.n; y = B[y].next, guard++) {
             if (!B[y].mapped)
                 continue;
             w.addr = B[y].addr;

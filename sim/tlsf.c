@@ -35,10 +35,14 @@
  *   is GM_ALLOC_OOM.  empty_cache gives every wholly free arena back.
  *
  * Metadata lives outside the simulated memory (it has no backing): blocks
- * are records in one array (indices, recycled through a free stack) with
- * links to their physical neighbours and to their free-list neighbours; an
- * arena is its base, size and first block; the live blocks are found by
- * address through the shared id map (base/idmap.h).
+ * are the records of sim/blocktree.h (gm__bt_heap_t: one array, handles
+ * recycled through its spare stack), split with gm__bt_cut and merged with
+ * gm__bt_absorb along their physical neighbour links (prev/next).  A free
+ * block's left/right links are its free list's (previous, next) and its
+ * .list names that list (fl × sl_count + sl); a used one's .list is
+ * GM__BT_USED.  .flags is the block's arena.  An arena is its base, size
+ * and first block; the live blocks are found by address through the shared
+ * id map (base/idmap.h).
  *
  * Invariants (check):
  *   - the blocks of every arena tile it exactly, in address order, with
@@ -58,21 +62,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/idmap.h"
 #include "base/bits.h"
+#include "base/idmap.h"
+#include "sim/blocktree.h"
 
 #define TLSF_NIL UINT32_MAX
 #define TLSF_FL_MAX 64
 #define TLSF_SL_MAX 64
 
-typedef struct tlsf_block {
-    uint64_t addr;
-    uint64_t size; /* bytes, a multiple of align */
-    uint32_t prev_phys, next_phys; /* physical neighbours in the arena */
-    uint32_t prev_free, next_free; /* free list links (next_free also chains spare records) */
-    uint32_t arena;
-    uint32_t is_free;
-} tlsf_block_t;
+/* A block: gm__bt_blk_t, size in bytes (a multiple of align), prev/next its
+ * physical neighbours in the arena, left/right its free list links, list its
+ * list while free (GM__BT_USED when used), flags its arena. */
+typedef gm__bt_blk_t tlsf_block_t;
+
+static inline int tlsf_is_free(const tlsf_block_t *blk) { return blk->list != GM__BT_USED; }
 
 typedef struct tlsf_arena {
     uint64_t base;
@@ -92,9 +95,7 @@ typedef struct tlsf {
     uint64_t sl_map[TLSF_FL_MAX];
     uint32_t *heads; /* TLSF_FL_MAX × sl_count list heads */
 
-    tlsf_block_t *blocks;
-    uint32_t nblocks, blocks_cap;
-    uint32_t spare; /* chain of recycled block records */
+    gm__bt_heap_t heap; /* the block records */
 
     tlsf_arena_t *arenas;
     uint32_t narenas, arenas_cap;
@@ -137,39 +138,41 @@ static inline uint32_t *tlsf_head(tlsf_t *t, unsigned fl, unsigned sl)
     return &t->heads[(size_t)fl * t->sl_count + sl];
 }
 
+/* Put free block b at the head of the list its size maps to. */
 static inline void tlsf_list_add(tlsf_t *t, uint32_t b)
 {
-    tlsf_block_t *blk = &t->blocks[b];
+    tlsf_block_t *blocks = t->heap.b, *blk = &blocks[b];
     unsigned fl, sl;
     tlsf_map_insert(t, blk->size >> t->align_shift, &fl, &sl);
-    uint32_t *head = tlsf_head(t, fl, sl);
-    blk->prev_free = TLSF_NIL;
-    blk->next_free = *head;
+    uint32_t list = fl * t->sl_count + sl, *head = &t->heads[list];
+    blk->left = TLSF_NIL;
+    blk->right = *head;
     if (*head != TLSF_NIL)
-        t->blocks[*head].prev_free = b;
+        blocks[*head].left = b;
     *head = b;
-    blk->is_free = 1;
+    blk->list = list;
     t->sl_map[fl] |= UINT64_C(1) << sl;
     t->fl_map |= UINT64_C(1) << fl;
 }
 
+/* Take free block b out of its list; it is used from here on. */
 static inline void tlsf_list_del(tlsf_t *t, uint32_t b)
 {
-    tlsf_block_t *blk = &t->blocks[b];
-    unsigned fl, sl;
-    tlsf_map_insert(t, blk->size >> t->align_shift, &fl, &sl);
-    if (blk->prev_free != TLSF_NIL)
-        t->blocks[blk->prev_free].next_free = blk->next_free;
+    tlsf_block_t *blocks = t->heap.b, *blk = &blocks[b];
+    uint32_t list = blk->list, *head = &t->heads[list];
+    if (blk->left != TLSF_NIL)
+        blocks[blk->left].right = blk->right;
     else
-        *tlsf_head(t, fl, sl) = blk->next_free;
-    if (blk->next_free != TLSF_NIL)
-        t->blocks[blk->next_free].prev_free = blk->prev_free;
-    if (*tlsf_head(t, fl, sl) == TLSF_NIL) {
+        *head = blk->right;
+    if (blk->right != TLSF_NIL)
+        blocks[blk->right].left = blk->left;
+    if (*head == TLSF_NIL) {
+        unsigned fl = list >> t->sl_log, sl = list & (t->sl_count - 1);
         t->sl_map[fl] &= ~(UINT64_C(1) << sl);
         if (t->sl_map[fl] == 0)
             t->fl_map &= ~(UINT64_C(1) << fl);
     }
-    blk->is_free = 0;
+    blk->list = GM__BT_USED;
 }
 
 /* Head of the first non-empty list at or above (fl, sl), or TLSF_NIL. */
@@ -186,38 +189,6 @@ static inline uint32_t tlsf_find(tlsf_t *t, unsigned fl, unsigned sl)
     return *tlsf_head(t, fl, (unsigned)__builtin_ctzll(bits));
 }
 
-/* ---- records -------------------------------------------------------------------- */
-
-/* A fresh block record; TLSF_NIL when out of host memory. */
-static uint32_t tlsf_block_new(tlsf_t *t)
-{
-    if (t->spare != TLSF_NIL) {
-        uint32_t b = t->spare;
-        t->spare = t->blocks[b].next_free;
-        return b;
-    }
-    if (t->nblocks == t->blocks_cap) {
-        if (t->blocks_cap >= UINT32_MAX / 2)
-            return TLSF_NIL;
-        uint32_t cap = t->blocks_cap ? 2 * t->blocks_cap : 256;
-        tlsf_block_t *nb = realloc(t->blocks, (size_t)cap * sizeof *nb);
-        if (nb == NULL)
-            return TLSF_NIL;
-        t->blocks = nb;
-        t->blocks_cap = cap;
-    }
-    return t->nblocks++;
-}
-
-static void tlsf_block_recycle(tlsf_t *t, uint32_t b)
-{
-    t->blocks[b].size = 0;
-    t->blocks[b].is_free = 0;
-    t->blocks[b].arena = TLSF_NIL;
-    t->blocks[b].next_free = t->spare;
-    t->spare = b;
-}
-
 /* ---- arenas ------------------------------------------------------------------- */
 
 /* Give every wholly free arena back to the device; returns how many. */
@@ -228,11 +199,11 @@ static unsigned tlsf_release_empty(tlsf_t *t)
         tlsf_arena_t *ar = &t->arenas[a];
         if (ar->first == TLSF_NIL)
             continue;
-        tlsf_block_t *blk = &t->blocks[ar->first];
-        if (!blk->is_free || blk->size != ar->size)
+        tlsf_block_t *blk = &t->heap.b[ar->first];
+        if (!tlsf_is_free(blk) || blk->size != ar->size)
             continue;
         tlsf_list_del(t, ar->first);
-        tlsf_block_recycle(t, ar->first);
+        gm__bt_drop(&t->heap, ar->first);
         gm_device_free(t->base.dev, ar->base, ar->size);
         ar->first = TLSF_NIL;
         ar->allocated = 0;
@@ -274,8 +245,8 @@ static int tlsf_arena_new(tlsf_t *t, uint64_t size, uint32_t *out)
         }
         a = t->narenas++;
     }
-    uint32_t b = tlsf_block_new(t);
-    if (b == TLSF_NIL) {
+    uint32_t b = gm__bt_new(&t->heap);
+    if (b == GM__BT_NONE) {
         gm_device_free(dev, addr, got);
         t->arenas[a].first = TLSF_NIL;
         t->arenas[a].next_vacant = t->vacant;
@@ -283,7 +254,10 @@ static int tlsf_arena_new(tlsf_t *t, uint64_t size, uint32_t *out)
         return GM_ENOMEM;
     }
     t->arenas[a] = (tlsf_arena_t){addr, got, 0, b, TLSF_NIL};
-    t->blocks[b] = (tlsf_block_t){addr, got, TLSF_NIL, TLSF_NIL, TLSF_NIL, TLSF_NIL, a, 0};
+    tlsf_block_t *blk = &t->heap.b[b]; /* used, in no list, no neighbours */
+    blk->addr = addr;
+    blk->size = got;
+    blk->flags = a;
     *out = b;
     return 0;
 }
@@ -320,7 +294,7 @@ static int tlsf_create(gm_device_t *dev, const gm_param_value_t *values, gm_poli
     t->arena_size = (arena + align - 1) & ~(align - 1);
     t->sl_count = (unsigned)slc;
     t->sl_log = (unsigned)__builtin_ctzll((uint64_t)slc);
-    t->spare = TLSF_NIL;
+    gm__bt_heap_init(&t->heap);
     t->vacant = TLSF_NIL;
     t->heads = malloc((size_t)TLSF_FL_MAX * t->sl_count * sizeof *t->heads);
     if (t->heads == NULL) {
@@ -350,21 +324,16 @@ static int tlsf_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
         if (rc)
             return rc;
     }
-    tlsf_block_t *blk = &t->blocks[b];
+    tlsf_block_t *blk = &t->heap.b[b];
     if (blk->size > size) {
-        uint32_t r = tlsf_block_new(t);
-        if (r == TLSF_NIL) {
+        uint32_t r = gm__bt_new(&t->heap);
+        if (r == GM__BT_NONE) {
             tlsf_list_add(t, b);
             return GM_ENOMEM;
         }
-        blk = &t->blocks[b]; /* the array may have moved */
-        tlsf_block_t *rest = &t->blocks[r];
-        *rest = (tlsf_block_t){blk->addr + size, blk->size - size, b, blk->next_phys,
-                               TLSF_NIL, TLSF_NIL, blk->arena, 0};
-        if (blk->next_phys != TLSF_NIL)
-            t->blocks[blk->next_phys].prev_phys = r;
-        blk->next_phys = r;
-        blk->size = size;
+        gm__bt_cut(&t->heap, b, size, r);
+        blk = &t->heap.b[b]; /* the array may have moved */
+        t->heap.b[r].flags = blk->flags;
         tlsf_list_add(t, r);
     }
     if (gm__idmap_put(&t->live, blk->addr, b) != 0) {
@@ -374,7 +343,7 @@ static int tlsf_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
         return GM_ENOMEM;
     }
     t->allocated += size;
-    t->arenas[blk->arena].allocated += size;
+    t->arenas[blk->flags].allocated += size;
     out->addr = blk->addr;
     out->size = size;
     return 0;
@@ -388,33 +357,22 @@ static int tlsf_free(gm_policy_t *p, const gm_block_t *blkp, uint32_t stream)
     if (t == NULL || blkp->addr == UINT64_MAX || !gm__idmap_get(&t->live, blkp->addr, &v))
         return GM_EINVAL;
     uint32_t b = (uint32_t)v;
-    tlsf_block_t *blk = &t->blocks[b];
-    if (blk->size != blkp->size || blk->is_free)
+    tlsf_block_t *blocks = t->heap.b, *blk = &blocks[b];
+    if (blk->size != blkp->size || tlsf_is_free(blk))
         return GM_EINVAL;
     gm__idmap_remove(&t->live, blkp->addr, NULL);
     t->allocated -= blk->size;
-    t->arenas[blk->arena].allocated -= blk->size;
-    uint32_t prev = blk->prev_phys, next = blk->next_phys;
-    if (prev != TLSF_NIL && t->blocks[prev].is_free) {
+    t->arenas[blk->flags].allocated -= blk->size;
+    uint32_t prev = blk->prev, next = blk->next;
+    if (prev != TLSF_NIL && tlsf_is_free(&blocks[prev])) {
         /* b merges into its lower neighbour */
         tlsf_list_del(t, prev);
-        tlsf_block_t *pb = &t->blocks[prev];
-        pb->size += blk->size;
-        pb->next_phys = next;
-        if (next != TLSF_NIL)
-            t->blocks[next].prev_phys = prev;
-        tlsf_block_recycle(t, b);
+        gm__bt_absorb(&t->heap, prev, b);
         b = prev;
-        blk = pb;
     }
-    if (next != TLSF_NIL && t->blocks[next].is_free) {
+    if (next != TLSF_NIL && tlsf_is_free(&blocks[next])) {
         tlsf_list_del(t, next);
-        tlsf_block_t *nb = &t->blocks[next];
-        blk->size += nb->size;
-        blk->next_phys = nb->next_phys;
-        if (nb->next_phys != TLSF_NIL)
-            t->blocks[nb->next_phys].prev_phys = b;
-        tlsf_block_recycle(t, next);
+        gm__bt_absorb(&t->heap, b, next);
     }
     tlsf_list_add(t, b);
     return 0;
@@ -432,9 +390,9 @@ static void tlsf_stats(gm_policy_t *p, gm_policy_stats_t *out)
         return;
     /* The largest free block is in the highest non-empty list. */
     unsigned fl = gm__log2_floor(t->fl_map), sl = gm__log2_floor(t->sl_map[fl]);
-    for (uint32_t b = *tlsf_head(t, fl, sl); b != TLSF_NIL; b = t->blocks[b].next_free)
-        if (t->blocks[b].size > out->largest_free)
-            out->largest_free = t->blocks[b].size;
+    for (uint32_t b = *tlsf_head(t, fl, sl); b != TLSF_NIL; b = t->heap.b[b].right)
+        if (t->heap.b[b].size > out->largest_free)
+            out->largest_free = t->heap.b[b].size;
 }
 
 #define TLSF_BAD(...)                                \
@@ -462,12 +420,12 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
         uint64_t at = ar->base, alloc = 0, steps = 0;
         uint32_t prev = TLSF_NIL;
         int prev_free = 0;
-        for (uint32_t b = ar->first; b != TLSF_NIL; b = t->blocks[b].next_phys) {
-            if (b >= t->nblocks || ++steps > t->nblocks) {
+        for (uint32_t b = ar->first; b != TLSF_NIL; b = t->heap.b[b].next) {
+            if (b >= t->heap.n || ++steps > t->heap.n) {
                 TLSF_BAD("arena 0x%" PRIx64 ": broken block chain", ar->base);
                 break;
             }
-            const tlsf_block_t *blk = &t->blocks[b];
+            const tlsf_block_t *blk = &t->heap.b[b];
             if (blk->addr != at)
                 TLSF_BAD("arena 0x%" PRIx64 ": block at 0x%" PRIx64 " where 0x%" PRIx64
                          " was expected (gap or overlap)",
@@ -475,14 +433,14 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
             if (blk->size == 0 || (blk->size & (t->align - 1)) != 0)
                 TLSF_BAD("block at 0x%" PRIx64 " has size %" PRIu64 ", not whole units", blk->addr,
                          blk->size);
-            if (blk->prev_phys != prev || blk->arena != a)
+            if (blk->prev != prev || blk->flags != a)
                 TLSF_BAD("block at 0x%" PRIx64 ": wrong neighbour or arena link", blk->addr);
-            if (blk->is_free && prev_free)
+            if (tlsf_is_free(blk) && prev_free)
                 TLSF_BAD("free block at 0x%" PRIx64 " should have merged with the one below",
                          blk->addr);
             uint64_t v;
             int mapped = gm__idmap_get(&t->live, blk->addr, &v) && v == b;
-            if (blk->is_free) {
+            if (tlsf_is_free(blk)) {
                 nfree++;
                 if (mapped)
                     TLSF_BAD("free block at 0x%" PRIx64 " is in the address map", blk->addr);
@@ -492,7 +450,7 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
                 if (!mapped)
                     TLSF_BAD("used block at 0x%" PRIx64 " is not in the address map", blk->addr);
             }
-            prev_free = (int)blk->is_free;
+            prev_free = tlsf_is_free(blk);
             prev = b;
             at = blk->addr + blk->size;
         }
@@ -510,20 +468,23 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
             uint32_t prev = TLSF_NIL, b = *tlsf_head(t, fl, sl);
             if ((b != TLSF_NIL) != (int)(t->sl_map[fl] >> sl & 1))
                 TLSF_BAD("second-level bit (%u, %u) out of date", fl, sl);
-            for (uint64_t steps = 0; b != TLSF_NIL; b = t->blocks[b].next_free) {
-                if (b >= t->nblocks || ++steps > t->nblocks) {
+            for (uint64_t steps = 0; b != TLSF_NIL; b = t->heap.b[b].right) {
+                if (b >= t->heap.n || ++steps > t->heap.n) {
                     TLSF_BAD("list (%u, %u): broken chain", fl, sl);
                     break;
                 }
-                const tlsf_block_t *blk = &t->blocks[b];
+                const tlsf_block_t *blk = &t->heap.b[b];
                 unsigned f2, s2;
                 tlsf_map_insert(t, blk->size >> t->align_shift, &f2, &s2);
-                if (!blk->is_free)
+                if (!tlsf_is_free(blk))
                     TLSF_BAD("used block at 0x%" PRIx64 " is in a free list", blk->addr);
+                else if (blk->list != fl * t->sl_count + sl)
+                    TLSF_BAD("block at 0x%" PRIx64 " in list (%u, %u) names list %" PRIu32,
+                             blk->addr, fl, sl, blk->list);
                 if (f2 != fl || s2 != sl)
                     TLSF_BAD("block of %" PRIu64 " bytes in list (%u, %u), belongs in (%u, %u)",
                              blk->size, fl, sl, f2, s2);
-                if (blk->prev_free != prev)
+                if (blk->left != prev)
                     TLSF_BAD("list (%u, %u): wrong back link", fl, sl);
                 prev = b;
                 listed++;
@@ -561,7 +522,7 @@ static void tlsf_destroy(gm_policy_t *p)
         return;
     gm__idmap_release(&t->live);
     free(t->heads);
-    free(t->blocks);
+    gm__bt_heap_release(&t->heap);
     free(t->arenas);
     free(t);
 }
