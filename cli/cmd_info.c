@@ -323,7 +323,7 @@ static void info_table(const char *path, const gm_trace_info_t *list, size_t n)
             attrs = NULL; /* shown as "-" everywhere: --json has the text */
         gm__cli_table_cell(&t, "%s", e->name);
         info_attr_cell(&t, attrs, GM_ATTR_SOURCE, 0);
-        info_attr_cell(&t, attrs, "device", 0);
+        info_attr_cell(&t, attrs, GM_ATTR_DEVICE, 0);
         info_attr_cell(&t, attrs, GM_ATTR_CAPACITY, 1);
         gm__cli_table_cell(&t, "%" PRIu64, e->events);
         gm__cli_table_cell(&t, "%s", gm__cli_size(e->load));

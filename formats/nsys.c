@@ -44,6 +44,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "gmsim/attrs.h"
 #include "gmsim/text.h"
 #include "formats/textin.h"
 #include "store/sql.h"
@@ -742,16 +743,16 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
         nsys_src_t src = {&rows, 0, &write};
         if ((rc = nsys_scan(n, &scan, g, &pre, &npre, &rows, err)) == 0 &&
             (rc = gm_import_begin(t, ng > 1 ? suffix : NULL, &w, err)) == 0) {
-            if ((rc = gm_writer_attr_str(w, "source", "nsys", err)) == 0 &&
+            if ((rc = gm_writer_attr_str(w, GM_ATTR_SOURCE, "nsys", err)) == 0 &&
                 (rc = gm_writer_attr_int(w, "pid", pid, err)) == 0 &&
-                (rc = gm_writer_attr_int(w, "device", g->dev, err)) == 0 &&
+                (rc = gm_writer_attr_int(w, GM_ATTR_DEVICE, g->dev, err)) == 0 &&
                 (rc = gm_writer_attr_json(w, "mem_kinds", n->kinds_json, err)) == 0 &&
                 (rc = gm_writer_attr_int(w, "global_pid", g->gpid, err)) == 0 &&
                 (!hosts ||
                  (rc = gm_writer_attr_int(w, "host", (int64_t)NSYS_HOST(g->gpid), err)) == 0) &&
                 (rc = nsys_write(n, &src, g, pre, npre, w, err)) == 0) {
                 if (npre)
-                    rc = gm_writer_attr_int(w, "preexisting", (int64_t)npre, err);
+                    rc = gm_writer_attr_int(w, GM_ATTR_PREEXISTING, (int64_t)npre, err);
                 if (rc == 0 && g->other_ops)
                     rc = gm_writer_attr_int(w, "other_operations", g->other_ops, err);
                 if (rc == 0 && g->other_kinds)

@@ -13,8 +13,8 @@
  * up to GM__PK_INTERN_MAX bytes are interned: equal strings are one node, so
  * a dict key can be compared by pointer (gm__pickle_find_str).
  */
-#ifndef GMSIM_TRACES_PICKLE_H
-#define GMSIM_TRACES_PICKLE_H
+#ifndef GM_FORMATS_PICKLE_H
+#define GM_FORMATS_PICKLE_H
 
 #include <stddef.h>
 #include <stdint.h>

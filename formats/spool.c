@@ -558,7 +558,7 @@ static int spool_attrs(const spool_t *sp, gm_writer_t *w, int dev, gm_error_t *e
     if (rc == 0 && sp->world_size[0])
         rc = gm_writer_attr_json(w, "world_size", sp->world_size, err);
     if (rc == 0)
-        rc = gm_writer_attr_int(w, "device", dev, err);
+        rc = gm_writer_attr_int(w, GM_ATTR_DEVICE, dev, err);
     if (rc == 0 && sp->exe[0])
         rc = gm_writer_attr_str(w, "exe", sp->exe, err);
     if (rc == 0 && sp->t0_real)

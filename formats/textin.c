@@ -460,7 +460,7 @@ int gm__addrlog_import(FILE *in, const char *filename, gm_import_target_t *t,
     if (rc == 0)
         rc = gm_writer_attr_str(w, GM_ATTR_SOURCE, fmt->source, err);
     if (rc == 0 && device >= 0)
-        rc = gm_writer_attr_int(w, "device", device, err);
+        rc = gm_writer_attr_int(w, GM_ATTR_DEVICE, device, err);
     if (rc == 0)
         rc = addrlog_write(&a, w, device, err);
     if (rc == 0 && a.null_frees_ignored)

@@ -1197,7 +1197,7 @@ static int tk_attrs(tk_dev_t *dv, gm_writer_t *w, uint64_t npre)
     char buf[512];
     int rc;
     if ((rc = gm_writer_attr_str(w, GM_ATTR_SOURCE, "torch_snapshot", err)) ||
-        (rc = gm_writer_attr_int(w, "device", (int64_t)dv->device, err)))
+        (rc = gm_writer_attr_int(w, GM_ATTR_DEVICE, (int64_t)dv->device, err)))
         return rc;
     if (s->settings != NULL) {
         char *json;

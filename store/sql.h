@@ -8,8 +8,8 @@
  * format decoder that reads an outside SQLite file (formats/nsys.c) has its
  * own connection and maps its errors with gm__sql_input_fail.
  */
-#ifndef GMSIM_STORE_SQL_H
-#define GMSIM_STORE_SQL_H
+#ifndef GM_STORE_SQL_H
+#define GM_STORE_SQL_H
 
 #include <sqlite3.h>
 

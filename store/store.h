@@ -4,8 +4,8 @@
  * hands out SQLite: the connection and the SQL path are store/sql.h, for
  * store/ only.
  */
-#ifndef GMSIM_TRACES_STORE_H
-#define GMSIM_TRACES_STORE_H
+#ifndef GM_STORE_STORE_H
+#define GM_STORE_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
