@@ -172,6 +172,18 @@ static int jv_string(jv_parser_t *ps, char **out, size_t *outlen)
         return jv_oom(ps);
     size_t n = 0;
     while (*ps->p != '"') {
+        /* a run of bytes copied as they are (not UTF-8 checked unless checking) */
+        const unsigned char *r = (const unsigned char *)ps->p;
+        while (*r != '"' && *r != '\\' && *r >= 0x20 && (*r < 0x80 || !ps->check))
+            r++;
+        if (r != (const unsigned char *)ps->p) {
+            size_t k = (size_t)(r - (const unsigned char *)ps->p);
+            if (buf != NULL)
+                memcpy(buf + n, ps->p, k);
+            n += k;
+            ps->p = (const char *)r;
+            continue;
+        }
         unsigned char c = (unsigned char)*ps->p;
         if (c < 0x20)
             return jv_fail(ps, "control character in string");
