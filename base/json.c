@@ -23,7 +23,7 @@
  * small gets a shorter literal cut between whole characters and escapes,
  * with its closing quote, so that it stays valid JSON.
  *
- * Nesting deeper than GM_JSON_DEPTH − 1 is a caller bug: the writer keeps
+ * Nesting deeper than GM_JSON_MAX_DEPTH is a caller bug: the writer keeps
  * writing but shares the deepest level's comma state.  Output errors are left
  * sticky in ferror(f) for the caller to check once at the end.
  */
@@ -38,7 +38,7 @@
 
 static int json_level(const gm_json_t *j)
 {
-    return j->depth < GM_JSON_DEPTH ? j->depth : GM_JSON_DEPTH - 1;
+    return j->depth < GM_JSON_MAX_DEPTH ? j->depth : GM_JSON_MAX_DEPTH;
 }
 
 static void json_indent(gm_json_t *j)
@@ -231,30 +231,41 @@ static void json_put(json_out_t *o, const void *p, size_t n, int split)
     o->used += n;
 }
 
-/* The escaped text of s, without the quotes around it. */
-static void json_escape(json_out_t *o, const char *s)
+/* The length of the well-formed UTF-8 sequence at p, whose buffer ends at
+ * end (not NUL-terminated: a sequence cut by the end is not well-formed). */
+static size_t json_utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    if (end - p >= 4)
+        return gm__utf8_len(p);
+    unsigned char tail[4] = {0};
+    memcpy(tail, p, (size_t)(end - p));
+    return gm__utf8_len(tail);
+}
+
+/* The escaped text of s[0..n), without the quotes around it. */
+static void json_escape(json_out_t *o, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
         unsigned c = *p;
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
             /* The run of plain ASCII in one piece. */
             const unsigned char *q = p;
-            while (*q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\')
+            while (q < end && *q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\')
                 q++;
             json_put(o, p, (size_t)(q - p), 1);
             p = q;
             continue;
         }
         if (c >= 0x80) {
-            size_t n = gm__utf8_len(p);
-            if (n == 0) {
+            size_t k = json_utf8_len(p, end);
+            if (k == 0) {
                 json_put(o, "\\ufffd", 6, 0);
                 p++;
             } else {
-                json_put(o, p, n, 0);
-                p += n;
+                json_put(o, p, k, 0);
+                p += k;
             }
             continue;
         }
@@ -280,9 +291,14 @@ static void json_escape(json_out_t *o, const char *s)
 
 size_t gm__json_escape_buf(char *buf, size_t len, const char *s)
 {
+    return gm__json_escape_mem(buf, len, s, strlen(s));
+}
+
+size_t gm__json_escape_mem(char *buf, size_t len, const char *s, size_t n)
+{
     json_out_t o = {.buf = buf, .cap = len >= 3 ? len - 2 : 0};
     json_put(&o, "\"", 1, 0);
-    json_escape(&o, s);
+    json_escape(&o, s, n);
     if (len > 0) {
         if (o.used > 0)
             buf[o.used++] = '"'; /* the byte kept back for it */
@@ -295,6 +311,6 @@ void gm_json_write_string(FILE *f, const char *s)
 {
     json_out_t o = {.f = f};
     json_put(&o, "\"", 1, 0);
-    json_escape(&o, s);
+    json_escape(&o, s, strlen(s));
     json_put(&o, "\"", 1, 0);
 }

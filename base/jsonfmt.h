@@ -41,6 +41,13 @@ size_t gm__utf8_len(const unsigned char *s);
 size_t gm__json_escape_buf(char *buf, size_t len, const char *s);
 
 /*
+ * The same for the n bytes at s, which may hold NULs (each written as
+ * \u0000) and need not be NUL-terminated: a UTF-8 sequence cut by the end
+ * is not well-formed.  For text that carries its length (pickle strings).
+ */
+size_t gm__json_escape_mem(char *buf, size_t len, const char *s, size_t n);
+
+/*
  * v as a JSON number into buf: the shortest of %.15g, %.16g and %.17g that
  * reads back as exactly v (so 0.1 prints as 0.1 and every value round-trips),
  * or null when v is NaN or infinite (JSON has no such numbers).  Returns the
@@ -48,6 +55,14 @@ size_t gm__json_escape_buf(char *buf, size_t len, const char *s);
  * always fits.  A text that does not fit is cut short (not valid JSON).
  */
 int gm__json_format_double(char *buf, size_t len, double v);
+
+/*
+ * 1 if text[0..len) is one JSON value as gm_json_parse reads it (white
+ * space around it allowed), nested at most max_depth deep (at most
+ * GM_JSON_MAX_DEPTH), with every string well-formed UTF-8; 0 otherwise.
+ * The tree reader's own grammar (base/jsonread.c), building no tree.
+ */
+int gm__json_check(const char *text, size_t len, int max_depth);
 
 /*
  * The raw text [*vout, *eout) of top-level member `key` of the JSON object

@@ -8,6 +8,10 @@
  * as an integer, their exact 64-bit value, so byte counts above 2^53 stay
  * exact.  Object members keep their order; lookups scan (attribute objects
  * are small).
+ *
+ * gm__json_check (base/jsonfmt.h) runs the same descent building nothing:
+ * the store's check of the JSON texts it keeps, so that what it stores is
+ * exactly what this reader reads.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,8 +19,8 @@
 #include <string.h>
 
 #include "gmsim/json.h"
+#include "base/jsonfmt.h"
 
-#define JV_MAX_DEPTH 512
 #define JV_ARENA_MIN 4096
 
 struct gm_jv {
@@ -58,6 +62,8 @@ typedef struct jv_parser {
     jv_chunk_t *chunks;
     gm_error_t *err;
     int depth;
+    int max_depth;
+    int check; /* gm__json_check: build nothing, and refuse strings that are not UTF-8 */
 } jv_parser_t;
 
 static void *jv_alloc(jv_parser_t *ps, size_t n)
@@ -124,10 +130,33 @@ static int jv_hex4(jv_parser_t *ps, unsigned *out)
     return 0;
 }
 
-/* A string literal at ps->p (the opening quote); decoded into the arena. */
+/* One decoded byte into buf, or only counted when checking. */
+#define JV_PUT(c)                 \
+    do {                          \
+        if (buf != NULL)          \
+            buf[n] = (char)(c);   \
+        n++;                      \
+    } while (0)
+
+/* A string literal at ps->p (the opening quote); decoded into the arena,
+ * or when checking only read (and its UTF-8 checked). */
 static int jv_string(jv_parser_t *ps, char **out, size_t *outlen)
 {
     ps->p++; /* the quote */
+    if (ps->check) {
+        /* the run of plain ASCII before anything to look at */
+        const unsigned char *u = (const unsigned char *)ps->p;
+        const unsigned char *e = (const unsigned char *)ps->end;
+        while (u < e && *u >= 0x20 && *u < 0x80 && *u != '"' && *u != '\\')
+            u++;
+        ps->p = (const char *)u;
+        if (u < e && *u == '"') {
+            ps->p++;
+            *out = NULL;
+            *outlen = 0;
+            return 0;
+        }
+    }
     /* Decoded text is never longer than the literal. */
     const char *q = ps->p;
     while (q < ps->end && *q != '"') {
@@ -137,30 +166,47 @@ static int jv_string(jv_parser_t *ps, char **out, size_t *outlen)
     }
     if (q >= ps->end)
         return jv_fail(ps, "unterminated string");
-    char *buf = jv_alloc(ps, (size_t)(q - ps->p) + 1);
-    if (buf == NULL)
+
+    char *buf = NULL; /* NULL when checking: the text is decoded nowhere */
+    if (!ps->check && (buf = jv_alloc(ps, (size_t)(q - ps->p) + 1)) == NULL)
         return jv_oom(ps);
     size_t n = 0;
     while (*ps->p != '"') {
+        /* a run of bytes copied as they are (not UTF-8 checked unless checking) */
+        const unsigned char *r = (const unsigned char *)ps->p;
+        while (*r != '"' && *r != '\\' && *r >= 0x20 && (*r < 0x80 || !ps->check))
+            r++;
+        if (r != (const unsigned char *)ps->p) {
+            size_t k = (size_t)(r - (const unsigned char *)ps->p);
+            if (buf != NULL)
+                memcpy(buf + n, ps->p, k);
+            n += k;
+            ps->p = (const char *)r;
+            continue;
+        }
         unsigned char c = (unsigned char)*ps->p;
         if (c < 0x20)
             return jv_fail(ps, "control character in string");
         if (c != '\\') {
-            buf[n++] = (char)c;
-            ps->p++;
+            size_t k = 1;
+            /* a sequence cut short stops at the closing quote */
+            if (c >= 0x80 && ps->check && (k = gm__utf8_len((const unsigned char *)ps->p)) == 0)
+                return jv_fail(ps, "invalid UTF-8 in string");
+            for (; k > 0; k--, ps->p++)
+                JV_PUT(*ps->p);
             continue;
         }
         ps->p++;
         char e = *ps->p++;
         switch (e) {
-        case '"': buf[n++] = '"'; break;
-        case '\\': buf[n++] = '\\'; break;
-        case '/': buf[n++] = '/'; break;
-        case 'b': buf[n++] = '\b'; break;
-        case 'f': buf[n++] = '\f'; break;
-        case 'n': buf[n++] = '\n'; break;
-        case 'r': buf[n++] = '\r'; break;
-        case 't': buf[n++] = '\t'; break;
+        case '"': JV_PUT('"'); break;
+        case '\\': JV_PUT('\\'); break;
+        case '/': JV_PUT('/'); break;
+        case 'b': JV_PUT('\b'); break;
+        case 'f': JV_PUT('\f'); break;
+        case 'n': JV_PUT('\n'); break;
+        case 'r': JV_PUT('\r'); break;
+        case 't': JV_PUT('\t'); break;
         case 'u': {
             unsigned cp;
             if (jv_hex4(ps, &cp))
@@ -181,19 +227,19 @@ static int jv_string(jv_parser_t *ps, char **out, size_t *outlen)
             /* UTF-8 of cp: at most 4 bytes, never more than the 6 or 12
              * bytes of its escape. */
             if (cp < 0x80) {
-                buf[n++] = (char)cp;
+                JV_PUT((char)cp);
             } else if (cp < 0x800) {
-                buf[n++] = (char)(0xC0 | (cp >> 6));
-                buf[n++] = (char)(0x80 | (cp & 0x3F));
+                JV_PUT((char)(0xC0 | (cp >> 6)));
+                JV_PUT((char)(0x80 | (cp & 0x3F)));
             } else if (cp < 0x10000) {
-                buf[n++] = (char)(0xE0 | (cp >> 12));
-                buf[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                buf[n++] = (char)(0x80 | (cp & 0x3F));
+                JV_PUT((char)(0xE0 | (cp >> 12)));
+                JV_PUT((char)(0x80 | ((cp >> 6) & 0x3F)));
+                JV_PUT((char)(0x80 | (cp & 0x3F)));
             } else {
-                buf[n++] = (char)(0xF0 | (cp >> 18));
-                buf[n++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-                buf[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-                buf[n++] = (char)(0x80 | (cp & 0x3F));
+                JV_PUT((char)(0xF0 | (cp >> 18)));
+                JV_PUT((char)(0x80 | ((cp >> 12) & 0x3F)));
+                JV_PUT((char)(0x80 | ((cp >> 6) & 0x3F)));
+                JV_PUT((char)(0x80 | (cp & 0x3F)));
             }
             break;
         }
@@ -203,7 +249,8 @@ static int jv_string(jv_parser_t *ps, char **out, size_t *outlen)
         }
     }
     ps->p++; /* the closing quote */
-    buf[n] = '\0';
+    if (buf != NULL)
+        buf[n] = '\0';
     *out = buf;
     *outlen = n;
     return 0;
@@ -250,6 +297,8 @@ static int jv_number(jv_parser_t *ps, gm_jv_t *v)
         while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
             ps->p++;
     }
+    if (ps->check)
+        return 0; /* the syntax is all a check wants */
     /* strtod needs a terminated copy: numbers are short. */
     char tmp[64];
     size_t len = (size_t)(ps->p - s);
@@ -273,7 +322,7 @@ static int jv_value(jv_parser_t *ps, gm_jv_t *v);
  * then copied into the arena. */
 static int jv_list(jv_parser_t *ps, gm_jv_t *v, int object)
 {
-    if (++ps->depth > JV_MAX_DEPTH)
+    if (++ps->depth > ps->max_depth)
         return jv_fail(ps, "nested too deeply");
     ps->p++; /* [ or { */
     v->type = object ? GM_JV_OBJECT : GM_JV_ARRAY;
@@ -304,33 +353,36 @@ static int jv_list(jv_parser_t *ps, gm_jv_t *v, int object)
                 }
                 ps->p++;
             }
-            gm_jv_t *item = jv_alloc(ps, sizeof *item);
+            gm_jv_t scratch;
+            gm_jv_t *item = ps->check ? &scratch : jv_alloc(ps, sizeof *item);
             if (item == NULL) {
                 rc = jv_oom(ps);
                 break;
             }
             if ((rc = jv_value(ps, item)) != 0)
                 break;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 8;
-                gm_jv_t **ni = realloc(items, cap * sizeof *ni);
-                if (ni == NULL) {
-                    rc = jv_oom(ps);
-                    break;
-                }
-                items = ni;
-                if (object) {
-                    char **nk = realloc(keys, cap * sizeof *nk);
-                    if (nk == NULL) {
+            if (!ps->check) {
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 8;
+                    gm_jv_t **ni = realloc(items, cap * sizeof *ni);
+                    if (ni == NULL) {
                         rc = jv_oom(ps);
                         break;
                     }
-                    keys = nk;
+                    items = ni;
+                    if (object) {
+                        char **nk = realloc(keys, cap * sizeof *nk);
+                        if (nk == NULL) {
+                            rc = jv_oom(ps);
+                            break;
+                        }
+                        keys = nk;
+                    }
                 }
+                items[n] = item;
+                if (object)
+                    keys[n] = key;
             }
-            items[n] = item;
-            if (object)
-                keys[n] = key;
             n++;
             jv_ws(ps);
             if (ps->p < ps->end && *ps->p == ',') {
@@ -345,7 +397,7 @@ static int jv_list(jv_parser_t *ps, gm_jv_t *v, int object)
             break;
         }
     }
-    if (rc == 0 && n > 0) {
+    if (rc == 0 && n > 0 && !ps->check) {
         v->u.list.items = jv_alloc(ps, n * sizeof *items);
         v->u.list.keys = object ? jv_alloc(ps, n * sizeof *keys) : NULL;
         if (v->u.list.items == NULL || (object && v->u.list.keys == NULL)) {
@@ -411,7 +463,8 @@ int gm_json_parse(const char *text, size_t len, gm_jv_t **out, gm_error_t *err)
 {
     if (err != NULL)
         err->code = 0;
-    jv_parser_t ps = {.p = text, .start = text, .end = text + len, .err = err};
+    jv_parser_t ps = {.p = text, .start = text, .end = text + len, .err = err,
+                      .max_depth = GM_JSON_MAX_DEPTH};
     jv_root_t *root = jv_alloc(&ps, sizeof *root);
     if (root == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory reading JSON");
@@ -428,6 +481,17 @@ int gm_json_parse(const char *text, size_t len, gm_jv_t **out, gm_error_t *err)
     root->chunks = ps.chunks;
     *out = &root->node;
     return 0;
+}
+
+int gm__json_check(const char *text, size_t len, int max_depth)
+{
+    jv_parser_t ps = {.p = text, .start = text, .end = text + len, .check = 1,
+                      .max_depth = max_depth < GM_JSON_MAX_DEPTH ? max_depth : GM_JSON_MAX_DEPTH};
+    gm_jv_t v;
+    if (jv_value(&ps, &v) != 0)
+        return 0;
+    jv_ws(&ps);
+    return ps.p == ps.end;
 }
 
 void gm_jv_free(gm_jv_t *v)

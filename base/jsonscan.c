@@ -5,7 +5,7 @@
  * read this way wherever one value is wanted.
  *
  * A small scanner over one object's top-level members: values are skipped
- * by their syntax (strings with escapes, nesting to a fixed depth), so any
+ * by their syntax (strings with escapes, nesting to GM_JSON_MAX_DEPTH), so any
  * text, however hostile, is read without crash; a text that is not an
  * object reads as having no members.
  */
@@ -17,8 +17,6 @@
 #include "gmsim/json.h"
 #include "base/jsonfmt.h"
 
-#define SCAN_DEPTH 64
-
 static const char *scan_ws(const char *p)
 {
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
@@ -27,7 +25,9 @@ static const char *scan_ws(const char *p)
 }
 
 /* Past one JSON value starting at p (no validation beyond what is needed to
- * find its end), or NULL when the text ends first or nests too deep. */
+ * find its end), or NULL when the text ends first or nests too deep: depth
+ * is the number of containers open around p, and a container there may open
+ * only while depth < GM_JSON_MAX_DEPTH. */
 static const char *scan_skip(const char *p, int depth)
 {
     p = scan_ws(p);
@@ -39,7 +39,7 @@ static const char *scan_skip(const char *p, int depth)
     }
     if (*p == '{' || *p == '[') {
         char close = *p == '{' ? '}' : ']';
-        if (depth >= SCAN_DEPTH)
+        if (depth >= GM_JSON_MAX_DEPTH)
             return NULL;
         p = scan_ws(p + 1);
         if (*p == close)

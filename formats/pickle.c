@@ -28,6 +28,9 @@
  */
 #include "formats/pickle.h"
 
+#include "gmsim/json.h"
+#include "base/jsonfmt.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1045,78 +1048,25 @@ static void pk_buf_add(pk_buf_t *b, const char *s, size_t n)
 
 static void pk_buf_str(pk_buf_t *b, const char *s) { pk_buf_add(b, s, strlen(s)); }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t pk_utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, min = 0x10000;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    unsigned cp = c & (0x7f >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
+/* s[0..n) as a JSON string literal, by the library's one escaper. */
 static void pk_json_string(pk_buf_t *b, const char *s, size_t n)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    pk_buf_add(b, "\"", 1);
-    size_t i = 0;
-    while (i < n) {
-        size_t run = i;
-        while (run < n && u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' && u[run] != '\\')
-            run++;
-        pk_buf_add(b, s + i, run - i);
-        i = run;
-        if (i >= n)
-            break;
-        unsigned c = u[i];
-        char esc[8];
-        if (c == '"' || c == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)c;
-            pk_buf_add(b, esc, 2);
-            i++;
-        } else if (c < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            pk_buf_add(b, esc, 6);
-            i++;
-        } else {
-            size_t l = pk_utf8_len(u + i, n - i);
-            if (l == 0) {
-                pk_buf_str(b, "\\ufffd");
-                i++;
-            } else {
-                pk_buf_add(b, s + i, l);
-                i += l;
-            }
-        }
+    size_t need = gm__json_escape_mem(NULL, 0, s, n);
+    char *lit = malloc(need + 1);
+    if (lit == NULL) {
+        b->oom = 1;
+        return;
     }
-    pk_buf_add(b, "\"", 1);
+    gm__json_escape_mem(lit, need + 1, s, n);
+    pk_buf_add(b, lit, need);
+    free(lit);
 }
 
-static int pk_json(pk_buf_t *b, const gm__pk_t *v, int depth, gm_error_t *err)
+/* v, inside `open` arrays and objects, as JSON; a container may open only
+ * while open < max. */
+static int pk_json(pk_buf_t *b, const gm__pk_t *v, int open, int max, gm_error_t *err)
 {
     char num[40];
-    if (depth <= 0)
-        return gm_error_set(err, GM_EFORMAT, "value nested too deeply (or a cycle)");
     switch (v->type) {
     case GM__PK_NONE:
         pk_buf_str(b, "null");
@@ -1135,18 +1085,19 @@ static int pk_json(pk_buf_t *b, const gm__pk_t *v, int depth, gm_error_t *err)
         pk_buf_str(b, "null");
         return 0;
     case GM__PK_FLOAT:
-        if (!isfinite(v->v.f)) {
-            pk_buf_str(b, "null");
-            return 0;
-        }
-        snprintf(num, sizeof num, "%.17g", v->v.f);
+        gm__json_format_double(num, sizeof num, v->v.f);
         pk_buf_str(b, num);
         return 0;
     case GM__PK_STR:
     case GM__PK_BYTES:
         pk_json_string(b, v->v.s, v->n);
         return 0;
-    case GM__PK_DICT:
+    default:
+        break;
+    }
+    if (open >= max)
+        return gm_error_set(err, GM_EFORMAT, "value nested too deeply (or a cycle)");
+    if (v->type == GM__PK_DICT) {
         pk_buf_str(b, "{");
         for (uint32_t i = 0; i < v->n; i++) {
             const gm__pk_t *k = v->v.items[2 * i];
@@ -1156,7 +1107,7 @@ static int pk_json(pk_buf_t *b, const gm__pk_t *v, int depth, gm_error_t *err)
                 pk_json_string(b, k->v.s, k->n);
             } else {
                 pk_buf_t kb = {0};
-                int rc = pk_json(&kb, k, depth - 1, err);
+                int rc = pk_json(&kb, k, open + 1, max, err);
                 if (rc == 0 && kb.oom)
                     rc = gm_error_set(err, GM_ENOMEM, "out of memory");
                 if (rc == 0)
@@ -1166,31 +1117,31 @@ static int pk_json(pk_buf_t *b, const gm__pk_t *v, int depth, gm_error_t *err)
                     return rc;
             }
             pk_buf_str(b, ": ");
-            int rc = pk_json(b, v->v.items[2 * i + 1], depth - 1, err);
+            int rc = pk_json(b, v->v.items[2 * i + 1], open + 1, max, err);
             if (rc)
                 return rc;
         }
         pk_buf_str(b, "}");
         return 0;
-    default: /* list, tuple, set */
-        pk_buf_str(b, "[");
-        for (uint32_t i = 0; i < v->n; i++) {
-            if (i)
-                pk_buf_str(b, ", ");
-            int rc = pk_json(b, v->v.items[i], depth - 1, err);
-            if (rc)
-                return rc;
-        }
-        pk_buf_str(b, "]");
-        return 0;
     }
+    /* list, tuple, set */
+    pk_buf_str(b, "[");
+    for (uint32_t i = 0; i < v->n; i++) {
+        if (i)
+            pk_buf_str(b, ", ");
+        int rc = pk_json(b, v->v.items[i], open + 1, max, err);
+        if (rc)
+            return rc;
+    }
+    pk_buf_str(b, "]");
+    return 0;
 }
 
 int gm__pickle_to_json(const gm__pk_t *v, int depth, char **out, gm_error_t *err)
 {
     *out = NULL;
     pk_buf_t b = {0};
-    int rc = pk_json(&b, v, depth, err);
+    int rc = pk_json(&b, v, 0, depth < GM_JSON_MAX_DEPTH ? depth : GM_JSON_MAX_DEPTH, err);
     if (rc == 0 && b.oom)
         rc = gm_error_set(err, GM_ENOMEM, "out of memory");
     if (rc) {

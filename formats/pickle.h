@@ -95,8 +95,11 @@ const char *gm__pickle_opname(unsigned op);
 /*
  * Write v as JSON text into a malloc'd string (*out; the caller frees):
  * dict keys that are not strings are written as strings, tuples and sets as
- * arrays, bytes as strings, non-finite floats as null, invalid UTF-8 as
- * U+FFFD.  GM_EFORMAT when nesting passes `depth` (a cycle does), GM_ENOMEM.
+ * arrays, bytes as strings; strings escaped and floats printed as the
+ * streaming writer does (base/jsonfmt.h: invalid UTF-8 as U+FFFD, the
+ * shortest round-trip double, non-finite floats as null).  GM_EFORMAT when
+ * more than `depth` arrays and objects would be open at once (a cycle
+ * does), `depth` being at most GM_JSON_MAX_DEPTH; GM_ENOMEM.
  */
 int gm__pickle_to_json(const gm__pk_t *v, int depth, char **out, gm_error_t *err);
 

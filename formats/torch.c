@@ -90,6 +90,7 @@
 #include <sys/stat.h>
 
 #include "gmsim/attrs.h"
+#include "gmsim/json.h"
 #include "gmsim/layout.h"
 #include "gmsim/store.h"
 #include "gmsim/trace.h"
@@ -98,7 +99,6 @@
 #include "formats/pickle.h"
 
 #define TK_MAX_FILE ((size_t)1 << 32)    /* 4 GiB */
-#define TK_JSON_DEPTH 32
 #define TK_MAX_DEVICE 65535
 
 enum tk_act {
@@ -1201,7 +1201,7 @@ static int tk_attrs(tk_dev_t *dv, gm_writer_t *w, uint64_t npre)
         return rc;
     if (s->settings != NULL) {
         char *json;
-        if ((rc = gm__pickle_to_json(s->settings, TK_JSON_DEPTH, &json, err))) {
+        if ((rc = gm__pickle_to_json(s->settings, GM_JSON_MAX_DEPTH, &json, err))) {
             gm_error_prefix(err, "'%s': allocator_settings", s->filename);
             return rc;
         }

@@ -83,6 +83,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "gmsim/attrs.h"
+#include "gmsim/json.h"
 #include "base/jsonfmt.h"
 #include "store/codec.h"
 #include "base/idmap.h"
@@ -91,7 +93,6 @@
 
 #define STORE_BUSY_MS 5000
 #define STORE_DROPPED UINT64_MAX /* live-set value of a dropped zero-size ALLOC */
-#define STORE_JSON_DEPTH 64
 
 /*
  * The statements a writer runs once per trace, and the lookup of a trace by
@@ -495,135 +496,15 @@ static const char *store_json_ws(const char *p)
     return p;
 }
 
-/* Skip one JSON value at p (after whitespace); NULL if there is none. */
-static const char *store_json_value(const char *p, int depth)
+/* 1 if text is exactly one JSON value (whitespace around it allowed), as
+ * the tree reader reads it, nested at most max_depth deep, well-formed
+ * UTF-8 in its strings (gm__json_check). */
+static int store_json_valid(const char *text, int max_depth)
 {
-    p = store_json_ws(p);
-    if (depth > STORE_JSON_DEPTH)
-        return NULL;
-    switch (*p) {
-    case '{':
-    case '[': {
-        char close = *p == '{' ? '}' : ']';
-        p = store_json_ws(p + 1);
-        if (*p == close)
-            return p + 1;
-        for (;;) {
-            if (close == '}') {
-                if (*p != '"' || (p = store_json_value(p, depth + 1)) == NULL)
-                    return NULL;
-                p = store_json_ws(p);
-                if (*p++ != ':')
-                    return NULL;
-            }
-            if ((p = store_json_value(p, depth + 1)) == NULL)
-                return NULL;
-            p = store_json_ws(p);
-            if (*p == close)
-                return p + 1;
-            if (*p++ != ',')
-                return NULL;
-            p = store_json_ws(p);
-        }
-    }
-    case '"':
-        for (p++;;) {
-            unsigned char c = (unsigned char)*p;
-            if (c == '"')
-                return p + 1;
-            if (c < 0x20)
-                return NULL;
-            if (c == '\\') {
-                p++;
-                if (*p == 'u') {
-                    for (int i = 1; i <= 4; i++) {
-                        char h = p[i];
-                        if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') ||
-                              (h >= 'A' && h <= 'F')))
-                            return NULL;
-                    }
-                    p += 5;
-                } else if (*p && strchr("\"\\/bfnrt", *p)) {
-                    p++;
-                } else {
-                    return NULL;
-                }
-            } else {
-                size_t n = gm__utf8_len((const unsigned char *)p);
-                if (n == 0)
-                    return NULL;
-                p += n;
-            }
-        }
-    case 't':
-        return strncmp(p, "true", 4) == 0 ? p + 4 : NULL;
-    case 'f':
-        return strncmp(p, "false", 5) == 0 ? p + 5 : NULL;
-    case 'n':
-        return strncmp(p, "null", 4) == 0 ? p + 4 : NULL;
-    default: {
-        if (*p == '-')
-            p++;
-        if (*p == '0')
-            p++;
-        else if (*p >= '1' && *p <= '9')
-            while (*p >= '0' && *p <= '9')
-                p++;
-        else
-            return NULL;
-        if (*p == '.') {
-            p++;
-            if (!(*p >= '0' && *p <= '9'))
-                return NULL;
-            while (*p >= '0' && *p <= '9')
-                p++;
-        }
-        if (*p == 'e' || *p == 'E') {
-            p++;
-            if (*p == '+' || *p == '-')
-                p++;
-            if (!(*p >= '0' && *p <= '9'))
-                return NULL;
-            while (*p >= '0' && *p <= '9')
-                p++;
-        }
-        return p;
-    }
-    }
+    return gm__json_check(text, strlen(text), max_depth);
 }
 
-/* 1 if text is exactly one JSON value (whitespace around it allowed). */
-static int store_json_valid(const char *text)
-{
-    const char *p = store_json_value(text, 0);
-    return p != NULL && *store_json_ws(p) == '\0';
-}
-
-/* The value of top-level member `key` (a plain key, no escapes) of a valid
- * JSON object read as a non-negative integer; 0 when absent or not one. */
-static uint64_t store_json_member_u64(const char *object, const char *key)
-{
-    size_t klen = strlen(key);
-    const char *p = store_json_ws(object);
-    if (*p++ != '{')
-        return 0;
-    for (p = store_json_ws(p); *p == '"'; p = store_json_ws(p + 1)) {
-        int match = strncmp(p + 1, key, klen) == 0 && p[1 + klen] == '"';
-        if ((p = store_json_value(p, 1)) == NULL)
-            return 0;
-        p = store_json_ws(store_json_ws(p) + 1); /* past ':' */
-        if (match)
-            return *p >= '0' && *p <= '9' ? strtoull(p, NULL, 10) : 0;
-        if ((p = store_json_value(p, 1)) == NULL)
-            return 0;
-        p = store_json_ws(p);
-        if (*p != ',')
-            return 0;
-    }
-    return 0;
-}
-
-int gm__store_json_valid(const char *text) { return store_json_valid(text); }
+int gm__store_json_valid(const char *text) { return store_json_valid(text, GM_JSON_MAX_DEPTH); }
 
 /* ---- open / close -------------------------------------------------------- */
 
@@ -1061,13 +942,14 @@ static int store_info_row(const gm_store_t *s, sqlite3_stmt *st, gm_trace_info_t
     }
     const unsigned char *d = sqlite3_column_text(st, 11);
     snprintf(info->digest, sizeof info->digest, "%s", d ? (const char *)d : "");
-    if (*store_json_ws(info->attrs) != '{' || !store_json_valid(info->attrs)) {
+    if (*store_json_ws(info->attrs) != '{' || !store_json_valid(info->attrs, GM_JSON_MAX_DEPTH)) {
         gm_error_set(err, GM_ECORRUPT, "'%s': trace '%s': attrs is not a JSON object", s->path,
                      info->name);
         gm_trace_info_release(info);
         return GM_ECORRUPT;
     }
-    info->dropped = store_json_member_u64(info->attrs, "dropped_zero_size");
+    int64_t dropped = gm_attr_int(info->attrs, "dropped_zero_size");
+    info->dropped = dropped > 0 ? (uint64_t)dropped : 0;
     return 0;
 }
 
@@ -1573,7 +1455,8 @@ static int store_writer_attr(gm_writer_t *w, const char *key, const char *value,
 
 int gm_writer_attr_json(gm_writer_t *w, const char *key, const char *json_value, gm_error_t *err)
 {
-    if (json_value == NULL || !store_json_valid(json_value))
+    /* one level less: the value sits in the trace's attrs object */
+    if (json_value == NULL || !store_json_valid(json_value, GM_JSON_MAX_DEPTH - 1))
         return gm_error_set(err, GM_EINVAL, "trace '%s': attribute '%s' is not one JSON value",
                             w->name, key ? key : "");
     /* kept without the whitespace around it */

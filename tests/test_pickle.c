@@ -2,9 +2,10 @@
  * tests/test_pickle.c — the pickle data decoder (formats/pickle.c): every
  * data opcode on hand-made pickles, refusal of every code opcode with its
  * name and offset, truncation at every prefix, absurd lengths, stack and
- * memo misuse, deep nesting and cycles, the JSON writer, and the real
- * snapshots walked as trees against Python's own reading of them (skipped
- * without ../shared/data or python3).
+ * memo misuse, deep nesting and cycles, the JSON writer (escaping and
+ * doubles as the shared writer's; the one nesting limit across every JSON
+ * reader and writer), and the real snapshots walked as trees against
+ * Python's own reading of them (skipped without ../shared/data or python3).
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -12,6 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
+#include "gmsim/attrs.h"
+#include "gmsim/json.h"
+#include "gmsim/store.h"
+#include "base/jsonfmt.h"
 #include "formats/pickle.h"
 #include "util.h"
 
@@ -407,4 +414,191 @@ Test(pickle, real_snapshot_msd) { compare_with_python("snapshots/msd_basic.pickl
 Test(pickle, real_snapshot_newest_format)
 {
     compare_with_python("snapshots/lmmedium_ctx128_inference_fp32.pickle");
+}
+
+/* ---- one JSON: the pickle writer and the shared escaper and formatter ----- */
+
+static char *pk_file_literal(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert(f != NULL);
+    gm_json_write_string(f, s);
+    fclose(f);
+    return buf;
+}
+
+static char *pk_file_double(double v)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert(f != NULL);
+    gm_json_t j;
+    gm_json_init(&j, f, 0);
+    gm_json_double(&j, v);
+    fclose(f);
+    return buf;
+}
+
+/* Strings (a control character by name and by number, a quote, a byte that
+ * is not UTF-8, a NUL) and doubles (0.1, 1e300, NaN, -0.0) come out of the
+ * pickle path exactly as the streaming writer prints them. */
+Test(pickle, json_as_the_shared_writer)
+{
+    static const char pk[] = "\x80\x04](" /* [ */
+                             "\x8c\x05" "a\n\x01\xff\""                  /* str */
+                             "C\x03" "x\x00y"                            /* bytes with a NUL */
+                             "G\x3f\xb9\x99\x99\x99\x99\x99\x9a"         /* 0.1 */
+                             "G\x7e\x37\xe4\x3c\x88\x00\x75\x9c"         /* 1e300 */
+                             "G\x7f\xf8\x00\x00\x00\x00\x00\x00"         /* NaN */
+                             "G\x80\x00\x00\x00\x00\x00\x00\x00"         /* -0.0 */
+                             "e.";
+    gm__pickle_t *p = decode_ok(BYTES(pk));
+    char *json;
+    gm_error_t err;
+    cr_assert_eq(gm__pickle_to_json(gm__pickle_root(p), 8, &json, &err), 0, "%s", err.msg);
+
+    char *s = pk_file_literal("a\n\x01\xff\"");
+    cr_assert_str_eq(s, "\"a\\n\\u0001\\ufffd\\\"\"");
+    char nul[32];
+    cr_assert_eq(gm__json_escape_mem(nul, sizeof nul, "x\0y", 3), 10);
+    cr_assert_str_eq(nul, "\"x\\u0000y\"");
+    char *d1 = pk_file_double(0.1), *d2 = pk_file_double(1e300), *d3 = pk_file_double(NAN),
+         *d4 = pk_file_double(-0.0);
+    cr_assert_str_eq(d1, "0.1");
+    cr_assert_str_eq(d2, "1e+300");
+    cr_assert_str_eq(d3, "null");
+    char want[256];
+    snprintf(want, sizeof want, "[%s, %s, %s, %s, %s, %s]", s, nul, d1, d2, d3, d4);
+    cr_assert_str_eq(json, want);
+    free(s);
+    free(d1);
+    free(d2);
+    free(d3);
+    free(d4);
+    free(json);
+    gm__pickle_free(p);
+}
+
+/* "[[...]]": n arrays nested (with an object around them when object). */
+static char *pk_nested_text(size_t n, int object)
+{
+    char *t = malloc(2 * n + 16);
+    cr_assert(t != NULL);
+    size_t k = 0;
+    if (object)
+        k += (size_t)sprintf(t, "{\"k\":");
+    size_t arrays = object ? n - 1 : n;
+    memset(t + k, '[', arrays);
+    memset(t + k + arrays, ']', arrays);
+    k += 2 * arrays;
+    if (object)
+        k += (size_t)sprintf(t + k, ",\"n\":5}");
+    t[k] = '\0';
+    return t;
+}
+
+/* n lists nested, as a pickle. */
+static char *pk_nested_pickle(size_t n, size_t *len)
+{
+    *len = 2 + n + (n - 1) + 1;
+    char *buf = malloc(*len);
+    cr_assert(buf != NULL);
+    memcpy(buf, "\x80\x04", 2);
+    memset(buf + 2, ']', n);
+    memset(buf + 2 + n, 'a', n - 1);
+    buf[*len - 1] = '.';
+    return buf;
+}
+
+/* One nesting limit: a text nested GM_JSON_MAX_DEPTH deep is read by the
+ * tree reader, the member scanner, gm_attr_int and the store (a trace's
+ * attrs object with a value nested one level less, written and read back),
+ * and written by the pickle writer and the streaming writer (commas right
+ * at every level); one level more fails in each. */
+Test(pickle, one_nesting_limit)
+{
+    gm_error_t err;
+    gm_store_t *s;
+    gm_writer_t *w;
+    cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_begin(s, "t", 0, &w, &err), 0, "%s", err.msg);
+    for (size_t n = GM_JSON_MAX_DEPTH; n <= GM_JSON_MAX_DEPTH + 1; n++) {
+        int ok = n == GM_JSON_MAX_DEPTH;
+        char *arr = pk_nested_text(n, 0), *obj = pk_nested_text(n, 1);
+        gm_jv_t *v = NULL;
+        cr_expect_eq(gm_json_parse(arr, strlen(arr), &v, &err) == 0, ok, "parse %zu", n);
+        gm_jv_free(v);
+        v = NULL;
+        cr_expect_eq(gm_json_parse(obj, strlen(obj), &v, &err) == 0, ok, "parse {} %zu", n);
+        gm_jv_free(v);
+        char buf[2 * GM_JSON_MAX_DEPTH + 16];
+        cr_expect_eq(gm_json_member(obj, "k", buf, sizeof buf), ok, "member %zu", n);
+        cr_expect_eq(gm_attr_int(obj, "n"), ok ? 5 : -1, "gm_attr_int %zu", n);
+        /* an attribute's value sits in the attrs object: one level less */
+        char *val = pk_nested_text(n - 1, 0);
+        cr_expect_eq(gm_writer_attr_json(w, "a", val, &err) == 0, ok, "attr %zu", n);
+        free(val);
+        free(arr);
+        free(obj);
+
+        size_t len;
+        char *pk = pk_nested_pickle(n, &len);
+        gm__pickle_t *p = decode_ok(pk, len);
+        char *json = NULL;
+        int rc = gm__pickle_to_json(gm__pickle_root(p), GM_JSON_MAX_DEPTH, &json, &err);
+        cr_expect_eq(rc == 0, ok, "pickle %zu", n);
+        if (rc == 0) {
+            cr_expect_eq(strlen(json), 2 * n);
+            cr_expect_eq(gm_json_parse(json, strlen(json), &v, &err), 0, "%s", err.msg);
+            gm_jv_free(v);
+            v = NULL;
+        } else {
+            cr_expect(strstr(err.msg, "nested too deeply") != NULL, "%s", err.msg);
+        }
+        free(json);
+        gm__pickle_free(p);
+        free(pk);
+    }
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+    gm_trace_info_t info;
+    cr_assert_eq(gm_store_find(s, "t", &info, &err), 0, "%s", err.msg);
+    gm_jv_t *attrs = NULL;
+    cr_expect_eq(gm_json_parse(info.attrs, strlen(info.attrs), &attrs, &err), 0, "%s", err.msg);
+    gm_jv_free(attrs);
+    gm_trace_info_release(&info);
+    gm_store_close(s);
+
+    /* The streaming writer: an element before and after every nested array. */
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *f = open_memstream(&out, &outlen);
+    cr_assert(f != NULL);
+    gm_json_t j;
+    gm_json_init(&j, f, 0);
+    for (int i = 0; i < GM_JSON_MAX_DEPTH; i++) {
+        gm_json_begin_array(&j);
+        gm_json_u64(&j, (uint64_t)i);
+    }
+    for (int i = 0; i < GM_JSON_MAX_DEPTH; i++) {
+        gm_json_end_array(&j);
+        if (i < GM_JSON_MAX_DEPTH - 1)
+            gm_json_u64(&j, 7);
+    }
+    fclose(f);
+    char *want = malloc(16 * GM_JSON_MAX_DEPTH);
+    cr_assert(want != NULL);
+    size_t k = 0;
+    for (int i = 0; i < GM_JSON_MAX_DEPTH; i++)
+        k += (size_t)sprintf(want + k, "%s[%d", i ? "," : "", i);
+    for (int i = 0; i < GM_JSON_MAX_DEPTH; i++)
+        k += (size_t)sprintf(want + k, "]%s", i < GM_JSON_MAX_DEPTH - 1 ? ",7" : "");
+    cr_expect_str_eq(out, want);
+    gm_jv_t *v = NULL;
+    cr_expect_eq(gm_json_parse(out, strlen(out), &v, &err), 0, "%s", err.msg);
+    gm_jv_free(v);
+    free(want);
+    free(out);
 }

@@ -19,13 +19,20 @@
 
 GM_API_BEGIN
 
-#define GM_JSON_DEPTH 32
+/*
+ * The one nesting limit of every JSON text gmsim reads or writes: at most
+ * this many arrays and objects open at once.  The tree reader
+ * (gm_json_parse), the member scanner (gm_json_member, gm_attr_int), the
+ * store's check of attribute JSON and the pickle-to-JSON writer refuse a
+ * deeper text; the streaming writer tracks commas this deep.
+ */
+#define GM_JSON_MAX_DEPTH 512
 
 typedef struct gm_json {
     FILE *f;
     int depth;
     int pretty;                     /* indent two spaces per level */
-    unsigned char first[GM_JSON_DEPTH]; /* no element yet at this level */
+    unsigned char first[GM_JSON_MAX_DEPTH + 1]; /* no element yet at this level */
     int after_key;                  /* a key was written; value comes next */
 } gm_json_t;
 
@@ -63,7 +70,7 @@ typedef struct gm_jv gm_jv_t;
 
 /* Parse one JSON value (RFC 8259; surrounding white space allowed) from
  * text[0..len).  GM_EFORMAT with the byte offset and what was expected;
- * GM_ENOMEM.  Nesting deeper than 512 is refused.  The caller frees *out
+ * GM_ENOMEM.  Nesting deeper than GM_JSON_MAX_DEPTH is refused.  The caller frees *out
  * with gm_jv_free. */
 int gm_json_parse(const char *text, size_t len, gm_jv_t **out, gm_error_t *err);
 void gm_jv_free(gm_jv_t *root);
@@ -86,7 +93,8 @@ int gm_jv_bool(const gm_jv_t *v);                     /* 1 for true, else 0 */
 /* Value text of top-level member `key` of JSON object `json`, copied into
  * buf (strings without their quotes, escapes kept as written; numbers,
  * true/false/null and nested values as they appear).  Returns 1 when found
- * and it fits, 0 otherwise (also for text that is not a JSON object). */
+ * and it fits, 0 otherwise (also for text that is not a JSON object, or
+ * that nests deeper than GM_JSON_MAX_DEPTH before the member is found). */
 int gm_json_member(const char *json, const char *key, char *buf, size_t len);
 
 GM_API_END

@@ -1,13 +1,15 @@
 /*
  * tests/fuzz/fuzz_json.c — fuzz target for the JSON reader (trace
  * attributes and stored results come from files a user may have edited).
- * Each input is parsed; a parsed tree is walked completely.  Any result is
+ * Each input is parsed and checked (gm__json_check, which must not pass a
+ * text the reader refuses); a parsed tree is walked completely.  Any result is
  * fine; a crash, a sanitizer report or a leak is the bug.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonfmt.h"
 #include "fuzz.h"
 #include "util.h"
 
@@ -36,7 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     gm_error_t err = {0};
     gm_jv_t *v;
-    if (gm_json_parse((const char *)data, size, &v, &err) == 0) {
+    /* the store's check is the tree reader's grammar: what it passes parses */
+    int checked = gm__json_check((const char *)data, size, GM_JSON_MAX_DEPTH);
+    int rc = gm_json_parse((const char *)data, size, &v, &err);
+    if (checked && rc != 0 && rc != GM_ENOMEM)
+        abort();
+    if (rc == 0) {
         fuzz_walk(v, 0);
         gm_jv_free(v);
     } else if (err.msg[0] == '\0') {
