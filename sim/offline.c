@@ -1289,6 +1289,19 @@ static void offline_exact_keep(const exact_t *m, const offline_buf_t *buf, size_
  * undone through all).
  */
 
+/* The Luby sequence, i from 1: 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... */
+static uint64_t offline_luby(uint64_t i)
+{
+    for (;;) {
+        uint64_t p = 1;
+        while (2 * p <= i + 1)
+            p *= 2; /* p: the largest power of two at most i + 1 */
+        if (p == i + 1)
+            return p / 2;
+        i -= p - 1;
+    }
+}
+
 typedef struct corner {
     size_t n, T;
     const offline_buf_t *buf;
@@ -1467,13 +1480,18 @@ static int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs
         corner_sort(&c, c.ids + c.first[s], c.first[s + 1] - c.first[s]);
     c.target = lb;
     c.work = *work;
-    /* restarts under a quota growing by half each time, in order and with
-     * seeded rotations of each node's candidates in turn (a wrong choice
-     * low down costs less to leave by a restart than by backtracking) */
+    /* restarts under quotas of the Luby sequence (1 1 2 1 1 2 4 ... units of
+     * 16 (n + T) work), the first in order, the others with seeded
+     * rotations of each node's candidates: a wrong choice low down costs
+     * less to leave by a restart than by backtracking, and many short
+     * randomized tries find a fill where a few long ones thrash (a
+     * 400-piece guillotine cut that quotas growing by half from 64 (n + T)
+     * never filled in 10^9 units is filled in 10^8) */
     r = EXACT_ABORT;
-    for (uint64_t k = 0, quota = 64 * (uint64_t)(n + c.T); r == EXACT_ABORT && c.work < limit;
-         k++, quota += quota / 2) {
-        c.rng = k % 2 ? k * UINT64_C(0x9e3779b97f4a7c15) : 0;
+    uint64_t unit = 16 * (uint64_t)(n + c.T);
+    for (uint64_t k = 0; r == EXACT_ABORT && c.work < limit; k++) {
+        uint64_t quota = unit * offline_luby(k + 1);
+        c.rng = k ? k * UINT64_C(0x9e3779b97f4a7c15) : 0;
         c.limit = c.work + quota < limit ? c.work + quota : limit;
         for (size_t i = 0; i < n; i++)
             c.off[i] = UINT64_MAX;
