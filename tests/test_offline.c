@@ -551,7 +551,7 @@ Test(offline, perfect_packings_are_packed_exactly, .timeout = 600)
  * (22, 51, 80, 91 and 116 ended 0.5-21% above their capacity after the
  * whole budget) and the slowest of the rest, each packed exactly and
  * proved so, within the default budgets. */
-Test(offline, hard_guillotine_packings_are_packed_exactly, .timeout = 600)
+Test(offline, hard_guillotine_packings_are_packed_exactly)
 {
 #if defined(__SANITIZE_ADDRESS__)
     static const uint64_t seeds[] = {22, 91};
