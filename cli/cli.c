@@ -566,6 +566,24 @@ const char *gm__cli_size(uint64_t bytes)
     return b;
 }
 
+void gm__cli_plan_line(const char *name, const gm_plan_info_t *pi)
+{
+    printf("'%s' plan: %s, %s", gm__cli_s(name), gm_plan_status_name(pi->status),
+           gm__cli_size(pi->peak));
+    if (pi->status == GM_PLAN_OPTIMAL)
+        printf(" (proved: no plan needs fewer bytes)");
+    else
+        printf(", %.2f%% above the lower bound %s (not proved optimal)",
+               pi->lower_bound && pi->peak > pi->lower_bound
+                   ? 100.0 * (double)(pi->peak - pi->lower_bound) / (double)pi->lower_bound
+                   : 0.0,
+               gm__cli_size(pi->lower_bound));
+    if (pi->capacity)
+        printf("; capacity %s %s", gm__cli_size(pi->capacity),
+               pi->peak <= pi->capacity ? "met" : "not met");
+    printf("\n");
+}
+
 /* ---- device capacities ------------------------------------------------------ */
 
 int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, uint64_t *out)

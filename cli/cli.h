@@ -254,6 +254,12 @@ const char *gm__cli_strerror(int e);
 /* gm_format_size into a static rotating buffer (8 slots): for printf. */
 const char *gm__cli_size(uint64_t bytes);
 
+/* A planner's plan, one line on stdout: "'NAME' plan: optimal, 1 MiB (proved:
+ * no plan needs fewer bytes)", or the gap to the lower bound when not
+ * proved; then the capacity asked, met or not (docs/metrics.md, "The
+ * plan").  name is printed escaped. */
+void gm__cli_plan_line(const char *name, const gm_plan_info_t *pi);
+
 /* ---- the real GPU (cli/gpu.c) --------------------------------------------- */
 
 /* Parse an --on value: "gpu" (device 0) or "gpu:N"; usage error otherwise. */

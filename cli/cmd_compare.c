@@ -9,7 +9,9 @@
  * table has one block per trace (--by trace) or, with --by seq_len, one
  * pivot per figure: configurations down, sequence lengths across (the
  * traces' "seq_len" attribute).  --json and --csv print every metric of
- * every run.  Argument errors are usage errors (exit 2), a store or trace
+ * every run; a planner's run (offline) also has its plan's status, a line
+ * under its table and a "plan" object in --json.  Argument errors are
+ * usage errors (exit 2), a store or trace
  * that cannot be read is exit 1.
  */
 #include <getopt.h>
@@ -139,6 +141,10 @@ static void compare_block(const compare_item_t *it)
     free(peers);
     gm__cli_table_print(&tab, stdout, NULL);
     gm__cli_table_release(&tab);
+    /* a planner's plan: how good it is known to be, as replay says it */
+    for (size_t i = 0; i < t->nruns; i++)
+        if (t->runs[i].has_plan)
+            gm__cli_plan_line(t->runs[i].label, &t->runs[i].plan);
     size_t w = compare_winner(t);
     if (w != SIZE_MAX) {
         const gm_compare_run_t *r = &t->runs[w];
@@ -271,6 +277,10 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
             char *m = gm_metrics_json(&r->metrics);
             gm_json_raw(&j, m ? m : "null");
             free(m);
+            if (r->has_plan) {
+                gm_json_key(&j, "plan");
+                gm_plan_write_json(&j, &r->plan);
+            }
             gm_json_end_object(&j);
         }
         gm_json_end_array(&j);

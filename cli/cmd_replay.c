@@ -275,20 +275,7 @@ static void replay_plan_lines(gm_replay_t *r)
         gm_plan_info_t pi;
         if (p == NULL || p->ops->plan == NULL || p->ops->plan(p, &pi) != 0)
             continue;
-        printf("'%s' plan: %s, %s", p->ops->name, gm_plan_status_name(pi.status),
-               gm__cli_size(pi.peak));
-        if (pi.status == GM_PLAN_OPTIMAL)
-            printf(" (proved: no plan needs fewer bytes)");
-        else
-            printf(", %.2f%% above the lower bound %s (not proved optimal)",
-                   pi.lower_bound ? 100.0 * (double)(pi.peak - pi.lower_bound) /
-                                        (double)pi.lower_bound
-                                  : 0.0,
-                   gm__cli_size(pi.lower_bound));
-        if (pi.capacity)
-            printf("; capacity %s %s", gm__cli_size(pi.capacity),
-                   pi.peak <= pi.capacity ? "met" : "not met");
-        printf("\n");
+        gm__cli_plan_line(p->ops->name, &pi);
     }
 }
 
@@ -300,22 +287,7 @@ static void replay_json_plan(gm_json_t *j, gm_replay_t *r, size_t i)
     if (p == NULL || p->ops->plan == NULL || p->ops->plan(p, &pi) != 0)
         return;
     gm_json_key(j, "plan");
-    gm_json_begin_object(j);
-    gm_json_key(j, "status");
-    gm_json_str(j, gm_plan_status_name(pi.status));
-    gm_json_key(j, "peak");
-    gm_json_u64(j, pi.peak);
-    gm_json_key(j, "lower_bound");
-    gm_json_u64(j, pi.lower_bound);
-    gm_json_key(j, "gap");
-    gm_json_double(j, pi.lower_bound ? (double)(pi.peak - pi.lower_bound) /
-                                           (double)pi.lower_bound
-                                     : 0.0);
-    gm_json_key(j, "capacity");
-    gm_json_u64(j, pi.capacity);
-    gm_json_key(j, "work");
-    gm_json_u64(j, pi.work);
-    gm_json_end_object(j);
+    gm_plan_write_json(j, &pi);
 }
 
 /* The compactions of every run, after the main table (--defrag). */
@@ -634,7 +606,10 @@ static int replay_save(const char *path, const char *name, gm_replay_t *r,
     for (size_t i = 0; rc == GM_CLI_OK && i < gm_replay_count(r); i++) {
         const gm_params_t *p = gm_replay_params(r, i);
         char *params = gm_params_json(p);
-        char *metrics = gm_metrics_json(gm_replay_metrics(r, i));
+        gm_policy_t *pol = gm_replay_policy(r, i);
+        gm_plan_info_t pi;
+        int planned = pol != NULL && pol->ops->plan != NULL && pol->ops->plan(pol, &pi) == 0;
+        char *metrics = gm_run_metrics_json(gm_replay_metrics(r, i), planned ? &pi : NULL);
         int found = 0;
         gm_run_record_t run = {.trace = name, .trace_digest = info.digest,
                                .policy = p->ops->name, .params = params, .device = device,

@@ -445,6 +445,17 @@ int gm__cmd_sweep(int argc, char **argv)
         gm_json_u64(&j, nsets - given);
         gm_json_key(&j, "same_content");
         gm_json_u64(&j, sum.same_content);
+        if (sum.plans[0] + sum.plans[1] + sum.plans[2] > 0) {
+            gm_json_key(&j, "plans");
+            gm_json_begin_object(&j);
+            for (int k = GM_PLAN_OPTIMAL; k >= GM_PLAN_GREEDY; k--) {
+                gm_json_key(&j, gm_plan_status_name(k));
+                gm_json_u64(&j, sum.plans[k]);
+            }
+            gm_json_key(&j, "gap_max");
+            gm_json_double(&j, sum.plan_gap_max);
+            gm_json_end_object(&j);
+        }
         gm_json_end_object(&j);
         gm_json_finish(&j);
     } else {
@@ -464,6 +475,16 @@ int gm__cmd_sweep(int argc, char **argv)
                     printf("%s %s", k++ ? "," : "", sets[i].ops->name);
             }
             printf(" (the baseline of every saving)\n");
+        }
+        if (sum.plans[0] + sum.plans[1] + sum.plans[2] > 0) {
+            /* the planners' runs: how good their plans are known to be */
+            printf("plans of the runs that ran: %zu optimal, %zu feasible, %zu greedy",
+                   sum.plans[GM_PLAN_OPTIMAL], sum.plans[GM_PLAN_FEASIBLE],
+                   sum.plans[GM_PLAN_GREEDY]);
+            if (sum.plans[GM_PLAN_FEASIBLE] + sum.plans[GM_PLAN_GREEDY] > 0)
+                printf(" (not proved: at most %.2f%% above the lower bound)",
+                       100.0 * sum.plan_gap_max);
+            printf("\n");
         }
         if (sum.same_content)
             printf("%s: swept once for both%s\n", gm__cli_s(sum.same_note),

@@ -72,9 +72,9 @@ void gm_device_write_json(gm_json_t *j, const gm_device_config_t *dev)
     gm_json_end_object(j);
 }
 
-void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m)
+/* The members of a metrics object, in GM_METRICS order. */
+static void compare_metrics_members(gm_json_t *j, const gm_metrics_t *m)
 {
-    gm_json_begin_object(j);
 #define COMPARE_JSON_U64(v) gm_json_u64(j, v)
 #define COMPARE_JSON_I64(v) gm_json_i64(j, v)
 #define COMPARE_JSON_F64(v) gm_json_double(j, v)
@@ -86,6 +86,49 @@ void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m)
 #undef COMPARE_JSON_U64
 #undef COMPARE_JSON_I64
 #undef COMPARE_JSON_F64
+}
+
+void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m)
+{
+    gm_json_begin_object(j);
+    compare_metrics_members(j, m);
+    gm_json_end_object(j);
+}
+
+void gm_plan_write_json(gm_json_t *j, const gm_plan_info_t *pi)
+{
+    gm_json_begin_object(j);
+    gm_json_key(j, "status");
+    gm_json_str(j, gm_plan_status_name(pi->status));
+    gm_json_key(j, "peak");
+    gm_json_u64(j, pi->peak);
+    gm_json_key(j, "lower_bound");
+    gm_json_u64(j, pi->lower_bound);
+    gm_json_key(j, "gap");
+    gm_json_double(j, pi->lower_bound && pi->peak > pi->lower_bound
+                          ? (double)(pi->peak - pi->lower_bound) / (double)pi->lower_bound
+                          : 0.0);
+    gm_json_key(j, "capacity");
+    gm_json_u64(j, pi->capacity);
+    gm_json_key(j, "work");
+    gm_json_u64(j, pi->work);
+    gm_json_end_object(j);
+}
+
+typedef struct compare_run_metrics {
+    const gm_metrics_t *m;
+    const gm_plan_info_t *plan;
+} compare_run_metrics_t;
+
+static void compare_run_metrics_fn(gm_json_t *j, const void *arg)
+{
+    const compare_run_metrics_t *a = arg;
+    gm_json_begin_object(j);
+    compare_metrics_members(j, a->m);
+    if (a->plan != NULL) {
+        gm_json_key(j, "plan");
+        gm_plan_write_json(j, a->plan);
+    }
     gm_json_end_object(j);
 }
 
@@ -99,6 +142,11 @@ char *gm_device_json(const gm_device_config_t *dev)
     return compare_json_text(compare_device_fn, dev);
 }
 char *gm_metrics_json(const gm_metrics_t *m) { return compare_json_text(compare_metrics_fn, m); }
+char *gm_run_metrics_json(const gm_metrics_t *m, const gm_plan_info_t *plan)
+{
+    compare_run_metrics_t a = {m, plan};
+    return compare_json_text(compare_run_metrics_fn, &a);
+}
 
 /* ---- reading JSON (the scanner is base/jsonscan.c) ------------------------ */
 
@@ -152,6 +200,28 @@ int gm_metrics_parse(const char *json, gm_metrics_t *out, gm_error_t *err)
 #undef COMPARE_PARSE_F64
     *out = m;
     return 0;
+}
+
+int gm_plan_parse(const char *metrics_json, gm_plan_info_t *pi)
+{
+    char obj[1024], buf[64];
+    memset(pi, 0, sizeof *pi);
+    if (!gm_json_member(metrics_json, "plan", obj, sizeof obj) ||
+        !gm_json_member(obj, "status", buf, sizeof buf))
+        return 0;
+    int status = -1;
+    for (int k = GM_PLAN_GREEDY; k <= GM_PLAN_OPTIMAL; k++)
+        if (strcmp(buf, gm_plan_status_name(k)) == 0)
+            status = k;
+    if (status < 0)
+        return 0;
+    pi->status = status;
+    static const char *const keys[] = {"peak", "lower_bound", "capacity", "work"};
+    uint64_t *dst[] = {&pi->peak, &pi->lower_bound, &pi->capacity, &pi->work};
+    for (size_t k = 0; k < 4; k++)
+        if (gm_json_member(obj, keys[k], buf, sizeof buf) && !compare_u64(buf, dst[k]))
+            *dst[k] = 0;
+    return 1;
 }
 
 /* ---- configurations ------------------------------------------------------ */
@@ -670,6 +740,11 @@ int gm_compare_trace(gm_store_t *s, const char *name, const gm_params_t *sets, s
             goto fail;
         }
         gm_config_label(run->ops->name, run->params, run->label, sizeof run->label);
+        gm_policy_t *pol = gm_replay_policy(r, i);
+        if (pol != NULL && pol->ops->plan != NULL && pol->ops->plan(pol, &run->plan) == 0) {
+            run->has_plan = 1;
+            run->plan.offset = run->plan.size = NULL; /* they go with the policy */
+        }
         size_t n;
         const gm_timeline_point_t *tl = gm_replay_timeline(r, i, &n);
         if (n) {

@@ -94,6 +94,8 @@ typedef struct sweep_run_msg {
     uint32_t set;
     uint32_t npoints;
     gm_metrics_t metrics;
+    int32_t has_plan;    /* a planner's run: plan holds its figures */
+    gm_plan_info_t plan; /* offset and size NULL */
 } sweep_run_msg_t;
 
 /* ---- shards ----------------------------------------------------------------- */
@@ -325,7 +327,9 @@ static void sweep_worker_main(const gm_sweep_config_t *cfg, const sweep_trace_t 
         sweep_result_msg_t h = {0, (uint32_t)res.nruns, 0};
         int bad = sweep_write(result_fd, &h, sizeof h);
         for (size_t i = 0; !bad && i < res.nruns; i++) {
-            sweep_run_msg_t m = {ids[i], (uint32_t)res.runs[i].npoints, res.runs[i].metrics};
+            sweep_run_msg_t m = {ids[i], (uint32_t)res.runs[i].npoints, res.runs[i].metrics,
+                                 res.runs[i].has_plan, res.runs[i].plan};
+            m.plan.offset = m.plan.size = NULL;
             bad = sweep_write(result_fd, &m, sizeof m) ||
                   sweep_write(result_fd, res.runs[i].timeline,
                               res.runs[i].npoints * sizeof *res.runs[i].timeline);
@@ -439,7 +443,7 @@ static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch
     const sweep_trace_t *t = &st->traces[task->trace];
     for (uint32_t i = 0; i < b->n; i++) {
         const sweep_run_msg_t *m = &b->runs[i];
-        char *metrics = gm_metrics_json(&m->metrics);
+        char *metrics = gm_run_metrics_json(&m->metrics, m->has_plan ? &m->plan : NULL);
         gm_run_record_t rec = {.trace = t->name,
                                .trace_digest = t->digest,
                                .policy = st->cfg->sets[m->set].ops->name,
@@ -465,6 +469,16 @@ static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch
                 st->prog.runs_reused++;
             } else {
                 st->sum->ran++;
+                if (m->has_plan && m->plan.status >= GM_PLAN_GREEDY &&
+                    m->plan.status <= GM_PLAN_OPTIMAL) {
+                    st->sum->plans[m->plan.status]++;
+                    double gap = m->plan.lower_bound && m->plan.peak > m->plan.lower_bound
+                                     ? (double)(m->plan.peak - m->plan.lower_bound) /
+                                           (double)m->plan.lower_bound
+                                     : 0.0;
+                    if (m->plan.status != GM_PLAN_OPTIMAL && gap > st->sum->plan_gap_max)
+                        st->sum->plan_gap_max = gap;
+                }
             }
             st->record.done++;
             st->prog.runs_done++;

@@ -129,6 +129,13 @@ extern const gm_policy_ops_t gm__policy_offline;
 
 /* ---- planning ----------------------------------------------------------------- */
 
+/* A leaf of the max-end tree: a buffer's end when placed (0: not placed)
+ * and its range in the arena, side by side (one cache line for the test
+ * and the range). */
+typedef struct offline_leaf {
+    uint64_t end, lo, hi;
+} offline_leaf_t;
+
 typedef struct plan {
     size_t n;
     const offline_buf_t *buf; /* by id */
@@ -136,10 +143,11 @@ typedef struct plan {
     uint64_t *starts;         /* starts in that order */
     uint32_t *pos;            /* id → position in by_start */
     size_t m;                 /* leaves of the tree (power of two ≥ n) */
-    uint64_t *tree;           /* max end of the placed buffers below; 0 = none */
+    uint64_t *tree;           /* internal nodes [1, m): max end of the placed buffers below; 0 = none */
+    uint32_t *before;         /* dense starts: before[e] = buffers starting before e (NULL: search) */
+    uint64_t top;             /* before[] covers [0, top] */
     uint64_t *off;            /* this pass's offsets, by id */
-    uint64_t *leaf_off;       /* the same by position in by_start (cache-friendly) */
-    uint64_t *leaf_size;      /* sizes by position */
+    offline_leaf_t *leaf;     /* the tree's leaves, m of them: by position in by_start */
     offline_range_t *scratch; /* the conflicts of one query */
     size_t scratch_cap;
     uint32_t *stack;
@@ -155,10 +163,17 @@ static uint64_t offline_rand(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* Up to this many ranges, insertion sort: on large traces a query's
+ * conflicts come out of the tree nearly in offset order (most have 8-63),
+ * where it is close to linear; on small ones (the local search's passes)
+ * they do not, and it is quadratic.  32 rather than 16 took a few percent
+ * off both; 64 made the shared instance D 5% slower. */
+#define OFFLINE_ISORT 32
+
 static void offline_range_sort(offline_range_t *a, size_t n)
 {
-    /* Quicksort by lo (median of three), insertion sort below 16. */
-    while (n > 16) {
+    /* Quicksort by lo (median of three), insertion sort below OFFLINE_ISORT. */
+    while (n > OFFLINE_ISORT) {
         size_t mid = n / 2;
         uint64_t x = a[0].lo, y = a[mid].lo, z = a[n - 1].lo;
         uint64_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
@@ -217,42 +232,73 @@ static int offline_push(plan_t *pl, size_t *k, uint64_t lo, uint64_t hi)
 /* The ranges of the placed buffers conflicting with [s, e): their count. */
 static size_t offline_conflicts(plan_t *pl, uint64_t s, uint64_t e)
 {
-    /* positions [0, P) start before e */
-    size_t lo = 0, hi = pl->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (pl->starts[mid] < e)
-            lo = mid + 1;
-        else
-            hi = mid;
+    /* positions [0, P) start before e: a table lookup where the event
+     * indices are dense, else a binary search */
+    size_t P;
+    if (pl->before != NULL) {
+        P = e <= pl->top ? pl->before[e] : pl->n;
+    } else {
+        size_t lo = 0, hi = pl->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (pl->starts[mid] < e)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        P = lo;
     }
-    size_t P = lo, k = 0;
-    if (P == 0 || pl->tree[1] <= s)
+    size_t k = 0;
+    if (P == 0)
+        return 0;
+    if (pl->m == 1) { /* the root is the one leaf */
+        pl->work++;
+        if (pl->leaf[0].end > s && offline_push(pl, &k, pl->leaf[0].lo, pl->leaf[0].hi))
+            return 0;
+        return k;
+    }
+    if (pl->tree[1] <= s)
         return 0;
     /* nodes: 1 is the root over [0, m); node v at depth d covers a range
-     * of m >> d leaves; the stack holds nodes with their first leaf. */
+     * of m >> d leaves; the stack holds internal nodes.  A node whose
+     * children are leaves takes their ranges at once. */
     size_t sp = 0;
     uint32_t *st = pl->stack;
+    const offline_leaf_t *leaf = pl->leaf;
     st[sp++] = 1;
     while (sp > 0) {
         uint32_t v = st[--sp];
         pl->work++;
-        if (v >= pl->m) {
-            size_t at = v - pl->m;
-            if (offline_push(pl, &k, pl->leaf_off[at], pl->leaf_off[at] + pl->leaf_size[at]))
-                return 0;
-            continue;
-        }
         /* node v at depth d covers m >> d leaves from (v − 2^d)(m >> d); its
          * right child starts half way */
         unsigned d = 63u - (unsigned)__builtin_clzll((uint64_t)v);
         size_t span = pl->m >> d;
         size_t rfirst = ((size_t)v - ((size_t)1 << d)) * span + span / 2;
         uint32_t l = 2 * v, r = 2 * v + 1;
+        if (l >= pl->m) {
+            const offline_leaf_t *a = &leaf[l - pl->m], *b = a + 1;
+            if (a->end > s) {
+                pl->work++;
+                if (offline_push(pl, &k, a->lo, a->hi))
+                    return 0;
+            }
+            if (rfirst < P && b->end > s) {
+                pl->work++;
+                if (offline_push(pl, &k, b->lo, b->hi))
+                    return 0;
+            }
+            continue;
+        }
         if (rfirst < P && pl->tree[r] > s)
             st[sp++] = r;
         if (pl->tree[l] > s)
             st[sp++] = l;
+        /* the grandchildren are the next nodes read: fetch their line now
+         * (the walk is mostly cache misses) */
+        if (2 * (size_t)l < pl->m)
+            __builtin_prefetch(&pl->tree[2 * (size_t)l]);
+        else
+            __builtin_prefetch(&leaf[2 * (size_t)l - pl->m]);
     }
     return k;
 }
@@ -260,9 +306,9 @@ static size_t offline_conflicts(plan_t *pl, uint64_t s, uint64_t e)
 static void offline_place(plan_t *pl, uint32_t id, uint64_t off)
 {
     pl->off[id] = off;
-    pl->leaf_off[pl->pos[id]] = off;
-    size_t v = pl->m + pl->pos[id];
     uint64_t e = pl->buf[id].end;
+    pl->leaf[pl->pos[id]] = (offline_leaf_t){e, off, off + pl->buf[id].size};
+    size_t v = (pl->m + pl->pos[id]) >> 1;
     while (v >= 1 && pl->tree[v] < e) {
         pl->tree[v] = e;
         v >>= 1;
@@ -273,7 +319,8 @@ static void offline_place(plan_t *pl, uint32_t id, uint64_t off)
  * *critical gets the index in order of the buffer that reached the peak. */
 static uint64_t offline_pass(plan_t *pl, const uint32_t *order, int first_fit, size_t *critical)
 {
-    memset(pl->tree, 0, 2 * pl->m * sizeof *pl->tree);
+    memset(pl->tree, 0, pl->m * sizeof *pl->tree);
+    memset(pl->leaf, 0, pl->m * sizeof *pl->leaf);
     uint64_t peak = 0;
     *critical = 0;
     for (size_t i = 0; i < pl->n; i++) {
@@ -372,12 +419,75 @@ static void offline_sort_ids(uint32_t *ids, uint32_t *tmp, size_t n, const offli
         memcpy(ids, src, n * sizeof *ids);
 }
 
+/* An order's keys, compared as (a, b, c) ascending, then the id. */
+typedef struct offline_key {
+    uint64_t a, b, c;
+    uint32_t id;
+} offline_key_t;
+
+static inline int offline_key_before(const offline_key_t *x, const offline_key_t *y)
+{
+    if (x->a != y->a)
+        return x->a < y->a;
+    if (x->b != y->b)
+        return x->b < y->b;
+    if (x->c != y->c)
+        return x->c < y->c;
+    return x->id < y->id;
+}
+
+/* Bottom-up merge sort of keys (a total order: the ids break ties). */
+static void offline_sort_keys(offline_key_t *k, offline_key_t *tmp, size_t n)
+{
+    offline_key_t *src = k, *dst = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, q = lo;
+            while (i < mid && j < hi)
+                dst[q++] = offline_key_before(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[q++] = src[i++];
+            while (j < hi)
+                dst[q++] = src[j++];
+        }
+        offline_key_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != k)
+        memcpy(k, src, n * sizeof *k);
+}
+
+/* The ids in the order fn gives (ties: the lower id).  The orders by size,
+ * length and start sort their keys packed beside the ids (no comparator
+ * call, no reading of the buffers at random: the sort of a million ids was
+ * a twelfth of a pass); the others through fn. */
 static void offline_order(uint32_t *order, uint32_t *tmp, size_t n, const offline_buf_t *buf,
                           offline_cmp_fn fn)
 {
+    int keyed = fn == offline_cmp_size || fn == offline_cmp_length || fn == offline_cmp_start;
+    offline_key_t *k = keyed ? malloc(2 * (n ? n : 1) * sizeof *k) : NULL;
+    if (k == NULL) {
+        for (size_t i = 0; i < n; i++)
+            order[i] = (uint32_t)i;
+        offline_sort_ids(order, tmp, n, buf, fn);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const offline_buf_t *b = &buf[i];
+        uint64_t size = ~b->size, len = ~offline_len(b); /* descending */
+        if (fn == offline_cmp_size)
+            k[i] = (offline_key_t){size, len, b->start, (uint32_t)i};
+        else if (fn == offline_cmp_length)
+            k[i] = (offline_key_t){len, size, b->start, (uint32_t)i};
+        else
+            k[i] = (offline_key_t){b->start, size, len, (uint32_t)i};
+    }
+    offline_sort_keys(k, k + n, n);
     for (size_t i = 0; i < n; i++)
-        order[i] = (uint32_t)i;
-    offline_sort_ids(order, tmp, n, buf, fn);
+        order[i] = k[i].id;
+    free(k);
 }
 
 /* ---- skyline passes --------------------------------------------------------------
@@ -853,8 +963,12 @@ static inline int exact_before(const exact_ent_t *x, const exact_ent_t *y)
  * (the work limit, or host OOM with m->oom set).  The state is as on entry
  * when it returns.
  */
-static int exact_node(exact_t *m, size_t ord_at, size_t k, uint32_t slo, uint32_t shi,
-                      uint64_t min_at, uint32_t min_rank)
+/* Aligned to a cache line: the search spends most of its time in this
+ * function's loops, and where they fell in the binary after unrelated
+ * changes elsewhere moved the shared instances' times by up to a tenth. */
+__attribute__((aligned(64))) static int exact_node(exact_t *m, size_t ord_at, size_t k,
+                                                   uint32_t slo, uint32_t shi, uint64_t min_at,
+                                                   uint32_t min_rank)
 {
     if (m->work >= m->limit)
         return EXACT_ABORT;
@@ -1180,6 +1294,19 @@ static void offline_exact_keep(const exact_t *m, const offline_buf_t *buf, size_
  * undone through all).
  */
 
+/* The Luby sequence, i from 1: 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... */
+static uint64_t offline_luby(uint64_t i)
+{
+    for (;;) {
+        uint64_t p = 1;
+        while (2 * p <= i + 1)
+            p *= 2; /* p: the largest power of two at most i + 1 */
+        if (p == i + 1)
+            return p / 2;
+        i -= p - 1;
+    }
+}
+
 typedef struct corner {
     size_t n, T;
     const offline_buf_t *buf;
@@ -1358,13 +1485,18 @@ static int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs
         corner_sort(&c, c.ids + c.first[s], c.first[s + 1] - c.first[s]);
     c.target = lb;
     c.work = *work;
-    /* restarts under a quota growing by half each time, in order and with
-     * seeded rotations of each node's candidates in turn (a wrong choice
-     * low down costs less to leave by a restart than by backtracking) */
+    /* restarts under quotas of the Luby sequence (1 1 2 1 1 2 4 ... units of
+     * 16 (n + T) work), the first in order, the others with seeded
+     * rotations of each node's candidates: a wrong choice low down costs
+     * less to leave by a restart than by backtracking, and many short
+     * randomized tries find a fill where a few long ones thrash (a
+     * 400-piece guillotine cut that quotas growing by half from 64 (n + T)
+     * never filled in 10^9 units is filled in 10^8) */
     r = EXACT_ABORT;
-    for (uint64_t k = 0, quota = 64 * (uint64_t)(n + c.T); r == EXACT_ABORT && c.work < limit;
-         k++, quota += quota / 2) {
-        c.rng = k % 2 ? k * UINT64_C(0x9e3779b97f4a7c15) : 0;
+    uint64_t unit = 16 * (uint64_t)(n + c.T);
+    for (uint64_t k = 0; r == EXACT_ABORT && c.work < limit; k++) {
+        uint64_t quota = unit * offline_luby(k + 1);
+        c.rng = k ? k * UINT64_C(0x9e3779b97f4a7c15) : 0;
         c.limit = c.work + quota < limit ? c.work + quota : limit;
         for (size_t i = 0; i < n; i++)
             c.off[i] = UINT64_MAX;
@@ -1587,18 +1719,17 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
     pl.by_start = malloc(n * sizeof *pl.by_start);
     pl.starts = malloc(n * sizeof *pl.starts);
     pl.pos = malloc(n * sizeof *pl.pos);
-    pl.tree = malloc(2 * pl.m * sizeof *pl.tree);
+    pl.tree = malloc(pl.m * sizeof *pl.tree);
     pl.off = malloc(n * sizeof *pl.off);
-    pl.leaf_off = malloc(n * sizeof *pl.leaf_off);
-    pl.leaf_size = malloc(n * sizeof *pl.leaf_size);
+    pl.leaf = malloc(pl.m * sizeof *pl.leaf);
     pl.stack = malloc(2 * 64 * sizeof *pl.stack + 2 * sizeof *pl.stack);
     uint32_t *order = malloc(n * sizeof *order), *best_order = malloc(n * sizeof *best_order);
     uint32_t *trial = malloc(n * sizeof *trial);
     uint64_t best = UINT64_MAX, greedy_best = UINT64_MAX;
     skyline_t sk;
     memset(&sk, 0, sizeof sk);
-    if (!pl.by_start || !pl.starts || !pl.pos || !pl.tree || !pl.off || !pl.leaf_off ||
-        !pl.leaf_size || !pl.stack || !order ||
+    if (!pl.by_start || !pl.starts || !pl.pos || !pl.tree || !pl.off || !pl.leaf ||
+        !pl.stack || !order ||
         !best_order || !trial) {
         *rc = GM_ENOMEM;
         goto out;
@@ -1615,8 +1746,23 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
         offline_sort_ids(pl.by_start, trial, n, buf, offline_cmp_start);
     for (size_t i = 0; i < n; i++) {
         pl.starts[i] = buf[pl.by_start[i]].start;
-        pl.leaf_size[i] = buf[pl.by_start[i]].size;
         pl.pos[pl.by_start[i]] = (uint32_t)i;
+    }
+    /* event indices dense (the usual case, at most 4n + 64 of them): the
+     * count of starts before each index, so that a query's prefix is one
+     * lookup (a binary search over a million starts was a sixth of a
+     * pass, most of it cache misses) */
+    if (pl.starts[n - 1] < 4 * (uint64_t)n + 64) {
+        pl.top = pl.starts[n - 1] + 1;
+        pl.before = malloc(((size_t)pl.top + 1) * sizeof *pl.before);
+        if (pl.before != NULL) {
+            size_t at = 0;
+            for (uint64_t t = 0; t <= pl.top; t++) {
+                while (at < n && pl.starts[at] < t)
+                    at++;
+                pl.before[t] = (uint32_t)at;
+            }
+        }
     }
 
     /* the bound no plan goes below: the busiest instant */
@@ -1732,8 +1878,8 @@ out:
     free(pl.pos);
     free(pl.tree);
     free(pl.off);
-    free(pl.leaf_off);
-    free(pl.leaf_size);
+    free(pl.leaf);
+    free(pl.before);
     free(pl.stack);
     free(pl.scratch);
     free(order);

@@ -224,6 +224,66 @@ Test(compare, metrics_json_round_trip)
     cr_expect(strstr(err.msg, "peak_allocated") != NULL, "%s", err.msg);
 }
 
+/* A planner's run stores its plan as the metrics' last member; the
+ * metrics read back the same, and runs without a plan store what they
+ * stored before. */
+Test(compare, run_metrics_keep_the_plan)
+{
+    gm_metrics_t m = {.peak_requested = 5, .peak_reserved = 8, .first_oom_event = -1};
+    gm_plan_info_t pi = {.status = GM_PLAN_FEASIBLE, .peak = 8, .lower_bound = 6,
+                         .capacity = 8, .work = 1234};
+    char *plain = gm_metrics_json(&m), *none = gm_run_metrics_json(&m, NULL);
+    char *with = gm_run_metrics_json(&m, &pi);
+    cr_assert(plain && none && with);
+    cr_expect_str_eq(none, plain);
+    gm_metrics_t back;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_metrics_parse(with, &back, &err), 0, "%s: %s", with, err.msg);
+    cr_expect_eq(back.peak_reserved, 8);
+    gm_plan_info_t got;
+    cr_assert_eq(gm_plan_parse(with, &got), 1, "%s", with);
+    cr_expect_eq(got.status, GM_PLAN_FEASIBLE);
+    cr_expect_eq(got.peak, 8);
+    cr_expect_eq(got.lower_bound, 6);
+    cr_expect_eq(got.capacity, 8);
+    cr_expect_eq(got.work, 1234);
+    cr_expect(strstr(with, "\"gap\":0.33333") != NULL, "%s", with);
+    cr_expect_eq(gm_plan_parse(plain, &got), 0);
+    cr_expect_eq(gm_plan_parse("{\"plan\":{\"status\":\"best\"}}", &got), 0);
+    cr_expect_eq(gm_plan_parse("not json", &got), 0);
+    free(plain);
+    free(none);
+    free(with);
+}
+
+/* compare keeps a planner's plan, and only a planner's. */
+Test(compare, planner_runs_carry_their_plan)
+{
+    const char *path = gt_tmpfile("compare_plan.db");
+    make_store(path, 1, 4000);
+    gm_store_t *s;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_store_open(path, GM_STORE_READONLY, &s, &err), 0, "%s", err.msg);
+    const gm_policy_ops_t *pol[2] = {gm_policy_find("buddy"), gm_policy_find("offline")};
+    gm_params_t *sets;
+    size_t n;
+    cr_assert_eq(gm_configs_expand(pol, 2, NULL, 0, &sets, &n, &err), 0, "%s", err.msg);
+    gm_compare_trace_t t;
+    cr_assert_eq(gm_compare_trace(s, "t0", sets, n, NULL, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t.nruns, 2);
+    cr_expect_eq(t.runs[0].has_plan, 0);
+    cr_assert_eq(t.runs[1].has_plan, 1);
+    cr_expect_eq(t.runs[1].plan.peak, t.runs[1].metrics.peak_reserved);
+    cr_expect_leq(t.runs[1].plan.lower_bound, t.runs[1].plan.peak);
+    cr_expect(t.runs[1].plan.status == GM_PLAN_OPTIMAL
+                  ? t.runs[1].plan.lower_bound == t.runs[1].plan.peak
+                  : 1);
+    cr_expect_null(t.runs[1].plan.offset);
+    gm_compare_trace_release(&t);
+    gm_configs_free(sets, n);
+    gm_store_close(s);
+}
+
 Test(compare, json_member_reads_hostile_text_safely)
 {
     char buf[64];

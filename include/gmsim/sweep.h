@@ -61,6 +61,23 @@ void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m);
  * naming it; *m is filled on success only. */
 int gm_metrics_parse(const char *json, gm_metrics_t *m, gm_error_t *err);
 
+/* A planner's plan (docs/metrics.md, "The plan"): {"status":"optimal",
+ * "peak":P,"lower_bound":L,"gap":G,"capacity":C,"work":W} written as one
+ * value (its offsets and sizes are not written). */
+void gm_plan_write_json(gm_json_t *j, const gm_plan_info_t *pi);
+
+/* The metrics a run stores (the runs table's metrics column): those of
+ * gm_metrics_json, and for a planner's run (plan not NULL) its plan as a
+ * last member "plan"; runs of other policies store gm_metrics_json's text
+ * unchanged.  NULL when out of memory; the caller frees. */
+char *gm_run_metrics_json(const gm_metrics_t *m, const gm_plan_info_t *plan);
+
+/* The plan stored with a run's metrics (gm_run_metrics_json) into *pi
+ * (offset and size NULL, n 0): 1 when there is one whose status reads,
+ * else 0 (a run of a policy that makes no plan, or one stored before plans
+ * were kept). */
+int gm_plan_parse(const char *metrics_json, gm_plan_info_t *pi);
+
 /* ---- configurations -------------------------------------------------------- */
 
 /* Add the policies named in `text` ("all", or names separated by commas)
@@ -131,6 +148,8 @@ typedef struct gm_compare_run {
     gm_metrics_t metrics;
     gm_timeline_point_t *timeline; /* copied when cfg->timeline_points */
     size_t npoints;
+    int has_plan;         /* a planner's run: its plan's status in plan */
+    gm_plan_info_t plan;  /* offset and size NULL: only the figures are kept */
 } gm_compare_run_t;
 
 typedef struct gm_compare_trace {
@@ -198,6 +217,11 @@ typedef struct gm_sweep_summary {
                             one listed before (swept once, for both) */
     char same_note[512]; /* the first of them: "'b' in 'y.db' has the same
                             events as 'a' in 'x.db'" ("" when none) */
+    /* The plans of the planners' runs that ran now (reused runs are not
+     * read back): how many of each gm_plan_status_t, and the largest gap
+     * ((peak - lower_bound) / lower_bound) of those not proved optimal. */
+    size_t plans[3];
+    double plan_gap_max;
 } gm_sweep_summary_t;
 
 /*

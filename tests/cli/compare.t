@@ -88,6 +88,33 @@ JSON and CSV carry every metric of every run:
   $ gmsim compare r.db -p buddy --csv | head -1
   store,trace,digest,seq_len,events,load,policy,label,params,peak_requested,peak_allocated,peak_reserved,utilization,efficiency,overhead,frag_at_peak,internal_waste_at_peak,external_frag_at_peak,device_mallocs,device_frees,device_time_ns,ooms,first_oom_event,events,sim_ns_per_event
 
+A planner's run (offline) says how good its plan is known to be, as
+replay does: a line under the table (optimal, or greedy/feasible with the
+gap to the proved lower bound), and a "plan" object in --json; the other
+policies' rows are as before:
+
+  $ gmsim compare r.db -p buddy,offline --param offline.effort=0,100000000 --no-advice
+  trace 'rand' (r.db): 3000 events, load 62.75 MiB
+  
+  policy            peak reserved    util  efficiency  overhead  frag@peak  ext frag      waste  dev mallocs  ooms
+  buddy                  1.00 GiB    7.3%        6.1%  +1531.7%      92.7%     46.0%  12.23 MiB            1     0
+  offline effort=0      62.99 MiB   99.6%       99.6%     +0.4%       0.4%     14.7%   5.12 KiB            1     0
+  offline               62.76 MiB  100.0%      100.0%     +0.0%       0.0%      0.0%   5.12 KiB            1     0
+  'offline effort=0' plan: greedy, 62.99 MiB, 0.36% above the lower bound 62.76 MiB (not proved optimal)
+  'offline' plan: optimal, 62.76 MiB (proved: no plan needs fewer bytes)
+  least reserved (of the policies that cache): buddy, 1.00 GiB (+1531.7% above load)
+  $ gmsim compare r.db -p buddy,offline --param offline.effort=0 --json | grep -A 7 '"plan"'
+            "plan": {
+              "status": "greedy",
+              "peak": 66044928,
+              "lower_bound": 65808384,
+              "gap": 0.0035944356269255904,
+              "capacity": 0,
+              "work": 230896
+            }
+  $ gmsim compare r.db -p buddy,offline --json | grep -c '"plan"'
+  1
+
 Errors:
 
   $ gmsim compare m.db -p nosuch

@@ -61,6 +61,31 @@ A grown grid runs only what is new:
     "same_content": 0
   }
 
+A planner's runs (offline) count their plans by status in the summary,
+and each stores its plan with its metrics (the other policies' metrics are
+as before):
+
+  $ gmsim sweep m.db -p buddy,offline --param offline.effort=0,100000000 -o plan.db -j 2
+  sweep: 3 traces x 3 configurations = 9 runs
+  0 already done, 9 ran, 0 failed; results in 'plan.db'
+  plans of the runs that ran: 4 optimal, 0 feasible, 2 greedy (not proved: at most 0.67% above the lower bound)
+  $ sqlite3 plan.db "select policy, json_extract(params, '$.effort'), json_extract(metrics, '$.plan.status'), json_extract(metrics, '$.plan.lower_bound') > 0 from runs where trace_name = 'rand' order by id"
+  buddy|||
+  offline|0|greedy|1
+  offline|100000000|optimal|1
+  $ sqlite3 plan.db "select count(*) from runs where policy = 'buddy' and json_type(metrics, '$.plan') is null"
+  3
+  $ gmsim sweep m.db -p buddy,offline --param offline.effort=0 -o plan.db -j 2 --json | grep -c plans
+  0
+  [1]
+  $ gmsim sweep m.db -p offline --param offline.effort=0,1000 -o plan.db -j 1 --json | sed -n '/plans/,/}/p'
+    "plans": {
+      "optimal": 1,
+      "feasible": 0,
+      "greedy": 2,
+      "gap_max": 0.0067386282048908334
+    }
+
 Shards: deterministic slices, each into its own file; merged they are
 the whole sweep, without duplicates:
 
