@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gmsim/attrs.h"
 #include "gmsim/json.h"
 #include "base/jsonfmt.h"
 
@@ -729,7 +730,7 @@ int gm_compare_trace(gm_store_t *s, const char *name, const gm_params_t *sets, s
             goto fail;
     if ((rc = gm_replay_trace(r, s, name, err)))
         goto fail;
-    t.seq_len = gm_attr_int(t.info.attrs, "seq_len");
+    t.seq_len = gm_attr_int(t.info.attrs, GM_ATTR_SEQ_LEN);
     t.load = gm_replay_load(r);
     for (size_t i = 0; i < nsets; i++, t.nruns++) {
         gm_compare_run_t *run = &t.runs[i];

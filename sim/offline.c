@@ -82,6 +82,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gmsim/attrs.h"
 #include "gmsim/json.h"
 #include "base/idmap.h"
 
@@ -1990,7 +1991,7 @@ static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
         gm_error_t perr = {0};
         uint64_t cap;
         if (gm_json_parse(ctx->attrs, strlen(ctx->attrs), &root, &perr) == 0 &&
-            gm_jv_u64(gm_jv_get(root, "capacity"), &cap) == 0)
+            gm_jv_u64(gm_jv_get(root, GM_ATTR_CAPACITY), &cap) == 0)
             o->cap_used = cap;
         gm_jv_free(root);
     }
