@@ -116,6 +116,8 @@ typedef struct report_run {
     int bound;    /* a planner: drawn as the offline bound */
     int baseline; /* caching with default parameters */
     int reference; /* caches nothing (no empty_cache): not a contender */
+    int has_plan;  /* a planner's run stored with its plan (gm_plan_parse) */
+    gm_plan_info_t plan;
     size_t group;
 } report_run_t;
 
@@ -195,6 +197,22 @@ static const char *const report_extra[] = {"#393b79", "#637939", "#8c6d31", "#84
                                            "#7b4173", "#3182bd", "#31a354", "#e6550d"};
 #define REPORT_NPALETTE (sizeof report_palette / sizeof report_palette[0])
 #define REPORT_NEXTRA (sizeof report_extra / sizeof report_extra[0])
+
+/* A planner's plan as the report shows it: "optimal" (proved), else the
+ * status and how far above the lower bound it may be; "" without a plan. */
+static const char *report_plan_text(const report_run_t *r, char *buf, size_t len)
+{
+    if (!r->has_plan)
+        return "";
+    const gm_plan_info_t *pi = &r->plan;
+    if (pi->status == GM_PLAN_OPTIMAL || pi->lower_bound == 0 || pi->peak <= pi->lower_bound)
+        snprintf(buf, len, "%s", gm_plan_status_name(pi->status));
+    else
+        snprintf(buf, len, "%s, at most %.2f%% above the optimum",
+                 gm_plan_status_name(pi->status),
+                 ((double)pi->peak / (double)pi->lower_bound - 1) * 100);
+    return buf;
+}
 
 /* ---- escaping -------------------------------------------------------------- */
 
@@ -406,6 +424,7 @@ static int report_collect_runs(report_t *R, gm_report_stats_t *stats)
             r->ops = gm_policy_find(ri->policy);
             r->bound = r->ops && r->ops->role == GM_ROLE_BOUND;
             r->reference = r->ops && r->ops->role == GM_ROLE_REFERENCE;
+            r->has_plan = gm_plan_parse(ri->metrics, &r->plan);
             gm_config_label(ri->policy, ri->params, r->label, sizeof r->label);
             char cap[64];
             r->capacity = gm_json_member(ri->device, "capacity", cap, sizeof cap)
@@ -1585,7 +1604,7 @@ static int report_heatmap(report_t *R)
                 continue;
             }
             const report_run_t *r = &R->runs[ri];
-            char color[16], b[32], detail[200], name[400];
+            char color[16], b[32], detail[300], name[400], plan[96];
             report_heat_color(r->m.overhead, color, sizeof color);
             snprintf(name, sizeof name, "%s · %s", gr->name, r->label);
             double vs = gr->winner >= 0 && R->runs[gr->winner].m.peak_reserved
@@ -1594,9 +1613,10 @@ static int report_heatmap(report_t *R)
                                   1
                             : 0;
             snprintf(detail, sizeof detail, "%+.1f%% above load (%s), %+.1f%% against the "
-                     "winner%s%s",
+                     "winner%s%s%s%s",
                      r->m.overhead * 100, report_size(gr->load, b, sizeof b), vs * 100,
                      r->bound ? "; a bound, not a contender" : r->reference ? "; a reference" : "",
+                     r->has_plan ? "; plan " : "", report_plan_text(r, plan, sizeof plan),
                      r->m.ooms ? "; ran out of memory" : "");
             if (r->m.ooms)
                 fputs("<td class=\"oom\"", f);
@@ -1862,7 +1882,7 @@ static void report_metrics_table(report_t *R)
     fputs("<section id=\"metrics\"><h2>All runs</h2><p>Every stored run, every metric of "
           "docs/metrics.md.  Click a column to sort.</p>\n<div class=\"wide\"><table "
           "class=\"sortable\"><thead><tr><th>trace</th><th>seq_len</th><th>configuration</th>"
-          "<th>capacity</th>",
+          "<th>capacity</th><th>plan</th>",
           f);
 #define REPORT_TH(name, type) fputs("<th>" #name "</th>", f);
     GM_METRICS(REPORT_TH)
@@ -1883,6 +1903,10 @@ static void report_metrics_table(report_t *R)
             report_label(f, r, 0);
             fprintf(f, "</td><td data-v=\"%" PRIu64 "\">%s</td>", r->capacity,
                     r->capacity ? report_size(r->capacity, b, sizeof b) : "unlimited");
+            char plan[96];
+            fputs("<td>", f);
+            report_esc(f, r->has_plan ? report_plan_text(r, plan, sizeof plan) : "–");
+            fputs("</td>", f);
 #define REPORT_TD_U64(v)                                                                       \
     if (strstr(#v, "peak_") || strstr(#v, "waste"))                                            \
         fprintf(f, "<td data-v=\"%" PRIu64 "\">%s</td>", v, report_size(v, b, sizeof b));      \

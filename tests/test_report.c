@@ -393,6 +393,8 @@ typedef struct trun {
     char label[200]; /* escaped */
     char policy[32];
     gm_metrics_t m;
+    int has_plan; /* a planner's run, stored with its plan */
+    gm_plan_info_t plan;
 } trun_t;
 
 static size_t load_runs(const char *out, trun_t **runs)
@@ -412,6 +414,7 @@ static size_t load_runs(const char *out, trun_t **runs)
         esc(ri[i].trace, r->trace, sizeof r->trace);
         snprintf(r->policy, sizeof r->policy, "%s", ri[i].policy);
         cr_assert_eq(gm_metrics_parse(ri[i].metrics, &r->m, NULL), 0);
+        r->has_plan = gm_plan_parse(ri[i].metrics, &r->plan);
     }
     gm_run_info_free_list(ri, n);
     gm_store_close(s);
@@ -575,6 +578,60 @@ Test(report, heat_map_holds_each_policys_best)
         }
     }
     cr_expect_eq(rows, 4);
+    free(runs);
+    free(html);
+}
+
+/* The table of all runs says each planner run's plan, as stored with it
+ * (its status, and how far above the optimum it may be unless proved). */
+Test(report, all_runs_show_the_plan)
+{
+    const char *out, *in = inputs_ready(&out);
+    char *html = write_report(in, out, GM_REPORT_HTML, gt_tmpfile("plan.html"));
+    trun_t *runs;
+    size_t nruns = load_runs(out, &runs);
+    const char *sec = strstr(html, "<section id=\"metrics\">");
+    cr_assert_not_null(sec);
+    cr_assert_not_null(strstr(sec, "<th>capacity</th><th>plan</th>"));
+    size_t rows = 0, planned = 0;
+    for (const char *tr = strstr(sec, "<tbody>"); (tr = strstr(tr, "<tr><td>")) != NULL; tr++) {
+        rows++;
+        char trace[128], label[200];
+        const char *p = tr + 8;
+        snprintf(trace, sizeof trace, "%.*s", (int)(strstr(p, "</td>") - p), p);
+        /* trace, seq_len, configuration (its label, maybe inside a <span>) */
+        const char *cfg = strstr(strstr(p, "</td>") + 5, "</td>") + 5;
+        const char *lab = strstr(cfg, "<td>") + 4;
+        if (strncmp(lab, "<span", 5) == 0)
+            lab = strchr(lab, '>') + 1;
+        snprintf(label, sizeof label, "%.*s", (int)strcspn(lab, "<"), lab);
+        const trun_t *r = find_run(runs, nruns, trace, label);
+        cr_assert_not_null(r, "no stored run for row %s · %s", trace, label);
+        /* capacity, then the plan */
+        const char *cap = strstr(strstr(cfg + 4, "</td>") + 5, "</td>") + 5;
+        cr_assert_eq(strncmp(cap, "<td>", 4), 0);
+        char cell[128];
+        snprintf(cell, sizeof cell, "%.*s", (int)(strstr(cap + 4, "</td>") - cap - 4), cap + 4);
+        if (!r->has_plan) {
+            cr_expect_str_eq(cell, "–", "%s · %s", trace, label);
+            continue;
+        }
+        planned++;
+        const char *st = gm_plan_status_name(r->plan.status);
+        cr_expect_eq(strncmp(cell, st, strlen(st)), 0, "%s · %s: '%s', stored %s", trace, label,
+                     cell, st);
+        cr_expect_eq(strstr(cell, "above the optimum") != NULL,
+                     r->plan.status != GM_PLAN_OPTIMAL && r->plan.peak > r->plan.lower_bound,
+                     "%s · %s: '%s'", trace, label, cell);
+    }
+    cr_expect_eq(rows, nruns);
+    size_t stored = 0;
+    for (size_t i = 0; i < nruns; i++)
+        stored += runs[i].has_plan;
+    cr_expect_eq(planned, stored);
+#if !defined(__SANITIZE_ADDRESS__)
+    cr_expect_gt(stored, 0, "no planner run to show");
+#endif
     free(runs);
     free(html);
 }
