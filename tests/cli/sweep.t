@@ -69,7 +69,7 @@ as before):
   sweep: 3 traces x 3 configurations = 9 runs
   0 already done, 9 ran, 0 failed; results in 'plan.db'
   plans of the runs that ran: 4 optimal, 0 feasible, 2 greedy (not proved: at most 0.67% above the lower bound)
-  $ sqlite3 plan.db "select policy, json_extract(params, '$.effort'), json_extract(metrics, '$.plan.status'), json_extract(metrics, '$.plan.lower_bound') > 0 from runs where trace_name = 'rand' order by id"
+  $ sqlite3 plan.db "select policy, json_extract(params, '$.effort'), json_extract(metrics, '$.plan.status'), json_extract(metrics, '$.plan.lower_bound') > 0 from runs where trace_name = 'rand' order by policy, json_extract(params, '$.effort')"
   buddy|||
   offline|0|greedy|1
   offline|100000000|optimal|1
