@@ -27,7 +27,10 @@
  *      - for up to OFFLINE_SKYLINE_MAX buffers, skyline passes: each buffer
  *        rests on the buffers placed beside it, lowest resting place first
  *        (the widest lifetime first among equals), the first plain, later
- *        ones randomized;
+ *        ones randomized; above OFFLINE_EXACT_MAX buffers (real traces of
+ *        thousands, where the greedy orders cost a quarter of the budget
+ *        each and the exact search does not run) the plain pass comes
+ *        right after the first greedy pass, whatever the budget;
  *      - an iterated local search over the best greedy order: move one
  *        buffer — half the time the one whose placement set the peak — to
  *        an earlier position (or swap two), re-place everything, keep the
@@ -492,8 +495,12 @@ static void offline_order(uint32_t *order, uint32_t *tmp, size_t n, const offlin
 }
 
 /* ---- skyline passes --------------------------------------------------------------
- * The other family of heuristics, for small instances (OFFLINE_SKYLINE_MAX
- * buffers at most: a pass costs O(n × (n + T)) for T distinct times).  The
+ * The other family of heuristics, for instances of OFFLINE_SKYLINE_MAX
+ * buffers at most (a pass costs O(n²): each step scans the unplaced
+ * buffers' floors, kept per buffer and raised by each placement beside it;
+ * its work is counted as the pass that read the segments of every
+ * candidate did, O(n × (n + T)) for T distinct times, so that the budgets
+ * fall as they did).  The
  * time axis is cut into T elementary segments; the skyline is the top of
  * the placed buffers over each.  Repeatedly, every unplaced buffer's resting
  * place is the top of the skyline over its lifetime; the one with the
@@ -503,12 +510,12 @@ static void offline_order(uint32_t *order, uint32_t *tmp, size_t n, const offlin
  * second candidate instead of the first a quarter of the time (seeded
  * PRNG). */
 
-#define OFFLINE_SKYLINE_MAX 4096
+#define OFFLINE_SKYLINE_MAX 16384
 
 typedef struct skyline {
     size_t n, T;             /* buffers, elementary segments */
     uint32_t *cs, *ce;       /* each buffer's segments [cs, ce) */
-    uint64_t *h;             /* skyline height per segment */
+    uint64_t *fl;            /* per buffer: the top of the skyline over its lifetime */
     uint32_t *todo;          /* unplaced buffers */
 } skyline_t;
 
@@ -538,8 +545,8 @@ static int skyline_init(skyline_t *sk, const offline_buf_t *buf, size_t n)
     sk->cs = malloc(n * sizeof *sk->cs);
     sk->ce = malloc(n * sizeof *sk->ce);
     sk->todo = malloc(n * sizeof *sk->todo);
-    sk->h = malloc(2 * n * sizeof *sk->h);
-    if (!c || !sk->cs || !sk->ce || !sk->todo || !sk->h) {
+    sk->fl = malloc(n * sizeof *sk->fl);
+    if (!c || !sk->cs || !sk->ce || !sk->todo || !sk->fl) {
         free(c);
         return GM_ENOMEM;
     }
@@ -566,18 +573,8 @@ static void skyline_release(skyline_t *sk)
 {
     free(sk->cs);
     free(sk->ce);
-    free(sk->h);
+    free(sk->fl);
     free(sk->todo);
-}
-
-/* The floor of buffer id: the top of the skyline over its lifetime. */
-static inline uint64_t skyline_floor(const skyline_t *sk, uint32_t id)
-{
-    uint64_t top = 0;
-    for (size_t j = sk->cs[id]; j < sk->ce[id]; j++)
-        if (sk->h[j] > top)
-            top = sk->h[j];
-    return top;
 }
 
 /* Whether buffer x goes before y among candidates of one floor: wider,
@@ -598,17 +595,25 @@ static uint64_t skyline_pass(skyline_t *sk, const offline_buf_t *buf, uint64_t *
                              uint64_t *rng, uint64_t *work)
 {
     size_t left = sk->n;
-    memset(sk->h, 0, sk->T * sizeof *sk->h);
-    for (size_t i = 0; i < sk->n; i++)
+    uint64_t *fl = sk->fl;
+    const uint32_t *cs = sk->cs, *ce = sk->ce;
+    /* work: as the pass that read each candidate's segments counted it
+     * (1 + its segments per candidate and step), so that every budget
+     * decision is the same; the pass now keeps each candidate's floor
+     * instead (raised by each placement beside it), O(n) a step */
+    uint64_t widths = 0;
+    for (size_t i = 0; i < sk->n; i++) {
         sk->todo[i] = (uint32_t)i;
+        fl[i] = 0;
+        widths += ce[i] - cs[i];
+    }
     uint64_t peak = 0;
     while (left > 0) {
         size_t best = SIZE_MAX, second = SIZE_MAX;
         uint64_t bf = UINT64_MAX;
         for (size_t k = 0; k < left; k++) {
             uint32_t id = sk->todo[k];
-            uint64_t f = skyline_floor(sk, id);
-            *work += 1 + sk->ce[id] - sk->cs[id];
+            uint64_t f = fl[id];
             if (f < bf || (f == bf && skyline_before(buf, id, sk->todo[best]))) {
                 second = f == bf ? best : SIZE_MAX;
                 best = k;
@@ -622,10 +627,20 @@ static uint64_t skyline_pass(skyline_t *sk, const offline_buf_t *buf, uint64_t *
         uint32_t id = sk->todo[best];
         sk->todo[best] = sk->todo[--left];
         off[id] = bf;
-        for (size_t j = sk->cs[id]; j < sk->ce[id]; j++)
-            sk->h[j] = bf + buf[id].size;
-        if (bf + buf[id].size > peak)
-            peak = bf + buf[id].size;
+        /* the skyline over id's segments rises to its top (never lower
+         * than it was: id rested on the highest of them), so each unplaced
+         * buffer beside id rests at least there */
+        uint64_t top = bf + buf[id].size;
+        uint32_t a = cs[id], b = ce[id];
+        for (size_t k = 0; k < left; k++) {
+            uint32_t q = sk->todo[k];
+            if (cs[q] < b && a < ce[q] && fl[q] < top)
+                fl[q] = top;
+        }
+        *work += left + 1 + widths;
+        widths -= b - a;
+        if (top > peak)
+            peak = top;
     }
     return peak;
 }
@@ -1776,7 +1791,27 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
     size_t critical, best_critical = 0;
     int best_ff = 0;
     uint64_t budget = effort > 0 ? (uint64_t)effort : 0;
+    /* Instances beyond the exact search but within the skyline's reach
+     * (real traces of thousands of allocations): the plain skyline pass
+     * right after the first greedy pass, whatever the budget (it is what
+     * places them at the bound; the other greedy orders cost as much on
+     * such traces, where a persistent buffer meets every other one). */
+    int small = n > 1 && n <= OFFLINE_SKYLINE_MAX, sky_plain = 0;
+    uint64_t rng = seed;
     for (size_t v = 0; v < sizeof orders / sizeof orders[0]; v++) {
+        if (v == 1 && small && n > OFFLINE_EXACT_MAX && effort > 0 && best > lb) {
+            if (skyline_init(&sk, buf, n) != 0) {
+                *rc = GM_ENOMEM;
+                goto out;
+            }
+            uint64_t peak = skyline_pass(&sk, buf, pl.off, NULL, &pl.work);
+            ++*passes;
+            sky_plain = 1;
+            if (peak < best) {
+                best = peak;
+                memcpy(off, pl.off, n * sizeof *off);
+            }
+        }
         if (v > 0 && (pl.work >= budget || best <= lb))
             break;
         offline_order(order, trial, n, buf, orders[v]);
@@ -1797,15 +1832,13 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
     /* Then, while the budget lasts: skyline passes (small instances: one
      * plain, then randomized ones with a quarter of what is left) and the
      * local search over the best greedy order (the rest). */
-    uint64_t rng = seed;
-    int small = n > 1 && n <= OFFLINE_SKYLINE_MAX;
     if (small && pl.work < budget && best > lb) {
-        if (skyline_init(&sk, buf, n) != 0) {
+        if (!sky_plain && skyline_init(&sk, buf, n) != 0) {
             *rc = GM_ENOMEM;
             goto out;
         }
         uint64_t stop = pl.work + (budget - pl.work) / 4;
-        for (int k = 0; best > lb && (k == 0 || pl.work < stop); k++) {
+        for (int k = sky_plain; best > lb && (k == 0 || pl.work < stop); k++) {
             uint64_t peak = skyline_pass(&sk, buf, pl.off, k ? &rng : NULL, &pl.work);
             ++*passes;
             if (peak < best) {
