@@ -860,8 +860,8 @@ int gm_align_traces(const gm_align_trace_t *a, const gm_align_trace_t *b,
     pm = malloc((size_t)(npa ? npa : 1) * sizeof *pm);
     if (pa == NULL || pb == NULL || pm == NULL)
         goto nomem;
-    uint64_t pedits;
-    int pcomplete;
+    uint64_t pedits = 0;
+    int pcomplete = 0;
     if ((rc = al_myers(&df, &c, pa, npa, pb, npb, 0, maxd, pm, &pedits, &pcomplete, err)) ||
         (rc = al_pair_leftovers(pa, npa, pb, npb, pm, 1, 1, err)))
         goto done;

@@ -103,8 +103,9 @@ static void h_init(harness_t *h, const gm_policy_ops_t *ops, const config_t *cfg
     cr_assert_eq(gm_params_init(&h->params, ops, &err), 0, "%s: %s", ops->name, err.msg);
     if (cfg->key[0] != '\0')
         cr_assert_eq(gm_params_set(&h->params, cfg->key, cfg->value, &err), 0, "%s", err.msg);
-    snprintf(h->label, sizeof h->label, "%s%s%s%s%s", ops->name, cfg->key[0] ? " " : "",
-             cfg->key, cfg->key[0] ? "=" : "", cfg->value);
+    if (snprintf(h->label, sizeof h->label, "%s%s%s%s%s", ops->name, cfg->key[0] ? " " : "",
+                 cfg->key, cfg->key[0] ? "=" : "", cfg->value) >= (int)sizeof h->label)
+        h->label[sizeof h->label - 2] = '~'; /* cut: a label, not a key */
     gm_device_config_t dc;
     gm_device_config_default(&dc);
     dc.capacity = capacity;
