@@ -29,8 +29,8 @@
  *        (the widest lifetime first among equals), the first plain, later
  *        ones randomized; above OFFLINE_EXACT_MAX buffers (real traces of
  *        thousands, where the greedy orders cost a quarter of the budget
- *        each and the exact search does not run) the plain pass comes
- *        right after the first greedy pass, whatever the budget;
+ *        each and the exact search does not run) the plain pass runs
+ *        after the greedy orders even when they have used up the budget;
  *      - an iterated local search over the best greedy order: move one
  *        buffer — half the time the one whose placement set the peak — to
  *        an earlier position (or swap two), re-place everything, keep the
@@ -1791,27 +1791,9 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
     size_t critical, best_critical = 0;
     int best_ff = 0;
     uint64_t budget = effort > 0 ? (uint64_t)effort : 0;
-    /* Instances beyond the exact search but within the skyline's reach
-     * (real traces of thousands of allocations): the plain skyline pass
-     * right after the first greedy pass, whatever the budget (it is what
-     * places them at the bound; the other greedy orders cost as much on
-     * such traces, where a persistent buffer meets every other one). */
-    int small = n > 1 && n <= OFFLINE_SKYLINE_MAX, sky_plain = 0;
+    int small = n > 1 && n <= OFFLINE_SKYLINE_MAX;
     uint64_t rng = seed;
     for (size_t v = 0; v < sizeof orders / sizeof orders[0]; v++) {
-        if (v == 1 && small && n > OFFLINE_EXACT_MAX && effort > 0 && best > lb) {
-            if (skyline_init(&sk, buf, n) != 0) {
-                *rc = GM_ENOMEM;
-                goto out;
-            }
-            uint64_t peak = skyline_pass(&sk, buf, pl.off, NULL, &pl.work);
-            ++*passes;
-            sky_plain = 1;
-            if (peak < best) {
-                best = peak;
-                memcpy(off, pl.off, n * sizeof *off);
-            }
-        }
         if (v > 0 && (pl.work >= budget || best <= lb))
             break;
         offline_order(order, trial, n, buf, orders[v]);
@@ -1832,13 +1814,19 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
     /* Then, while the budget lasts: skyline passes (small instances: one
      * plain, then randomized ones with a quarter of what is left) and the
      * local search over the best greedy order (the rest). */
-    if (small && pl.work < budget && best > lb) {
-        if (!sky_plain && skyline_init(&sk, buf, n) != 0) {
+    /* Instances beyond the exact search but within the skyline's reach
+     * (real traces of thousands of allocations) get the plain skyline pass
+     * whatever the budget: there the greedy orders cost a quarter of the
+     * default budget each (a persistent buffer meets every other one),
+     * and the plain pass is what places them at the bound. */
+    int sky_always = small && n > OFFLINE_EXACT_MAX && effort > 0;
+    if (small && (pl.work < budget || sky_always) && best > lb) {
+        if (skyline_init(&sk, buf, n) != 0) {
             *rc = GM_ENOMEM;
             goto out;
         }
-        uint64_t stop = pl.work + (budget - pl.work) / 4;
-        for (int k = sky_plain; best > lb && (k == 0 || pl.work < stop); k++) {
+        uint64_t stop = pl.work < budget ? pl.work + (budget - pl.work) / 4 : pl.work;
+        for (int k = 0; best > lb && (k == 0 || pl.work < stop); k++) {
             uint64_t peak = skyline_pass(&sk, buf, pl.off, k ? &rng : NULL, &pl.work);
             ++*passes;
             if (peak < best) {

@@ -16,10 +16,10 @@ when little is allocated.  At t* they are a few percent fragmented, exactly
   $ gmsim replay m.db --policy caching,offline | cut -c1-100
   trace 'lmmedium_ctx128_train_fp32': 13497 events, load 6.53 GiB (peak requested: the floor for every
   
-  policy   peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag      waste 
-  caching       6.74 GiB        6.54 GiB  97.1%       96.9%     +3.2%       2.9%     89.9%  12.66 MiB 
-  offline       6.57 GiB        6.53 GiB  99.4%       99.4%     +0.6%       0.6%     20.0%      508 B 
-  'offline' plan: greedy, 6.57 GiB, 0.60% above the lower bound 6.53 GiB (not proved optimal)
+  policy   peak reserved  peak allocated    util  efficiency  overhead  frag@peak  ext frag      waste
+  caching       6.74 GiB        6.54 GiB   97.1%       96.9%     +3.2%       2.9%     89.9%  12.66 MiB
+  offline       6.53 GiB        6.53 GiB  100.0%      100.0%     +0.0%       0.0%      0.0%      508 B
+  'offline' plan: optimal, 6.53 GiB (proved: no plan needs fewer bytes)
 
 A parameter the recorded layout leaves nothing to act on is named, with
 why, and the cold replay where it does act is shown beside the warm one

@@ -80,10 +80,10 @@ as before):
   [1]
   $ gmsim sweep m.db -p offline --param offline.effort=0,1000 -o plan.db -j 1 --json | sed -n '/plans/,/}/p'
     "plans": {
-      "optimal": 1,
+      "optimal": 3,
       "feasible": 0,
-      "greedy": 2,
-      "gap_max": 0.0067386282048908334
+      "greedy": 0,
+      "gap_max": 0
     }
 
 Shards: deterministic slices, each into its own file; merged they are
