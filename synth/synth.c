@@ -92,7 +92,7 @@ typedef struct syn_list {
 } syn_list_t;
 
 #define SYN_CHOICE(e, s) "|" s
-#define SYN_LIST(arr, X) {arr, (int)(sizeof arr / sizeof arr[0]), X(SYN_CHOICE) + 1}
+#define SYN_LIST(arr, X) {arr, (int)(sizeof arr / sizeof arr[0]), &(X(SYN_CHOICE))[1]}
 static const syn_list_t syn_lists[] = {
     SYN_LIST(syn_arch_names, GM_SYNTH_ARCHS),
     SYN_LIST(syn_mode_names, GM_SYNTH_MODES),

@@ -255,7 +255,7 @@ Test(json, deep_nesting_places_commas_per_level)
 
 static const char *const escape_inputs[] = {
     "", "plain", "a\"b\\c", "\b\f\n\r\t", "\x01\x1f\x7f", "µs ≥ 𝄞",
-    "a\xff" "b", "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+    ("a\xff" "b"), "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
     "mixed \"µ\"\x02\xe2\x82 end",
 };
 #define NINPUTS (sizeof escape_inputs / sizeof escape_inputs[0])

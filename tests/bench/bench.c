@@ -46,7 +46,7 @@ double bench_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void bench_die(const char *what, const gm_error_t *err)
+_Noreturn void bench_die(const char *what, const gm_error_t *err)
 {
     fprintf(stderr, "gmsim-bench: %s: %s\n", what, err->msg);
     exit(1);

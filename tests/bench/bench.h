@@ -44,6 +44,6 @@ BENCH_SECTIONS(BENCH__DECLARE)
 double bench_now(void);
 
 /* Print "gmsim-bench: what: message" and exit 1. */
-void bench_die(const char *what, const gm_error_t *err);
+_Noreturn void bench_die(const char *what, const gm_error_t *err);
 
 #endif

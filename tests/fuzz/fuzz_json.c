@@ -55,8 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 size_t gm_fuzz_seeds(gm_fuzz_seed_t **out)
 {
     static const char *texts[] = {
-        "{\"allocator_settings\": {\"expandable_segments\": true, \"max_split_size\": -1},"
-        " \"recorded\": {\"peak_reserved\": 123456789}, \"block_pad\": 32}",
+        ("{\"allocator_settings\": {\"expandable_segments\": true, \"max_split_size\": -1},"
+         " \"recorded\": {\"peak_reserved\": 123456789}, \"block_pad\": 32}"),
         "[1, -2.5e10, \"\\u00e9\\ud83d\\ude00\", true, false, null, [], {}]",
         "{\"a\": [{\"b\": [[[\"c\"]]]}], \"k\": 18446744073709551615}",
     };
