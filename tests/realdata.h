@@ -87,9 +87,14 @@ static gm_store_t *rd_store(const char **why)
     return s;
 }
 
+/* What a caller checks of one snapshot's replay (the one policy at index 0). */
+typedef void (*gt_snapshot_fn)(void *ctx, gm_replay_t *r, const gm_trace_info_t *info);
+
 /* Replay every snapshot trace through `policy` with settings kv ("key=value",
- * NULL-terminated, may be NULL). */
-static void gt_replay_snapshots(const char *policy, const char *const *kv)
+ * NULL-terminated, may be NULL), the policy's check run as check_level says
+ * (gm_replay_config_t), and hand each finished replay to fn. */
+static void gt_each_snapshot(const char *policy, const char *const *kv, int check_level,
+                             gt_snapshot_fn fn, void *ctx)
 {
     const char *why = NULL;
     gm_store_t *s = rd_store(&why);
@@ -105,7 +110,7 @@ static void gt_replay_snapshots(const char *policy, const char *const *kv)
     for (size_t i = 0; i < n; i++) {
         gm_replay_config_t cfg;
         gm_replay_config_default(&cfg);
-        cfg.check_level = 2;
+        cfg.check_level = check_level;
         cfg.timeline_points = 0;
         gm_replay_t *r;
         gm_params_t params;
@@ -121,26 +126,42 @@ static void gt_replay_snapshots(const char *policy, const char *const *kv)
         cr_assert_eq(gm_replay_add(r, &params, &err), 0, "%s", err.msg);
         cr_assert_eq(gm_replay_trace(r, s, list[i].name, &err), 0, "%s on %s: %s", policy,
                      list[i].name, err.msg);
-        const gm_metrics_t *m = gm_replay_metrics(r, 0);
-        cr_expect_eq(m->ooms, 0, "%s on %s: %" PRIu64 " OOMs on an unlimited device", policy,
-                     list[i].name, m->ooms);
-        cr_expect_geq(m->peak_reserved, m->peak_allocated, "%s on %s", policy, list[i].name);
-        cr_expect_geq(m->peak_allocated, list[i].load, "%s on %s: peak allocated below the load",
-                      policy, list[i].name);
-        cr_expect_geq(m->peak_requested, list[i].load, "%s on %s", policy, list[i].name);
-        gm_policy_t *p = gm_replay_policy(r, 0);
-        char cwhy[256] = "";
-        cr_expect_eq(ops->check(p, cwhy, sizeof cwhy), 0, "%s on %s: %s", policy, list[i].name,
-                     cwhy);
-        if (list[i].live_at_end == 0 && ops->empty_cache != NULL) {
-            ops->empty_cache(p);
-            cr_expect_eq(p->dev->reserved, 0, "%s on %s: %" PRIu64 " bytes held after everything "
-                         "was freed and the cache emptied", policy, list[i].name, p->dev->reserved);
-        }
+        fn(ctx, r, &list[i]);
         gm_params_release(&params);
         gm_replay_destroy(r);
     }
     gm_trace_info_free_list(list, n);
+}
+
+/* The laws every policy keeps on a real snapshot. */
+static void gt_snapshot_laws(void *ctx, gm_replay_t *r, const gm_trace_info_t *info)
+{
+    (void)ctx;
+    gm_policy_t *p = gm_replay_policy(r, 0);
+    const char *policy = p->ops->name;
+    const gm_metrics_t *m = gm_replay_metrics(r, 0);
+    cr_expect_eq(m->ooms, 0, "%s on %s: %" PRIu64 " OOMs on an unlimited device", policy,
+                 info->name, m->ooms);
+    cr_expect_geq(m->peak_reserved, m->peak_allocated, "%s on %s", policy, info->name);
+    cr_expect_geq(m->peak_allocated, info->load, "%s on %s: peak allocated below the load",
+                  policy, info->name);
+    cr_expect_geq(m->peak_requested, info->load, "%s on %s", policy, info->name);
+    char cwhy[256] = "";
+    cr_expect_eq(p->ops->check(p, cwhy, sizeof cwhy), 0, "%s on %s: %s", policy, info->name,
+                 cwhy);
+    if (info->live_at_end == 0 && p->ops->empty_cache != NULL) {
+        p->ops->empty_cache(p);
+        cr_expect_eq(p->dev->reserved, 0, "%s on %s: %" PRIu64 " bytes held after everything "
+                     "was freed and the cache emptied", policy, info->name, p->dev->reserved);
+    }
+}
+
+/* Replay every snapshot trace through `policy` with settings kv, checking
+ * the policy after every event and the laws of gt_snapshot_laws (inline:
+ * a file that needs only gt_each_snapshot need not use it). */
+static inline void gt_replay_snapshots(const char *policy, const char *const *kv)
+{
+    gt_each_snapshot(policy, kv, 2, gt_snapshot_laws, NULL);
 }
 
 #endif

@@ -262,17 +262,6 @@ Test(import, a_failed_csv_import_leaves_nothing)
 
 /* ---- the registry of import formats (formats/registry.c) ------------------ */
 
-/* The first bytes of a file, or NULL (and the test skipped) when absent. */
-static size_t head_of(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return 0;
-    size_t n = fread(buf, 1, len, f);
-    fclose(f);
-    return n;
-}
-
 Test(import, the_format_registry_is_complete_and_ordered)
 {
     cr_assert_geq(gm_format_count(), 7);
@@ -306,18 +295,20 @@ Test(import, the_registry_sniffs_real_files)
         {"snapshots/msd_basic.pickle", "torch"},
         {"minimalloc/A.1048576.csv", "dsa"},
     };
-    char buf[4096], path[1024];
     size_t found = 0;
+    const char *why = NULL;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", GM_DATA_DIR, cases[i].file);
-        size_t n = head_of(path, buf, sizeof buf);
-        if (n == 0)
+        const char *path = gt_data_path(cases[i].file, &why);
+        size_t n = 0;
+        char *data = path ? gt_read_file(path, &n) : NULL;
+        if (data == NULL)
             continue;
         found++;
-        const gm_format_t *f = gm_format_sniff(buf, n);
+        const gm_format_t *f = gm_format_sniff(data, n < 4096 ? n : 4096);
         cr_assert_not_null(f, "%s: no format", cases[i].file);
         cr_expect_str_eq(f->name, cases[i].format, "%s", cases[i].file);
+        free(data);
     }
     if (found == 0)
-        cr_skip_test("%s absent: no real files to sniff", GM_DATA_DIR);
+        cr_skip_test("no real files to sniff: %s", why ? why : "none found");
 }

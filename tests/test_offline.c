@@ -700,51 +700,31 @@ Test(offline, placement_export_is_a_valid_plan, .timeout = 120)
 
 #include "realdata.h"
 
-/* Every real snapshot (../shared/data/snapshots, skipped when absent; the
- * small msd_* ones only under the sanitizers) planned with the default
- * budgets, the plan at most `slack` bytes above its bound (the load of the
- * sizes rounded to the alignment: the busiest instant's) and optimal where
- * at it.  The training ones (about 7,000 allocations each: beyond the exact
- * search, each persistent buffer meeting every other one) are what the
- * plain skyline pass after the first greedy one is for. */
+/* Every real snapshot (../shared/data/snapshots, skipped when absent)
+ * planned with the default budgets, the plan at most `slack` bytes above
+ * its bound (the load of the sizes rounded to the alignment: the busiest
+ * instant's) and optimal where at it.  The training ones (about 7,000
+ * allocations each: beyond the exact search, each persistent buffer
+ * meeting every other one) are what the plain skyline pass after the
+ * greedy orders is for. */
+static void ot_real_plan(void *ctx, gm_replay_t *r, const gm_trace_info_t *info)
+{
+    uint64_t slack = *(const uint64_t *)ctx;
+    gm_policy_t *p = gm_replay_policy(r, 0);
+    gm_plan_info_t pi;
+    cr_assert_eq(p->ops->plan(p, &pi), 0, "%s", info->name);
+    cr_expect_leq(pi.peak - pi.lower_bound, slack,
+                  "%s: plan %" PRIu64 " bytes, %" PRIu64 " above the bound %" PRIu64, info->name,
+                  pi.peak, pi.peak - pi.lower_bound, pi.lower_bound);
+    cr_expect_geq(pi.lower_bound, info->load, "%s: bound %" PRIu64 ", load %" PRIu64, info->name,
+                  pi.lower_bound, info->load);
+    cr_expect(pi.peak != pi.lower_bound || pi.status == GM_PLAN_OPTIMAL, "%s: status %s",
+              info->name, gm_plan_status_name(pi.status));
+}
+
 static void ot_real_snapshots(uint64_t slack)
 {
-    (void)gt_replay_snapshots; /* the policies' common replay: not used here */
-    const char *why = NULL;
-    gm_store_t *s = rd_store(&why);
-    if (s == NULL)
-        cr_skip_test("real snapshots not available: %s", why);
-    const gm_policy_ops_t *ops = gm_policy_find("offline");
-    cr_assert_not_null(ops);
-    gm_error_t err = {0};
-    gm_trace_info_t *list;
-    size_t n;
-    cr_assert_eq(gm_store_list(s, &list, &n, &err), 0, "%s", err.msg);
-    cr_assert_gt(n, 0);
-    for (size_t i = 0; i < n; i++) {
-        gm_replay_config_t cfg;
-        gm_replay_config_default(&cfg);
-        cfg.timeline_points = 0;
-        gm_replay_t *r;
-        gm_params_t params;
-        cr_assert_eq(gm_replay_create(&cfg, &r, &err), 0, "%s", err.msg);
-        cr_assert_eq(gm_params_init(&params, ops, &err), 0, "%s", err.msg);
-        cr_assert_eq(gm_replay_add(r, &params, &err), 0, "%s", err.msg);
-        cr_assert_eq(gm_replay_trace(r, s, list[i].name, &err), 0, "%s: %s", list[i].name,
-                     err.msg);
-        gm_plan_info_t pi;
-        cr_assert_eq(ops->plan(gm_replay_policy(r, 0), &pi), 0, "%s", list[i].name);
-        cr_expect_leq(pi.peak - pi.lower_bound, slack,
-                      "%s: plan %" PRIu64 " bytes, %" PRIu64 " above the bound %" PRIu64,
-                      list[i].name, pi.peak, pi.peak - pi.lower_bound, pi.lower_bound);
-        cr_expect_geq(pi.lower_bound, list[i].load, "%s: bound %" PRIu64 ", load %" PRIu64,
-                      list[i].name, pi.lower_bound, list[i].load);
-        cr_expect(pi.peak != pi.lower_bound || pi.status == GM_PLAN_OPTIMAL, "%s: status %s",
-                  list[i].name, gm_plan_status_name(pi.status));
-        gm_params_release(&params);
-        gm_replay_destroy(r);
-    }
-    gm_trace_info_free_list(list, n);
+    gt_each_snapshot("offline", NULL, 0, ot_real_plan, &slack);
 }
 
 /* Within one alignment unit (512 bytes) of the bound: the three training
