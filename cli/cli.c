@@ -574,9 +574,7 @@ void gm__cli_plan_line(const char *name, const gm_plan_info_t *pi)
         printf(" (proved: no plan needs fewer bytes)");
     else
         printf(", %.2f%% above the lower bound %s (not proved optimal)",
-               pi->lower_bound && pi->peak > pi->lower_bound
-                   ? 100.0 * (double)(pi->peak - pi->lower_bound) / (double)pi->lower_bound
-                   : 0.0,
+               100.0 * gm_plan_gap(pi),
                gm__cli_size(pi->lower_bound));
     if (pi->capacity)
         printf("; capacity %s %s", gm__cli_size(pi->capacity),

@@ -162,6 +162,67 @@ static int compare_by_seq(const void *a, const void *b)
     return strcmp(x->res.info.name, y->res.info.name);
 }
 
+/* The seq_len cells of a pivot's header row: the trace's name beside a
+ * seq_len two traces share. */
+static void compare_pivot_head(gm__cli_table_t *t, const compare_item_t *first, size_t with)
+{
+    gm__cli_table_cell(t, "policy");
+    for (size_t i = 0; i < with; i++) {
+        int dup = (i > 0 && first[i - 1].res.seq_len == first[i].res.seq_len) ||
+                  (i + 1 < with && first[i + 1].res.seq_len == first[i].res.seq_len);
+        if (dup)
+            gm__cli_table_cell(t, "%" PRId64 " (%s)", first[i].res.seq_len,
+                               first[i].res.info.name);
+        else
+            gm__cli_table_cell(t, "%" PRId64, first[i].res.seq_len);
+    }
+}
+
+/* The planners' plans by seq_len (none printed when no run planned): the
+ * status, and for a plan not proved optimal its bytes above the bound. */
+static int compare_plan_pivot(const compare_item_t *first, size_t with)
+{
+    size_t nconf = first->res.nruns, planners = 0;
+    for (size_t c = 0; c < nconf; c++)
+        planners += first->res.runs[c].has_plan;
+    if (planners == 0)
+        return GM_CLI_OK;
+    char *align = malloc(with + 2);
+    if (align == NULL)
+        return gm__cli_error("out of memory");
+    memset(align, 'r', with + 1);
+    align[0] = 'l';
+    align[with + 1] = '\0';
+    printf("\nplan by seq_len (optimal: proved; else how far above the lower bound)\n\n");
+    gm__cli_table_t t;
+    gm__cli_table_init(&t, with + 1, align);
+    compare_pivot_head(&t, first, with);
+    const char **peers = compare_labels(&first->res);
+    for (size_t c = 0; c < nconf; c++) {
+        if (!first->res.runs[c].has_plan)
+            continue;
+        char cut[GM_LABEL_MAX * 4];
+        gm_label_cut(first->res.runs[c].label, peers, peers ? nconf : 0, GM_LABEL_MAX, "...",
+                     cut, sizeof cut);
+        gm__cli_table_cell(&t, "%s", cut);
+        for (size_t i = 0; i < with; i++) {
+            const gm_plan_info_t *pi = &first[i].res.runs[c].plan;
+            if (pi->status == GM_PLAN_OPTIMAL)
+                gm__cli_table_cell(&t, "optimal");
+            else
+                gm__cli_table_cell(&t, "%s +%s", gm_plan_status_name(pi->status),
+                                   gm__cli_size(pi->peak > pi->lower_bound
+                                                    ? pi->peak - pi->lower_bound
+                                                    : 0));
+        }
+    }
+    free(peers);
+    gm__cli_table_print(&t, stdout, NULL);
+    gm__cli_table_release(&t);
+    free(align);
+    return GM_CLI_OK;
+}
+
 /* Pivots: one per figure, configurations down, seq_len across. */
 static int compare_pivot(compare_item_t *items, size_t n)
 {
@@ -189,16 +250,7 @@ static int compare_pivot(compare_item_t *items, size_t n)
         align[0] = 'l';
         align[with + 1] = '\0';
         gm__cli_table_init(&t, with + 1, align);
-        gm__cli_table_cell(&t, "policy");
-        for (size_t i = 0; i < with; i++) {
-            int dup = (i > 0 && first[i - 1].res.seq_len == first[i].res.seq_len) ||
-                      (i + 1 < with && first[i + 1].res.seq_len == first[i].res.seq_len);
-            if (dup)
-                gm__cli_table_cell(&t, "%" PRId64 " (%s)", first[i].res.seq_len,
-                                   first[i].res.info.name);
-            else
-                gm__cli_table_cell(&t, "%" PRId64, first[i].res.seq_len);
-        }
+        compare_pivot_head(&t, first, with);
         if (f == 0) {
             gm__cli_table_cell(&t, "load");
             for (size_t i = 0; i < with; i++)
@@ -223,7 +275,7 @@ static int compare_pivot(compare_item_t *items, size_t n)
         gm__cli_table_release(&t);
         free(align);
     }
-    return GM_CLI_OK;
+    return compare_plan_pivot(first, with);
 }
 
 static void compare_json(const compare_item_t *items, size_t n, const gm_device_config_t *dev)
@@ -316,7 +368,7 @@ static void compare_csv(const compare_item_t *items, size_t n)
 #define COMPARE_CSV_HEAD(name, type) fputs("," #name, stdout);
     GM_METRICS(COMPARE_CSV_HEAD)
 #undef COMPARE_CSV_HEAD
-    putchar('\n');
+    fputs(",plan,plan_peak,plan_lower_bound,plan_gap,plan_capacity\n", stdout);
     for (size_t i = 0; i < n; i++) {
         const gm_compare_trace_t *t = &items[i].res;
         for (size_t k = 0; k < t->nruns; k++) {
@@ -347,7 +399,13 @@ static void compare_csv(const compare_item_t *items, size_t n)
 #undef COMPARE_CSV_U64
 #undef COMPARE_CSV_I64
 #undef COMPARE_CSV_F64
-            putchar('\n');
+            /* a planner's plan, empty for the other policies */
+            if (r->has_plan)
+                printf(",%s,%" PRIu64 ",%" PRIu64 ",%.17g,%" PRIu64 "\n",
+                       gm_plan_status_name(r->plan.status), r->plan.peak, r->plan.lower_bound,
+                       gm_plan_gap(&r->plan), r->plan.capacity);
+            else
+                fputs(",,,,,\n", stdout);
         }
     }
 }

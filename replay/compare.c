@@ -106,9 +106,7 @@ void gm_plan_write_json(gm_json_t *j, const gm_plan_info_t *pi)
     gm_json_key(j, "lower_bound");
     gm_json_u64(j, pi->lower_bound);
     gm_json_key(j, "gap");
-    gm_json_double(j, pi->lower_bound && pi->peak > pi->lower_bound
-                          ? (double)(pi->peak - pi->lower_bound) / (double)pi->lower_bound
-                          : 0.0);
+    gm_json_double(j, gm_plan_gap(pi));
     gm_json_key(j, "capacity");
     gm_json_u64(j, pi->capacity);
     gm_json_key(j, "work");

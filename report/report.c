@@ -205,12 +205,12 @@ static const char *report_plan_text(const report_run_t *r, char *buf, size_t len
     if (!r->has_plan)
         return "";
     const gm_plan_info_t *pi = &r->plan;
-    if (pi->status == GM_PLAN_OPTIMAL || pi->lower_bound == 0 || pi->peak <= pi->lower_bound)
+    double gap = gm_plan_gap(pi);
+    if (pi->status == GM_PLAN_OPTIMAL || gap == 0.0)
         snprintf(buf, len, "%s", gm_plan_status_name(pi->status));
     else
         snprintf(buf, len, "%s, at most %.2f%% above the optimum",
-                 gm_plan_status_name(pi->status),
-                 ((double)pi->peak / (double)pi->lower_bound - 1) * 100);
+                 gm_plan_status_name(pi->status), gap * 100);
     return buf;
 }
 

@@ -52,6 +52,13 @@ const gm_policy_ops_t *gm_policy_find(const char *name)
     return NULL;
 }
 
+double gm_plan_gap(const gm_plan_info_t *pi)
+{
+    if (pi->lower_bound == 0 || pi->peak <= pi->lower_bound)
+        return 0.0;
+    return (double)(pi->peak - pi->lower_bound) / (double)pi->lower_bound;
+}
+
 const char *gm_plan_status_name(int status)
 {
     switch (status) {

@@ -116,6 +116,11 @@ typedef struct gm_plan_info {
     const uint64_t *size;   /* by allocation id: its bytes there (rounded) */
 } gm_plan_info_t;
 
+/* How far the plan may be above the optimum, as a fraction of the proved
+ * lower bound: (peak - lower_bound) / lower_bound; 0 when it is at the
+ * bound (or no bound is known). */
+double gm_plan_gap(const gm_plan_info_t *pi);
+
 /* ---- the interface ------------------------------------------------------- */
 
 /* gm_policy_ops_t.flags */

@@ -86,7 +86,7 @@ JSON and CSV carry every metric of every run:
           {
             "policy": "buddy",
   $ gmsim compare r.db -p buddy --csv | head -1
-  store,trace,digest,seq_len,events,load,policy,label,params,peak_requested,peak_allocated,peak_reserved,utilization,efficiency,overhead,frag_at_peak,internal_waste_at_peak,external_frag_at_peak,device_mallocs,device_frees,device_time_ns,ooms,first_oom_event,events,sim_ns_per_event
+  store,trace,digest,seq_len,events,load,policy,label,params,peak_requested,peak_allocated,peak_reserved,utilization,efficiency,overhead,frag_at_peak,internal_waste_at_peak,external_frag_at_peak,device_mallocs,device_frees,device_time_ns,ooms,first_oom_event,events,sim_ns_per_event,plan,plan_peak,plan_lower_bound,plan_gap,plan_capacity
 
 A planner's run (offline) says how good its plan is known to be, as
 replay does: a line under the table (optimal, or greedy/feasible with the
@@ -114,6 +114,21 @@ policies' rows are as before:
             }
   $ gmsim compare r.db -p buddy,offline --json | grep -c '"plan"'
   1
+
+In --csv the plan is five last columns (status, peak, lower bound, gap,
+capacity), empty for the other policies; with --by seq_len it is one more
+pivot, of the planners only:
+
+  $ gmsim compare r.db -p buddy,offline --param offline.effort=0 --csv --no-advice | awk -F, '{ print $7 "," $(NF-4) "," $(NF-3) "," $(NF-2) "," $(NF-1) "," $NF }'
+  policy,plan,plan_peak,plan_lower_bound,plan_gap,plan_capacity
+  buddy,,,,,
+  offline,greedy,66044928,65808384,0.0035944356269255904,0
+  $ gmsim compare m.db -p buddy,offline --param offline.effort=0,100000000 --by seq_len | tail -5
+  plan by seq_len (optimal: proved; else how far above the lower bound)
+  
+  policy                          128      256
+  offline effort=0  greedy +15.99 MiB  optimal
+  offline                     optimal  optimal
 
 Errors:
 
