@@ -135,10 +135,20 @@ extern const gm_policy_ops_t gm__policy_offline;
 
 /* A leaf of the max-end tree: a buffer's end when placed (0: not placed)
  * and its range in the arena, side by side (one cache line for the test
- * and the range). */
+ * and the range).  Ends are 32-bit (offline_end32), which halves the
+ * tree that every query walks. */
 typedef struct offline_leaf {
-    uint64_t end, lo, hi;
+    uint64_t lo, hi;
+    uint32_t end;
 } offline_leaf_t;
+
+/* A buffer's event index as the greedy passes keep it: 32 bits, a
+ * lifetime that never ends UINT32_MAX (above every start).  offline_plan
+ * ranks the indices first when a trace has 2^32 − 1 events or more. */
+static inline uint32_t offline_end32(uint64_t end)
+{
+    return end == UINT64_MAX ? UINT32_MAX : (uint32_t)end;
+}
 
 typedef struct plan {
     size_t n;
@@ -147,7 +157,7 @@ typedef struct plan {
     uint64_t *starts;         /* starts in that order */
     uint32_t *pos;            /* id → position in by_start */
     size_t m;                 /* leaves of the tree (power of two ≥ n) */
-    uint64_t *tree;           /* internal nodes [1, m): max end of the placed buffers below; 0 = none */
+    uint32_t *tree;           /* internal nodes [1, m): max end of the placed buffers below; 0 = none */
     uint32_t *before;         /* dense starts: before[e] = buffers starting before e (NULL: search) */
     uint64_t top;             /* before[] covers [0, top] */
     uint64_t *off;            /* this pass's offsets, by id */
@@ -234,7 +244,7 @@ static int offline_push(plan_t *pl, size_t *k, uint64_t lo, uint64_t hi)
 }
 
 /* The ranges of the placed buffers conflicting with [s, e): their count. */
-static size_t offline_conflicts(plan_t *pl, uint64_t s, uint64_t e)
+static size_t offline_conflicts(plan_t *pl, uint32_t s, uint64_t e)
 {
     /* positions [0, P) start before e: a table lookup where the event
      * indices are dense, else a binary search */
@@ -310,8 +320,8 @@ static size_t offline_conflicts(plan_t *pl, uint64_t s, uint64_t e)
 static void offline_place(plan_t *pl, uint32_t id, uint64_t off)
 {
     pl->off[id] = off;
-    uint64_t e = pl->buf[id].end;
-    pl->leaf[pl->pos[id]] = (offline_leaf_t){e, off, off + pl->buf[id].size};
+    uint32_t e = offline_end32(pl->buf[id].end);
+    pl->leaf[pl->pos[id]] = (offline_leaf_t){off, off + pl->buf[id].size, e};
     size_t v = (pl->m + pl->pos[id]) >> 1;
     while (v >= 1 && pl->tree[v] < e) {
         pl->tree[v] = e;
@@ -330,7 +340,7 @@ static uint64_t offline_pass(plan_t *pl, const uint32_t *order, int first_fit, s
     for (size_t i = 0; i < pl->n; i++) {
         uint32_t id = order[i];
         const offline_buf_t *b = &pl->buf[id];
-        size_t k = offline_conflicts(pl, b->start, b->end);
+        size_t k = offline_conflicts(pl, (uint32_t)b->start, b->end);
         if (pl->oom)
             return 0;
         pl->work += 1 + k;
@@ -1706,6 +1716,39 @@ static uint64_t offline_lower_bound(const offline_buf_t *buf, size_t n, int *rc)
     return lb;
 }
 
+/* A copy of buf[0, n) with each start and end replaced by its rank among
+ * the distinct ones (a lifetime that never ends stays UINT64_MAX): the
+ * same overlaps, indices below 2n.  NULL on host OOM. */
+static offline_buf_t *offline_rank(const offline_buf_t *buf, size_t n)
+{
+    offline_buf_t *r = malloc(n * sizeof *r);
+    uint64_t *c = malloc(2 * n * sizeof *c);
+    if (r == NULL || c == NULL) {
+        free(r);
+        free(c);
+        return NULL;
+    }
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        c[u++] = buf[i].start;
+        if (buf[i].end != UINT64_MAX)
+            c[u++] = buf[i].end;
+    }
+    qsort(c, u, sizeof *c, offline_u64_cmp);
+    size_t d = 0;
+    for (size_t i = 0; i < u; i++)
+        if (d == 0 || c[i] != c[d - 1])
+            c[d++] = c[i];
+    for (size_t i = 0; i < n; i++) {
+        r[i] = buf[i];
+        r[i].start = offline_coord(c, d, buf[i].start);
+        if (buf[i].end != UINT64_MAX)
+            r[i].end = offline_coord(c, d, buf[i].end);
+    }
+    free(c);
+    return r;
+}
+
 /*
  * Plan buf[0..n) into off (by id).  Returns the peak; GM_ENOMEM through
  * *rc.  effort bounds the work of the improvement passes, search that of
@@ -1742,6 +1785,7 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
     uint32_t *order = malloc(n * sizeof *order), *best_order = malloc(n * sizeof *best_order);
     uint32_t *trial = malloc(n * sizeof *trial);
     uint64_t best = UINT64_MAX, greedy_best = UINT64_MAX;
+    offline_buf_t *ranked = NULL;
     skyline_t sk;
     memset(&sk, 0, sizeof sk);
     if (!pl.by_start || !pl.starts || !pl.pos || !pl.tree || !pl.off || !pl.leaf ||
@@ -1752,16 +1796,31 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
     }
     /* the stack holds at most one pending right child per level plus a
      * left child: 2 × depth + 2 entries; depth ≤ 64 */
+    /* the passes' ends are 32-bit (offline_end32): event indices beyond
+     * are replaced by their ranks, which keeps every overlap (the orders
+     * still read the indices themselves) */
+    int wide = 0;
+    for (size_t i = 0; i < n && !wide; i++)
+        wide = buf[i].start >= UINT32_MAX - 1 ||
+               (buf[i].end != UINT64_MAX && buf[i].end >= UINT32_MAX - 1);
+    if (wide) {
+        ranked = offline_rank(buf, n);
+        if (ranked == NULL) {
+            *rc = GM_ENOMEM;
+            goto out;
+        }
+        pl.buf = ranked;
+    }
     int sorted = 1;
     for (size_t i = 0; i < n; i++) {
         pl.by_start[i] = (uint32_t)i;
-        if (i > 0 && buf[i].start < buf[i - 1].start)
+        if (i > 0 && pl.buf[i].start < pl.buf[i - 1].start)
             sorted = 0;
     }
     if (!sorted)
-        offline_sort_ids(pl.by_start, trial, n, buf, offline_cmp_start);
+        offline_sort_ids(pl.by_start, trial, n, pl.buf, offline_cmp_start);
     for (size_t i = 0; i < n; i++) {
-        pl.starts[i] = buf[pl.by_start[i]].start;
+        pl.starts[i] = pl.buf[pl.by_start[i]].start;
         pl.pos[pl.by_start[i]] = (uint32_t)i;
     }
     /* event indices dense (the usual case, at most 4n + 64 of them): the
@@ -1895,6 +1954,7 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
 out:
     *work = pl.work;
     skyline_release(&sk);
+    free(ranked);
     free(pl.by_start);
     free(pl.starts);
     free(pl.pos);

@@ -241,6 +241,46 @@ Test(offline, improvement_never_loses_and_is_deterministic)
     free(ev);
 }
 
+/* Event indices beyond 32 bits (a trace of more than 4 G events) plan as
+ * their ranks: the same plan as the same lifetimes at small indices. */
+Test(offline, event_indices_beyond_32_bits_give_the_same_plan)
+{
+    size_t n, na;
+    uint64_t load;
+    gm_event_t *ev = ot_workload(4000, 11, &n);
+    gm_lifetime_t *lt = ot_lifetimes(ev, n, &na, &load);
+    gm_lifetime_t *wide = malloc(na * sizeof *wide);
+    cr_assert_not_null(wide);
+    const uint64_t base = (UINT64_C(5) << 32) + UINT32_MAX - 6000; /* low halves wrap */
+    for (size_t i = 0; i < na; i++) {
+        wide[i] = lt[i];
+        wide[i].start = base + 3 * lt[i].start; /* lengths scale: the same orders */
+        if (lt[i].end != GM_LIFETIME_OPEN)
+            wide[i].end = base + 3 * lt[i].end;
+    }
+    static const char *const cfgs[][3] = {{"effort", "0", NULL}, {"effort", "2000000", NULL}};
+    for (size_t c = 0; c < 2; c++) {
+        ot_run_t a, b;
+        ot_plan(&a, lt, na, cfgs[c]);
+        ot_plan(&b, wide, na, cfgs[c]);
+        gm_plan_info_t pa = ot_info(&a), pb = ot_info(&b);
+        cr_expect_eq(pa.peak, pb.peak, "effort %s: %" PRIu64 " at small indices, %" PRIu64
+                     " beyond 32 bits", cfgs[c][1], pa.peak, pb.peak);
+        cr_expect_eq(pa.lower_bound, pb.lower_bound);
+        cr_expect_eq(pa.status, pb.status);
+        cr_assert_eq(pa.n, pb.n);
+        size_t differ = 0;
+        for (size_t i = 0; i < pa.n; i++)
+            differ += pa.offset[i] != pb.offset[i];
+        cr_expect_eq(differ, 0, "effort %s: %zu of %zu offsets differ", cfgs[c][1], differ, pa.n);
+        ot_release(&a);
+        ot_release(&b);
+    }
+    free(wide);
+    free(lt);
+    free(ev);
+}
+
 Test(offline, refuses_to_run_without_lifetimes)
 {
     const gm_policy_ops_t *ops = gm_policy_find("offline");
