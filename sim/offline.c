@@ -294,8 +294,13 @@ static void offline_visit(plan_t *pl, size_t *k, unsigned lv, size_t j, size_t f
     }
     /* the children read next: fetch their lines first (the walk is mostly
      * cache misses) */
-    for (unsigned m = mask; m != 0; m &= m - 1)
-        __builtin_prefetch(pl->node + pl->lvl[lv - 1] + 16 * (16 * j + (unsigned)__builtin_ctz(m)));
+    for (unsigned m = mask; m != 0; m &= m - 1) {
+        size_t c = 16 * j + (unsigned)__builtin_ctz(m);
+        __builtin_prefetch(pl->node + pl->lvl[lv - 1] + 16 * c);
+        if (lv == 1) /* and the ranges of its leaves: four lines */
+            for (unsigned q = 0; q < 16; q += 4)
+                __builtin_prefetch(&pl->range[16 * c + q]);
+    }
     for (; mask != 0 && !pl->oom; mask &= mask - 1) {
         unsigned c = (unsigned)__builtin_ctz(mask);
         offline_visit(pl, k, lv - 1, 16 * j + c, first + c * span, s, P);
@@ -359,6 +364,22 @@ static uint64_t offline_pass(plan_t *pl, const uint32_t *order, int first_fit, s
     for (size_t i = 0; i < pl->n; i++) {
         uint32_t id = order[i];
         const offline_buf_t *b = &pl->buf[id];
+        /* the order is by size, the ids at random: fetch what the next
+         * queries read by id (the buffer, then its position and prefix,
+         * then its leaf) ahead of them, each from what came in before */
+        if (i + 16 < pl->n)
+            __builtin_prefetch(&pl->buf[order[i + 16]]);
+        if (i + 8 < pl->n) {
+            const offline_buf_t *nb = &pl->buf[order[i + 8]];
+            __builtin_prefetch(&pl->pos[order[i + 8]]);
+            if (pl->before != NULL && nb->end <= pl->top)
+                __builtin_prefetch(&pl->before[nb->end]);
+        }
+        if (i + 4 < pl->n) {
+            size_t np = pl->pos[order[i + 4]];
+            __builtin_prefetch(&pl->range[np], 1);
+            __builtin_prefetch(&pl->node[np], 1);
+        }
         size_t k = offline_conflicts(pl, (uint32_t)b->start, b->end);
         if (pl->oom)
             return 0;
