@@ -162,10 +162,13 @@ static int compare_by_seq(const void *a, const void *b)
     return strcmp(x->res.info.name, y->res.info.name);
 }
 
-/* The seq_len cells of a pivot's header row: the trace's name beside a
- * seq_len two traces share. */
-static void compare_pivot_head(gm__cli_table_t *t, const compare_item_t *first, size_t with)
+/* A pivot's table (align: its columns', kept until it is printed) and its
+ * header row: the seq_len cells, the trace's name beside a seq_len two
+ * traces share. */
+static void compare_pivot_head(gm__cli_table_t *t, const char *align, const compare_item_t *first,
+                               size_t with)
 {
+    gm__cli_table_init(t, with + 1, align);
     gm__cli_table_cell(t, "policy");
     for (size_t i = 0; i < with; i++) {
         int dup = (i > 0 && first[i - 1].res.seq_len == first[i].res.seq_len) ||
@@ -180,23 +183,16 @@ static void compare_pivot_head(gm__cli_table_t *t, const compare_item_t *first, 
 
 /* The planners' plans by seq_len (none printed when no run planned): the
  * status, and for a plan not proved optimal its bytes above the bound. */
-static int compare_plan_pivot(const compare_item_t *first, size_t with)
+static void compare_plan_pivot(const compare_item_t *first, size_t with, const char *align)
 {
     size_t nconf = first->res.nruns, planners = 0;
     for (size_t c = 0; c < nconf; c++)
         planners += first->res.runs[c].has_plan;
     if (planners == 0)
-        return GM_CLI_OK;
-    char *align = malloc(with + 2);
-    if (align == NULL)
-        return gm__cli_error("out of memory");
-    memset(align, 'r', with + 1);
-    align[0] = 'l';
-    align[with + 1] = '\0';
+        return;
     printf("\nplan by seq_len (optimal: proved; else how far above the lower bound)\n\n");
     gm__cli_table_t t;
-    gm__cli_table_init(&t, with + 1, align);
-    compare_pivot_head(&t, first, with);
+    compare_pivot_head(&t, align, first, with);
     const char **peers = compare_labels(&first->res);
     for (size_t c = 0; c < nconf; c++) {
         if (!first->res.runs[c].has_plan)
@@ -219,8 +215,6 @@ static int compare_plan_pivot(const compare_item_t *first, size_t with)
     free(peers);
     gm__cli_table_print(&t, stdout, NULL);
     gm__cli_table_release(&t);
-    free(align);
-    return GM_CLI_OK;
 }
 
 /* Pivots: one per figure, configurations down, seq_len across. */
@@ -240,17 +234,16 @@ static int compare_pivot(compare_item_t *items, size_t n)
                                           "fragmentation at peak"};
     /* Configurations are the same for every trace, in the same order. */
     size_t nconf = first->res.nruns;
+    char *align = malloc(with + 2); /* the policy left, the figures right */
+    if (align == NULL)
+        return gm__cli_error("out of memory");
+    memset(align, 'r', with + 1);
+    align[0] = 'l';
+    align[with + 1] = '\0';
     for (size_t f = 0; f < 3; f++) {
         printf("%s%s by seq_len\n\n", f ? "\n" : "", figures[f]);
         gm__cli_table_t t;
-        char *align = malloc(with + 2);
-        if (align == NULL)
-            return gm__cli_error("out of memory");
-        memset(align, 'r', with + 1);
-        align[0] = 'l';
-        align[with + 1] = '\0';
-        gm__cli_table_init(&t, with + 1, align);
-        compare_pivot_head(&t, first, with);
+        compare_pivot_head(&t, align, first, with);
         if (f == 0) {
             gm__cli_table_cell(&t, "load");
             for (size_t i = 0; i < with; i++)
@@ -273,9 +266,10 @@ static int compare_pivot(compare_item_t *items, size_t n)
         free(peers);
         gm__cli_table_print(&t, stdout, NULL);
         gm__cli_table_release(&t);
-        free(align);
     }
-    return compare_plan_pivot(first, with);
+    compare_plan_pivot(first, with, align);
+    free(align);
+    return GM_CLI_OK;
 }
 
 static void compare_json(const compare_item_t *items, size_t n, const gm_device_config_t *dev)

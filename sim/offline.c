@@ -588,10 +588,32 @@ static size_t offline_coord(const uint64_t *c, size_t n, uint64_t v)
     return lo;
 }
 
+/* The distinct starts and ends of buf[0, n) (a lifetime that never ends:
+ * UINT64_MAX), sorted, in a new array of 2n; *u gets their count.  NULL
+ * on host OOM. */
+static uint64_t *offline_times(const offline_buf_t *buf, size_t n, size_t *u)
+{
+    uint64_t *c = malloc(2 * (n ? n : 1) * sizeof *c);
+    if (c == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        c[2 * i] = buf[i].start;
+        c[2 * i + 1] = buf[i].end;
+    }
+    qsort(c, 2 * n, sizeof *c, offline_u64_cmp);
+    size_t d = 0;
+    for (size_t i = 0; i < 2 * n; i++)
+        if (d == 0 || c[i] != c[d - 1])
+            c[d++] = c[i];
+    *u = d;
+    return c;
+}
+
 static int skyline_init(skyline_t *sk, const offline_buf_t *buf, size_t n)
 {
     memset(sk, 0, sizeof *sk);
-    uint64_t *c = malloc(2 * n * sizeof *c);
+    size_t u;
+    uint64_t *c = offline_times(buf, n, &u);
     sk->cs = malloc(n * sizeof *sk->cs);
     sk->ce = malloc(n * sizeof *sk->ce);
     sk->todo = malloc(n * sizeof *sk->todo);
@@ -600,15 +622,6 @@ static int skyline_init(skyline_t *sk, const offline_buf_t *buf, size_t n)
         free(c);
         return GM_ENOMEM;
     }
-    for (size_t i = 0; i < n; i++) {
-        c[2 * i] = buf[i].start;
-        c[2 * i + 1] = buf[i].end;
-    }
-    qsort(c, 2 * n, sizeof *c, offline_u64_cmp);
-    size_t u = 0;
-    for (size_t i = 0; i < 2 * n; i++)
-        if (u == 0 || c[i] != c[u - 1])
-            c[u++] = c[i];
     for (size_t i = 0; i < n; i++) {
         sk->cs[i] = (uint32_t)offline_coord(c, u, buf[i].start);
         sk->ce[i] = (uint32_t)offline_coord(c, u, buf[i].end);
@@ -848,22 +861,14 @@ static int exact_init(exact_t *m, const offline_buf_t *buf, size_t n)
     m->n = n;
     m->buf = buf;
     /* elementary segments between the distinct times */
-    uint64_t *c = malloc(2 * n * sizeof *c);
+    size_t u;
+    uint64_t *c = offline_times(buf, n, &u);
     uint32_t *segsec = NULL;
     unsigned char *sflag = NULL, *eflag = NULL;
     m->sa = malloc(n * sizeof *m->sa);
     m->sb = malloc(n * sizeof *m->sb);
     if (!c || !m->sa || !m->sb)
         goto oom;
-    for (size_t i = 0; i < n; i++) {
-        c[2 * i] = buf[i].start;
-        c[2 * i + 1] = buf[i].end;
-    }
-    qsort(c, 2 * n, sizeof *c, offline_u64_cmp);
-    size_t u = 0;
-    for (size_t i = 0; i < 2 * n; i++)
-        if (u == 0 || c[i] != c[u - 1])
-            c[u++] = c[i];
     /* boundary j (time c[j]) has starts and/or ends; segment j is
      * [c[j], c[j + 1]); a segment is a section when its left boundary
      * has a start and its right one an end */
@@ -1762,23 +1767,13 @@ static uint64_t offline_lower_bound(const offline_buf_t *buf, size_t n, int *rc)
 static offline_buf_t *offline_rank(const offline_buf_t *buf, size_t n)
 {
     offline_buf_t *r = malloc(n * sizeof *r);
-    uint64_t *c = malloc(2 * n * sizeof *c);
+    size_t d;
+    uint64_t *c = offline_times(buf, n, &d);
     if (r == NULL || c == NULL) {
         free(r);
         free(c);
         return NULL;
     }
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++) {
-        c[u++] = buf[i].start;
-        if (buf[i].end != UINT64_MAX)
-            c[u++] = buf[i].end;
-    }
-    qsort(c, u, sizeof *c, offline_u64_cmp);
-    size_t d = 0;
-    for (size_t i = 0; i < u; i++)
-        if (d == 0 || c[i] != c[d - 1])
-            c[d++] = c[i];
     for (size_t i = 0; i < n; i++) {
         r[i] = buf[i];
         r[i].start = offline_coord(c, d, buf[i].start);
