@@ -50,7 +50,7 @@ static const char estimate_usage[] =
 typedef struct est_line {
     const char *key, *label;
     uint64_t bytes;
-    char formula[256];
+    char formula[320]; /* the longest formula below fits whole */
 } est_line_t;
 
 static const char *est_prec_name(const gm_synth_config_t *c)

@@ -676,7 +676,8 @@ static void al_describe(const gm_align_trace_t *a, const gm_align_trace_t *b, ui
                      (unsigned long long)x->event, a->name, (unsigned long long)aid,
                      (unsigned long long)x->size, mbuf, fbuf, (unsigned long long)b_event,
                      b->name);
-    (void)n; /* a description: cut where it does not fit */
+    if (n < 0 || (size_t)n >= sizeof out->where) /* a description: cut where it does not fit */
+        memcpy(out->where + sizeof out->where - 4, "...", 4);
 }
 
 /*
