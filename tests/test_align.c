@@ -281,6 +281,45 @@ Test(align, start_anchored)
     gm_store_close(s);
 }
 
+/* Names, a mark and frames too long for the place's description: it is cut
+ * at its end, and the cut is marked. */
+Test(align, a_long_description_is_cut_and_marked)
+{
+    gm_store_t *s = ta_store();
+    char na_[80], nb_[80], mark[80], fa[120], fb[120];
+    memset(na_, 'a', 70), na_[70] = '\0';
+    memset(nb_, 'b', 70), nb_[70] = '\0';
+    memset(mark, 'm', 70), mark[70] = '\0';
+    memset(fa, 'x', 100), fa[100] = '\0';
+    memset(fb, 'y', 100), fb[100] = '\0';
+    ta_ev_t a[40], b[40];
+    size_t na = 0, nb = 0;
+    for (int i = 0; i < 10; i++) {
+        a[na++] = (ta_ev_t){'a', 100 + (uint64_t)i, "same"};
+        b[nb++] = (ta_ev_t){'a', 100 + (uint64_t)i, "same"};
+    }
+    a[na++] = (ta_ev_t){'m', 0, mark};
+    b[nb++] = (ta_ev_t){'m', 0, mark};
+    for (int i = 0; i < 10; i++) {
+        a[na++] = (ta_ev_t){'a', 7, fa};
+        b[nb++] = (ta_ev_t){'a', 9, fb};
+    }
+    ta_write(s, na_, a, na);
+    ta_write(s, nb_, b, nb);
+    gm_align_trace_t *ta = ta_load(s, na_), *tb = ta_load(s, nb_);
+    gm_align_result_t r;
+    gm_error_t err;
+    cr_assert_eq(gm_align_traces(ta, tb, NULL, &r, &err), 0, "%s", err.msg);
+    size_t len = strlen(r.where);
+    cr_assert_eq(len, sizeof r.where - 1, "%zu: %s", len, r.where);
+    cr_assert_str_eq(r.where + len - 3, "...", "%s", r.where);
+    cr_assert(strncmp(r.where, "event 11 of 'aaaa", 17) == 0, "%s", r.where);
+    gm_align_result_release(&r);
+    gm_align_trace_free(ta);
+    gm_align_trace_free(tb);
+    gm_store_close(s);
+}
+
 /* A program that differs in the middle: the break is named by its place. */
 Test(align, names_the_break)
 {
