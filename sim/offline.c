@@ -588,6 +588,17 @@ static size_t offline_coord(const uint64_t *c, size_t n, uint64_t v)
     return lo;
 }
 
+/* Sort c[0, k) and keep each value once; returns how many remain. */
+static size_t offline_unique(uint64_t *c, size_t k)
+{
+    qsort(c, k, sizeof *c, offline_u64_cmp);
+    size_t d = 0;
+    for (size_t i = 0; i < k; i++)
+        if (d == 0 || c[i] != c[d - 1])
+            c[d++] = c[i];
+    return d;
+}
+
 /* The distinct starts and ends of buf[0, n) (a lifetime that never ends:
  * UINT64_MAX), sorted, in a new array of 2n; *u gets their count.  NULL
  * on host OOM. */
@@ -600,12 +611,7 @@ static uint64_t *offline_times(const offline_buf_t *buf, size_t n, size_t *u)
         c[2 * i] = buf[i].start;
         c[2 * i + 1] = buf[i].end;
     }
-    qsort(c, 2 * n, sizeof *c, offline_u64_cmp);
-    size_t d = 0;
-    for (size_t i = 0; i < 2 * n; i++)
-        if (d == 0 || c[i] != c[d - 1])
-            c[d++] = c[i];
-    *u = d;
+    *u = offline_unique(c, 2 * n);
     return c;
 }
 
@@ -1513,11 +1519,7 @@ static int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs
         t[2 * i] = buf[i].t0;
         t[2 * i + 1] = buf[i].t1;
     }
-    qsort(t, 2 * n, sizeof *t, offline_u64_cmp);
-    size_t u = 0;
-    for (size_t i = 0; i < 2 * n; i++)
-        if (u == 0 || t[i] != t[u - 1])
-            t[u++] = t[i];
+    size_t u = offline_unique(t, 2 * n);
     c.T = u - 1;
     c.first = calloc(c.T + 2, sizeof *c.first);
     c.h = calloc(c.T + 1, sizeof *c.h);
