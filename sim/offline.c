@@ -38,7 +38,12 @@
  *      Every step stops as soon as a plan reaches the lower bound LB (the
  *      busiest instant's bytes, by a sweep over the lifetimes: no plan
  *      goes below it).
- *   3. For up to OFFLINE_EXACT_MAX buffers, an exact search under its own
+ *   3. Beyond OFFLINE_EXACT_MAX buffers (up to OFFLINE_SKYLINE_MAX), when
+ *      the plan is above LB: the window repair (below), under a quarter of
+ *      the `search` budget: an exact search over windows of time around
+ *      the busiest instants where the plan rises above LB, the rest
+ *      re-placed around them; a window proved infeasible raises the bound.
+ *   4. For up to OFFLINE_EXACT_MAX buffers, an exact search under its own
  *      budget (`search`): a branch-and-bound for a plan within a target
  *      arena size (see "exact search" below: MiniMalloc's canonical
  *      placements, section bounds, dominance, hatless pruning, decomposition
@@ -354,14 +359,26 @@ static void offline_place(plan_t *pl, uint32_t id, uint64_t off)
     }
 }
 
-/* One greedy pass in `order`; returns the peak (0 and pl->oom on host OOM).
- * *critical gets the index in order of the buffer that reached the peak. */
-static uint64_t offline_pass(plan_t *pl, const uint32_t *order, int first_fit, size_t *critical)
+/* One greedy pass in `order`, the first nfixed of which go where at[] says
+ * (by id: a consistent partial plan, not checked) and the rest each into
+ * its gap; returns the peak (0 and pl->oom on host OOM).  *critical gets
+ * the index in order of the buffer that reached the peak. */
+static uint64_t offline_pass(plan_t *pl, const uint32_t *order, size_t nfixed, const uint64_t *at,
+                             int first_fit, size_t *critical)
 {
     memset(pl->node, 0, pl->nodes * sizeof *pl->node);
     uint64_t peak = 0;
     *critical = 0;
-    for (size_t i = 0; i < pl->n; i++) {
+    for (size_t i = 0; i < nfixed; i++) {
+        uint32_t id = order[i];
+        offline_place(pl, id, at[id]);
+        pl->work++;
+        if (at[id] + pl->buf[id].size > peak) {
+            peak = at[id] + pl->buf[id].size;
+            *critical = i;
+        }
+    }
+    for (size_t i = nfixed; i < pl->n; i++) {
         uint32_t id = order[i];
         const offline_buf_t *b = &pl->buf[id];
         /* the order is by size, the ids at random: fetch what the next
@@ -1695,6 +1712,311 @@ static int offline_exact(const offline_buf_t *buf, size_t n, uint64_t align, uin
     return oom ? GM_ENOMEM : 0;
 }
 
+/* ---- window repair ---------------------------------------------------------------
+ * For traces beyond the exact search (real ones: thousands of buffers, the
+ * heuristics' plan a few alignment units above the bound), an exact
+ * search over windows of time around the busiest instants, the rest placed
+ * around them.
+ *
+ *   Centres: in each run of elementary segments where the plan rises above
+ *   the target (the bound), the midpoint of its first and last busiest
+ *   segments (a tight stretch's middle: event order cuts one instant into
+ *   segments a byte apart); they accumulate over the rounds.  Windows: every segment within h of a centre.  The instance:
+ *   each buffer alive in a window, its lifetime clipped to the span from
+ *   the first window's start to the last one's end (buffers alive only
+ *   between windows left out).  Two intervals that meet each other and
+ *   each meet the span meet inside it, so the instance keeps every
+ *   conflict among its buffers, and a plan of it, fixed, is consistent.
+ *
+ *   A buffer alive over the whole span takes no part: in any plan the strip
+ *   it fills across the span can be swapped down with everything beneath
+ *   it, so those buffers stack at the bottom (F bytes) and the rest must
+ *   fit in target − F.  The instance is a relaxation (fewer buffers,
+ *   shorter lifetimes: every plan of the trace within the target gives one
+ *   of it), so a search that runs to its end without a plan proves the
+ *   target infeasible and the bound rises by one alignment unit.  One that
+ *   finds a plan fixes it: the whole buffers stacked in the order of their
+ *   offsets in the best plan so far, the clipped ones at F + their offsets
+ *   in the instance's plan, then every other buffer placed by best fit in
+ *   the order of its offset in the best plan (which rebuilds that plan
+ *   around the windows where it can).  The new plan replaces the best when
+ *   its peak is lower, or equal and above the target over fewer segments.
+ *
+ *   h widens (the clipped buffers up to REPAIR_PARTS[w], a binary search:
+ *   their count grows with h) while no plan improves; each improvement
+ *   starts a new round from the narrowest.  The search's work is counted
+ *   in the budget.
+ */
+
+static const size_t repair_parts[] = {64, 256, OFFLINE_EXACT_MAX};
+#define REPAIR_ROUNDS 8
+
+typedef struct repair {
+    size_t n, S;
+    uint32_t *cs, *ce;     /* each buffer's segments [cs, ce) */
+    uint64_t *load;        /* per segment: its bytes */
+    uint64_t *tm;          /* per segment boundary: its time (the t0 or t1 of a buffer there) */
+    int64_t *over;         /* per segment (difference array): buffers of the plan above the target */
+    uint32_t *centres;     /* per segment + 1: the centres before it (prefix counts) */
+    unsigned char *centre; /* per segment: a centre */
+    uint32_t *kept;        /* per segment + 1: the window segments before it */
+    offline_buf_t *sub;    /* the instance's clipped buffers */
+    uint32_t *subid;       /* their ids */
+    uint64_t *at;          /* the composed plan's fixed offsets, by id */
+    offline_key_t *key;    /* 2n: the composed order's keys */
+    uint32_t *order;
+} repair_t;
+
+static void repair_release(repair_t *r)
+{
+    free(r->cs);
+    free(r->ce);
+    free(r->load);
+    free(r->tm);
+    free(r->over);
+    free(r->centres);
+    free(r->centre);
+    free(r->kept);
+    free(r->sub);
+    free(r->subid);
+    free(r->at);
+    free(r->key);
+    free(r->order);
+}
+
+static int repair_init(repair_t *r, const offline_buf_t *buf, size_t n)
+{
+    memset(r, 0, sizeof *r);
+    size_t u;
+    uint64_t *c = offline_times(buf, n, &u);
+    r->n = n;
+    r->S = u ? u - 1 : 0;
+    r->cs = malloc(n * sizeof *r->cs);
+    r->ce = malloc(n * sizeof *r->ce);
+    r->load = calloc(u + 1, sizeof *r->load);
+    r->tm = calloc(u + 1, sizeof *r->tm);
+    r->over = malloc((u + 1) * sizeof *r->over);
+    r->centres = malloc((u + 1) * sizeof *r->centres);
+    r->centre = calloc(u + 1, 1);
+    r->kept = malloc((u + 1) * sizeof *r->kept);
+    r->sub = malloc(OFFLINE_EXACT_MAX * sizeof *r->sub);
+    r->subid = malloc(OFFLINE_EXACT_MAX * sizeof *r->subid);
+    r->at = malloc(n * sizeof *r->at);
+    r->key = malloc(2 * n * sizeof *r->key);
+    r->order = malloc(n * sizeof *r->order);
+    if (!c || !r->cs || !r->ce || !r->load || !r->tm || !r->over || !r->centres || !r->centre ||
+        !r->kept || !r->sub || !r->subid || !r->at || !r->key || !r->order) {
+        free(c);
+        repair_release(r);
+        return GM_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        r->cs[i] = (uint32_t)offline_coord(c, u, buf[i].start);
+        r->ce[i] = (uint32_t)offline_coord(c, u, buf[i].end);
+        r->load[r->cs[i]] += buf[i].size;
+        r->load[r->ce[i]] -= buf[i].size; /* wraps back in the sum */
+        r->tm[r->cs[i]] = buf[i].t0;
+        r->tm[r->ce[i]] = buf[i].t1;
+    }
+    for (size_t s = 1; s <= r->S; s++)
+        r->load[s] += r->load[s - 1];
+    free(c);
+    return 0;
+}
+
+/* The segments where a buffer of the plan off rises above target: their
+ * count; with mark, each run of them gets a centre. */
+static size_t repair_over(repair_t *r, const offline_buf_t *buf, const uint64_t *off,
+                          uint64_t target, int mark)
+{
+    memset(r->over, 0, (r->S + 1) * sizeof *r->over);
+    for (size_t i = 0; i < r->n; i++)
+        if (off[i] + buf[i].size > target) {
+            r->over[r->cs[i]]++;
+            r->over[r->ce[i]]--;
+        }
+    /* top, end: the run's first and last busiest segments so far (top S:
+     * no run) */
+    size_t count = 0, top = r->S, end = 0;
+    int64_t live = 0;
+    for (size_t s = 0; s <= r->S; s++) {
+        live += r->over[s];
+        if (s < r->S && live > 0) {
+            count++;
+            if (top == r->S || r->load[s] > r->load[top])
+                top = end = s;
+            else if (r->load[s] == r->load[top])
+                end = s;
+        } else if (top != r->S) {
+            if (mark)
+                r->centre[top + (end - top) / 2] = 1;
+            top = r->S;
+        }
+    }
+    if (mark) {
+        r->centres[0] = 0;
+        for (size_t s = 0; s < r->S; s++)
+            r->centres[s + 1] = r->centres[s] + r->centre[s];
+    }
+    return count;
+}
+
+/* The instance of the windows within h of the centres (at most max
+ * clipped buffers: more gives max + 1 and stops); *full gets the bytes
+ * alive across its whole span, *a its first segment. */
+static size_t repair_window(repair_t *r, const offline_buf_t *buf, size_t h, size_t max,
+                            uint64_t *full, uint32_t *a)
+{
+    size_t S = r->S, first = S, last = 0;
+    r->kept[0] = 0;
+    for (size_t s = 0; s < S; s++) {
+        size_t lo = s > h ? s - h : 0, hi = s + h + 1 < S ? s + h + 1 : S;
+        int in = r->centres[hi] > r->centres[lo];
+        r->kept[s + 1] = r->kept[s] + (uint32_t)in;
+        if (in) {
+            if (first == S)
+                first = s;
+            last = s;
+        }
+    }
+    *full = 0;
+    *a = (uint32_t)first;
+    if (first == S)
+        return 0;
+    uint32_t A = (uint32_t)first, B = (uint32_t)last + 1;
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->kept[r->ce[i]] == r->kept[r->cs[i]])
+            continue; /* not in a window */
+        uint32_t x = r->cs[i] > A ? r->cs[i] : A, y = r->ce[i] < B ? r->ce[i] : B;
+        if (x == A && y == B) {
+            *full += buf[i].size;
+            continue;
+        }
+        if (k == max)
+            return max + 1;
+        r->subid[k] = (uint32_t)i;
+        r->sub[k++] = (offline_buf_t){buf[i].size, x - A, y - A, r->tm[x], r->tm[y]};
+    }
+    return k;
+}
+
+/* The plan of the k clipped buffers in m.sol (over F = full bytes), fixed,
+ * and every other buffer around it, in pl->off: its peak. */
+static uint64_t repair_compose(repair_t *r, plan_t *pl, const exact_t *m, size_t k, uint64_t full,
+                               const uint64_t *off)
+{
+    const offline_buf_t *buf = pl->buf;
+    size_t n = r->n;
+    for (size_t i = 0; i < n; i++)
+        r->key[i] = (offline_key_t){2, off[i], 0, (uint32_t)i};
+    for (size_t j = 0; j < k; j++) {
+        r->at[r->subid[j]] = full + m->sol[j];
+        r->key[r->subid[j]].a = 1;
+    }
+    /* the whole ones: in a window, not clipped */
+    size_t first = 0;
+    while (first < r->S && r->kept[first + 1] == 0)
+        first++;
+    size_t last = r->S;
+    while (last > first && r->kept[last] == r->kept[last - 1])
+        last--;
+    for (size_t i = 0; i < n; i++)
+        if (r->key[i].a == 2 && r->kept[r->ce[i]] > r->kept[r->cs[i]] && r->cs[i] <= first &&
+            r->ce[i] >= last)
+            r->key[i].a = 0;
+    offline_sort_keys(r->key, r->key + n, n);
+    size_t nfixed = 0;
+    uint64_t stack = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = r->key[i].id;
+        r->order[i] = id;
+        if (r->key[i].a == 0) {
+            r->at[id] = stack;
+            stack += buf[id].size;
+        }
+        nfixed += r->key[i].a < 2;
+    }
+    size_t critical;
+    return offline_pass(pl, r->order, nfixed, r->at, 0, &critical);
+}
+
+/* Repair pl's plan *best (offsets in off) toward *lb within budget work
+ * (counted into pl->work); a plan that improves replaces it, a target
+ * proved infeasible raises *lb.  0, or GM_ENOMEM. */
+static int offline_repair(plan_t *pl, uint64_t align, uint64_t budget, uint64_t *best,
+                          uint64_t *off, uint64_t *lb)
+{
+    const offline_buf_t *buf = pl->buf;
+    size_t n = pl->n;
+    repair_t r;
+    if (repair_init(&r, buf, n) != 0)
+        return GM_ENOMEM;
+    int rc = 0;
+    uint64_t stop = pl->work + budget;
+    size_t over = repair_over(&r, buf, off, *lb, 1);
+    for (int round = 0; round < REPAIR_ROUNDS && *best > *lb && pl->work < stop && !rc; round++) {
+        int moved = 0;
+        for (size_t w = 0; w < sizeof repair_parts / sizeof repair_parts[0] && !moved && !rc &&
+                           pl->work < stop;
+             w++) {
+            size_t lo = 0, hi = r.S, max = repair_parts[w];
+            uint64_t full;
+            uint32_t a;
+            while (lo < hi) {
+                size_t h = lo + (hi - lo + 1) / 2;
+                pl->work += n + r.S;
+                if (repair_window(&r, buf, h, max, &full, &a) <= max)
+                    lo = h;
+                else
+                    hi = h - 1;
+            }
+            size_t k = repair_window(&r, buf, lo, max, &full, &a);
+            if (k > max || full > *lb)
+                continue;
+            exact_t m;
+            if (exact_init(&m, r.sub, k) != 0) {
+                rc = GM_ENOMEM;
+                break;
+            }
+            /* half of what is left: a quarter of it for the bottom-left
+             * fill when the windows are a perfect packing, the rest for
+             * the canonical search */
+            uint64_t slice = (stop - pl->work) / 2 + 1;
+            int crc = 0;
+            int found = corner_search(r.sub, k, m.ovs, m.ov, *lb - full, slice / 4, m.sol,
+                                      &m.work, &crc);
+            if (crc)
+                m.oom = 1;
+            else if (found != EXACT_FOUND)
+                found = exact_target(&m, *lb - full, slice);
+            pl->work += m.work;
+            if (m.oom) {
+                rc = GM_ENOMEM;
+            } else if (found == EXACT_NONE) {
+                *lb += align; /* proved: no plan fits the target */
+                moved = 1;
+            } else if (found == EXACT_FOUND) {
+                uint64_t peak = repair_compose(&r, pl, &m, k, full, off);
+                size_t o = pl->oom ? 0 : repair_over(&r, buf, pl->off, *lb, 0);
+                if (pl->oom) {
+                    rc = GM_ENOMEM;
+                } else if (peak < *best || (peak == *best && o < over)) {
+                    *best = peak;
+                    memcpy(off, pl->off, n * sizeof *off);
+                    moved = 1;
+                }
+            }
+            exact_release(&m);
+        }
+        if (!moved)
+            break;
+        over = repair_over(&r, buf, off, *lb, 1);
+    }
+    repair_release(&r);
+    return rc;
+}
+
 typedef struct offline_edge {
     uint64_t at;
     int64_t delta;
@@ -1901,7 +2223,7 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
         if (v > 0 && (pl.work >= budget || best <= lb))
             break;
         offline_order(order, trial, n, buf, orders[v]);
-        uint64_t peak = offline_pass(&pl, order, first_fit[v], &critical);
+        uint64_t peak = offline_pass(&pl, order, 0, NULL, first_fit[v], &critical);
         ++*passes;
         if (pl.oom) {
             *rc = GM_ENOMEM;
@@ -1964,7 +2286,7 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
                 memmove(trial + i, trial + i + 1, (j - i) * sizeof *trial);
             trial[j] = t;
         }
-        uint64_t peak = offline_pass(&pl, trial, best_ff, &critical);
+        uint64_t peak = offline_pass(&pl, trial, 0, NULL, best_ff, &critical);
         ++*passes;
         if (pl.oom) {
             *rc = GM_ENOMEM;
@@ -1980,10 +2302,19 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
             }
         }
     }
-    *lb_out = lb;
-    *status = best <= lb ? GM_PLAN_OPTIMAL : GM_PLAN_GREEDY;
+    /* Beyond the exact search and within the skyline's reach, whatever the
+     * budget left: the window repair, under a quarter of the search's (a
+     * million buffers are left out: each of its passes would cost seconds). */
+    uint64_t proved = lb;
+    if (small && n > OFFLINE_EXACT_MAX && effort > 0 && search > 0 && best > lb) {
+        *rc = offline_repair(&pl, align, (uint64_t)search / 4, &best, off, &proved);
+        if (*rc)
+            goto out;
+    }
+    *lb_out = proved;
+    *status = best <= proved ? GM_PLAN_OPTIMAL : GM_PLAN_GREEDY;
     if (effort > 0 && search > 0 && n > 1 && n <= OFFLINE_EXACT_MAX && best > lb) {
-        uint64_t spent = 0, proved = lb;
+        uint64_t spent = 0;
         int found = 0;
         int src = offline_exact(buf, n, align, (uint64_t)search, capacity, &best, off, &spent,
                                 &proved, &found);
@@ -2300,8 +2631,9 @@ static const gm_param_spec_t offline_params[] = {
     {"seed", GM_PARAM_INT, "1", "seed of the local search's random moves", NULL},
     {"search", GM_PARAM_INT, "4000000000",
      "work budget of the exact search (branch and bound: the capacity first, then up from the "
-     "proved bound, for traces of up to 1,024 allocations; about 10^9 units a second), not "
-     "time; 0 = none (nor with effort 0)",
+     "proved bound, for traces of up to 1,024 allocations; beyond, a quarter of it for the "
+     "search over windows of time around the busiest instants; about 10^9 units a second), "
+     "not time; 0 = none (nor with effort 0)",
      NULL},
     {"capacity", GM_PARAM_SIZE, "0",
      "the arena size to fit, tried first by the exact search; 0 = the trace's capacity "
