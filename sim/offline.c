@@ -39,7 +39,7 @@
  *      busiest instant's bytes, by a sweep over the lifetimes: no plan
  *      goes below it).
  *   3. Beyond OFFLINE_EXACT_MAX buffers (up to OFFLINE_SKYLINE_MAX), when
- *      the plan is above LB: the window repair (below), under a quarter of
+ *      the plan is above LB: the window repair (below), under half of
  *      the `search` budget: an exact search over windows of time around
  *      the busiest instants where the plan rises above LB, the rest
  *      re-placed around them; a window proved infeasible raises the bound.
@@ -359,26 +359,26 @@ static void offline_place(plan_t *pl, uint32_t id, uint64_t off)
     }
 }
 
-/* One greedy pass in `order`, the first nfixed of which go where at[] says
- * (by id: a consistent partial plan, not checked) and the rest each into
- * its gap; returns the peak (0 and pl->oom on host OOM).  *critical gets
- * the index in order of the buffer that reached the peak. */
-static uint64_t offline_pass(plan_t *pl, const uint32_t *order, size_t nfixed, const uint64_t *at,
-                             int first_fit, size_t *critical)
+/* Whether [lo, lo + size) meets none of the k ranges. */
+static int offline_free_at(const offline_range_t *r, size_t k, uint64_t lo, uint64_t size)
+{
+    for (size_t j = 0; j < k; j++)
+        if (r[j].lo < lo + size && lo < r[j].hi)
+            return 0;
+    return 1;
+}
+
+/* One greedy pass in `order`, each buffer into its gap, or where at[] (by
+ * id; NULL: none) wants it when nothing placed there conflicts
+ * (UINT64_MAX: nowhere); returns the peak (0 and pl->oom on host OOM).
+ * *critical gets the index in order of the buffer that reached the peak. */
+static uint64_t offline_pass(plan_t *pl, const uint32_t *order, const uint64_t *at, int first_fit,
+                             size_t *critical)
 {
     memset(pl->node, 0, pl->nodes * sizeof *pl->node);
     uint64_t peak = 0;
     *critical = 0;
-    for (size_t i = 0; i < nfixed; i++) {
-        uint32_t id = order[i];
-        offline_place(pl, id, at[id]);
-        pl->work++;
-        if (at[id] + pl->buf[id].size > peak) {
-            peak = at[id] + pl->buf[id].size;
-            *critical = i;
-        }
-    }
-    for (size_t i = nfixed; i < pl->n; i++) {
+    for (size_t i = 0; i < pl->n; i++) {
         uint32_t id = order[i];
         const offline_buf_t *b = &pl->buf[id];
         /* the order is by size, the ids at random: fetch what the next
@@ -418,6 +418,8 @@ static uint64_t offline_pass(plan_t *pl, const uint32_t *order, size_t nfixed, c
                 cur = r->hi;
         }
         uint64_t off = best != UINT64_MAX ? best : cur;
+        if (at != NULL && at[id] != UINT64_MAX && offline_free_at(pl->scratch, k, at[id], b->size))
+            off = at[id];
         offline_place(pl, id, off);
         if (off + b->size > peak) {
             peak = off + b->size;
@@ -1715,41 +1717,45 @@ static int offline_exact(const offline_buf_t *buf, size_t n, uint64_t align, uin
 /* ---- window repair ---------------------------------------------------------------
  * For traces beyond the exact search (real ones: thousands of buffers, the
  * heuristics' plan a few alignment units above the bound), an exact
- * search over windows of time around the busiest instants, the rest placed
- * around them.
+ * search over a window of time around a busiest instant, the rest placed
+ * around it; a round per window.
  *
- *   Centres: in each run of elementary segments where the plan rises above
- *   the target (the bound), the midpoint of its first and last busiest
- *   segments (a tight stretch's middle: event order cuts one instant into
- *   segments a byte apart); they accumulate over the rounds.  Windows: every segment within h of a centre.  The instance:
- *   each buffer alive in a window, its lifetime clipped to the span from
- *   the first window's start to the last one's end (buffers alive only
- *   between windows left out).  Two intervals that meet each other and
- *   each meet the span meet inside it, so the instance keeps every
- *   conflict among its buffers, and a plan of it, fixed, is consistent.
+ *   The centre: among the runs of elementary segments where the plan rises
+ *   above the target (the bound), the busiest run not yet given up; in it,
+ *   the midpoint of its first and last busiest segments (a tight stretch's
+ *   middle: the event order cuts one instant into segments a free apart).
+ *   The window: a run of segments [a, b) around it.  The instance: each
+ *   buffer alive in the window, its lifetime clipped to it.  Two intervals
+ *   that meet each other and each meet the window meet inside it, so the
+ *   instance keeps every conflict among its buffers, and a plan of it,
+ *   fixed, is consistent.
  *
- *   A buffer alive over the whole span takes no part: in any plan the strip
- *   it fills across the span can be swapped down with everything beneath
- *   it, so those buffers stack at the bottom (F bytes) and the rest must
- *   fit in target − F.  The instance is a relaxation (fewer buffers,
- *   shorter lifetimes: every plan of the trace within the target gives one
- *   of it), so a search that runs to its end without a plan proves the
- *   target infeasible and the bound rises by one alignment unit.  One that
- *   finds a plan fixes it: the whole buffers stacked in the order of their
- *   offsets in the best plan so far, the clipped ones at F + their offsets
- *   in the instance's plan, then every other buffer placed by best fit in
+ *   A buffer alive over the whole window takes no part: in any plan the
+ *   strip it fills across the window can be swapped down with everything
+ *   beneath it, so those buffers stack at the bottom (F bytes) and the
+ *   rest must fit in target − F.  The instance is a relaxation (fewer
+ *   buffers, shorter lifetimes: every plan of the trace within the target
+ *   gives one of it), so a search that runs to its end without a plan
+ *   proves the target infeasible and the bound rises by one alignment
+ *   unit.  One that finds a plan fixes it: the whole buffers stacked in the
+ *   order of their offsets in the best plan so far, the clipped ones at
+ *   F + their offsets in the instance's plan; then the buffers of the
+ *   windows of earlier rounds at their offsets in the best plan where
+ *   nothing placed conflicts, and every other buffer by best fit, each in
  *   the order of its offset in the best plan (which rebuilds that plan
- *   around the windows where it can).  The new plan replaces the best when
+ *   around the window where it can).  The new plan replaces the best when
  *   its peak is lower, or equal and above the target over fewer segments.
  *
- *   h widens (the clipped buffers up to REPAIR_PARTS[w], a binary search:
- *   their count grows with h) while no plan improves; each improvement
- *   starts a new round from the narrowest.  The search's work is counted
- *   in the budget.
+ *   Windows, in turn while no plan improves: the tight stretch (the run
+ *   around the centre of segments at least as busy, or of no length in
+ *   time: in a perfect packing, all of it), then the widest symmetric
+ *   windows of at most REPAIR_PARTS[w] clipped buffers (a binary search:
+ *   their count grows with the width).  A centre none of them improves is
+ *   given up.  The search's work is counted in the budget.
  */
 
 static const size_t repair_parts[] = {64, 256, OFFLINE_EXACT_MAX};
-#define REPAIR_ROUNDS 8
+#define REPAIR_ROUNDS 16
 
 typedef struct repair {
     size_t n, S;
@@ -1757,14 +1763,15 @@ typedef struct repair {
     uint64_t *load;        /* per segment: its bytes */
     uint64_t *tm;          /* per segment boundary: its time (the t0 or t1 of a buffer there) */
     int64_t *over;         /* per segment (difference array): buffers of the plan above the target */
-    uint32_t *centres;     /* per segment + 1: the centres before it (prefix counts) */
-    unsigned char *centre; /* per segment: a centre */
-    uint32_t *kept;        /* per segment + 1: the window segments before it */
+    unsigned char *tried;  /* per segment: a centre given up */
+    unsigned char *pinned; /* per buffer: in the window of a round that improved */
     offline_buf_t *sub;    /* the instance's clipped buffers */
     uint32_t *subid;       /* their ids */
-    uint64_t *at;          /* the composed plan's fixed offsets, by id */
+    uint64_t *at;          /* the composed plan's wanted offsets, by id */
     offline_key_t *key;    /* 2n: the composed order's keys */
     uint32_t *order;
+    uint32_t given[REPAIR_ROUNDS][2]; /* tight stretches given up for budget */
+    size_t ngiven;
 } repair_t;
 
 static void repair_release(repair_t *r)
@@ -1774,9 +1781,8 @@ static void repair_release(repair_t *r)
     free(r->load);
     free(r->tm);
     free(r->over);
-    free(r->centres);
-    free(r->centre);
-    free(r->kept);
+    free(r->tried);
+    free(r->pinned);
     free(r->sub);
     free(r->subid);
     free(r->at);
@@ -1796,16 +1802,15 @@ static int repair_init(repair_t *r, const offline_buf_t *buf, size_t n)
     r->load = calloc(u + 1, sizeof *r->load);
     r->tm = calloc(u + 1, sizeof *r->tm);
     r->over = malloc((u + 1) * sizeof *r->over);
-    r->centres = malloc((u + 1) * sizeof *r->centres);
-    r->centre = calloc(u + 1, 1);
-    r->kept = malloc((u + 1) * sizeof *r->kept);
+    r->tried = calloc(u + 1, 1);
+    r->pinned = calloc(n, 1);
     r->sub = malloc(OFFLINE_EXACT_MAX * sizeof *r->sub);
     r->subid = malloc(OFFLINE_EXACT_MAX * sizeof *r->subid);
     r->at = malloc(n * sizeof *r->at);
     r->key = malloc(2 * n * sizeof *r->key);
     r->order = malloc(n * sizeof *r->order);
-    if (!c || !r->cs || !r->ce || !r->load || !r->tm || !r->over || !r->centres || !r->centre ||
-        !r->kept || !r->sub || !r->subid || !r->at || !r->key || !r->order) {
+    if (!c || !r->cs || !r->ce || !r->load || !r->tm || !r->over || !r->tried || !r->pinned ||
+        !r->sub || !r->subid || !r->at || !r->key || !r->order) {
         free(c);
         repair_release(r);
         return GM_ENOMEM;
@@ -1825,9 +1830,10 @@ static int repair_init(repair_t *r, const offline_buf_t *buf, size_t n)
 }
 
 /* The segments where a buffer of the plan off rises above target: their
- * count; with mark, each run of them gets a centre. */
+ * count; *centre gets the centre of the busiest run of them not given up
+ * (S: none). */
 static size_t repair_over(repair_t *r, const offline_buf_t *buf, const uint64_t *off,
-                          uint64_t target, int mark)
+                          uint64_t target, size_t *centre)
 {
     memset(r->over, 0, (r->S + 1) * sizeof *r->over);
     for (size_t i = 0; i < r->n; i++)
@@ -1839,6 +1845,7 @@ static size_t repair_over(repair_t *r, const offline_buf_t *buf, const uint64_t 
      * no run) */
     size_t count = 0, top = r->S, end = 0;
     int64_t live = 0;
+    *centre = r->S;
     for (size_t s = 0; s <= r->S; s++) {
         live += r->over[s];
         if (s < r->S && live > 0) {
@@ -1848,85 +1855,70 @@ static size_t repair_over(repair_t *r, const offline_buf_t *buf, const uint64_t 
             else if (r->load[s] == r->load[top])
                 end = s;
         } else if (top != r->S) {
-            if (mark)
-                r->centre[top + (end - top) / 2] = 1;
+            size_t c = top + (end - top) / 2;
+            if (!r->tried[c] && (*centre == r->S || r->load[c] > r->load[*centre]))
+                *centre = c;
             top = r->S;
         }
-    }
-    if (mark) {
-        r->centres[0] = 0;
-        for (size_t s = 0; s < r->S; s++)
-            r->centres[s + 1] = r->centres[s] + r->centre[s];
     }
     return count;
 }
 
-/* The instance of the windows within h of the centres (at most max
- * clipped buffers: more gives max + 1 and stops); *full gets the bytes
- * alive across its whole span, *a its first segment. */
-static size_t repair_window(repair_t *r, const offline_buf_t *buf, size_t h, size_t max,
-                            uint64_t *full, uint32_t *a)
+/* The tight stretch around c: segments at least as busy as it, or of no
+ * length in time (between a free and an alloc of one instant). */
+static void repair_tight(const repair_t *r, size_t c, uint32_t *a, uint32_t *b)
 {
-    size_t S = r->S, first = S, last = 0;
-    r->kept[0] = 0;
-    for (size_t s = 0; s < S; s++) {
-        size_t lo = s > h ? s - h : 0, hi = s + h + 1 < S ? s + h + 1 : S;
-        int in = r->centres[hi] > r->centres[lo];
-        r->kept[s + 1] = r->kept[s] + (uint32_t)in;
-        if (in) {
-            if (first == S)
-                first = s;
-            last = s;
-        }
-    }
-    *full = 0;
-    *a = (uint32_t)first;
-    if (first == S)
-        return 0;
-    uint32_t A = (uint32_t)first, B = (uint32_t)last + 1;
+    size_t x = c, y = c + 1;
+    while (x > 0 && (r->load[x - 1] >= r->load[c] || r->tm[x - 1] == r->tm[x]))
+        x--;
+    while (y < r->S && (r->load[y] >= r->load[c] || r->tm[y] == r->tm[y + 1]))
+        y++;
+    *a = (uint32_t)x;
+    *b = (uint32_t)y;
+}
+
+/* The instance of window [a, b) (at most max clipped buffers: more gives
+ * max + 1 and stops); *full gets the bytes alive across all of it. */
+static size_t repair_window(repair_t *r, const offline_buf_t *buf, uint32_t a, uint32_t b,
+                            size_t max, uint64_t *full)
+{
     size_t k = 0;
+    *full = 0;
     for (size_t i = 0; i < r->n; i++) {
-        if (r->kept[r->ce[i]] == r->kept[r->cs[i]])
-            continue; /* not in a window */
-        uint32_t x = r->cs[i] > A ? r->cs[i] : A, y = r->ce[i] < B ? r->ce[i] : B;
-        if (x == A && y == B) {
+        uint32_t x = r->cs[i] > a ? r->cs[i] : a, y = r->ce[i] < b ? r->ce[i] : b;
+        if (x >= y)
+            continue;
+        if (x == a && y == b) {
             *full += buf[i].size;
             continue;
         }
         if (k == max)
             return max + 1;
         r->subid[k] = (uint32_t)i;
-        r->sub[k++] = (offline_buf_t){buf[i].size, x - A, y - A, r->tm[x], r->tm[y]};
+        r->sub[k++] = (offline_buf_t){buf[i].size, x - a, y - a, r->tm[x], r->tm[y]};
     }
     return k;
 }
 
-/* The plan of the k clipped buffers in m.sol (over F = full bytes), fixed,
- * and every other buffer around it, in pl->off: its peak. */
-static uint64_t repair_compose(repair_t *r, plan_t *pl, const exact_t *m, size_t k, uint64_t full,
-                               const uint64_t *off)
+/* The plan of window [a, b)'s k clipped buffers in m.sol (over F = full
+ * bytes), fixed, and every other buffer around it, in pl->off: its
+ * peak. */
+static uint64_t repair_compose(repair_t *r, plan_t *pl, const exact_t *m, size_t k, uint32_t a,
+                               uint32_t b, uint64_t full, const uint64_t *off)
 {
     const offline_buf_t *buf = pl->buf;
     size_t n = r->n;
-    for (size_t i = 0; i < n; i++)
-        r->key[i] = (offline_key_t){2, off[i], 0, (uint32_t)i};
+    /* groups: 0 whole in the window, 1 clipped, 2 pinned, 3 the rest */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t g = r->cs[i] <= a && r->ce[i] >= b ? 0 : r->pinned[i] ? 2 : 3;
+        r->key[i] = (offline_key_t){g, off[i], 0, (uint32_t)i};
+        r->at[i] = g == 2 ? off[i] : UINT64_MAX;
+    }
     for (size_t j = 0; j < k; j++) {
         r->at[r->subid[j]] = full + m->sol[j];
         r->key[r->subid[j]].a = 1;
     }
-    /* the whole ones: in a window, not clipped */
-    size_t first = 0;
-    while (first < r->S && r->kept[first + 1] == 0)
-        first++;
-    size_t last = r->S;
-    while (last > first && r->kept[last] == r->kept[last - 1])
-        last--;
-    for (size_t i = 0; i < n; i++)
-        if (r->key[i].a == 2 && r->kept[r->ce[i]] > r->kept[r->cs[i]] && r->cs[i] <= first &&
-            r->ce[i] >= last)
-            r->key[i].a = 0;
     offline_sort_keys(r->key, r->key + n, n);
-    size_t nfixed = 0;
     uint64_t stack = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t id = r->key[i].id;
@@ -1935,10 +1927,9 @@ static uint64_t repair_compose(repair_t *r, plan_t *pl, const exact_t *m, size_t
             r->at[id] = stack;
             stack += buf[id].size;
         }
-        nfixed += r->key[i].a < 2;
     }
     size_t critical;
-    return offline_pass(pl, r->order, nfixed, r->at, 0, &critical);
+    return offline_pass(pl, r->order, r->at, 0, &critical);
 }
 
 /* Repair pl's plan *best (offsets in off) toward *lb within budget work
@@ -1948,70 +1939,96 @@ static int offline_repair(plan_t *pl, uint64_t align, uint64_t budget, uint64_t 
                           uint64_t *off, uint64_t *lb)
 {
     const offline_buf_t *buf = pl->buf;
-    size_t n = pl->n;
+    size_t n = pl->n, c;
     repair_t r;
     if (repair_init(&r, buf, n) != 0)
         return GM_ENOMEM;
     int rc = 0;
     uint64_t stop = pl->work + budget;
-    size_t over = repair_over(&r, buf, off, *lb, 1);
+    size_t over = repair_over(&r, buf, off, *lb, &c);
     for (int round = 0; round < REPAIR_ROUNDS && *best > *lb && pl->work < stop && !rc; round++) {
+        if (c == r.S)
+            break;
         int moved = 0;
-        for (size_t w = 0; w < sizeof repair_parts / sizeof repair_parts[0] && !moved && !rc &&
+        /* w 0: the tight stretch; then symmetric windows */
+        for (size_t w = 0; w <= sizeof repair_parts / sizeof repair_parts[0] && !moved && !rc &&
                            pl->work < stop;
              w++) {
-            size_t lo = 0, hi = r.S, max = repair_parts[w];
+            size_t max = w ? repair_parts[w - 1] : OFFLINE_EXACT_MAX;
             uint64_t full;
-            uint32_t a;
-            while (lo < hi) {
-                size_t h = lo + (hi - lo + 1) / 2;
-                pl->work += n + r.S;
-                if (repair_window(&r, buf, h, max, &full, &a) <= max)
-                    lo = h;
-                else
-                    hi = h - 1;
+            uint32_t a, b;
+            if (w == 0) {
+                repair_tight(&r, c, &a, &b);
+                int seen = 0; /* a stretch given up before: not again */
+                for (size_t q = 0; q < r.ngiven && !seen; q++)
+                    seen = r.given[q][0] == a && r.given[q][1] == b;
+                if (seen)
+                    continue;
+            } else {
+                size_t lo = 0, hi = r.S;
+                while (lo < hi) {
+                    size_t h = lo + (hi - lo + 1) / 2;
+                    pl->work += n;
+                    a = c > h ? (uint32_t)(c - h) : 0;
+                    b = c + 1 + h < r.S ? (uint32_t)(c + 1 + h) : (uint32_t)r.S;
+                    if (repair_window(&r, buf, a, b, max, &full) <= max)
+                        lo = h;
+                    else
+                        hi = h - 1;
+                }
+                a = c > lo ? (uint32_t)(c - lo) : 0;
+                b = c + 1 + lo < r.S ? (uint32_t)(c + 1 + lo) : (uint32_t)r.S;
             }
-            size_t k = repair_window(&r, buf, lo, max, &full, &a);
-            if (k > max || full > *lb)
-                continue;
+            pl->work += n;
+            size_t k = repair_window(&r, buf, a, b, max, &full);
+            if (k == 0 || k > max || full > *lb || pl->work >= stop)
+                continue; /* none clipped: nothing to search */
             exact_t m;
             if (exact_init(&m, r.sub, k) != 0) {
                 rc = GM_ENOMEM;
                 break;
             }
-            /* half of what is left: a quarter of it for the bottom-left
-             * fill when the windows are a perfect packing, the rest for
-             * the canonical search */
-            uint64_t slice = (stop - pl->work) / 2 + 1;
+            /* half of what is left (a quarter for the tight stretch): for
+             * the bottom-left fill when the window is a perfect packing a
+             * quarter of it (three for the tight stretch, where the
+             * canonical search thrashes), the rest for the canonical
+             * search */
+            uint64_t slice = (stop - pl->work) / (w ? 2 : 4) + 1;
             int crc = 0;
-            int found = corner_search(r.sub, k, m.ovs, m.ov, *lb - full, slice / 4, m.sol,
-                                      &m.work, &crc);
+            int found = corner_search(r.sub, k, m.ovs, m.ov, *lb - full,
+                                      w ? slice / 4 : slice / 4 * 3, m.sol, &m.work, &crc);
             if (crc)
                 m.oom = 1;
             else if (found != EXACT_FOUND)
                 found = exact_target(&m, *lb - full, slice);
             pl->work += m.work;
+            if (w == 0 && found == EXACT_ABORT && r.ngiven < REPAIR_ROUNDS) {
+                r.given[r.ngiven][0] = a;
+                r.given[r.ngiven++][1] = b;
+            }
             if (m.oom) {
                 rc = GM_ENOMEM;
             } else if (found == EXACT_NONE) {
                 *lb += align; /* proved: no plan fits the target */
                 moved = 1;
             } else if (found == EXACT_FOUND) {
-                uint64_t peak = repair_compose(&r, pl, &m, k, full, off);
-                size_t o = pl->oom ? 0 : repair_over(&r, buf, pl->off, *lb, 0);
+                uint64_t peak = repair_compose(&r, pl, &m, k, a, b, full, off);
+                size_t next, o = pl->oom ? 0 : repair_over(&r, buf, pl->off, *lb, &next);
                 if (pl->oom) {
                     rc = GM_ENOMEM;
                 } else if (peak < *best || (peak == *best && o < over)) {
                     *best = peak;
                     memcpy(off, pl->off, n * sizeof *off);
+                    for (size_t i = 0; i < n; i++)
+                        r.pinned[i] |= r.cs[i] < b && a < r.ce[i];
                     moved = 1;
                 }
             }
             exact_release(&m);
         }
         if (!moved)
-            break;
-        over = repair_over(&r, buf, off, *lb, 1);
+            r.tried[c] = 1;
+        over = repair_over(&r, buf, off, *lb, &c);
     }
     repair_release(&r);
     return rc;
@@ -2223,7 +2240,7 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
         if (v > 0 && (pl.work >= budget || best <= lb))
             break;
         offline_order(order, trial, n, buf, orders[v]);
-        uint64_t peak = offline_pass(&pl, order, 0, NULL, first_fit[v], &critical);
+        uint64_t peak = offline_pass(&pl, order, NULL, first_fit[v], &critical);
         ++*passes;
         if (pl.oom) {
             *rc = GM_ENOMEM;
@@ -2286,7 +2303,7 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
                 memmove(trial + i, trial + i + 1, (j - i) * sizeof *trial);
             trial[j] = t;
         }
-        uint64_t peak = offline_pass(&pl, trial, 0, NULL, best_ff, &critical);
+        uint64_t peak = offline_pass(&pl, trial, NULL, best_ff, &critical);
         ++*passes;
         if (pl.oom) {
             *rc = GM_ENOMEM;
@@ -2303,11 +2320,11 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
         }
     }
     /* Beyond the exact search and within the skyline's reach, whatever the
-     * budget left: the window repair, under a quarter of the search's (a
-     * million buffers are left out: each of its passes would cost seconds). */
+     * budget left: the window repair, under half the search's (a million
+     * buffers are left out: each of its passes would cost seconds). */
     uint64_t proved = lb;
     if (small && n > OFFLINE_EXACT_MAX && effort > 0 && search > 0 && best > lb) {
-        *rc = offline_repair(&pl, align, (uint64_t)search / 4, &best, off, &proved);
+        *rc = offline_repair(&pl, align, (uint64_t)search / 2, &best, off, &proved);
         if (*rc)
             goto out;
     }
@@ -2631,7 +2648,7 @@ static const gm_param_spec_t offline_params[] = {
     {"seed", GM_PARAM_INT, "1", "seed of the local search's random moves", NULL},
     {"search", GM_PARAM_INT, "4000000000",
      "work budget of the exact search (branch and bound: the capacity first, then up from the "
-     "proved bound, for traces of up to 1,024 allocations; beyond, a quarter of it for the "
+     "proved bound, for traces of up to 1,024 allocations; beyond, half of it for the "
      "search over windows of time around the busiest instants; about 10^9 units a second), "
      "not time; 0 = none (nor with effort 0)",
      NULL},

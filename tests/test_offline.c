@@ -675,24 +675,25 @@ static uint64_t ot_embedded(uint64_t seed, size_t packings, const char *const *k
     return peak;
 }
 
-/* The window repair: the heuristics alone (search 0) miss the bound on some
- * seeds.  With the default budgets one packing is planned at the bound on
- * every seed, proved optimal; with two (two separate windows, a round
- * each) no plan is worse than the heuristics', and some that they miss
- * reach the bound (seed 5 of 8 stays 2,048 bytes above: the windows of
- * 256 and 1,024 clipped buffers are given up for budget). */
+/* The window repair: the heuristics alone (search 0) miss the bound on
+ * some seeds; with the default budgets one, two or three packings (a
+ * window each, one a round) are planned at the bound on every seed, proved
+ * optimal.  (Measured once beyond these: 1-4 packings x seeds 1-40, all
+ * 160 at the bound, 90 of which the heuristics miss.) */
 Test(offline, a_packing_inside_a_long_trace_is_planned_at_its_bound, .timeout = 300)
 {
     static const char *const heuristics[] = {"align", "1024", "search", "0", NULL};
     static const char *const defaults[] = {"align", "1024", NULL};
 #if defined(__SANITIZE_ADDRESS__)
     const uint64_t seeds = 2;
+    const size_t most = 2;
 #else
     const uint64_t seeds = 8;
+    const size_t most = 3;
 #endif
     const uint64_t bound = 1048576 + 2 * 65536;
-    for (size_t packings = 1; packings <= 2; packings++) {
-        size_t short_of = 0, repaired = 0;
+    for (size_t packings = 1; packings <= most; packings++) {
+        size_t short_of = 0;
         for (uint64_t seed = 1; seed <= seeds; seed++) {
             int hs, status;
             uint64_t h = ot_embedded(seed, packings, heuristics, &hs);
@@ -702,17 +703,13 @@ Test(offline, a_packing_inside_a_long_trace_is_planned_at_its_bound, .timeout = 
                     " by the heuristics, %" PRIu64 " repaired, bound %" PRIu64 "\n",
                     packings, seed, h, p, bound);
             short_of += h > bound;
-            repaired += h > bound && p == bound;
-            cr_expect_leq(p, h, "%zu packing(s), seed %" PRIu64 ": %" PRIu64 " > %" PRIu64,
-                          packings, seed, p, h);
-            cr_expect(p != bound || status == GM_PLAN_OPTIMAL,
-                      "%zu packing(s), seed %" PRIu64 ": at the bound, status %s", packings,
-                      seed, gm_plan_status_name(status));
-            if (packings == 1)
-                cr_expect_eq(p, bound, "seed %" PRIu64 ": plan %" PRIu64, seed, p);
+            cr_expect_eq(p, bound, "%zu packing(s), seed %" PRIu64 ": plan %" PRIu64, packings,
+                         seed, p);
+            cr_expect_eq(status, GM_PLAN_OPTIMAL, "%zu packing(s), seed %" PRIu64 ": status %s",
+                         packings, seed, gm_plan_status_name(status));
         }
-        cr_expect_gt(short_of, 0, "the heuristics planned every instance at its bound: no test");
-        cr_expect_gt(repaired, 0, "%zu packing(s): none of %zu repaired", packings, short_of);
+        cr_expect_gt(short_of, 0, "%zu packing(s): the heuristics planned every seed at the "
+                     "bound: no test", packings);
     }
 }
 
