@@ -38,7 +38,7 @@
  *      Every step stops as soon as a plan reaches the lower bound LB (the
  *      busiest instant's bytes, by a sweep over the lifetimes: no plan
  *      goes below it).
- *   3. Beyond OFFLINE_EXACT_MAX buffers (up to OFFLINE_SKYLINE_MAX), when
+ *   3. Beyond OFFLINE_EXACT_MAX buffers (up to OFFLINE_REPAIR_MAX), when
  *      the plan is above LB: the window repair (below), under half of
  *      the `search` budget: an exact search over windows of time around
  *      the busiest instants where the plan rises above LB, the rest
@@ -401,25 +401,28 @@ static uint64_t offline_pass(plan_t *pl, const uint32_t *order, const uint64_t *
         if (pl->oom)
             return 0;
         pl->work += 1 + k;
-        offline_range_sort(pl->scratch, k);
-        uint64_t cur = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
-        for (size_t j = 0; j < k; j++) {
-            const offline_range_t *r = &pl->scratch[j];
-            if (r->lo > cur) {
-                uint64_t gap = r->lo - cur;
-                if (gap >= b->size && gap < best_gap) {
-                    best = cur;
-                    best_gap = gap;
-                    if (first_fit || gap == b->size)
-                        break;
+        uint64_t off;
+        if (at != NULL && at[id] != UINT64_MAX && offline_free_at(pl->scratch, k, at[id], b->size)) {
+            off = at[id]; /* no sort: where it wants to be */
+        } else {
+            offline_range_sort(pl->scratch, k);
+            uint64_t cur = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
+            for (size_t j = 0; j < k; j++) {
+                const offline_range_t *r = &pl->scratch[j];
+                if (r->lo > cur) {
+                    uint64_t gap = r->lo - cur;
+                    if (gap >= b->size && gap < best_gap) {
+                        best = cur;
+                        best_gap = gap;
+                        if (first_fit || gap == b->size)
+                            break;
+                    }
                 }
+                if (r->hi > cur)
+                    cur = r->hi;
             }
-            if (r->hi > cur)
-                cur = r->hi;
+            off = best != UINT64_MAX ? best : cur;
         }
-        uint64_t off = best != UINT64_MAX ? best : cur;
-        if (at != NULL && at[id] != UINT64_MAX && offline_free_at(pl->scratch, k, at[id], b->size))
-            off = at[id];
         offline_place(pl, id, off);
         if (off + b->size > peak) {
             peak = off + b->size;
@@ -1740,10 +1743,10 @@ static int offline_exact(const offline_buf_t *buf, size_t n, uint64_t align, uin
  *   unit.  One that finds a plan fixes it: the whole buffers stacked in the
  *   order of their offsets in the best plan so far, the clipped ones at
  *   F + their offsets in the instance's plan; then the buffers of the
- *   windows of earlier rounds at their offsets in the best plan where
- *   nothing placed conflicts, and every other buffer by best fit, each in
- *   the order of its offset in the best plan (which rebuilds that plan
- *   around the window where it can).  The new plan replaces the best when
+ *   windows of earlier rounds, then every other buffer, each in the order
+ *   of its offset in the best plan, at that offset where nothing placed
+ *   conflicts (no sort of its conflicts), else by best fit: the best plan
+ *   kept around the window wherever it can be.  The new plan replaces the best when
  *   its peak is lower, or equal and above the target over fewer segments.
  *
  *   Windows, in turn while no plan improves: the tight stretch (the run
@@ -1753,6 +1756,10 @@ static int offline_exact(const offline_buf_t *buf, size_t n, uint64_t align, uin
  *   their count grows with the width).  A centre none of them improves is
  *   given up.  The search's work is counted in the budget.
  */
+
+/* Traces of more buffers are not repaired: each round re-places them all
+ * (a million: seconds a pass). */
+#define OFFLINE_REPAIR_MAX 65536
 
 static const size_t repair_parts[] = {64, 256, OFFLINE_EXACT_MAX};
 #define REPAIR_ROUNDS 16
@@ -1912,7 +1919,7 @@ static uint64_t repair_compose(repair_t *r, plan_t *pl, const exact_t *m, size_t
     for (size_t i = 0; i < n; i++) {
         uint64_t g = r->cs[i] <= a && r->ce[i] >= b ? 0 : r->pinned[i] ? 2 : 3;
         r->key[i] = (offline_key_t){g, off[i], 0, (uint32_t)i};
-        r->at[i] = g == 2 ? off[i] : UINT64_MAX;
+        r->at[i] = g == 0 ? UINT64_MAX : off[i];
     }
     for (size_t j = 0; j < k; j++) {
         r->at[r->subid[j]] = full + m->sol[j];
@@ -2319,11 +2326,10 @@ static uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align,
             }
         }
     }
-    /* Beyond the exact search and within the skyline's reach, whatever the
-     * budget left: the window repair, under half the search's (a million
-     * buffers are left out: each of its passes would cost seconds). */
+    /* Beyond the exact search, whatever the budget left: the window
+     * repair, under half the search's. */
     uint64_t proved = lb;
-    if (small && n > OFFLINE_EXACT_MAX && effort > 0 && search > 0 && best > lb) {
+    if (n > OFFLINE_EXACT_MAX && n <= OFFLINE_REPAIR_MAX && effort > 0 && search > 0 && best > lb) {
         *rc = offline_repair(&pl, align, (uint64_t)search / 2, &best, off, &proved);
         if (*rc)
             goto out;

@@ -13,8 +13,10 @@
  * optimum (their capacity, or their load where that is below it and
  * reached), generated perfect packings (tests/util.c gt_perfect_packing,
  * many seeds) are packed exactly within the default budgets, the plan's
- * status says what is proved, and the placement export
- * (gm_placement_export) is checked row by row without the planner.
+ * status says what is proved, the placement export (gm_placement_export)
+ * is checked row by row without the planner, and the window repair plans
+ * perfect packings inside long traces and a long synthesized job at their
+ * bound.
  */
 #include <criterion/criterion.h>
 
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gmsim/synth.h"
 #include "util.h"
 
 /* Lifetimes of an event list whose ids are ordinals; *load gets the peak of
@@ -716,6 +719,63 @@ Test(offline, a_packing_inside_a_long_trace_is_planned_at_its_bound)
         cr_expect_gt(short_of, 0, "%zu packing(s): the heuristics planned every seed at the "
                      "bound: no test", packings);
     }
+}
+
+typedef struct ot_events {
+    gm_event_t *ev;
+    size_t n, cap;
+} ot_events_t;
+
+static int ot_collect(void *ctx, const gm_event_t *ev, size_t n, gm_error_t *err)
+{
+    (void)err;
+    ot_events_t *e = ctx;
+    if (e->n + n > e->cap) {
+        e->cap = 2 * (e->n + n);
+        e->ev = realloc(e->ev, e->cap * sizeof *e->ev);
+        cr_assert_not_null(e->ev);
+    }
+    memcpy(e->ev + e->n, ev, n * sizeof *ev);
+    e->n += n;
+    return 0;
+}
+
+/* A synthesized training job of twelve optimizer steps (gpt2-medium,
+ * batch 2, 512 positions: 23,124 allocations, beyond the skyline pass's
+ * 16,384), each step's peak the bound: the greedy orders alone (search 0)
+ * leave the plan 7,680 bytes above it, and the window repair (a round a
+ * step) plans it at the bound, proved optimal.  No .timeout (see above). */
+Test(offline, a_long_synthesized_job_is_planned_at_its_bound)
+{
+    gm_synth_config_t c;
+    gm_synth_config_default(&c);
+    gm_error_t err = {0};
+    cr_assert_eq(gm_synth_apply_preset(&c, "gpt2-medium", &err), 0, "%s", err.msg);
+    c.batch = 2;
+    c.seq = 512;
+    c.steps = 12;
+    ot_events_t e = {0};
+    gm_synth_stats_t st;
+    cr_assert_eq(gm_synth_run(&c, ot_collect, &e, &st, &err), 0, "%s", err.msg);
+    size_t na;
+    uint64_t load;
+    gm_lifetime_t *lt = ot_lifetimes(e.ev, e.n, &na, &load);
+    cr_assert_gt(na, 16384, "%zu allocations: within the skyline pass's reach", na);
+    static const char *const heuristics[] = {"search", "0", NULL};
+    ot_run_t h, o;
+    ot_plan(&h, lt, na, heuristics);
+    ot_plan(&o, lt, na, NULL);
+    uint64_t ph = ot_replay(&h, e.ev, e.n, na, 0), po = ot_replay(&o, e.ev, e.n, na, 0);
+    gm_plan_info_t ih = ot_info(&h), io = ot_info(&o);
+    fprintf(stderr, "synthesized job (%zu allocations): %" PRIu64 " by the heuristics, %" PRIu64
+            " repaired, bound %" PRIu64 "\n", na, ph, po, io.lower_bound);
+    cr_expect_gt(ph, ih.lower_bound, "the heuristics reach the bound: no test");
+    cr_expect_eq(po, io.lower_bound, "plan %" PRIu64 ", bound %" PRIu64, po, io.lower_bound);
+    cr_expect_eq(io.status, GM_PLAN_OPTIMAL, "status %s", gm_plan_status_name(io.status));
+    ot_release(&h);
+    ot_release(&o);
+    free(lt);
+    free(e.ev);
 }
 
 /* The plan's status: proved optimal at the load; "greedy" when no search
