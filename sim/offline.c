@@ -1989,7 +1989,7 @@ static int offline_repair(plan_t *pl, uint64_t align, uint64_t budget, uint64_t 
             pl->work += n;
             size_t k = repair_window(&r, buf, a, b, max, &full);
             if (k == 0 || k > max || full > *lb || pl->work >= stop)
-                continue; /* none clipped: nothing to search */
+                continue; /* none clipped (nothing to search), too many, no budget */
             exact_t m;
             if (exact_init(&m, r.sub, k) != 0) {
                 rc = GM_ENOMEM;
