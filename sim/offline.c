@@ -637,26 +637,36 @@ static uint64_t *offline_times(const offline_buf_t *buf, size_t n, size_t *u)
     return c;
 }
 
+/* Each buffer's elementary segments [cs, ce) between the distinct starts
+ * and ends of buf[0, n) (a lifetime that never ends: to the last); *T gets
+ * the segments' count.  0, or GM_ENOMEM. */
+static int offline_segments(const offline_buf_t *buf, size_t n, uint32_t *cs, uint32_t *ce,
+                            size_t *T)
+{
+    size_t u;
+    uint64_t *c = offline_times(buf, n, &u);
+    if (c == NULL)
+        return GM_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        cs[i] = (uint32_t)offline_coord(c, u, buf[i].start);
+        ce[i] = (uint32_t)offline_coord(c, u, buf[i].end);
+    }
+    *T = u ? u - 1 : 0;
+    free(c);
+    return 0;
+}
+
 static int skyline_init(skyline_t *sk, const offline_buf_t *buf, size_t n)
 {
     memset(sk, 0, sizeof *sk);
-    size_t u;
-    uint64_t *c = offline_times(buf, n, &u);
     sk->cs = malloc(n * sizeof *sk->cs);
     sk->ce = malloc(n * sizeof *sk->ce);
     sk->todo = malloc(n * sizeof *sk->todo);
     sk->fl = malloc(n * sizeof *sk->fl);
-    if (!c || !sk->cs || !sk->ce || !sk->todo || !sk->fl) {
-        free(c);
+    if (!sk->cs || !sk->ce || !sk->todo || !sk->fl ||
+        offline_segments(buf, n, sk->cs, sk->ce, &sk->T) != 0)
         return GM_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        sk->cs[i] = (uint32_t)offline_coord(c, u, buf[i].start);
-        sk->ce[i] = (uint32_t)offline_coord(c, u, buf[i].end);
-    }
     sk->n = n;
-    sk->T = u - 1;
-    free(c);
     return 0;
 }
 
@@ -1800,31 +1810,30 @@ static void repair_release(repair_t *r)
 static int repair_init(repair_t *r, const offline_buf_t *buf, size_t n)
 {
     memset(r, 0, sizeof *r);
-    size_t u;
-    uint64_t *c = offline_times(buf, n, &u);
     r->n = n;
-    r->S = u ? u - 1 : 0;
     r->cs = malloc(n * sizeof *r->cs);
     r->ce = malloc(n * sizeof *r->ce);
-    r->load = calloc(u + 1, sizeof *r->load);
-    r->tm = calloc(u + 1, sizeof *r->tm);
-    r->over = malloc((u + 1) * sizeof *r->over);
-    r->tried = calloc(u + 1, 1);
+    if (!r->cs || !r->ce || offline_segments(buf, n, r->cs, r->ce, &r->S) != 0) {
+        repair_release(r);
+        return GM_ENOMEM;
+    }
+    size_t u = r->S + 1; /* segment boundaries */
+    r->load = calloc(u, sizeof *r->load);
+    r->tm = calloc(u, sizeof *r->tm);
+    r->over = malloc(u * sizeof *r->over);
+    r->tried = calloc(u, 1);
     r->pinned = calloc(n, 1);
     r->sub = malloc(OFFLINE_EXACT_MAX * sizeof *r->sub);
     r->subid = malloc(OFFLINE_EXACT_MAX * sizeof *r->subid);
     r->at = malloc(n * sizeof *r->at);
     r->key = malloc(2 * n * sizeof *r->key);
     r->order = malloc(n * sizeof *r->order);
-    if (!c || !r->cs || !r->ce || !r->load || !r->tm || !r->over || !r->tried || !r->pinned ||
-        !r->sub || !r->subid || !r->at || !r->key || !r->order) {
-        free(c);
+    if (!r->load || !r->tm || !r->over || !r->tried || !r->pinned || !r->sub || !r->subid ||
+        !r->at || !r->key || !r->order) {
         repair_release(r);
         return GM_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
-        r->cs[i] = (uint32_t)offline_coord(c, u, buf[i].start);
-        r->ce[i] = (uint32_t)offline_coord(c, u, buf[i].end);
         r->load[r->cs[i]] += buf[i].size;
         r->load[r->ce[i]] -= buf[i].size; /* wraps back in the sum */
         r->tm[r->cs[i]] = buf[i].t0;
@@ -1832,7 +1841,6 @@ static int repair_init(repair_t *r, const offline_buf_t *buf, size_t n)
     }
     for (size_t s = 1; s <= r->S; s++)
         r->load[s] += r->load[s - 1];
-    free(c);
     return 0;
 }
 
