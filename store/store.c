@@ -788,8 +788,11 @@ int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t
         return gm_error_set(err, GM_EIO, "cannot open '%s': %s", path,
                             e == ENOENT ? "no such file" : strerror(e));
     }
-    if (!memory && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return gm_error_set(err, GM_EIO, "cannot open '%s': is a directory", path);
+    /* Before anything opens it: an open(2) of a FIFO blocks until a writer
+     * comes, and a device or socket is no database either. */
+    if (!memory && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return gm_error_set(err, GM_EIO, "cannot open '%s': %s", path,
+                            S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 
     gm_store_t *s = calloc(1, sizeof *s);
     if (s == NULL || (s->path = strdup(path)) == NULL) {

@@ -23,12 +23,17 @@
  * The seeds are small stores written with the writer and then rewritten by
  * SQLite with 512-byte pages and a rollback journal, so that few bytes of an
  * input are page padding and the file opens without -wal/-shm companions.
+ * One more seed, "FIFO", stands for a named pipe given as the store: an
+ * input that starts so is made a FIFO, which both opens refuse at once
+ * ("not a regular file") rather than wait for a writer (an alarm turns a
+ * hang into a failure).
  */
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fuzz.h"
@@ -196,11 +201,32 @@ static void fuzz_reseal(const char *path)
     sqlite3_close(db);
 }
 
+/* The store path is a FIFO: refused as not a regular file, by the reading
+ * and the writing open, without blocking (SIGALRM ends a hang). */
+static void fuzz_fifo(const char *path)
+{
+    FUZZ_CHECK(mkfifo(path, 0600) == 0, path);
+    static const unsigned modes[] = {GM_STORE_READONLY, GM_STORE_WRITE};
+    for (size_t i = 0; i < 2; i++) {
+        gm_store_t *s = NULL;
+        gm_error_t err = {0};
+        alarm(10);
+        int rc = gm_store_open(path, modes[i], &s, &err);
+        alarm(0);
+        FUZZ_CHECK(rc == GM_EIO && s == NULL && strstr(err.msg, "not a regular file"), err.msg);
+    }
+    fuzz_unlink_all(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (fuzz_path[0] == '\0')
         snprintf(fuzz_path, sizeof fuzz_path, "%s", fuzz_tmp("input"));
     fuzz_unlink_all(fuzz_path);
+    if (size >= 4 && memcmp(data, "FIFO", 4) == 0) {
+        fuzz_fifo(fuzz_path);
+        return 0;
+    }
     FILE *f = fopen(fuzz_path, "wb");
     FUZZ_CHECK(f != NULL, fuzz_path);
     FUZZ_CHECK((size == 0 || fwrite(data, 1, size, f) == size) && fclose(f) == 0, fuzz_path);
@@ -374,12 +400,16 @@ size_t gm_fuzz_seeds(gm_fuzz_seed_t **out)
     static void (*const fills[])(gm_store_t *) = {fuzz_fill_two, fuzz_fill_plain,
                                                    fuzz_fill_small, fuzz_fill_none};
     size_t count = sizeof fills / sizeof fills[0];
-    *out = malloc(count * sizeof **out);
+    *out = malloc((count + 1) * sizeof **out);
     if (*out == NULL)
         abort();
     for (size_t i = 0; i < count; i++)
         (*out)[i] = fuzz_seed(fills[i]);
-    return count;
+    (*out)[count].data = (uint8_t *)strdup("FIFO");
+    (*out)[count].len = 4;
+    if ((*out)[count].data == NULL)
+        abort();
+    return count + 1;
 }
 
 void gm_fuzz_seeds_free(gm_fuzz_seed_t *seeds, size_t n)
