@@ -169,11 +169,15 @@ void gm_device_free(gm_device_t *dev, uint64_t addr, uint64_t got)
 int gm_device_reserve_va(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *addr)
 {
     uint64_t rounded = gm_device_round(dev, size ? size : 1);
+    uint64_t asked = align; /* the hooks see it as asked: a page size, not a power of two */
     align = device_align(dev, align);
     if (rounded == UINT64_MAX || align == 0 || dev->next_addr > UINT64_MAX - (align - 1))
         return GM_DEVICE_OOM;
     uint64_t at = (dev->next_addr + align - 1) & ~(align - 1);
     if (rounded > UINT64_MAX - at)
+        return GM_DEVICE_OOM;
+    if (dev->cfg.hooks != NULL && dev->cfg.hooks->reserve_va != NULL &&
+        dev->cfg.hooks->reserve_va(dev->cfg.hooks_ctx, at, rounded, asked) != 0)
         return GM_DEVICE_OOM;
     dev->next_addr = at + rounded;
     *addr = at;

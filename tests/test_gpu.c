@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -34,6 +35,8 @@ static void gpu_env_reset(void)
     unsetenv("FAKE_CUDA_DEVICES");
     unsetenv("FAKE_CUDA_LOG");
     unsetenv("FAKE_CUDA_GRANULARITY");
+    unsetenv("FAKE_CUDA_VMM_GRANULARITY");
+    unsetenv("FAKE_CUDA_MEMSET_US");
 }
 
 /* A seeded workload (random sizes, bounded live set) and a small trace
@@ -76,6 +79,33 @@ static void gpu_setup(void)
     for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
         cr_assert_eq(gm_writer_add(w, &ev[i], &err), 0, "%s", err.msg);
     cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+
+    /* Under caching with expandable segments (20 MiB large pages): 0 maps
+     * pages 0-1 in one map, 1 maps page 2; empty_cache then unmaps page 0
+     * alone, part of the first map; 3 maps it again, and so on. */
+    cr_assert_eq(gm_writer_begin(gpu_store, "pages", 0, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_stream(w, 0, &s0, &err), 0);
+    cr_assert_eq(gm_writer_tag(w, "empty_cache", &empty, &err), 0);
+    gm_event_t pv[] = {
+        {.op = GM_OP_ALLOC, .id = 0, .size = 30 * MiB, .stream = s0},
+        {.op = GM_OP_ALLOC, .id = 1, .size = 30 * MiB, .stream = s0},
+        {.op = GM_OP_ALLOC, .id = 2, .size = 100 << 10, .stream = s0},
+        {.op = GM_OP_FREE, .id = 0, .stream = s0},
+        {.op = GM_OP_MARK, .tag = empty},
+        {.op = GM_OP_ALLOC, .id = 3, .size = 15 * MiB, .stream = s0},
+        {.op = GM_OP_ALLOC, .id = 4, .size = 45 * MiB, .stream = s0},
+        {.op = GM_OP_FREE, .id = 1, .stream = s0},
+        {.op = GM_OP_FREE, .id = 2, .stream = s0},
+        {.op = GM_OP_MARK, .tag = empty},
+        {.op = GM_OP_ALLOC, .id = 5, .size = 70 * MiB, .stream = s0},
+        {.op = GM_OP_FREE, .id = 3, .stream = s0},
+        {.op = GM_OP_FREE, .id = 4, .stream = s0},
+        {.op = GM_OP_MARK, .tag = empty},
+        {.op = GM_OP_FREE, .id = 5, .stream = s0},
+    };
+    for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++)
+        cr_assert_eq(gm_writer_add(w, &pv[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
 }
 
 static void gpu_teardown(void)
@@ -93,14 +123,34 @@ static gm_gpu_options_t gpu_opts(void)
     return o;
 }
 
-static int gpu_run(const char *trace, const char *policy, const gm_gpu_options_t *o,
-                   gm_replay_t **r, gm_gpu_measured_t *m, gm_error_t *err)
+/* Replay trace on the fake GPU under policy, with one parameter set when
+ * key is not NULL. */
+static int gpu_run_with(const char *trace, const char *policy, const char *key,
+                        const char *value, const gm_gpu_options_t *o, gm_replay_t **r,
+                        gm_gpu_measured_t *m, gm_error_t *err)
 {
     gm_params_t params;
     cr_assert_eq(gm_params_init(&params, gm_policy_find(policy), err), 0);
+    if (key != NULL)
+        cr_assert_eq(gm_params_set(&params, key, value, err), 0, "%s", err->msg);
     int rc = gm_gpu_replay(gpu_store, trace, &params, NULL, o, r, m, err);
     gm_params_release(&params);
     return rc;
+}
+
+static int gpu_run(const char *trace, const char *policy, const gm_gpu_options_t *o,
+                   gm_replay_t **r, gm_gpu_measured_t *m, gm_error_t *err)
+{
+    return gpu_run_with(trace, policy, NULL, NULL, o, r, m, err);
+}
+
+/* Occurrences of needle in the text. */
+static size_t gpu_count(const char *text, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
 }
 
 /* The fake's live-block count, through the same loaded library. */
@@ -261,7 +311,7 @@ Test(gpu, touch_writes_every_allocation)
     cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), 0, "%s", err.msg);
     size_t len, memsets = 0, mallocs = 0;
     char *text = gt_read_file(log, &len);
-    for (char *p = text; (p = strstr(p, "memset ")) != NULL; p++)
+    for (char *p = text; (p = strstr(p, "memsetasync ")) != NULL; p++)
         memsets++;
     for (char *p = text; (p = strstr(p, "malloc ")) != NULL; p++)
         mallocs++;
@@ -269,6 +319,155 @@ Test(gpu, touch_writes_every_allocation)
     cr_assert_eq(memsets, 3);
     free(text);
     gm_replay_destroy(r);
+}
+
+/* Expandable segments map pages on demand and unmap parts of what one map
+ * mapped (empty_cache, OOM recovery): the GPU maps each page with its own
+ * handle, as PyTorch does, so sub-range unmaps free exactly their pages,
+ * and the measured peak is the simulated one (before: sub-range unmaps
+ * were ignored and a later map met a duplicate key, "out of memory at
+ * event 0"). */
+Test(gpu, caching_expandable_maps_and_unmaps_pages)
+{
+    const char *log = gt_tmpfile("expandable.log");
+    unlink(log);
+    setenv("FAKE_CUDA_LOG", log, 1);
+    gm_gpu_options_t o = gpu_opts();
+    o.touch = 1;
+    gm_replay_t *r;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    /* The seeded workload maps without unmapping. */
+    cr_assert_eq(gpu_run_with("random", "caching", "expandable_segments", "true", &o, &r, &m,
+                              &err),
+                 0, "%s", err.msg);
+    const gm_metrics_t *mt = gm_replay_metrics(r, 0);
+    cr_assert_eq(m.peak_used, mt->peak_reserved, "measured %llu, simulated %llu",
+                 (unsigned long long)m.peak_used, (unsigned long long)mt->peak_reserved);
+    cr_assert_eq(m.malloc_latency.count, mt->device_mallocs);
+    cr_assert_eq(gpu_fake_live(), 0);
+    gm_replay_destroy(r);
+
+    unlink(log);
+    cr_assert_eq(gpu_run_with("pages", "caching", "expandable_segments", "true", &o, &r, &m,
+                              &err),
+                 0, "%s", err.msg);
+    mt = gm_replay_metrics(r, 0);
+    cr_assert_eq(m.peak_used, mt->peak_reserved, "measured %llu, simulated %llu",
+                 (unsigned long long)m.peak_used, (unsigned long long)mt->peak_reserved);
+    cr_assert_eq(m.malloc_latency.count, mt->device_mallocs);
+    cr_assert_eq(m.free_latency.count, mt->device_frees);
+    cr_assert_gt(mt->device_frees, 0, "the trace unmaps pages");
+    cr_assert_eq(gpu_fake_live(), 0, "every page unmapped and released, every range freed");
+    size_t len;
+    char *text = gt_read_file(log, &len);
+    cr_assert_not_null(text);
+    size_t creates = gpu_count(text, "memcreate "), maps = gpu_count(text, "memmap ");
+    size_t unmaps = gpu_count(text, "memunmap "), releases = gpu_count(text, "memrelease ");
+    cr_assert_gt(creates, mt->device_mallocs, "pages, several to a map");
+    cr_assert_eq(maps, creates);
+    cr_assert_eq(unmaps, creates);
+    cr_assert_eq(releases, creates);
+    cr_assert_eq(gpu_count(text, "malloc "), 0, "no cudaMalloc: every byte is a mapped page");
+    free(text);
+    gm_replay_destroy(r);
+}
+
+/* A device whose granularity does not divide the policy's page is refused
+ * with both sizes, and nothing is left behind. */
+Test(gpu, expandable_page_not_a_multiple_of_the_granularity)
+{
+    setenv("FAKE_CUDA_VMM_GRANULARITY", "4194304", 1); /* 4 MiB; small pages are 2 MiB */
+    gm_gpu_options_t o = gpu_opts();
+    gm_replay_t *r = NULL;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run_with("streams", "caching", "expandable_segments", "true", &o, &r, &m,
+                              &err),
+                 GM_EUNSUPPORTED);
+    cr_assert(strstr(err.msg, "cannot map pages of 2.00 MiB: the device maps in multiples of "
+                              "4.00 MiB at event 4"),
+              "%s", err.msg);
+    cr_assert_eq(gpu_fake_live(), 0);
+}
+
+/* --touch writes pool memory with cudaMemsetAsync on the stream it was
+ * allocated on, and a slow write shows in no free's latency (before: a
+ * cudaMemset on the legacy stream, which the fake refuses for pool memory
+ * of another stream, and cudaFree waited for the writes). */
+Test(gpu, touch_on_the_allocation_stream_outside_the_latencies)
+{
+    if (gm_policy_find("async") == NULL)
+        cr_skip_test("no async policy registered in this build");
+    const char *log = gt_tmpfile("touch-async.log");
+    unlink(log);
+    setenv("FAKE_CUDA_LOG", log, 1);
+    gm_gpu_options_t o = gpu_opts();
+    o.touch = 1;
+    gm_replay_t *r;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run("streams", "async", &o, &r, &m, &err), 0, "%s", err.msg);
+    size_t len;
+    char *text = gt_read_file(log, &len);
+    cr_assert_eq(gpu_count(text, "memsetasync "), 3, "%s", text);
+    unsigned long long sa = 0, ma = 0;
+    char *a = strstr(text, "mallocasync 5242980 ");
+    cr_assert_not_null(a);
+    cr_assert_eq(sscanf(a, "mallocasync %*u %llx", &sa), 1);
+    char *w = strstr(a, "memsetasync ");
+    cr_assert_not_null(w);
+    cr_assert_eq(sscanf(w, "memsetasync %*x 5242980 %llx", &ma), 1, "%s", w);
+    cr_assert_eq(ma, sa, "written on its allocation's stream");
+    free(text);
+    gm_replay_destroy(r);
+
+    /* Each write takes 20 ms on the device: no malloc or free waits for it. */
+    setenv("FAKE_CUDA_MEMSET_US", "20000", 1);
+    unsetenv("FAKE_CUDA_LOG");
+    cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), 0, "%s", err.msg);
+    cr_assert_lt(m.free_latency.p99_ns, 10e6, "free p99 %.0f ns", m.free_latency.p99_ns);
+    cr_assert_lt(m.malloc_latency.p99_ns, 10e6, "malloc p99 %.0f ns", m.malloc_latency.p99_ns);
+    cr_assert_geq(m.wall_s, 0.06, "the writes were waited for: %.3f s", m.wall_s);
+    gm_replay_destroy(r);
+}
+
+/* The runtime is searched for: GM_CUDART may name a folder, where the
+ * CUDA 13 name is found; what was tried is in the error. */
+Test(gpu, runtime_found_in_a_folder_and_the_error_says_what_was_tried)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%.900s", gt_tmpfile("cudart-dir"));
+    mkdir(dir, 0755);
+    char link[1100];
+    snprintf(link, sizeof link, "%s/libcudart.so.13", dir);
+    unlink(link);
+    cr_assert_eq(symlink(GM_FAKE_CUDART, link), 0);
+    gm_gpu_options_t o = gpu_opts();
+    o.runtime = dir;
+    gm_replay_t *r = NULL;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(m.device_name, "fake GPU");
+    gm_replay_destroy(r);
+
+    /* An empty folder (another one: the loader remembers the name it
+     * opened the fake by). */
+    unlink(link);
+    rmdir(dir);
+    snprintf(dir, sizeof dir, "%.900s", gt_tmpfile("empty-dir"));
+    mkdir(dir, 0755);
+    r = NULL;
+    cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), GM_EUNSUPPORTED);
+    char want[4400];
+    snprintf(want, sizeof want,
+             "no CUDA device: cannot load the CUDA runtime: tried %s/libcudart.so.13, "
+             "%s/libcudart.so.12, %s/libcudart.so",
+             dir, dir, dir);
+    cr_assert(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+    cr_assert(strstr(err.msg, "set GM_CUDART to the library or its folder"), "%s", err.msg);
+    rmdir(dir);
 }
 
 Test(gpu, calibrate_and_use_the_profile)

@@ -49,10 +49,17 @@ typedef struct gm_cost_model {
 
 /* Observers of the device's successful mallocs and frees (the real-GPU
  * backend issues each one on a GPU).  malloc returns 0, or nonzero to make
- * the device refuse the malloc (the policy sees GM_DEVICE_OOM). */
+ * the device refuse the malloc (the policy sees GM_DEVICE_OOM).  A map
+ * (gm_device_map, gm_device_adopt) is shown to malloc and an unmap to free,
+ * at the mapped address: an observer that wants pages tells them apart by
+ * the ranges reserve_va showed it.  reserve_va (optional, NULL: none) sees
+ * each range of gm_device_reserve_va with the alignment its caller asked
+ * for, before rounding (an expandable segment's page size); nonzero
+ * refuses the range. */
 typedef struct gm_device_hooks {
     int (*malloc)(void *ctx, uint64_t addr, uint64_t size);
     void (*free)(void *ctx, uint64_t addr, uint64_t size);
+    int (*reserve_va)(void *ctx, uint64_t addr, uint64_t size, uint64_t align);
 } gm_device_hooks_t;
 
 /* Largest granularity (device addresses start at 1 TiB, aligned to it). */

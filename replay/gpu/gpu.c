@@ -14,13 +14,33 @@
  * samples.  On a CUDA error the first error is kept with the event index,
  * no further call is issued, and everything still allocated is freed
  * before returning.
+ *
+ * Expandable segments.  A policy that reserves a virtual range
+ * (gm_device_reserve_va: PyTorch's expandable segments) gets a real range
+ * of the same size (cuMemAddressReserve), and its maps and unmaps are done
+ * page by page as PyTorch does: each page of the range's size (its
+ * alignment, a multiple of the device's granularity) is one cuMemCreate,
+ * cuMemMap and cuMemSetAccess, and each page unmapped one cuMemUnmap and
+ * cuMemRelease, so an unmap of part of what one map mapped frees exactly
+ * those pages.  Pages are keyed by their simulated address; one map or
+ * unmap, however many pages, is one latency sample, as it is one device
+ * call in the simulation.  The driver's entry points come from the
+ * runtime (cudaGetDriverEntryPointByVersion), else from libcuda.so.1.
+ *
+ * --touch writes each new allocation with cudaMemsetAsync on the stream it
+ * was allocated on (pool memory is stream-ordered) and waits for that
+ * stream outside the timed calls, so no malloc or free latency includes
+ * the write.
  */
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "gmsim/gpu.h"
@@ -36,7 +56,8 @@
     X(DriverGetVersion, cudaError_t, (int *))                                           \
     X(Malloc, cudaError_t, (void **, size_t))                                           \
     X(Free, cudaError_t, (void *))                                                      \
-    X(Memset, cudaError_t, (void *, int, size_t))                                       \
+    X(MemsetAsync, cudaError_t, (void *, int, size_t, cudaStream_t))                    \
+    X(StreamSynchronize, cudaError_t, (cudaStream_t))                                   \
     X(MemGetInfo, cudaError_t, (size_t *, size_t *))                                    \
     X(DeviceSynchronize, cudaError_t, (void))                                           \
     X(StreamCreateWithFlags, cudaError_t, (cudaStream_t *, unsigned))                   \
@@ -56,31 +77,155 @@ typedef struct gpu_rt {
 #undef GPU_FIELD
     /* Optional: the device's name. */
     cudaError_t (*GetDeviceProperties)(struct cudaDeviceProp *, int);
+    /* Optional: the driver's entry points (virtual memory). */
+    cudaError_t (*GetDriverEntryPointByVersion)(const char *, void **, unsigned,
+                                                unsigned long long,
+                                                enum cudaDriverEntryPointQueryResult *);
+    void *driver; /* libcuda.so.1, when the runtime could not hand them out */
 } gpu_rt_t;
 
 static void gpu_rt_close(gpu_rt_t *rt)
 {
+    if (rt->driver != NULL)
+        dlclose(rt->driver);
     if (rt->lib != NULL)
         dlclose(rt->lib);
     memset(rt, 0, sizeof *rt);
 }
 
+/* The driver's virtual memory calls (cuda.h's types). */
+#define GPU_DRIVER_FUNCS(X)                                                                     \
+    X(cuMemGetAllocationGranularity, (size_t *, const CUmemAllocationProp *,                    \
+                                      CUmemAllocationGranularity_flags))                        \
+    X(cuMemAddressReserve, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long))    \
+    X(cuMemAddressFree, (CUdeviceptr, size_t))                                                  \
+    X(cuMemCreate, (CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,        \
+                    unsigned long long))                                                        \
+    X(cuMemRelease, (CUmemGenericAllocationHandle))                                             \
+    X(cuMemMap, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)) \
+    X(cuMemUnmap, (CUdeviceptr, size_t))                                                        \
+    X(cuMemSetAccess, (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t))
+
+typedef struct gpu_drv {
+#define GPU_DFIELD(name, args) CUresult (*name) args;
+    GPU_DRIVER_FUNCS(GPU_DFIELD)
+#undef GPU_DFIELD
+} gpu_drv_t;
+
+/* Resolve the driver's virtual memory calls: from the runtime (the driver
+ * it runs on), else libcuda.so.1.  GM_EUNSUPPORTED naming the missing one. */
+static int gpu_drv_open(gpu_rt_t *rt, gpu_drv_t *d, gm_error_t *err)
+{
+    memset(d, 0, sizeof *d);
+#define GPU_DRESOLVE(name, args)                                                              \
+    {                                                                                         \
+        void *fn = NULL;                                                                      \
+        enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;          \
+        if (rt->GetDriverEntryPointByVersion != NULL &&                                       \
+            (rt->GetDriverEntryPointByVersion(#name, &fn, 12000, cudaEnableDefault, &q) !=    \
+                 cudaSuccess ||                                                               \
+             q != cudaDriverEntryPointSuccess))                                               \
+            fn = NULL;                                                                        \
+        if (fn == NULL) {                                                                     \
+            if (rt->driver == NULL)                                                           \
+                rt->driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);                   \
+            if (rt->driver != NULL)                                                           \
+                fn = dlsym(rt->driver, #name);                                                \
+        }                                                                                     \
+        if (fn == NULL)                                                                       \
+            return gm_error_set(err, GM_EUNSUPPORTED,                                         \
+                                "cannot map expandable segments: the driver lacks " #name);   \
+        *(void **)(&d->name) = fn;                                                            \
+    }
+    GPU_DRIVER_FUNCS(GPU_DRESOLVE)
+#undef GPU_DRESOLVE
+    return 0;
+}
+
+/* The runtime's names, newest first, and the folders searched after the
+ * library path ($CUDA_HOME and $CUDA_PATH first, "" for an unset one). */
+static const char *const gpu_rt_names[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
+
+/* dlopen dir/name for each name (dir NULL: the library path), appending
+ * what was tried to the list in tried (cut, never overflowing). */
+static void *gpu_rt_try(const char *dir, char *tried, size_t len, char *why, size_t wlen)
+{
+    for (size_t i = 0; i < sizeof gpu_rt_names / sizeof *gpu_rt_names; i++) {
+        char path[4096];
+        if (dir == NULL)
+            snprintf(path, sizeof path, "%s", gpu_rt_names[i]);
+        else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, gpu_rt_names[i]) >= sizeof path)
+            continue;
+        void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (lib != NULL)
+            return lib;
+        const char *e = dlerror();
+        /* dlerror repeats the path: keep what follows it */
+        const char *colon = e ? strstr(e, ": ") : NULL;
+        snprintf(why, wlen, "%s", colon ? colon + 2 : e ? e : "cannot open");
+        size_t used = strlen(tried), n = strlen(path);
+        if (used + 2 + n + 4 < len) { /* room for ", " path and a closing "..." */
+            if (used) {
+                memcpy(tried + used, ", ", 2);
+                used += 2;
+            }
+            memcpy(tried + used, path, n + 1);
+        } else if (used + 4 < len && strcmp(tried + used - 3, "...") != 0) {
+            memcpy(tried + used, "...", 4);
+        }
+    }
+    return NULL;
+}
+
 /* Load the runtime and select the device; GM_EUNSUPPORTED "no CUDA
- * device: …" when any of it is missing. */
+ * device: …" when any of it is missing.  The runtime: the library
+ * opt->runtime or $GM_CUDART names, or the CUDA 13, 12 and unversioned
+ * names in the folder it names; else those names on the library path,
+ * then in $CUDA_HOME, $CUDA_PATH and the usual install folders (lib64 and
+ * lib of each).  A failure lists what was tried. */
 static int gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *err)
 {
     memset(rt, 0, sizeof *rt);
     const char *path = opt->runtime ? opt->runtime : getenv("GM_CUDART");
-    static const char *const defaults[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12"};
+    char tried[1024] = "", why[256] = "";
     if (path != NULL && *path) {
-        rt->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            rt->lib = gpu_rt_try(path, tried, sizeof tried, why, sizeof why);
+        } else {
+            rt->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+            if (rt->lib == NULL) {
+                const char *e = dlerror();
+                const char *colon = e ? strstr(e, ": ") : NULL;
+                snprintf(why, sizeof why, "%s", colon ? colon + 2 : e ? e : "cannot open");
+                snprintf(tried, sizeof tried, "%s", path);
+            }
+        }
     } else {
-        for (size_t i = 0; i < sizeof defaults / sizeof *defaults && rt->lib == NULL; i++)
-            rt->lib = dlopen(defaults[i], RTLD_NOW | RTLD_LOCAL);
+        rt->lib = gpu_rt_try(NULL, tried, sizeof tried, why, sizeof why);
+        const char *home = getenv("CUDA_HOME"), *cpath = getenv("CUDA_PATH");
+        const char *roots[] = {home && *home ? home : NULL, cpath && *cpath ? cpath : NULL,
+                               "/usr/local/cuda", "/usr/local/cuda-13", "/usr/local/cuda-12",
+                               "/opt/cuda", "/usr"};
+        for (size_t i = 0; i < sizeof roots / sizeof *roots && rt->lib == NULL; i++) {
+            static const char *const subs[] = {"lib64", "lib", "targets/x86_64-linux/lib",
+                                               "targets/sbsa-linux/lib"};
+            for (size_t k = 0; k < sizeof subs / sizeof *subs && rt->lib == NULL; k++) {
+                char dir[2048];
+                struct stat st;
+                if (roots[i] == NULL ||
+                    (size_t)snprintf(dir, sizeof dir, "%s/%s", roots[i], subs[k]) >= sizeof dir ||
+                    stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+                    continue;
+                rt->lib = gpu_rt_try(dir, tried, sizeof tried, why, sizeof why);
+            }
+        }
     }
     if (rt->lib == NULL)
-        return gm_error_set(err, GM_EUNSUPPORTED, "no CUDA device: cannot load the CUDA runtime (%s)",
-                            dlerror());
+        return gm_error_set(err, GM_EUNSUPPORTED,
+                            "no CUDA device: cannot load the CUDA runtime: tried %s (%s; set "
+                            "GM_CUDART to the library or its folder)",
+                            tried, why);
 #define GPU_RESOLVE(name, ret, args)                                                        \
     *(void **)(&rt->name) = dlsym(rt->lib, "cuda" #name);                                   \
     if (rt->name == NULL) {                                                                 \
@@ -90,6 +235,8 @@ static int gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *er
     }
     GPU_RUNTIME_FUNCS(GPU_RESOLVE)
 #undef GPU_RESOLVE
+    *(void **)(&rt->GetDriverEntryPointByVersion) =
+        dlsym(rt->lib, "cudaGetDriverEntryPointByVersion");
     *(void **)(&rt->GetDeviceProperties) = dlsym(rt->lib, "cudaGetDeviceProperties_v2");
     if (rt->GetDeviceProperties == NULL)
         *(void **)(&rt->GetDeviceProperties) = dlsym(rt->lib, "cudaGetDeviceProperties");
@@ -139,10 +286,21 @@ typedef struct gpu_samples {
     size_t n, cap;
 } gpu_samples_t;
 
+/* A real virtual range standing for a simulated one. */
+typedef struct gpu_range {
+    uint64_t sim, size, page; /* simulated base, size, page size */
+    CUdeviceptr real;
+} gpu_range_t;
+
 typedef struct gpu_pass {
     gpu_rt_t *rt;
     const gm_gpu_options_t *opt;
     gm__idmap_t ptrs;     /* simulated address or allocation id → device pointer */
+    gm__idmap_t pages;    /* simulated page address → its handle (expandable ranges) */
+    gpu_range_t *ranges;  /* ascending by sim: the device's bump pointer hands them out so */
+    size_t nranges, capranges;
+    gpu_drv_t drv;        /* resolved at the first range */
+    uint64_t granularity; /* the device's, for mapping */
     uint64_t baseline;    /* bytes in use before the pass */
     uint64_t peak_used;   /* in use, minus baseline */
     gpu_samples_t mallocs, frees;
@@ -193,15 +351,55 @@ static void gpu_latency(gpu_samples_t *s, gm_gpu_latency_t *out)
     out->p99_ns = s->ns[k < s->n ? k : s->n - 1];
 }
 
-static int gpu_fail(gpu_pass_t *g, const char *call, uint64_t size, cudaError_t e)
+/* The event being replayed: the hooked engine's, in hooked mode. */
+static void gpu_where(gpu_pass_t *g)
 {
     if (g->r != NULL)
         g->event = gm_replay_position(g->r);
+}
+
+/* Keep the first failure (code and message) and stop issuing calls. */
+static int gpu_fail_with(gpu_pass_t *g, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int gpu_fail_with(gpu_pass_t *g, int code, const char *fmt, ...)
+{
+    gpu_where(g);
+    if (!g->failed) {
+        char what[GM_ERROR_MSG_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        gm_error_set(&g->err, code, "%s at event %llu", what, (unsigned long long)g->event);
+        g->failed = 1;
+    }
+    return -1;
+}
+
+static int gpu_fail(gpu_pass_t *g, const char *call, uint64_t size, cudaError_t e)
+{
+    gpu_where(g);
     if (!g->failed) {
         char sz[32];
         gm_format_size(size, sz, sizeof sz);
         gm_error_set(&g->err, GM_EIO, "CUDA error at event %llu (%s of %s): %s",
                      (unsigned long long)g->event, call, sz, g->rt->GetErrorString(e));
+        g->failed = 1;
+    }
+    return -1;
+}
+
+/* A driver call's failure, as gpu_fail. */
+static int gpu_fail_drv(gpu_pass_t *g, const char *call, uint64_t size, CUresult e)
+{
+    gpu_where(g);
+    if (!g->failed) {
+        char sz[32];
+        gm_format_size(size, sz, sizeof sz);
+        gm_error_set(&g->err, GM_EIO, "CUDA error at event %llu (%s of %s): driver error %d%s",
+                     (unsigned long long)g->event, call, sz, (int)e,
+                     e == CUDA_ERROR_OUT_OF_MEMORY ? " (out of memory)" : "");
         g->failed = 1;
     }
     return -1;
@@ -223,6 +421,20 @@ static void gpu_sample_used(gpu_pass_t *g)
         g->peak_used = over;
 }
 
+/* --touch: write size bytes at ptr on stream, and wait for it untimed, so
+ * the write is neither in this malloc's latency nor in a later free's. */
+static int gpu_touch(gpu_pass_t *g, void *ptr, uint64_t size, cudaStream_t stream)
+{
+    if (!g->opt->touch)
+        return 0;
+    cudaError_t e = g->rt->MemsetAsync(ptr, 0xA5, (size_t)size, stream);
+    if (e != cudaSuccess)
+        return gpu_fail(g, "cudaMemsetAsync", size, e);
+    if ((e = g->rt->StreamSynchronize(stream)) != cudaSuccess)
+        return gpu_fail(g, "cudaStreamSynchronize", size, e);
+    return 0;
+}
+
 /* A device allocation of size bytes recorded under key (cudaMalloc, or
  * from the pool on stream). */
 static int gpu_alloc(gpu_pass_t *g, uint64_t key, uint64_t size, cudaMemPool_t pool,
@@ -237,16 +449,23 @@ static int gpu_alloc(gpu_pass_t *g, uint64_t key, uint64_t size, cudaMemPool_t p
     double dt = gpu_now_ns() - t0;
     if (e != cudaSuccess)
         return gpu_fail(g, pool ? "cudaMallocFromPoolAsync" : "cudaMalloc", size, e);
-    if (gm__idmap_insert(&g->ptrs, key, (uint64_t)(uintptr_t)ptr) != 0 ||
-        gpu_sample_add(&g->mallocs, dt) != 0) {
-        g->rt->Free(ptr);
-        gm_error_set(&g->err, GM_ENOMEM, "out of memory at event %llu",
-                     (unsigned long long)g->event);
-        g->failed = 1;
-        return -1;
+    int in = gm__idmap_insert(&g->ptrs, key, (uint64_t)(uintptr_t)ptr);
+    if (in != 0 || gpu_sample_add(&g->mallocs, dt) != 0) {
+        if (in != 1)
+            gm__idmap_remove(&g->ptrs, key, NULL);
+        if (pool)
+            g->rt->FreeAsync(ptr, stream);
+        else
+            g->rt->Free(ptr);
+        if (in == 1)
+            return gpu_fail_with(g, GM_EINVAL,
+                                 "a second device allocation under key 0x%llx, whose first "
+                                 "is still live,",
+                                 (unsigned long long)key);
+        return gpu_fail_with(g, GM_ENOMEM, "out of memory");
     }
-    if (g->opt->touch && (e = g->rt->Memset(ptr, 0xA5, (size_t)size)) != cudaSuccess)
-        return gpu_fail(g, "cudaMemset", size, e);
+    if (gpu_touch(g, ptr, size, stream) != 0)
+        return -1;
     gpu_sample_used(g);
     return 0;
 }
@@ -269,14 +488,154 @@ static void gpu_release(gpu_pass_t *g, uint64_t key, uint64_t size, int async,
         gpu_fail(g, async ? "cudaFreeAsync" : "cudaFree", size, e);
         return;
     }
-    if (gpu_sample_add(&g->frees, dt) != 0 && !g->failed) {
-        gm_error_set(&g->err, GM_ENOMEM, "out of memory");
-        g->failed = 1;
+    if (gpu_sample_add(&g->frees, dt) != 0)
+        gpu_fail_with(g, GM_ENOMEM, "out of memory");
+}
+
+/* ---- expandable ranges: pages mapped as PyTorch maps them ------------------------ */
+
+/* The range holding [addr, addr + size), or NULL. */
+static gpu_range_t *gpu_range_find(gpu_pass_t *g, uint64_t addr, uint64_t size)
+{
+    size_t lo = 0, hi = g->nranges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->ranges[mid].sim <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    if (lo == 0)
+        return NULL;
+    gpu_range_t *r = &g->ranges[lo - 1];
+    return addr - r->sim < r->size && size <= r->size - (addr - r->sim) ? r : NULL;
+}
+
+static CUmemAllocationProp gpu_page_prop(const gpu_pass_t *g)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = g->opt->device;
+    return prop;
+}
+
+/* Hook: a simulated range of size bytes at addr whose pages are `page`
+ * bytes.  The first one resolves the driver and its granularity. */
+static int gpu_hook_reserve(void *ctx, uint64_t addr, uint64_t size, uint64_t page)
+{
+    gpu_pass_t *g = ctx;
+    if (g->failed)
+        return -1;
+    if (g->granularity == 0) {
+        gm_error_t e;
+        if (gpu_drv_open(g->rt, &g->drv, &e) != 0)
+            return gpu_fail_with(g, e.code, "%s", e.msg);
+        CUmemAllocationProp prop = gpu_page_prop(g);
+        size_t gran = 0;
+        CUresult r = g->drv.cuMemGetAllocationGranularity(&gran, &prop,
+                                                          CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+        if (r != CUDA_SUCCESS || gran == 0)
+            return gpu_fail_drv(g, "cuMemGetAllocationGranularity", 0, r);
+        g->granularity = gran;
+    }
+    if (page == 0 || page % g->granularity != 0 || size % page != 0) {
+        char p[32], gr[32];
+        gm_format_size(page, p, sizeof p);
+        gm_format_size(g->granularity, gr, sizeof gr);
+        return gpu_fail_with(g, GM_EUNSUPPORTED,
+                             "cannot map pages of %s: the device maps in multiples of %s", p, gr);
+    }
+    if (g->nranges > 0 && g->ranges[g->nranges - 1].sim >= addr)
+        return gpu_fail_with(g, GM_EINVAL, "simulated ranges out of order");
+    if (g->nranges == g->capranges) {
+        size_t cap = g->capranges ? 2 * g->capranges : 8;
+        gpu_range_t *n = realloc(g->ranges, cap * sizeof *n);
+        if (n == NULL)
+            return gpu_fail_with(g, GM_ENOMEM, "out of memory");
+        g->ranges = n;
+        g->capranges = cap;
+    }
+    CUdeviceptr real = 0;
+    CUresult r = g->drv.cuMemAddressReserve(&real, (size_t)size, 0, 0, 0);
+    if (r != CUDA_SUCCESS)
+        return gpu_fail_drv(g, "cuMemAddressReserve", size, r);
+    g->ranges[g->nranges++] = (gpu_range_t){addr, size, page, real};
+    return 0;
+}
+
+/* Unmap and release the page at simulated address at (handle h) of range
+ * rg. */
+static CUresult gpu_page_drop(gpu_pass_t *g, const gpu_range_t *rg, uint64_t at, uint64_t h)
+{
+    CUresult r = g->drv.cuMemUnmap(rg->real + (at - rg->sim), (size_t)rg->page);
+    CUresult r2 = g->drv.cuMemRelease((CUmemGenericAllocationHandle)h);
+    return r != CUDA_SUCCESS ? r : r2;
+}
+
+/* Map [addr, addr + size) of range rg, page by page. */
+static int gpu_map(gpu_pass_t *g, gpu_range_t *rg, uint64_t addr, uint64_t size)
+{
+    CUmemAllocationProp prop = gpu_page_prop(g);
+    CUmemAccessDesc access;
+    memset(&access, 0, sizeof access);
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    double t0 = gpu_now_ns();
+    for (uint64_t at = addr; at < addr + size; at += rg->page) {
+        CUmemGenericAllocationHandle h = 0;
+        CUdeviceptr real = rg->real + (at - rg->sim);
+        CUresult r = g->drv.cuMemCreate(&h, (size_t)rg->page, &prop, 0);
+        if (r != CUDA_SUCCESS)
+            return gpu_fail_drv(g, "cuMemCreate", rg->page, r);
+        if ((r = g->drv.cuMemMap(real, (size_t)rg->page, 0, h, 0)) != CUDA_SUCCESS) {
+            g->drv.cuMemRelease(h);
+            return gpu_fail_drv(g, "cuMemMap", rg->page, r);
+        }
+        int in = gm__idmap_insert(&g->pages, at, (uint64_t)h);
+        if (in != 0) {
+            g->drv.cuMemUnmap(real, (size_t)rg->page);
+            g->drv.cuMemRelease(h);
+            if (in == 1)
+                return gpu_fail_with(g, GM_EINVAL,
+                                     "a page mapped twice (simulated address 0x%llx)",
+                                     (unsigned long long)at);
+            return gpu_fail_with(g, GM_ENOMEM, "out of memory");
+        }
+        if ((r = g->drv.cuMemSetAccess(real, (size_t)rg->page, &access, 1)) != CUDA_SUCCESS)
+            return gpu_fail_drv(g, "cuMemSetAccess", rg->page, r);
+    }
+    if (gpu_sample_add(&g->mallocs, gpu_now_ns() - t0) != 0)
+        return gpu_fail_with(g, GM_ENOMEM, "out of memory");
+    if (gpu_touch(g, (void *)(uintptr_t)(rg->real + (addr - rg->sim)), size, NULL) != 0)
+        return -1;
+    gpu_sample_used(g);
+    return 0;
+}
+
+/* Unmap [addr, addr + size) of range rg, page by page. */
+static void gpu_unmap(gpu_pass_t *g, const gpu_range_t *rg, uint64_t addr, uint64_t size)
+{
+    double t0 = gpu_now_ns();
+    for (uint64_t at = addr; at < addr + size; at += rg->page) {
+        uint64_t h;
+        if (gm__idmap_remove(&g->pages, at, &h) != 1) {
+            if (!g->failed) /* after a failure, pages may never have been mapped */
+                gpu_fail_with(g, GM_EINVAL, "an unmap of a page not mapped (simulated address 0x%llx)",
+                              (unsigned long long)at);
+            continue;
+        }
+        CUresult r = gpu_page_drop(g, rg, at, h);
+        if (r != CUDA_SUCCESS && !g->failed)
+            gpu_fail_drv(g, "cuMemUnmap", rg->page, r);
+    }
+    if (!g->failed && gpu_sample_add(&g->frees, gpu_now_ns() - t0) != 0)
+        gpu_fail_with(g, GM_ENOMEM, "out of memory");
 }
 
 /* Free everything still allocated (after an error, or what the trace left
- * live), without timing it. */
+ * live), without timing it: blocks, pages, then the ranges. */
 static void gpu_release_all(gpu_pass_t *g)
 {
     size_t pos = 0;
@@ -285,28 +644,53 @@ static void gpu_release_all(gpu_pass_t *g)
         g->rt->Free((void *)(uintptr_t)ptr);
     gm__idmap_release(&g->ptrs);
     gm__idmap_init(&g->ptrs);
+    pos = 0;
+    while (gm__idmap_next(&g->pages, &pos, &key, &ptr)) {
+        const gpu_range_t *rg = gpu_range_find(g, key, 1);
+        if (rg != NULL)
+            gpu_page_drop(g, rg, key, ptr);
+    }
+    gm__idmap_release(&g->pages);
+    gm__idmap_init(&g->pages);
+    for (size_t i = 0; i < g->nranges; i++)
+        g->drv.cuMemAddressFree(g->ranges[i].real, (size_t)g->ranges[i].size);
+    g->nranges = 0;
 }
 
 static void gpu_pass_release(gpu_pass_t *g)
 {
     gm__idmap_release(&g->ptrs);
+    gm__idmap_release(&g->pages);
+    free(g->ranges);
     free(g->mallocs.ns);
     free(g->frees.ns);
 }
 
 /* Device hooks of the simulated-policy mode: the key is the simulated
- * address. */
+ * address; inside a reserved range whole pages are mapped instead. */
 static int gpu_hook_malloc(void *ctx, uint64_t addr, uint64_t size)
 {
-    return gpu_alloc(ctx, addr, size, NULL, NULL);
+    gpu_pass_t *g = ctx;
+    gpu_where(g);
+    gpu_range_t *rg = gpu_range_find(g, addr, size);
+    if (rg != NULL && (addr - rg->sim) % rg->page == 0 && size % rg->page == 0)
+        return g->failed ? -1 : gpu_map(g, rg, addr, size);
+    return gpu_alloc(g, addr, size, NULL, NULL);
 }
 
 static void gpu_hook_free(void *ctx, uint64_t addr, uint64_t size)
 {
-    gpu_release(ctx, addr, size, 0, NULL);
+    gpu_pass_t *g = ctx;
+    gpu_where(g);
+    gpu_range_t *rg = gpu_range_find(g, addr, size);
+    if (rg != NULL && (addr - rg->sim) % rg->page == 0 && size % rg->page == 0) {
+        gpu_unmap(g, rg, addr, size);
+        return;
+    }
+    gpu_release(g, addr, size, 0, NULL);
 }
 
-static const gm_device_hooks_t gpu_hooks = {gpu_hook_malloc, gpu_hook_free};
+static const gm_device_hooks_t gpu_hooks = {gpu_hook_malloc, gpu_hook_free, gpu_hook_reserve};
 
 /* Direct mode (native, async): read the trace and issue each request. */
 static int gpu_direct(gpu_pass_t *g, gm_store_t *s, const char *name, int async,
@@ -476,6 +860,7 @@ int gm_gpu_replay(gm_store_t *s, const char *name, const gm_params_t *params,
     g.rt = &rt;
     g.opt = opt;
     gm__idmap_init(&g.ptrs);
+    gm__idmap_init(&g.pages);
     g.baseline = (uint64_t)(total - free_b);
     m->baseline_used = g.baseline;
     double t0 = gpu_now_ns();

@@ -45,7 +45,7 @@ No device, no runtime:
   gmsim: no CUDA device: no CUDA-capable device is detected
   [1]
   $ GM_CUDART=/nonexistent/libcudart.so gmsim replay t.db --policy native --on gpu:1
-  gmsim: no CUDA device: cannot load the CUDA runtime (/nonexistent/libcudart.so: cannot open shared object file: No such file or directory)
+  gmsim: no CUDA device: cannot load the CUDA runtime: tried /nonexistent/libcudart.so (cannot open shared object file: No such file or directory; set GM_CUDART to the library or its folder)
   [1]
   $ gmsim replay t.db --policy native --on gpu:1
   gmsim: no CUDA device: gpu:1 asked for, 1 present
