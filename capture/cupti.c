@@ -20,8 +20,10 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -186,22 +188,98 @@ static void CUPTIAPI cupti_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Ca
     }
 }
 
-static void *cupti_open(void)
+/* Where libcupti is looked for, one name at a time, and what was tried. */
+typedef struct cupti_search {
+    char tried[400]; /* names tried, ", "-separated, "..." once cut */
+    void *lib;
+} cupti_search_t;
+
+static void cupti_try(cupti_search_t *cs, const char *path, int flags)
 {
-    const char *env = getenv("GMSIM_CUPTI_LIB");
-    const char *names[] = {env,
-#ifdef GM_CUPTI_PATH
-                           GM_CUPTI_PATH,
-#endif
-                           "libcupti.so", "libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (names[i] == NULL || names[i][0] == '\0')
-            continue;
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (h != NULL)
-            return h;
+    if (cs->lib != NULL || path == NULL || path[0] == '\0')
+        return;
+    cs->lib = dlopen(path, flags);
+    if (cs->lib != NULL || (flags & RTLD_NOLOAD))
+        return;
+    size_t used = strlen(cs->tried), n = strlen(path);
+    if (used + 2 + n + 4 < sizeof cs->tried) {
+        if (used) {
+            memcpy(cs->tried + used, ", ", 2);
+            used += 2;
+        }
+        memcpy(cs->tried + used, path, n + 1);
+    } else if (used + 4 < sizeof cs->tried && (used < 3 || strcmp(cs->tried + used - 3, "...") != 0)) {
+        memcpy(cs->tried + used, "...", 4);
     }
-    return NULL;
+}
+
+static const char *const cupti_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
+
+/* The folder of the CUDA runtime this process loaded (a libcudart.so*, or
+ * whichever library defines cudaMalloc after this one), into dir. */
+static int cupti_runtime_dir_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const char *name = info->dlpi_name, *base = name ? strrchr(name, '/') : NULL;
+    if (base != NULL && strncmp(base + 1, "libcudart.so", 12) == 0) {
+        snprintf(data, 4096, "%.*s", (int)(base - name), name);
+        return 1;
+    }
+    return 0;
+}
+
+static int cupti_runtime_dir(char dir[4096])
+{
+    dir[0] = '\0';
+    if (dl_iterate_phdr(cupti_runtime_dir_cb, dir) == 1 && dir[0])
+        return 0;
+    Dl_info info;
+    void *fn = dlsym(RTLD_NEXT, "cudaMalloc");
+    if (fn != NULL && dladdr(fn, &info) != 0 && info.dli_fname != NULL) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        if (slash != NULL) {
+            snprintf(dir, 4096, "%.*s", (int)(slash - info.dli_fname), info.dli_fname);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/*
+ * libcupti, in this order: GMSIM_CUPTI_LIB alone when set; one the process
+ * already loaded (PyTorch's: never a second copy beside it); beside the
+ * runtime the process loaded (CUDA 13 wheels put both in nvidia/cu13/lib;
+ * CUDA 12 wheels have nvidia/cuda_runtime/lib and nvidia/cuda_cupti/lib; a
+ * toolkit has lib64 and extras/CUPTI/lib64); the toolkit gmsim was built
+ * with; the library path.  NULL when none loads, cs->tried saying what was
+ * tried.
+ */
+static void *cupti_open(cupti_search_t *cs)
+{
+    memset(cs, 0, sizeof *cs);
+    const char *env = getenv("GMSIM_CUPTI_LIB");
+    if (env != NULL && env[0] != '\0') {
+        cupti_try(cs, env, RTLD_NOW | RTLD_LOCAL);
+        return cs->lib;
+    }
+    size_t nn = sizeof cupti_names / sizeof cupti_names[0];
+    for (size_t i = 0; i < nn; i++)
+        cupti_try(cs, cupti_names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    char dir[4096], path[4200];
+    if (cs->lib == NULL && cupti_runtime_dir(dir) == 0) {
+        static const char *const subs[] = {"", "/../../cuda_cupti/lib", "/../extras/CUPTI/lib64"};
+        for (size_t k = 0; k < sizeof subs / sizeof subs[0]; k++)
+            for (size_t i = 0; i < nn; i++) {
+                snprintf(path, sizeof path, "%s%s/%s", dir, subs[k], cupti_names[i]);
+                cupti_try(cs, path, RTLD_NOW | RTLD_LOCAL);
+            }
+    }
+#ifdef GM_CUPTI_PATH
+    cupti_try(cs, GM_CUPTI_PATH, RTLD_NOW | RTLD_LOCAL);
+#endif
+    for (size_t i = 0; i < nn; i++)
+        cupti_try(cs, cupti_names[i], RTLD_NOW | RTLD_LOCAL);
+    return cs->lib;
 }
 
 GM_CAP_EXPORT int InitializeInjection(void);
@@ -210,12 +288,17 @@ GM_CAP_EXPORT int InitializeInjection(void)
     static int done;
     if (done++ || !gm__cap_wanted())
         return 1;
-    void *lib = cupti_open();
+    static cupti_search_t cs; /* static: no allocation on this path */
+    void *lib = cupti_open(&cs);
     cupti_subscribe_fn subscribe = lib ? (cupti_subscribe_fn)dlsym(lib, "cuptiSubscribe") : NULL;
     cupti_enable_fn enable = lib ? (cupti_enable_fn)dlsym(lib, "cuptiEnableCallback") : NULL;
     atomic_store(&gm__cap_cupti_fallback, 1); /* until the subscription works */
     if (subscribe == NULL || enable == NULL) {
-        gm__cap_say("cannot load libcupti (set GMSIM_CUPTI_LIB): recording by interposition");
+        static char msg[480];
+        snprintf(msg, sizeof msg,
+                 "cannot load libcupti (tried %s; set GMSIM_CUPTI_LIB): recording by interposition",
+                 lib ? "a library without cuptiSubscribe" : cs.tried);
+        gm__cap_say(msg);
         return 1;
     }
     CUpti_SubscriberHandle sub;

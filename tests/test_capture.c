@@ -625,17 +625,60 @@ Test(capture, cupti_falls_back_to_interposition)
     if (!gm_have_cuda())
         cr_skip_test("built without the cuda toolkit: no cupti mode");
     const char *args[] = {"inject", NULL};
-    run_t r = run_app(1, "CUDA_INJECTION64_PATH=" CAP_LIB ";GMSIM_CAPTURE_MODE=cupti", args);
+    run_t r = run_app(1,
+                      "CUDA_INJECTION64_PATH=" CAP_LIB ";GMSIM_CAPTURE_MODE=cupti;"
+                      "GMSIM_CUPTI_LIB=/nonexistent/libcupti.so.13",
+                      args);
     if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 4)
         cr_skip_test("the library was built without cupti.h: no cupti mode");
     cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.out);
-    if (strstr(r.err, "recording by interposition") == NULL)
-        cr_skip_test("the cupti subscription succeeded here: %s", r.err);
+    /* the library named is the only one tried */
+    cr_assert(strstr(r.err, "cannot load libcupti (tried /nonexistent/libcupti.so.13; set "
+                            "GMSIM_CUPTI_LIB): recording by interposition"),
+              "%s", r.err);
     trace_t t = import_one(r.dir);
     cr_assert(strstr(t.attrs, "\"mode\": \"cupti-fallback\""), "%s", t.attrs);
     cr_assert_eq(trace_count(&t, GM_OP_ALLOC), 1);
     cr_assert_eq(t.ev[0].size, 4242);
     trace_release(&t);
+    run_release(&r);
+}
+
+/* A CUDA 13 wheel keeps libcupti.so.13 beside libcudart in nvidia/cu13/lib:
+ * CUPTI mode finds it beside the runtime the process loaded (before: only
+ * the build's toolkit and the library path were tried). */
+Test(capture, cupti_found_beside_the_runtime)
+{
+    char fake[600];
+    snprintf(fake, sizeof fake, "%s/tests/capture/libgmcap_fakecupti.so", GM_BINARY_DIR);
+    if (!gm_have_cuda() || access(fake, F_OK) != 0)
+        cr_skip_test("built without the cuda toolkit's cupti.h: no cupti mode");
+    char wheel[600], dir[700], link[800], target[800];
+    snprintf(wheel, sizeof wheel, "%s", gt_tmpfile("site"));
+    snprintf(dir, sizeof dir, "%s/nvidia", wheel);
+    mkdir(wheel, 0755);
+    mkdir(dir, 0755);
+    snprintf(dir, sizeof dir, "%s/nvidia/cu13", wheel);
+    mkdir(dir, 0755);
+    snprintf(dir, sizeof dir, "%s/nvidia/cu13/lib", wheel);
+    mkdir(dir, 0755);
+    snprintf(link, sizeof link, "%s/libgmcap_fakecudart.so", dir);
+    snprintf(target, sizeof target, "%s/tests/capture/libgmcap_fakecudart.so", GM_BINARY_DIR);
+    cr_assert_eq(symlink(target, link), 0, "%s", strerror(errno));
+    snprintf(link, sizeof link, "%s/libcupti.so.13", dir);
+    cr_assert_eq(symlink(fake, link), 0, "%s", strerror(errno));
+    char env[1200];
+    snprintf(env, sizeof env,
+             "CUDA_INJECTION64_PATH=" CAP_LIB ";GMSIM_CAPTURE_MODE=cupti;LD_LIBRARY_PATH=%s;"
+             "GMSIM_CUPTI_LIB=",
+             dir);
+    const char *args[] = {"inject", NULL};
+    run_t r = run_app(1, env, args);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s%s", r.out, r.err);
+    char want[900];
+    snprintf(want, sizeof want, "fake cupti: subscribed from %s/libcupti.so.13", dir);
+    cr_assert(strstr(r.err, want), "%s", r.err);
+    cr_assert(strstr(r.err, "recording by interposition") == NULL, "%s", r.err);
     run_release(&r);
 }
 
