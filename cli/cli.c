@@ -197,6 +197,18 @@ static void cli_trace_names(const gm_trace_info_t *list, size_t n, const char *p
 
 int gm__cli_pick_trace(gm_store_t *s, const char *usage, const char *name, char **out)
 {
+    return gm__cli_pick_trace_as(s, usage, name, 0, out);
+}
+
+int gm__cli_pick_trace_as(gm_store_t *s, const char *usage, const char *name, int colon,
+                          char **out)
+{
+    /* how the user names a trace: --trace NAME, or DB:TRACE (scale, fit --from) */
+    char how[GM_ERROR_MSG_MAX];
+    if (colon)
+        snprintf(how, sizeof how, "as '%s:TRACE'", gm_store_path(s));
+    else
+        snprintf(how, sizeof how, "with --trace");
     gm_error_t err = {0};
     *out = NULL;
     if (name != NULL) {
@@ -235,13 +247,13 @@ int gm__cli_pick_trace(gm_store_t *s, const char *usage, const char *name, char 
         rc = gm__cli_error("no traces in '%s'", gm_store_path(s));
     } else if (name != NULL) {
         cli_trace_names(list, n, name, names, sizeof names);
-        rc = gm__cli_usage_error(usage, "'%s' matches %zu traces in '%s'; choose one with "
-                                 "--trace: %s", name, matched, gm_store_path(s), names);
+        rc = gm__cli_usage_error(usage, "'%s' matches %zu traces in '%s'; choose one %s: %s",
+                                 name, matched, gm_store_path(s), how, names);
     } else {
         /* List the names on the message line itself, as far as they fit. */
         cli_trace_names(list, n, NULL, names, sizeof names);
-        rc = gm__cli_usage_error(usage, "'%s' holds %zu traces; choose one with --trace: %s",
-                                 gm_store_path(s), n, names);
+        rc = gm__cli_usage_error(usage, "'%s' holds %zu traces; choose one %s: %s",
+                                 gm_store_path(s), n, how, names);
     }
     gm_trace_info_free_list(list, n);
     return rc;

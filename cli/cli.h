@@ -193,6 +193,10 @@ int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out);
  * listed.
  */
 int gm__cli_pick_trace(gm_store_t *s, const char *usage, const char *name, char **out);
+/* The same, for a trace named as DB:TRACE when colon is nonzero (scale, fit
+ * --from): the hint then says "choose one as 'DB:TRACE'". */
+int gm__cli_pick_trace_as(gm_store_t *s, const char *usage, const char *name, int colon,
+                          char **out);
 
 /* Fills a started writer (an importer, a generator); 0 or a GM_E* code
  * with err filled.  ctx is the caller's. */

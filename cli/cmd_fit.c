@@ -213,6 +213,31 @@ static int fit_replay(fit_job_t *j, const gm_policy_ops_t *ops, int *ok, gm_metr
     return rc;
 }
 
+/* Replay the scaled probe in j->mem through ops on a device of capacity
+ * bytes (0: unlimited); *ok = no OOM.  0 or an error code. */
+static int fit_replay_probe(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t capacity, int *ok,
+                            gm_metrics_t *m, gm_error_t *err)
+{
+    gm_replay_config_t rcfg;
+    gm_replay_config_default(&rcfg);
+    rcfg.device.capacity = capacity;
+    rcfg.timeline_points = 0;
+    gm_replay_t *r = NULL;
+    gm_params_t p;
+    int rc = gm_params_init(&p, ops, err);
+    if (rc)
+        return rc;
+    if ((rc = fit_apply_params(j, &p, err)) == 0 && (rc = gm_replay_create(&rcfg, &r, err)) == 0 &&
+        (rc = gm_replay_add(r, &p, err)) == 0 && (rc = gm_replay_trace(r, j->mem, "probe", err)) == 0) {
+        *m = *gm_replay_metrics(r, 0);
+        *ok = m->ooms == 0;
+    }
+    if (r)
+        gm_replay_destroy(r);
+    gm_params_release(&p);
+    return rc;
+}
+
 /* One probe of the captured job scaled to v (--from). */
 static int fit_probe_scaled(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t v, int *ok,
                             gm_metrics_t *m, uint64_t *load, gm_error_t *err)
@@ -233,22 +258,22 @@ static int fit_probe_scaled(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t v
         *ok = *load <= j->capacity;
         return 0;
     }
-    gm_replay_config_t rcfg;
-    gm_replay_config_default(&rcfg);
-    rcfg.device.capacity = j->capacity;
-    rcfg.timeline_points = 0;
-    gm_replay_t *r = NULL;
-    gm_params_t p;
-    if ((rc = gm_params_init(&p, ops, err)))
-        return rc;
-    if ((rc = fit_apply_params(j, &p, err)) == 0 && (rc = gm_replay_create(&rcfg, &r, err)) == 0 &&
-        (rc = gm_replay_add(r, &p, err)) == 0 && (rc = gm_replay_trace(r, j->mem, "probe", err)) == 0) {
-        *m = *gm_replay_metrics(r, 0);
-        *ok = m->ooms == 0;
+    rc = fit_replay_probe(j, ops, j->capacity, ok, m, err);
+    if (rc != 0 && rc != GM_ENOMEM) {
+        /* A policy that starts from the capture's recorded layout refuses a
+         * device too small to hold that layout (an error, not an OOM).  If
+         * the same probe replays on an unlimited device, it was the
+         * capacity: the value does not fit. */
+        gm_error_t again = {0};
+        gm_metrics_t mm;
+        int okk;
+        if (fit_replay_probe(j, ops, 0, &okk, &mm, &again) == 0) {
+            gm_error_clear(err);
+            memset(m, 0, sizeof *m);
+            *ok = 0;
+            rc = 0;
+        }
     }
-    if (r)
-        gm_replay_destroy(r);
-    gm_params_release(&p);
     return rc;
 }
 
@@ -290,7 +315,12 @@ static int fit_search(fit_job_t *j, fit_result_t *res, uint64_t max, gm_error_t 
     gm_metrics_t m;
     uint64_t load;
     int ok, rc;
+    /* --from starts at the smallest captured value (within --max); when that
+     * fails already, the bisection below goes down to 1 (good = 0 stands
+     * for "none fits yet"), so "even 1 does not fit" is a probe's answer */
     uint64_t good = 0, bad = 0, v = j->from_min ? j->from_min : 1;
+    if (v > max)
+        v = max;
     while (v <= max) {
         res->probes++;
         if ((rc = fit_probe(j, res->ops, v, &ok, &m, &load, err)) != 0)
@@ -306,7 +336,7 @@ static int fit_search(fit_job_t *j, fit_result_t *res, uint64_t max, gm_error_t 
             break;
         v = v > max / 2 ? max : 2 * v;
     }
-    while (bad && good && bad - good > 1) {
+    while (bad && bad - good > 1) {
         uint64_t mid = good + (bad - good) / 2;
         res->probes++;
         if ((rc = fit_probe(j, res->ops, mid, &ok, &m, &load, err)) != 0)
@@ -410,9 +440,9 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
     if (j->plan != NULL) {
         const gm_scale_report_t *sr = gm_scale_plan_report(j->plan);
         printf("largest %s with no OOM: '%s' scaled (laws from", what,
-               gm__cli_captures_label(j->caps, sr->base));
+               gm__cli_s(gm__cli_captures_label(j->caps, sr->base)));
         for (size_t i = 0; i < j->ncaps; i++)
-            printf(" '%s'", gm__cli_captures_label(j->caps, i));
+            printf(" '%s'", gm__cli_s(gm__cli_captures_label(j->caps, i)));
         printf("), on %s (%s)\n\n", device ? device : "capacity", gm__cli_size(j->capacity));
     } else {
     printf("largest %s with no OOM: %s, ", what, j->cfg.model);
@@ -456,7 +486,7 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
     gm__cli_table_print(&t, stdout, NULL);
     gm__cli_table_release(&t);
     for (size_t i = 0; i < n; i++)
-        if (res[i].best == 0)
+        if (res[i].best == 0 && res[i].first_bad == 1)
             printf("'%s': even %s 1 does not fit\n", res[i].ops ? res[i].ops->name : "requested",
                    what);
 }
@@ -637,7 +667,7 @@ int gm__cmd_fit(int argc, char **argv)
         if (rc)
             goto out;
         gm_scale_options_t o = {.base = base ? (int)base - 1 : -1, .force = force};
-        if ((rc = gm__cli_captures_open(argv + optind, n, at_seq ? sv : NULL,
+        if ((rc = gm__cli_captures_open(fit_usage, argv + optind, n, at_seq ? sv : NULL,
                                         at_batch ? bv : NULL, &o, &caps)))
             goto out;
         job.plan = gm__cli_captures_plan(caps);

@@ -109,26 +109,32 @@ typedef struct scale_input {
     gm_store_t *store;
 } scale_input_t;
 
-/* Split DB[:TRACE], open DB and resolve the trace. */
-static int scale_open_input(const char *arg, scale_input_t *in)
+/* The length of DB in DB[:TRACE] (the whole of a path that exists as a
+ * file); *trace is set to TRACE, or NULL when absent or empty. */
+static size_t scale_split(const char *arg, const char **trace)
 {
     struct stat st;
     const char *colon = strrchr(arg, ':');
-    size_t dblen = strlen(arg);
-    const char *trace = NULL;
-    if (stat(arg, &st) != 0 && colon != NULL && colon > arg) {
-        dblen = (size_t)(colon - arg);
-        trace = colon + 1;
-        if (*trace == '\0')
-            trace = NULL;
-    }
+    *trace = NULL;
+    if (stat(arg, &st) == 0 || colon == NULL || colon == arg)
+        return strlen(arg);
+    if (colon[1] != '\0')
+        *trace = colon + 1;
+    return (size_t)(colon - arg);
+}
+
+/* Split DB[:TRACE], open DB and resolve the trace (usage: the verb's). */
+static int scale_open_input(const char *usage, const char *arg, scale_input_t *in)
+{
+    const char *trace;
+    size_t dblen = scale_split(arg, &trace);
     in->db = strndup(arg, dblen);
     if (in->db == NULL)
         return gm__cli_error("out of memory");
     int rc = gm__cli_open_store(in->db, GM_STORE_READONLY, &in->store);
     if (rc)
         return rc;
-    if ((rc = gm__cli_pick_trace(in->store, scale_usage, trace, &in->trace)))
+    if ((rc = gm__cli_pick_trace_as(in->store, usage, trace, 1, &in->trace)))
         return rc;
     size_t n = strlen(in->db) + strlen(in->trace) + 2;
     in->label = malloc(n);
@@ -159,8 +165,9 @@ void gm__cli_captures_close(gm__cli_captures_t *c)
     free(c);
 }
 
-int gm__cli_captures_open(char **args, size_t n, const uint64_t *at_seq, const uint64_t *at_batch,
-                          const gm_scale_options_t *opts, gm__cli_captures_t **out)
+int gm__cli_captures_open(const char *usage, char **args, size_t n, const uint64_t *at_seq,
+                          const uint64_t *at_batch, const gm_scale_options_t *opts,
+                          gm__cli_captures_t **out)
 {
     *out = NULL;
     if (n > GM_SCALE_MAX_CAPTURES)
@@ -171,7 +178,7 @@ int gm__cli_captures_open(char **args, size_t n, const uint64_t *at_seq, const u
     int rc;
     for (size_t k = 0; k < n; k++) {
         c->n = k + 1;
-        if ((rc = scale_open_input(args[k], &c->in[k]))) {
+        if ((rc = scale_open_input(usage, args[k], &c->in[k]))) {
             gm__cli_captures_close(c);
             return rc;
         }
@@ -232,7 +239,7 @@ static const char *scale_sizes(uint64_t seq, uint64_t batch)
 
 static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *in)
 {
-    printf("base '%s' (%s): %" PRIu64 " allocations, %s requested in all\n", in[r->base].label,
+    printf("base '%s' (%s): %" PRIu64 " allocations, %s requested in all\n", gm__cli_s(in[r->base].label),
            scale_sizes(r->seq[r->base], r->batch[r->base]), r->allocs, gm__cli_size(r->bytes));
     gm__cli_table_t t;
     gm__cli_table_init(&t, 6, "lrrrrr");
@@ -243,7 +250,7 @@ static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *
         if (k == r->base)
             continue;
         const gm_scale_pairing_t *p = &r->pairing[k];
-        gm__cli_table_cell(&t, "%s", in[k].label);
+        gm__cli_table_cell(&t, "%s", gm__cli_s(in[k].label));
         gm__cli_table_cell(&t, "%s", scale_num(r->seq[k]));
         gm__cli_table_cell(&t, "%s", scale_num(r->batch[k]));
         gm__cli_table_cell(&t, "%" PRIu64, p->matched);
@@ -256,7 +263,8 @@ static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *
     gm__cli_table_release(&t);
     for (size_t k = 0; k < r->ncaptures; k++)
         if (k != r->base && r->pairing[k].where[0])
-            printf("  %s: longest unpaired run at %s\n", in[k].label, r->pairing[k].where);
+            printf("  %s: longest unpaired run at %s\n", gm__cli_s(in[k].label),
+                   gm__cli_s(r->pairing[k].where));
 
     gm__cli_table_init(&t, 4, "lrrr");
     gm__cli_table_cell(&t, "law");
@@ -297,7 +305,7 @@ static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *
         for (size_t i = 0; i < r->nnone_sites; i++)
             printf("    %" PRIu64 " allocation%s, %s: first %s\n", r->none_sites[i].allocs,
                    r->none_sites[i].allocs == 1 ? "" : "s", gm__cli_size(r->none_sites[i].bytes),
-                   r->none_sites[i].where);
+                   gm__cli_s(r->none_sites[i].where));
         uint64_t listed = 0;
         for (size_t i = 0; i < r->nnone_sites; i++)
             listed += r->none_sites[i].allocs;
@@ -492,7 +500,23 @@ int gm__cmd_scale(int argc, char **argv)
     if (prefix != NULL && *prefix == '\0')
         return gm__cli_usage_error(scale_usage, "empty --prefix");
 
+    /* the output is none of the captures' stores (nor their -wal etc.):
+     * writing there would add traces to a capture */
+    char *dbs[GM_SCALE_MAX_CAPTURES];
     int rc = GM_CLI_OK;
+    for (size_t k = 0; k < n; k++) {
+        const char *trace;
+        dbs[k] = strndup(argv[optind + (int)k], scale_split(argv[optind + (int)k], &trace));
+        if (dbs[k] == NULL && rc == GM_CLI_OK)
+            rc = gm__cli_error("out of memory");
+    }
+    if (rc == GM_CLI_OK)
+        rc = gm__cli_check_output(scale_usage, output, (const char *const *)dbs, n);
+    for (size_t k = 0; k < n; k++)
+        free(dbs[k]);
+    if (rc != GM_CLI_OK)
+        return rc;
+
     gm__cli_captures_t *cap = NULL;
     gm_scale_plan_t *plan = NULL;
     gm_store_t *dst = NULL;
@@ -503,7 +527,7 @@ int gm__cmd_scale(int argc, char **argv)
     gm_scale_options_t o = {.base = base ? (int)base - 1 : -1,
                             .min_matched = (double)minpct / 100.0,
                             .force = force};
-    if ((rc = gm__cli_captures_open(argv + optind, n, atseq.n ? atseq.v : NULL,
+    if ((rc = gm__cli_captures_open(scale_usage, argv + optind, n, atseq.n ? atseq.v : NULL,
                                     atbatch.n ? atbatch.v : NULL, &o, &cap)))
         goto done;
     plan = gm__cli_captures_plan(cap);
@@ -599,12 +623,12 @@ int gm__cmd_scale(int argc, char **argv)
         gm_json_finish(&j);
     } else {
         scale_print_report(rep, in);
-        printf("\nwrote into '%s'\n", output);
+        printf("\nwrote into '%s'\n", gm__cli_s(output));
         for (size_t i = 0; i < ntargets; i++) {
             gm_trace_info_t info;
             if (gm_store_find(dst, names[i], &info, &err) == 0) {
                 int64_t sl = gm_attr_int(info.attrs, GM_ATTR_SEQ_LEN), bt = gm_attr_int(info.attrs, GM_ATTR_BATCH);
-                printf("  %s  %s  %" PRIu64 " events  load %s\n", names[i],
+                printf("  %s  %s  %" PRIu64 " events  load %s\n", gm__cli_s(names[i]),
                        scale_sizes(sl > 0 ? (uint64_t)sl : 0, bt > 0 ? (uint64_t)bt : 0),
                        info.events, gm__cli_size(info.load));
                 gm_trace_info_release(&info);

@@ -17,11 +17,14 @@ typedef struct gm__cli_captures gm__cli_captures_t;
  * Open the n captures args[0..n) (DB[:TRACE]: TRACE may be left out when
  * DB holds one trace) and make their plan: at_seq / at_batch give the
  * captures' sizes (n values each, or NULL: their attributes), opts as for
- * gm_scale_plan_create.  Prints the diagnostic and returns GM_CLI_ERROR on
- * failure (*out NULL then); the caller closes *out.
+ * gm_scale_plan_create; usage is the verb's, printed after a usage error
+ * (a store of several traces named without its TRACE).  Prints the
+ * diagnostic and returns GM_CLI_ERROR or GM_CLI_USAGE on failure (*out NULL
+ * then); the caller closes *out.
  */
-int gm__cli_captures_open(char **args, size_t n, const uint64_t *at_seq, const uint64_t *at_batch,
-                          const gm_scale_options_t *opts, gm__cli_captures_t **out);
+int gm__cli_captures_open(const char *usage, char **args, size_t n, const uint64_t *at_seq,
+                          const uint64_t *at_batch, const gm_scale_options_t *opts,
+                          gm__cli_captures_t **out);
 gm_scale_plan_t *gm__cli_captures_plan(const gm__cli_captures_t *c);
 const char *gm__cli_captures_label(const gm__cli_captures_t *c, size_t i);
 const char *gm__cli_captures_trace(const gm__cli_captures_t *c, size_t i);
