@@ -759,6 +759,15 @@ static int tk_read_segments(tk_dev_t *dv, const gm__pk_t *segs)
                 free(r.b);
                 return rc;
             }
+            /* inside [addr, addr + size), compared without a sum that could
+             * wrap past 2^64 */
+            if (x.addr < addr || x.addr - addr >= size || x.size > size - (x.addr - addr)) {
+                free(r.b);
+                return tk_fail(s, "segment %u at 0x%llx: block %zu address 0x%llx (%llu bytes) "
+                               "out of range: the segment ends at 0x%llx", i,
+                               (unsigned long long)addr, j, (unsigned long long)x.addr,
+                               (unsigned long long)x.size, (unsigned long long)(addr + size));
+            }
             /* allocated unless inactive (active_allocated,
              * active_pending_free: the free has not completed) */
             const gm__pk_t *state = tk_get(b, k->state);

@@ -858,6 +858,68 @@ Test(torch, hostile_and_wrong_inputs)
     cr_assert(!gm_torch_sniff("\x80\x04K\x01.", 5));
 }
 
+/* A segment at SEG_L of 20 MiB whose second block starts at baddr (size
+ * bsize, allocated when alloc): an address near 2^64 must not wrap past the
+ * segment's bounds. */
+static char *far_block_snapshot(uint64_t baddr, uint64_t bsize, int alloc, size_t *len)
+{
+    pw_t w = {0};
+    pw_raw(&w, "\x80\x02", 2);
+    PW_BEGIN_DICT(&w);
+    pw_str(&w, "segments");
+    PW_BEGIN_LIST(&w);
+    PW_BEGIN_DICT(&w);
+    pw_kv_int(&w, "device", 0);
+    pw_kv_int(&w, "address", SEG_L);
+    pw_kv_int(&w, "total_size", 20 * MIB);
+    pw_kv_int(&w, "stream", 0);
+    pw_kv_str(&w, "segment_type", "large");
+    pw_str(&w, "blocks");
+    PW_BEGIN_LIST(&w);
+    pw_block(&w, SEG_L, 4 * MIB, 4000000, "active_allocated");
+    pw_block(&w, baddr, bsize, bsize, alloc ? "active_allocated" : "inactive");
+    PW_END_LIST(&w);
+    PW_END_DICT(&w);
+    PW_END_LIST(&w);
+    pw_str(&w, "device_traces");
+    PW_BEGIN_LIST(&w);
+    PW_BEGIN_LIST(&w);
+    pw_entry(&w, "alloc", SEG_L + 4 * MIB, 512, 1);
+    PW_END_LIST(&w);
+    PW_END_LIST(&w);
+    PW_END_DICT(&w);
+    pw_op(&w, '.');
+    *len = w.n;
+    return w.p;
+}
+
+Test(torch, block_address_near_2_64)
+{
+    static const struct {
+        uint64_t addr, size;
+        int alloc;
+    } cases[] = {
+        {UINT64_MAX - 4095, 4096, 1}, {UINT64_MAX - 4095, 4096, 0}, {UINT64_MAX, 1, 1},
+        {UINT64_MAX - 511, 1024, 1},  {UINT64_MAX - 511, 1024, 0},  {SEG_L + 20 * MIB, 512, 1},
+        {SEG_L + 4 * MIB, UINT64_MAX - 511, 1},
+    };
+    gm_store_t *s;
+    gm_error_t err;
+    cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t len;
+        char *data = far_block_snapshot(cases[k].addr, cases[k].size, cases[k].alloc, &len);
+        int rc = import_into(s, "far", "far.pickle", data, len, &err);
+        free(data);
+        cr_assert_eq(rc, GM_EFORMAT, "case %zu: %d %s", k, rc, err.msg);
+        cr_assert(strstr(err.msg, "'far.pickle'") != NULL, "case %zu: %s", k, err.msg);
+        cr_assert(strstr(err.msg, "segment 0 at 0x10000000: block 1") != NULL &&
+                      strstr(err.msg, "out of range") != NULL,
+                  "case %zu: %s", k, err.msg);
+    }
+    gm_store_close(s);
+}
+
 /* ---- the real snapshots --------------------------------------------------------- */
 
 typedef struct py_dev {

@@ -193,7 +193,8 @@ static uint8_t *fz_reduce(const char *path, size_t *len)
 }
 
 /* Small snapshots: the state of one segment with a trace that frees a
- * block alive before it, maps and unmaps expandable pages, and an oom; a
+ * block alive before it, maps and unmaps expandable pages, and an oom; one
+ * whose block lies at 2^64 - 4096 (past its segment: no wrap-around); a
  * pre-2.0 list of segments; a pickle with a GLOBAL. */
 static const struct {
     const char *data;
@@ -210,6 +211,13 @@ static const struct {
        "X\x04\x00\x00\x00" "addrJ\x00\x00\x40\x11X\x04\x00\x00\x00sizeJ\x00\x00\x20\x00u}("
        "X\x06\x00\x00\x00" "actionX\x03\x00\x00\x00oomueaX\x14\x00\x00\x00" "external_annotations"
        "](}(X\x04\x00\x00\x00nameX\x01\x00\x00\x00" "aX\x07\x00\x00\x00time_usK\x01ueu."),
+    /* the same with the block at 2^64 - 4096: "address ... out of range" */
+    FZ("\x80\x02}(X\x08\x00\x00\x00segments](}(X\x06\x00\x00\x00" "deviceK\x00"
+       "X\x07\x00\x00\x00" "addressJ\x00\x00\x00\x10X\x0a\x00\x00\x00total_sizeJ\x00\x00\x40\x01"
+       "X\x06\x00\x00\x00streamK\x00X\x06\x00\x00\x00" "blocks](}(X\x07\x00\x00\x00" "address"
+       "\x8a\x09\x00\xf0\xff\xff\xff\xff\xff\xff\x00X\x04\x00\x00\x00sizeJ\x00\x10\x00\x00"
+       "X\x05\x00\x00\x00stateX\x10\x00\x00\x00" "active_allocatedueueX\x0d\x00\x00\x00"
+       "device_traces]](}(X\x06\x00\x00\x00" "actionX\x03\x00\x00\x00oomueau."),
     FZ("\x80\x02](}(X\x07\x00\x00\x00" "addressK\x00X\x0a\x00\x00\x00total_sizeK\x01ue."),
     FZ("\x80\x02" "cos\nsystem\n(S'true'\ntR."),
 #undef FZ
