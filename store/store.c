@@ -82,6 +82,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
@@ -774,6 +775,22 @@ static int store_check_schema(gm_store_t *s, gm_error_t *err)
     return gm__sql_open_fail(s->db, s->path, r, err);
 }
 
+/* Remove path and the -wal, -shm and -journal files beside it. */
+static void store_unlink_all(const char *path)
+{
+    static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
+    size_t len = strlen(path);
+    char *p = malloc(len + 9);
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+        memcpy(p, path, len);
+        strcpy(p + len, sfx[i]);
+        unlink(p);
+    }
+    free(p);
+}
+
 int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t *err)
 {
     *out = NULL;
@@ -783,6 +800,7 @@ int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t
         return gm_error_set(err, GM_EINVAL, "cannot open '%s': unknown flags 0x%x", path, flags);
     int memory = store_is_memory(path);
     struct stat st;
+    int created = !memory && (flags & GM_STORE_WRITE) && lstat(path, &st) != 0 && errno == ENOENT;
     if (!memory && !(flags & GM_STORE_WRITE) && stat(path, &st) != 0) {
         int e = errno;
         return gm_error_set(err, GM_EIO, "cannot open '%s': %s", path,
@@ -837,6 +855,8 @@ int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t
     return 0;
 fail:
     gm_store_close(s);
+    if (created) /* a file this open made (a full disk: 0 bytes) is not left behind */
+        store_unlink_all(path);
     return rc;
 }
 
