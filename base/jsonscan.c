@@ -9,6 +9,7 @@
  * text, however hostile, is read without crash; a text that is not an
  * object reads as having no members.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +132,9 @@ int64_t gm_attr_int(const char *attrs, const char *key)
     memcpy(buf, v, (size_t)(end - v));
     buf[end - v] = '\0';
     char *stop;
+    errno = 0;
     long long n = strtoll(buf, &stop, 10);
-    return *stop == '\0' && n >= 0 ? (int64_t)n : -1;
+    /* past 2^63 - 1 is no value here (not 2^63 - 1) */
+    return *stop == '\0' && n >= 0 && errno != ERANGE ? (int64_t)n : -1;
 }
 

@@ -27,6 +27,8 @@
 #include "cli/cli.h"
 #include "cli/scaleopt.h"
 #include "gmsim/attrs.h"
+#include "gmsim/json.h"
+#include "gmsim/text.h"
 #include "gmsim/scale.h"
 
 #define SCALE_MAX_TARGETS 256
@@ -144,6 +146,27 @@ static int scale_open_input(const char *usage, const char *arg, scale_input_t *i
     return 0;
 }
 
+/* A capture's seq_len or batch attribute (key), when present as a number,
+ * is an integer from 1 to 2^40 (the range --at takes): else refused with
+ * the capture named, rather than read as something else. */
+static int scale_check_size_attr(const scale_input_t *in, const char *key, const char *at)
+{
+    gm_trace_info_t info;
+    gm_error_t err = {0};
+    if (gm_store_find(in->store, in->trace, &info, &err) != 0)
+        return gm__cli_error("%s", err.msg);
+    char buf[64];
+    uint64_t v = 0;
+    int rc = GM_CLI_OK;
+    if (gm_json_member(info.attrs, key, buf, sizeof buf) && strchr("-0123456789", buf[0]) &&
+        (gm_parse_u64(buf, &v) != 0 || v == 0 || v > UINT64_C(1) << 40))
+        rc = gm__cli_error("'%s': %s attribute %s out of range (1 to 2^40; give the captures' "
+                           "sizes with --at %s=LIST)",
+                           in->label, key, buf, at);
+    gm_trace_info_release(&info);
+    return rc;
+}
+
 struct gm__cli_captures {
     size_t n;
     scale_input_t in[GM_SCALE_MAX_CAPTURES];
@@ -183,6 +206,12 @@ int gm__cli_captures_open(const char *usage, char **args, size_t n, const uint64
             return rc;
         }
     }
+    for (size_t k = 0; k < n; k++)
+        if ((!at_seq && (rc = scale_check_size_attr(&c->in[k], GM_ATTR_SEQ_LEN, "seq"))) ||
+            (!at_batch && (rc = scale_check_size_attr(&c->in[k], GM_ATTR_BATCH, "batch")))) {
+            gm__cli_captures_close(c);
+            return rc;
+        }
     gm_scale_capture_t caps[GM_SCALE_MAX_CAPTURES];
     for (size_t k = 0; k < n; k++)
         caps[k] = (gm_scale_capture_t){c->in[k].store, c->in[k].trace, c->in[k].label,

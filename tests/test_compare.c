@@ -295,6 +295,10 @@ Test(compare, json_member_reads_hostile_text_safely)
     cr_expect_eq(gm_attr_int("{\"seq_len\":-4}", "seq_len"), -1);
     cr_expect_eq(gm_attr_int("{\"seq_len\":\"12\"}", "seq_len"), -1);
     cr_expect_eq(gm_attr_int("{\"seq_len\":1024}", "seq_len"), 1024);
+    /* past 2^63 - 1: no value, not INT64_MAX (issue 32) */
+    cr_expect_eq(gm_attr_int("{\"seq_len\":18446744073709551616}", "seq_len"), -1);
+    cr_expect_eq(gm_attr_int("{\"seq_len\":9223372036854775808}", "seq_len"), -1);
+    cr_expect_eq(gm_attr_int("{\"seq_len\":9223372036854775807}", "seq_len"), INT64_MAX);
     static const char *const bad[] = {"", "{", "{\"a\"", "{\"a\":", "{\"a\":\"x", "[1,2]",
                                       "{\"a\":[[[[", "{\"a\":1,", "{\"a\" 1}", "null"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

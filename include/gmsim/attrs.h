@@ -30,7 +30,7 @@ GM_API_BEGIN
 #define GM_ATTR_SCALE_LAWS "scale_laws"           /* the share of bytes under each law */
 
 /* Integer attribute `key` of a trace's attributes (e.g. "seq_len"); -1
- * when absent or not a non-negative integer. */
+ * when absent, not a non-negative integer, or above 2^63 - 1. */
 int64_t gm_attr_int(const char *attrs, const char *key);
 
 GM_API_END

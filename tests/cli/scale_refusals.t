@@ -76,6 +76,27 @@ bell, newline):
   $ gmsim fit --from 'e.db:a*' 'e.db:b*' --vary seq --device a100-80gb --policy caching --max 1000 | head -1
   largest seq with no OOM: 'e.db:b\x0ax' scaled (laws from 'e.db:a\x1b[31m\x07' 'e.db:b\x0ax'), on a100-80gb (79.15 GiB)
 
+A seq_len or batch attribute out of the range --at takes (1 to 2^40) is
+refused, naming the capture, not read as 2^63-1; --at gives the sizes
+instead:
+
+  $ gmsim import a.csv -o big.db --name a --attr seq_len=18446744073709551616 > /dev/null
+  $ gmsim import b.csv -o big.db --name b --attr seq_len=256 > /dev/null
+  $ gmsim scale big.db:a big.db:b --seq 512 -o n.db
+  gmsim: 'big.db:a': seq_len attribute 18446744073709551616 out of range (1 to 2^40; give the captures' sizes with --at seq=LIST)
+  [1]
+  $ gmsim fit --from big.db:a big.db:b --vary seq --device a100-80gb --policy caching
+  gmsim: 'big.db:a': seq_len attribute 18446744073709551616 out of range (1 to 2^40; give the captures' sizes with --at seq=LIST)
+  [1]
+  $ gmsim import a.csv -o big.db --name c --attr batch=0 > /dev/null 2>&1
+  $ gmsim scale big.db:c big.db:b --seq 512 -o n.db --at seq=128,256
+  gmsim: 'big.db:c': batch attribute 0 out of range (1 to 2^40; give the captures' sizes with --at batch=LIST)
+  [1]
+  $ gmsim scale big.db:a big.db:b --seq 512 -o n.db --at seq=128,256 | tail -1
+    b.seq512  seq 512  424 events  load 1.57 GiB
+  $ test -e n.db && echo written
+  written
+
 A capture with a recorded starting layout (a PyTorch snapshot whose device
 0 starts with a 20 MiB segment) on a device too small for that layout does
 not fit with `caching`, which starts from it; it is no
