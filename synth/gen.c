@@ -1,0 +1,658 @@
+/*
+ * synth/gen.c — tensor-level traces from a transformer config
+ * (gmsim/synth.h; the model and its sources are in docs/synth.md).
+ *
+ * The generator plays what an eager framework (PyTorch autograd with the
+ * caching allocator underneath) asks of the allocator, tensor by tensor:
+ *
+ *   load      every weight tensor, one allocation each (with mixed precision
+ *             the fp32 master copy too); with `warm`, also the optimizer
+ *             state, all flagged GM_EVENT_PREEXISTING;
+ *   step      MARK "step"; zero_grad(set_to_none=True) frees the gradients;
+ *   forward   MARK "forward"; token ids and labels; per layer the ops of a
+ *             pre-norm block (norm, q/k/v, RoPE, attention, output
+ *             projection, residual, norm, MLP, residual): each op allocates
+ *             its output; a tensor autograd saves is kept in the op's
+ *             backward node, the others are freed as soon as their consumer
+ *             ran; then the final norm, logits and the loss;
+ *   backward  MARK "backward"; the nodes in reverse: each allocates the
+ *             gradient of its input, one gradient per op it recorded in
+ *             forward (one alive at a time), its weights' gradients on first use
+ *             (a temporary plus an in-place add when they already exist:
+ *             gradient accumulation), frees the gradient it consumed and
+ *             its saved tensors; residual joins allocate the summed grad;
+ *   optimizer MARK "optimizer"; the state (m, v) allocated lazily at the
+ *             first step, then the update's temporaries: one list of
+ *             parameter-sized tensors at once (foreach, PyTorch's default
+ *             on CUDA), two per parameter (loop: torch's single-tensor
+ *             path), or fourteen per parameter with m and v replaced, the
+ *             old ones held until the next parameter (python: an optimizer
+ *             written as out-of-place tensor arithmetic).
+ *
+ * Recompute: `full` keeps only each layer's input and reruns the layer's
+ * forward at the start of its backward; `selective` drops the s²-sized
+ * attention tensors and re-allocates them in the attention node's
+ * backward.  ZeRO shards state (1), gradients (2) and weights (3, gathered
+ * per layer in forward and backward) over dp ranks; tensor parallelism
+ * divides the sharded matrices and the activations inside attention and
+ * MLP by tp; offloaded state or weights leave the device trace.  Under
+ * amp (torch.autocast) the weights stay fp32 and each layer's forward
+ * casts 16-bit copies of its matrices, saved for its backward.
+ *
+ * The generator is deterministic: a config and seed give the same events.
+ * Its memory follows the live set (an id → size map and one step's
+ * backward nodes), not the trace length, and it writes straight to the
+ * sink: tens of millions of events per second.
+ *
+ * This file holds its core; the forward ops and their own backward are in
+ * synth/ops.c, the optimizer step in synth/optimizer.c, the closed forms
+ * in synth/model.c.
+ */
+#include "gmsim/synth.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/bits.h"
+#include "base/idmap.h"
+#include "synth/gen.h"
+#include "synth/model.h"
+
+/* ---- the generator --------------------------------------------------------------- */
+
+static int syn_flush(syn_t *g)
+{
+    if (g->rc == 0 && g->nbuf && g->sink)
+        g->rc = g->sink(g->ctx, g->buf, g->nbuf, g->err);
+    g->nbuf = 0;
+    return g->rc;
+}
+
+static inline gm_event_t *syn_event(syn_t *g)
+{
+    if (g->nbuf == SYN_BUF)
+        syn_flush(g);
+    gm_event_t *ev = &g->buf[g->nbuf++];
+    memset(ev, 0, sizeof *ev);
+    g->ts += 1500; /* a nominal 1.5 µs between allocator calls */
+    ev->ts_ns = g->ts;
+    g->events++;
+    return ev;
+}
+
+void syn_mark(syn_t *g, unsigned tag)
+{
+    gm_event_t *ev = syn_event(g);
+    ev->op = GM_OP_MARK;
+    ev->tag = tag;
+    g->marks++;
+    if (tag != GM_SYNTH_TAG_STEP)
+        g->phase = tag;
+    if (tag == GM_SYNTH_TAG_BACKWARD)
+        g->live_at_backward = g->live;
+}
+
+uint64_t syn_alloc(syn_t *g, uint64_t size)
+{
+    if (size == 0 || g->rc)
+        return SYN_NONE;
+    uint64_t id = g->next_id;
+    syn_slot_t *slot = &g->ring[id & (SYN_RING - 1)];
+    if (slot->id != SYN_NONE && gm__idmap_put(&g->spill, slot->id, slot->size) != 0) {
+        g->rc = gm_error_set(g->err, GM_ENOMEM, "out of memory synthesizing a trace");
+        return SYN_NONE;
+    }
+    slot->id = id;
+    slot->size = size;
+    g->next_id++;
+    /* autograd gives each forward op a backward that allocates the
+     * gradient of its output: remember the op in the current node */
+    if (g->cur && g->forward && g->cur->nfop < SYN_FOPS_MAX)
+        g->cur->fop[g->cur->nfop++] = size;
+    gm_event_t *ev = syn_event(g);
+    ev->op = GM_OP_ALLOC;
+    ev->id = id;
+    ev->size = size;
+    ev->flags = g->flags;
+    g->allocs++;
+    g->step_allocs++;
+    g->live += size;
+    if (g->live > g->peak) {
+        g->peak = g->live;
+        g->peak_event = g->events - 1;
+        g->peak_phase = g->phase;
+    }
+    return id;
+}
+
+void syn_free(syn_t *g, uint64_t id)
+{
+    uint64_t size;
+    if (id == SYN_NONE || g->rc)
+        return;
+    syn_slot_t *slot = &g->ring[id & (SYN_RING - 1)];
+    if (slot->id == id) {
+        size = slot->size;
+        slot->id = SYN_NONE;
+    } else if (!gm__idmap_remove(&g->spill, id, &size)) {
+        return; /* freed already */
+    }
+    gm_event_t *ev = syn_event(g);
+    ev->op = GM_OP_FREE;
+    ev->id = id;
+    g->frees++;
+    g->live -= size;
+}
+
+/* Record id in the current node's saved list (a full list is a bug in
+ * the op tables: reported, never a silent leak). */
+static void syn_save(syn_t *g, uint64_t id)
+{
+    if (g->cur == NULL)
+        return;
+    if (g->cur->nsaved == SYN_SAVED_MAX) {
+        g->rc = gm_error_set(g->err, GM_ESTATE, "synthesizer: too many saved tensors in a node");
+        return;
+    }
+    g->cur->saved[g->cur->nsaved++] = id;
+}
+
+/* A tensor autograd keeps for backward: recorded in the current node
+ * (training) or, in inference, in the block's list freed at its end. */
+uint64_t syn_keep(syn_t *g, uint64_t size)
+{
+    uint64_t id = syn_alloc(g, size);
+    if (id == SYN_NONE)
+        return id;
+    if (!syn_train(g->c)) {
+        if (g->npending < SYN_PENDING_MAX)
+            g->pending[g->npending++] = id;
+        else
+            syn_free(g, id);
+        return id;
+    }
+    syn_save(g, id);
+    return id;
+}
+
+/* Hand an existing tensor to the current node (freed after its backward). */
+void syn_attach(syn_t *g, uint64_t id)
+{
+    if (id == SYN_NONE)
+        return;
+    if (!syn_train(g->c)) {
+        if (g->npending < SYN_PENDING_MAX)
+            g->pending[g->npending++] = id;
+        return;
+    }
+    syn_save(g, id);
+}
+
+void syn_block_end(syn_t *g)
+{
+    for (size_t i = 0; i < g->npending; i++)
+        syn_free(g, g->pending[i]);
+    g->npending = 0;
+}
+
+syn_node_t *syn_node(syn_t *g, int kind, uint64_t gin, int32_t p0, int32_t p1, int32_t p2)
+{
+    if (!syn_train(g->c)) {
+        g->cur = NULL;
+        return NULL;
+    }
+    if (g->nnodes == g->capnodes) {
+        size_t cap = g->capnodes ? 2 * g->capnodes : 256;
+        syn_node_t *n = realloc(g->nodes, cap * sizeof *n);
+        if (n == NULL) {
+            g->rc = gm_error_set(g->err, GM_ENOMEM, "out of memory synthesizing a trace");
+            g->cur = NULL;
+            return NULL;
+        }
+        g->nodes = n;
+        g->capnodes = cap;
+    }
+    syn_node_t *n = &g->nodes[g->nnodes++];
+    n->btmp = 0; /* the arrays are read only up to their counts */
+    n->nsaved = n->nrecomp = n->nfop = 0;
+    n->kind = (uint8_t)kind;
+    n->script = SYN_SCRIPT_GENERIC;
+    for (int i = 0; i < SYN_A_COUNT; i++)
+        n->aid[i] = SYN_NONE;
+    n->layer = g->layer;
+    n->gin = gin;
+    n->param[0] = p0;
+    n->param[1] = p1;
+    n->param[2] = p2;
+    g->cur = n;
+    return n;
+}
+
+/* Weights of layer l are gathered (ZeRO-3, offloaded weights) for the span
+ * of its forward or backward: full-size copies, freed at the end. */
+void syn_gather(syn_t *g, int32_t layer, uint64_t *ids, size_t *n)
+{
+    *n = 0;
+    if (!syn_param_gathered(g->c))
+        return;
+    uint64_t pb = syn_param_bytes(g->c);
+    for (size_t i = 0; i < g->nparams; i++)
+        if (g->params[i].layer == layer && *n < 64)
+            ids[(*n)++] = syn_alloc(g, g->params[i].numel * pb);
+}
+
+void syn_release(syn_t *g, const uint64_t *ids, size_t n)
+{
+    for (size_t i = n; i-- > 0;)
+        syn_free(g, ids[i]);
+}
+
+/* Parameter index of role r (the k-th of that role) in layer l. */
+int32_t syn_pidx(const syn_t *g, int32_t layer, int role, int k)
+{
+    size_t i = layer >= 0 ? g->layer_first[layer] : 0;
+    for (; i < g->nparams; i++) {
+        if (g->params[i].layer != layer)
+            continue;
+        if (g->params[i].role == role && k-- == 0)
+            return (int32_t)i;
+    }
+    return -1;
+}
+
+/* The weight gradient of parameter i in backward. */
+static void syn_weight_grad(syn_t *g, int32_t i)
+{
+    if (i < 0)
+        return;
+    const gm_synth_config_t *c = g->c;
+    uint64_t full = g->params[i].numel * syn_param_bytes(c);
+    if (g->p_grad[i] != SYN_NONE) { /* accumulate: a temporary added in place */
+        syn_free(g, syn_alloc(g, full));
+        return;
+    }
+    if (c->zero >= 2) { /* reduce-scatter into this rank's shard */
+        uint64_t t = syn_alloc(g, full);
+        g->p_grad[i] = syn_alloc(g, syn_grad_resident(c, g->params[i].numel) * syn_param_bytes(c));
+        syn_free(g, t);
+    } else {
+        g->p_grad[i] = syn_alloc(g, full);
+    }
+}
+
+static void syn_layer_rerun(syn_t *g, int32_t l, uint64_t x);
+
+/* Backward over nodes [from, nnodes) in reverse, starting from gradient
+ * *grad (a live id). */
+static void syn_backward_nodes(syn_t *g, size_t from, uint64_t *grad)
+{
+    uint64_t res[8]; /* residual gradients of the open joins */
+    int depth = 0;
+    int gshared = 0; /* *grad is the residual gradient, also held by res */
+    uint64_t gath[64];
+    size_t ngath = 0;
+    int32_t gl = -2; /* layer whose weights are gathered */
+    for (size_t k = g->nnodes; k-- > from && g->rc == 0;) {
+        syn_node_t n = g->nodes[k]; /* a copy: a rerun may move the array */
+        if (n.layer >= 0 && n.layer != gl && n.kind != SYN_NODE_CKPT) {
+            syn_release(g, gath, ngath);
+            syn_gather(g, n.layer, gath, &ngath);
+            gl = n.layer;
+        }
+        switch (n.kind) {
+        case SYN_NODE_JOIN:
+            if (depth < 8) {
+                res[depth++] = *grad;
+                gshared = 1;
+            }
+            break;
+        case SYN_NODE_FORK:
+            if (depth > 0) {
+                uint64_t r = res[--depth];
+                uint64_t sum = syn_alloc(g, g->z.U);
+                if (!gshared)
+                    syn_free(g, *grad);
+                syn_free(g, r);
+                *grad = sum;
+                gshared = 0;
+            }
+            break;
+        case SYN_NODE_CKPT: {
+            size_t mark = g->nnodes; /* the rerun appends its nodes here */
+            syn_release(g, gath, ngath);
+            ngath = 0;
+            gl = -2;
+            syn_layer_rerun(g, n.layer, n.saved[0]);
+            syn_backward_nodes(g, mark, grad);
+            g->nnodes = mark;
+            break;
+        }
+        default: {
+            uint64_t re[SYN_RECOMP_MAX];
+            for (uint32_t i = 0; i < n.nrecomp; i++)
+                re[i] = syn_alloc(g, n.recomp[i]);
+            for (int i = 0; i < SYN_NODE_PARAMS; i++)
+                syn_weight_grad(g, n.param[i]);
+            uint64_t gin;
+            if (n.script == SYN_SCRIPT_ATTN) {
+                syn_attention_backward(g, &n, gshared ? SYN_NONE : *grad, &gin);
+            } else if (n.script == SYN_SCRIPT_CE) {
+                syn_ce_backward(g, &n, gshared ? SYN_NONE : *grad, &gin);
+            } else {
+                gin = syn_alloc(g, n.gin);
+                if (n.btmp)
+                    syn_free(g, syn_alloc(g, n.btmp));
+                /* the per-op gradients inside the node, one alive at a time */
+                uint64_t prev = SYN_NONE;
+                for (uint32_t i = n.nfop; i-- > 1;) {
+                    uint64_t t = syn_alloc(g, n.fop[i]);
+                    syn_free(g, prev);
+                    prev = t;
+                }
+                syn_free(g, prev);
+            }
+            if (gin != SYN_NONE) {
+                if (!gshared)
+                    syn_free(g, *grad);
+                *grad = gin;
+                gshared = 0;
+            }
+            for (uint32_t i = n.nrecomp; i-- > 0;)
+                syn_free(g, re[i]);
+            for (uint32_t i = n.nsaved; i-- > 0;)
+                syn_free(g, n.saved[i]);
+        }
+        }
+    }
+    syn_release(g, gath, ngath);
+}
+
+/* Full recompute: rerun layer l's forward from its checkpointed input x,
+ * appending its nodes; the duplicate output is freed at once. */
+static void syn_layer_rerun(syn_t *g, int32_t l, uint64_t x)
+{
+    g->forward = 1;
+    uint64_t out = syn_layer(g, l, x);
+    g->forward = 0;
+    syn_free(g, out);
+}
+
+static uint64_t syn_seq(syn_t *g, uint64_t micro)
+{
+    const gm_synth_config_t *c = g->c;
+    switch (c->seq_kind) {
+    case GM_SYNTH_SEQ_UNIFORM: {
+        /* xorshift128+ */
+        uint64_t s1 = g->rng[0];
+        const uint64_t s0 = g->rng[1];
+        g->rng[0] = s0;
+        s1 ^= s1 << 23;
+        g->rng[1] = s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26);
+        return c->seq_lo + (g->rng[1] + s0) % (c->seq_hi - c->seq_lo + 1);
+    }
+    case GM_SYNTH_SEQ_VALUES: return c->seq_values[micro % c->nseq_values];
+    default: return c->seq;
+    }
+}
+
+/* One micro-batch: forward (and backward when training). */
+static void syn_micro(syn_t *g, uint64_t micro)
+{
+    const gm_synth_config_t *c = g->c;
+    int train = syn_train(c);
+    syn_sizes(c, syn_seq(g, micro), &g->z);
+    const syn_sizes_t *z = &g->z;
+    g->nnodes = 0;
+    g->cur = NULL;
+    g->layer = SYN_P_GLOBAL;
+    syn_mark(g, GM_SYNTH_TAG_FORWARD);
+    g->forward = 1;
+    uint64_t ids = syn_alloc(g, z->ids);
+    uint64_t labels = train ? syn_alloc(g, z->ids) : SYN_NONE;
+
+    /* embeddings */
+    uint64_t gathered[64];
+    size_t ngathered;
+    syn_gather(g, SYN_P_GLOBAL, gathered, &ngathered);
+    syn_node(g, SYN_NODE_OP, 0, syn_pidx(g, SYN_P_GLOBAL, SYN_R_EMB, 0),
+             syn_llama(c) ? -1 : syn_pidx(g, SYN_P_GLOBAL, SYN_R_POS, 0),
+             c->arch == GM_SYNTH_ARCH_BERT ? syn_pidx(g, SYN_P_GLOBAL, SYN_R_POS, 1) : -1);
+    uint64_t x;
+    if (syn_llama(c)) {
+        x = syn_alloc(g, z->U);
+    } else {
+        uint64_t tok = syn_alloc(g, z->U);
+        uint64_t pos = syn_alloc(g, z->U / c->batch);
+        x = syn_alloc(g, z->U);
+        syn_free(g, pos);
+        syn_free(g, tok);
+    }
+    g->cur = NULL;
+
+    /* layers */
+    for (uint64_t l = 0; l < c->layers && g->rc == 0; l++) {
+        if (train && c->recompute == GM_SYNTH_RECOMPUTE_FULL) {
+            size_t mark = g->nnodes;
+            uint64_t out = syn_layer(g, (int32_t)l, x);
+            /* drop everything the layer saved; keep its input as checkpoint */
+            for (size_t k = g->nnodes; k-- > mark;)
+                for (uint32_t i = g->nodes[k].nsaved; i-- > 0;)
+                    if (g->nodes[k].saved[i] != x)
+                        syn_free(g, g->nodes[k].saved[i]);
+            g->nnodes = mark;
+            syn_node_t *ck = syn_node(g, SYN_NODE_CKPT, 0, -1, -1, -1);
+            if (ck) {
+                ck->layer = (int32_t)l;
+                ck->saved[0] = x; /* the rerun's first norm frees it */
+            }
+            x = out;
+        } else {
+            x = syn_layer(g, (int32_t)l, x);
+        }
+    }
+
+    /* head: final norm, (BERT MLM transform), logits, loss */
+    syn_norm(g, SYN_P_GLOBAL, 0, x);
+    if (!train)
+        syn_free(g, x);
+    if (c->arch == GM_SYNTH_ARCH_BERT) {
+        syn_node(g, SYN_NODE_OP, z->U, syn_pidx(g, SYN_P_GLOBAL, SYN_R_POOL, 0),
+                 syn_pidx(g, SYN_P_GLOBAL, SYN_R_BIAS, 1), -1);
+        syn_keep(g, z->U); /* dense */
+        syn_node(g, SYN_NODE_OP, z->U, -1, -1, -1);
+        syn_keep(g, z->U); /* gelu */
+        syn_norm(g, SYN_P_GLOBAL, 1, SYN_NONE);
+    }
+    int32_t head = c->tied ? syn_pidx(g, SYN_P_GLOBAL, SYN_R_EMB, 0)
+                           : syn_pidx(g, SYN_P_GLOBAL, SYN_R_HEAD, 0);
+    syn_node(g, SYN_NODE_OP, z->U, head,
+             c->arch == GM_SYNTH_ARCH_BERT ? syn_pidx(g, SYN_P_GLOBAL, SYN_R_BIAS, 3) : -1, -1);
+    syn_amp_casts(g, SYN_P_GLOBAL);
+    g->cur = NULL;
+    uint64_t logits = syn_alloc(g, z->L);
+    if (!train) {
+        uint64_t up = syn_act_bytes(c) != 4 ? syn_alloc(g, z->L32) : SYN_NONE;
+        syn_block_end(g);
+        syn_release(g, gathered, ngathered);
+        syn_free(g, up);
+        syn_free(g, logits);
+        syn_free(g, ids);
+        return;
+    }
+    syn_node_t *ln = syn_node(g, SYN_NODE_OP, z->L, -1, -1, -1);
+    if (ln)
+        ln->btmp = z->L32;
+    /* composite (a from-scratch loop, `logits = model(x)`): the name holds
+     * them through backward and the optimizer step, until the next
+     * micro-batch rebinds it; else the loss node keeps them for backward */
+    if (syn_composite(c)) {
+        syn_free(g, g->held_logits);
+        g->held_logits = logits;
+    } else {
+        syn_attach(g, logits);
+    }
+    if (syn_act_bytes(c) != 4)
+        syn_keep(g, z->L32); /* logits.float() */
+    if (syn_composite(c)) { /* log_softmax written out, then −logp[target] */
+        uint64_t mx = syn_alloc(g, z->R);   /* max values */
+        uint64_t idx = syn_keep(g, z->ids); /* max indices (int64) */
+        uint64_t sh = syn_alloc(g, z->L32); /* x − max */
+        uint64_t ex = syn_keep(g, z->L32);  /* exp */
+        uint64_t se = syn_keep(g, z->R);    /* sum */
+        uint64_t lg = syn_alloc(g, z->R);   /* log */
+        uint64_t lp = syn_alloc(g, z->L32); /* x − max − log sum */
+        syn_free(g, lg);
+        syn_free(g, sh);
+        syn_free(g, mx);
+        uint64_t ng = syn_keep(g, z->L32); /* −logp */
+        syn_free(g, lp);
+        syn_free(g, syn_alloc(g, z->R)); /* gathered at the targets */
+        if (ln) {
+            ln->script = SYN_SCRIPT_CE;
+            ln->nfop = 0;
+            ln->aid[SYN_CE_NEG] = ng;
+            ln->aid[SYN_CE_SUM] = se;
+            ln->aid[SYN_CE_EXP] = ex;
+            ln->aid[SYN_CE_IDX] = idx;
+        }
+    } else {
+        syn_keep(g, z->L32); /* log_softmax */
+    }
+    uint64_t loss = syn_alloc(g, 4);
+    syn_release(g, gathered, ngathered);
+    g->cur = NULL;
+
+    /* backward */
+    syn_mark(g, GM_SYNTH_TAG_BACKWARD);
+    g->forward = 0;
+    syn_gather(g, SYN_P_GLOBAL, gathered, &ngathered);
+    uint64_t grad = syn_alloc(g, 4); /* ones_like(loss) */
+    syn_free(g, loss);
+    syn_backward_nodes(g, 0, &grad);
+    syn_free(g, grad);
+    syn_release(g, gathered, ngathered);
+    syn_free(g, labels);
+    syn_free(g, ids);
+    g->nnodes = 0;
+}
+
+static void syn_destroy(syn_t *g)
+{
+    gm__idmap_release(&g->spill);
+    free(g->ring);
+    free(g->params);
+    free(g->p_id);
+    free(g->p_grad);
+    for (int s = 0; s < 3; s++)
+        free(g->p_state[s]);
+    free(g->layer_first);
+    free(g->nodes);
+}
+
+static int syn_init(syn_t *g, const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
+                    gm_error_t *err)
+{
+    memset(g, 0, sizeof *g);
+    gm__idmap_init(&g->spill);
+    g->c = c;
+    g->sink = sink;
+    g->ctx = ctx;
+    g->err = err;
+    g->nparams = syn_params(c, NULL);
+    g->params = malloc(g->nparams * sizeof *g->params);
+    g->p_id = malloc(g->nparams * sizeof *g->p_id);
+    g->p_grad = malloc(g->nparams * sizeof *g->p_grad);
+    for (int s = 0; s < 3; s++)
+        g->p_state[s] = malloc(g->nparams * sizeof *g->p_state[s]);
+    g->layer_first = calloc(c->layers + 1, sizeof *g->layer_first);
+    g->ring = malloc(SYN_RING * sizeof *g->ring);
+    if (g->ring)
+        for (uint64_t i = 0; i < SYN_RING; i++)
+            g->ring[i].id = SYN_NONE;
+    if (!g->ring || !g->params || !g->p_id || !g->p_grad || !g->p_state[0] || !g->p_state[1] ||
+        !g->p_state[2] || !g->layer_first) {
+        syn_destroy(g);
+        return gm_error_set(err, GM_ENOMEM, "out of memory synthesizing a trace");
+    }
+    syn_params(c, g->params);
+    for (size_t i = g->nparams; i-- > 0;) {
+        g->p_id[i] = g->p_grad[i] = SYN_NONE;
+        for (int s = 0; s < 3; s++)
+            g->p_state[s][i] = SYN_NONE;
+        if (g->params[i].layer >= 0)
+            g->layer_first[g->params[i].layer] = i;
+    }
+    uint64_t seed = c->seed;
+    for (int i = 0; i < 2; i++)
+        g->rng[i] = gm__splitmix64(&seed);
+    if (g->rng[0] == 0 && g->rng[1] == 0)
+        g->rng[0] = 1;
+    g->held_logits = SYN_NONE;
+    return 0;
+}
+
+int gm_synth_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
+                 gm_synth_stats_t *stats, gm_error_t *err)
+{
+    int rc = gm_synth_check(c, err);
+    if (rc)
+        return rc;
+    syn_t *g = malloc(sizeof *g);
+    if (g == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory synthesizing a trace");
+    if ((rc = syn_init(g, c, sink, ctx, err)) != 0) {
+        free(g);
+        return rc;
+    }
+    int train = syn_train(c);
+    uint64_t pb = syn_param_bytes(c);
+
+    /* load: weights (and the fp32 master copy), with warm also the state */
+    g->flags = c->warm ? GM_EVENT_PREEXISTING : 0;
+    for (size_t i = 0; i < g->nparams; i++) {
+        uint64_t numel = train ? syn_param_resident(c, g->params[i].numel)
+                               : (c->offload == GM_SYNTH_OFFLOAD_PARAMS ? 0 : g->params[i].numel);
+        g->p_id[i] = syn_alloc(g, numel * pb);
+    }
+    if (syn_state_on_device(c) && c->precision == GM_SYNTH_PREC_MIXED)
+        for (size_t i = 0; i < g->nparams; i++)
+            g->p_state[0][i] = syn_alloc(g, syn_state_resident(c, g->params[i].numel) * 4);
+    if (c->warm && syn_state_on_device(c))
+        for (size_t i = 0; i < g->nparams; i++)
+            syn_state_alloc(g, i);
+    g->flags = 0;
+
+    uint64_t micro = 0;
+    for (uint64_t step = 0; step < c->steps && g->rc == 0; step++) {
+        g->step_allocs = 0;
+        syn_mark(g, GM_SYNTH_TAG_STEP);
+        if (train) /* zero_grad(set_to_none=True) */
+            for (size_t i = 0; i < g->nparams; i++) {
+                syn_free(g, g->p_grad[i]);
+                g->p_grad[i] = SYN_NONE;
+            }
+        uint64_t nmicro = train ? c->grad_accum : 1;
+        for (uint64_t m = 0; m < nmicro && g->rc == 0; m++)
+            syn_micro(g, micro++);
+        if (train)
+            syn_optimizer(g);
+        syn_free(g, g->held_logits);
+        g->held_logits = SYN_NONE;
+    }
+    syn_flush(g);
+    rc = g->rc;
+    if (rc == 0 && stats) {
+        stats->events = g->events;
+        stats->allocs = g->allocs;
+        stats->frees = g->frees;
+        stats->marks = g->marks;
+        stats->peak = g->peak;
+        stats->peak_event = g->peak_event;
+        stats->peak_phase = g->peak_phase;
+        stats->allocs_last_step = g->step_allocs;
+        stats->live_at_backward = g->live_at_backward;
+    }
+    syn_destroy(g);
+    free(g);
+    return rc;
+}

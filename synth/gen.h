@@ -1,0 +1,131 @@
+/*
+ * synth/gen.h — the generator, inside the library: its backward nodes and
+ * state (syn_t), and the functions its files share: synth/gen.c (the core:
+ * the event buffer, allocations and frees, nodes, backward, micro-batches,
+ * gm_synth_run), synth/ops.c (the forward ops and their own backward
+ * scripts), synth/optimizer.c (the optimizer step).
+ */
+#ifndef GM_SYNTH_GEN_H
+#define GM_SYNTH_GEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gmsim/synth.h"
+#include "base/idmap.h"
+#include "synth/model.h"
+
+/* ---- the generator --------------------------------------------------------------- */
+
+enum { SYN_NODE_OP, SYN_NODE_FORK, SYN_NODE_JOIN, SYN_NODE_CKPT };
+
+#define SYN_SAVED_MAX 24
+#define SYN_NODE_PARAMS 3
+#define SYN_RECOMP_MAX 8
+#define SYN_FOPS_MAX 16
+
+/* How a node's backward runs: generic (its input's gradient, one per-op
+ * gradient alive at a time, an optional temporary), or the composite
+ * attention's own sequence (syn_attention_backward). */
+enum { SYN_SCRIPT_GENERIC, SYN_SCRIPT_ATTN, SYN_SCRIPT_CE };
+
+/* The tensors a composite cross-entropy node saves (in aid[]). */
+enum { SYN_CE_NEG, SYN_CE_SUM, SYN_CE_EXP, SYN_CE_IDX };
+
+/* The tensors a composite attention node saves, by role, in the order its
+ * backward frees them. */
+enum { SYN_A_VCOPY, SYN_A_DROP, SYN_A_DMASK, SYN_A_PROBS, SYN_A_SUM, SYN_A_EXP, SYN_A_IDX,
+       SYN_A_MASK, SYN_A_COUNT };
+
+typedef struct syn_node {
+    uint64_t gin;  /* gradient of the input allocated in backward (bytes) */
+    uint64_t btmp; /* a backward temporary (bytes, 0 none) */
+    int32_t param[SYN_NODE_PARAMS]; /* weights whose gradients it makes; -1 none */
+    uint32_t nsaved, nrecomp;
+    uint64_t saved[SYN_SAVED_MAX];      /* ids freed after its backward */
+    uint64_t recomp[SYN_RECOMP_MAX];    /* selective: sizes re-allocated in backward */
+    uint64_t fop[SYN_FOPS_MAX];         /* sizes of its forward ops' outputs */
+    uint32_t nfop;
+    uint8_t kind;
+    uint8_t script; /* SYN_SCRIPT_*: how its backward runs */
+    int32_t layer; /* its layer (-1 embeddings and head); CKPT: the layer to rerun */
+    uint64_t aid[SYN_A_COUNT]; /* composite attention: the saved tensors by role */
+} syn_node_t;
+
+#define SYN_BUF 4096
+#define SYN_RING (UINT64_C(1) << 16)
+
+typedef struct syn_slot {
+    uint64_t id; /* SYN_NONE when free */
+    uint64_t size;
+} syn_slot_t;
+#define SYN_PENDING_MAX 64
+
+typedef struct syn {
+    const gm_synth_config_t *c;
+    gm_synth_sink_fn sink;
+    void *ctx;
+    gm_error_t *err;
+    int rc;
+    gm_event_t buf[SYN_BUF];
+    size_t nbuf;
+    uint64_t events, allocs, frees, marks;
+    uint64_t ts;
+    uint64_t next_id;
+    /* live id → size: a ring indexed by id for the recent ones, spilled
+     * to a map when a long-lived id's slot is needed again; memory follows
+     * the live set, not the trace */
+    syn_slot_t *ring;
+    gm__idmap_t spill;
+    uint64_t live, peak, peak_event, live_at_backward;
+    unsigned phase, peak_phase; /* GM_SYNTH_TAG_* of the last MARK, at the peak */
+    uint64_t step_allocs;
+    uint8_t flags; /* for the next ALLOCs (GM_EVENT_PREEXISTING while loading warm) */
+    /* the model */
+    syn_param_t *params;
+    size_t nparams;
+    uint64_t *p_id, *p_grad, *p_state[3]; /* device ids (UINT64_MAX none) */
+    size_t *layer_first;                  /* first parameter index of each layer */
+    /* the micro-batch */
+    syn_sizes_t z;
+    syn_node_t *nodes;
+    size_t nnodes, capnodes;
+    syn_node_t *cur; /* node receiving saved tensors */
+    int32_t layer;   /* layer being built (-1: embeddings, head) */
+    int forward;     /* in a forward pass (ops are recorded in nodes) */
+    uint64_t pending[SYN_PENDING_MAX]; /* inference: tensors of the current block */
+    size_t npending;
+    uint64_t rng[2];
+    uint64_t held_logits; /* the training loop's `logits` variable (SYN_NONE) */
+} syn_t;
+
+#define SYN_NONE UINT64_MAX
+
+/* ---- synth/gen.c: the core ---------------------------------------------------- */
+
+uint64_t syn_alloc(syn_t *g, uint64_t size);
+void syn_free(syn_t *g, uint64_t id);
+void syn_mark(syn_t *g, unsigned tag);
+uint64_t syn_keep(syn_t *g, uint64_t size);
+void syn_attach(syn_t *g, uint64_t id);
+void syn_block_end(syn_t *g);
+syn_node_t *syn_node(syn_t *g, int kind, uint64_t gin, int32_t p0, int32_t p1, int32_t p2);
+void syn_gather(syn_t *g, int32_t layer, uint64_t *ids, size_t *n);
+void syn_release(syn_t *g, const uint64_t *ids, size_t n);
+int32_t syn_pidx(const syn_t *g, int32_t layer, int role, int k);
+
+/* ---- synth/ops.c: the forward ops and their own backward --------------------- */
+
+int syn_is_matrix(int role);
+void syn_amp_casts(syn_t *g, int32_t layer);
+uint64_t syn_norm(syn_t *g, int32_t layer, int k, uint64_t x);
+void syn_attention_backward(syn_t *g, const syn_node_t *n, uint64_t grad, uint64_t *gin);
+void syn_ce_backward(syn_t *g, const syn_node_t *n, uint64_t grad, uint64_t *gin);
+uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x);
+
+/* ---- synth/optimizer.c ---------------------------------------------------------- */
+
+void syn_state_alloc(syn_t *g, size_t i);
+void syn_optimizer(syn_t *g);
+
+#endif
