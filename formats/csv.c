@@ -246,8 +246,12 @@ static int csv_split(csv_reader_t *rd, gm_error_t *err)
                 return csv_error(rd, err, "text after the closing quote of field %zu",
                                  rd->nfields + 1);
         } else {
-            while (p < end && *p != ',')
+            while (p < end && *p != ',') {
+                if (*p == '\r') /* the line break did not split here: CR alone */
+                    return csv_error(rd, err, "a carriage return inside the line (do its lines "
+                                              "end in CR alone? end them in LF or CRLF)");
                 *o++ = *p++;
+            }
             while (o > start && (o[-1] == ' ' || o[-1] == '\t'))
                 o--;
         }

@@ -276,6 +276,27 @@ Test(csv, import_from_a_file_stream)
     gm_store_close(s);
 }
 
+Test(csv, cr_only_line_ends_are_named)
+{
+    static const char *const texts[] = {
+        "ts_ns,op,id,size,stream,device\r0,alloc,1,10,0,0\r1,free,1,10,0,0\r",
+        "0,alloc,1,10,0,0\r1,free,1,10,0,0\r",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        gm_store_t *s;
+        gm_error_t err;
+        cr_expect_eq(import_text(texts[i], &s, &err), GM_EFORMAT);
+        cr_expect(strstr(err.msg, "'t.csv' line 1: a carriage return inside the line") != NULL &&
+                      strstr(err.msg, "CR alone") != NULL,
+                  "%s", err.msg);
+        gm_store_close(s);
+    }
+    /* CRLF, and a CR inside a quoted field, still read */
+    char *out = round_trip("ts_ns,op,id,size,stream,device\r\n0,mark,\"a\rb\",,,0\r\n");
+    cr_expect_str_eq(out, "ts_ns,op,id,size,stream,device\n0,mark,\"a\rb\",,,0\n");
+    free(out);
+}
+
 Test(csv, empty_input_is_an_empty_trace)
 {
     char *out = round_trip("");
