@@ -522,7 +522,8 @@ static CUmemAllocationProp gpu_page_prop(const gpu_pass_t *g)
 }
 
 /* Hook: a simulated range of size bytes at addr whose pages are `page`
- * bytes.  The first one resolves the driver and its granularity. */
+ * bytes.  The first one resolves the driver and its granularity.  Only a
+ * range of whole pages is mapped page by page. */
 static int gpu_hook_reserve(void *ctx, uint64_t addr, uint64_t size, uint64_t page)
 {
     gpu_pass_t *g = ctx;
@@ -540,7 +541,11 @@ static int gpu_hook_reserve(void *ctx, uint64_t addr, uint64_t size, uint64_t pa
             return gpu_fail_drv(g, "cuMemGetAllocationGranularity", 0, r);
         g->granularity = gran;
     }
-    if (page == 0 || page % g->granularity != 0 || size % page != 0) {
+    /* A range that is not whole pages (a recorded ordinary segment adopted
+     * at an alignment) holds one block: cudaMalloc serves it. */
+    if (page == 0 || size % page != 0)
+        return 0;
+    if (page % g->granularity != 0) {
         char p[32], gr[32];
         gm_format_size(page, p, sizeof p);
         gm_format_size(g->granularity, gr, sizeof gr);

@@ -78,7 +78,7 @@ static struct {
     uint64_t vmm_granularity, next_va, memset_ns;
     fake_handle_t handles[FAKE_MAX_VMM]; /* handle h is handles[h - 1] */
     size_t nhandles, handles_live, mappings;
-    fake_range_t ranges[256];
+    fake_range_t ranges[FAKE_MAX_VMM];
     size_t nranges;
     double pending_ns; /* queued work, all streams together */
 } fake;
@@ -157,6 +157,22 @@ cudaError_t cudaDriverGetVersion(int *v)
     *v = 13000;
     return cudaSuccess;
 }
+
+cudaError_t cudaRuntimeGetVersion(int *v)
+{
+    *v = 13000;
+    return cudaSuccess;
+}
+
+#if CUDART_VERSION >= 13000
+/* CUDA 13's name (CUDA 12 headers map it to the _v2 below). */
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    (void)device;
+    snprintf(prop->name, sizeof prop->name, "fake GPU");
+    return cudaSuccess;
+}
+#endif
 
 /* Not declared by every toolkit's header under this name. */
 cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device);
@@ -386,6 +402,8 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr att
     case cudaMemPoolAttrReservedMemHigh: *(uint64_t *)value = p->reserved_high; break;
     case cudaMemPoolAttrUsedMemHigh: *(uint64_t *)value = p->used_high; break;
     case cudaMemPoolAttrReleaseThreshold: *(uint64_t *)value = p->threshold; break;
+    case cudaMemPoolAttrReservedMemCurrent: *(uint64_t *)value = p->reserved; break;
+    case cudaMemPoolAttrUsedMemCurrent: *(uint64_t *)value = p->used; break;
     default: return cudaErrorInvalidValue;
     }
     return cudaSuccess;
