@@ -74,6 +74,7 @@
 #include "gmsim/version.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -86,6 +87,7 @@
 
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
+#include "gmsim/text.h"
 #include "base/jsonfmt.h"
 #include "store/codec.h"
 #include "base/idmap.h"
@@ -812,9 +814,24 @@ int gm_store_open(const char *path, unsigned flags, gm_store_t **out, gm_error_t
         return gm_error_set(err, GM_EIO, "cannot open '%s': %s", path,
                             S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 
+    /* A new store is created here, not by SQLite, whose "unable to open
+     * database file" would hide why (permission denied, no such directory) */
+    int fd = created ? open(path, O_WRONLY | O_CREAT | O_EXCL, 0644) : -1;
+    if (created && fd < 0 && errno != EEXIST) {
+        char why[128];
+        return gm_error_set(err, GM_EIO, "cannot create '%s': %s", path,
+                            gm_errno_text(errno, why, sizeof why));
+    }
+    if (fd >= 0)
+        close(fd);
+    else
+        created = 0; /* another process made it meanwhile: not ours to remove */
+
     gm_store_t *s = calloc(1, sizeof *s);
     if (s == NULL || (s->path = strdup(path)) == NULL) {
         free(s);
+        if (created)
+            unlink(path);
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
     s->flags = flags;

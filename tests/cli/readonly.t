@@ -72,3 +72,21 @@ without creating one, and its next writer converts it:
   s.db
   $ od -An -tu1 -j18 -N2 ro/s.db
      1   1
+
+A new store in a directory the user may not write is refused with the
+reason, not SQLite's "unable to open database file", and so is one in a
+directory that does not exist; nothing is created:
+
+  $ chmod 555 ro
+  $ $as gmsim synth --events 10 -o ro/new.db
+  gmsim: cannot create 'ro/new.db': permission denied
+  [1]
+  $ $as gmsim sweep s.db --policies buddy -o ro/new.db
+  gmsim: cannot create 'ro/new.db': permission denied
+  [1]
+  $ gmsim import s.csv -o nodir/new.db
+  gmsim: cannot create 'nodir/new.db': no such file or directory
+  [1]
+  $ ls ro
+  s.db
+  $ chmod 755 ro
