@@ -23,8 +23,10 @@
 
 static const char replay_usage[] =
     "usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...\n"
-    "                    [--capacity SIZE] [--granularity SIZE] [--start warm|cold]\n"
-    "                    [--check] [--json [--timeline]] [--save]\n"
+    "                    [--capacity SIZE|--device NAME] [--granularity SIZE]\n"
+    "                    [--start warm|cold] [--check] [--json [--timeline]] [--save]\n"
+    "                    [--defrag every=N|at=MARK] [--device-profile FILE]\n"
+    "                    [--on gpu[:N] [--touch] [--force]]\n"
     "\n"
     "Replay a stored trace through simulated allocator policies, all in one\n"
     "pass, and print their peak memory and fragmentation (docs/metrics.md).\n"

@@ -143,6 +143,8 @@ snapshot of torch.t, whose recorded 20 MiB segment serves every request):
   $ gmsim replay run.db --trace run.dev0 --policy caching --start hot
   gmsim: invalid value for --start: 'hot' (warm or cold)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--start warm|cold]
-                      [--check] [--json [--timeline]] [--save]
+                      [--capacity SIZE|--device NAME] [--granularity SIZE]
+                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
+                      [--defrag every=N|at=MARK] [--device-profile FILE]
+                      [--on gpu[:N] [--touch] [--force]]
   [2]

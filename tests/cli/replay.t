@@ -110,8 +110,10 @@ needed:
   $ gmsim replay t.db --policy native
   gmsim: 't.db' holds 2 traces; choose one with --trace: 'other', 'random'
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--start warm|cold]
-                      [--check] [--json [--timeline]] [--save]
+                      [--capacity SIZE|--device NAME] [--granularity SIZE]
+                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
+                      [--defrag every=N|at=MARK] [--device-profile FILE]
+                      [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --trace other --policy native | head -1
   trace 'other': 100 events, load 1.10 GiB (peak requested: the floor for every policy)
@@ -127,8 +129,10 @@ point per event for a short trace, the columns named once:
   $ gmsim replay t.db --policy native --timeline
   gmsim: --timeline goes with --json
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE] [--granularity SIZE] [--start warm|cold]
-                      [--check] [--json [--timeline]] [--save]
+                      [--capacity SIZE|--device NAME] [--granularity SIZE]
+                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
+                      [--defrag every=N|at=MARK] [--device-profile FILE]
+                      [--on gpu[:N] [--touch] [--force]]
   [2]
 
 --save keeps each run in the store's runs table (parameters, device and
