@@ -596,6 +596,12 @@ void gm__cli_plan_line(const char *name, const gm_plan_info_t *pi)
 
 /* ---- device capacities ------------------------------------------------------ */
 
+int gm__cli_capacity_twice(const char *usage)
+{
+    return gm__cli_usage_error(usage, "the capacity given twice (--capacity SIZE or --device "
+                                      "NAME, once)");
+}
+
 int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, uint64_t *out)
 {
     gm_error_t err = {0};

@@ -99,6 +99,9 @@ int gm__cli_count_arg(const char *usage, const char *opt, const char *text, uint
  * gmsim/gpus.h); as above. */
 int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
+/* The usage error of a second --capacity / --device (one capacity only). */
+int gm__cli_capacity_twice(const char *usage);
+
 /* A --capacity: a size of more than 0 bytes; as above. */
 int gm__cli_size_capacity_arg(const char *usage, const char *text, uint64_t *out);
 

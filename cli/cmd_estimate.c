@@ -287,7 +287,7 @@ int gm__cmd_estimate(int argc, char **argv)
     memcpy(longopts + NOWN, gm__synth_longopts, sizeof gm__synth_longopts);
     gm__synth_opts_t so;
     gm__synth_opts_init(&so);
-    int json = 0, c, rc = 0;
+    int json = 0, c, rc = 0, ncapacity = 0;
     uint64_t capacity = 0;
     const char *device = NULL;
     opterr = 0;
@@ -295,11 +295,13 @@ int gm__cmd_estimate(int argc, char **argv)
         switch (c) {
         case OPT_JSON: json = 1; break;
         case OPT_CAPACITY:
-            rc = gm__cli_capacity_arg(estimate_usage, "--capacity", optarg, &capacity);
+            rc = ncapacity++ ? gm__cli_capacity_twice(estimate_usage)
+                             : gm__cli_capacity_arg(estimate_usage, "--capacity", optarg, &capacity);
             break;
         case OPT_DEVICE:
             device = optarg;
-            rc = gm__cli_capacity_arg(estimate_usage, "--device", optarg, &capacity);
+            rc = ncapacity++ ? gm__cli_capacity_twice(estimate_usage)
+                             : gm__cli_capacity_arg(estimate_usage, "--device", optarg, &capacity);
             break;
         case 'h':
             fputs(estimate_usage, stdout);

@@ -371,6 +371,8 @@ static int fit_add_policies(const gm_policy_ops_t **sel, size_t *n, const char *
                 k++;
             if (k == *n)
                 sel[(*n)++] = ops;
+            else if (strcmp(tok, "all") != 0 && rc == 0)
+                rc = gm__cli_usage_error(fit_usage, "policy '%s' given twice", tok);
         }
         if (strcmp(tok, "all") != 0 && gm_policy_find(tok) == NULL)
             rc = gm__cli_usage_error(fit_usage, "unknown policy '%s' (see 'gmsim policies')", tok);
@@ -525,18 +527,20 @@ int gm__cmd_fit(int argc, char **argv)
     int json = 0, c, rc = sel && job.params ? 0 : gm__cli_error("out of memory");
     uint64_t max = 0, base = 0;
     const char *device = NULL, *at_seq = NULL, *at_batch = NULL;
-    int from = 0, force = 0;
+    int from = 0, force = 0, ncapacity = 0;
     gm__cli_captures_t *caps = NULL;
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":p:P:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = 1; break;
         case OPT_CAPACITY:
-            rc = gm__cli_capacity_arg(fit_usage, "--capacity", optarg, &job.capacity);
+            rc = ncapacity++ ? gm__cli_capacity_twice(fit_usage)
+                             : gm__cli_capacity_arg(fit_usage, "--capacity", optarg, &job.capacity);
             break;
         case OPT_DEVICE:
             device = optarg;
-            rc = gm__cli_capacity_arg(fit_usage, "--device", optarg, &job.capacity);
+            rc = ncapacity++ ? gm__cli_capacity_twice(fit_usage)
+                             : gm__cli_capacity_arg(fit_usage, "--device", optarg, &job.capacity);
             break;
         case 'p': rc = fit_add_policies(sel, &nsel, optarg); break;
         case 'P': job.params[job.nparams++] = optarg; break;
@@ -547,7 +551,9 @@ int gm__cmd_fit(int argc, char **argv)
                 rc = gm__cli_usage_error(fit_usage,
                                          "invalid value for --vary: '%s' (batch or seq)", optarg);
             break;
-        case OPT_MAX: rc = gm__cli_u64_arg(fit_usage, "--max", optarg, &max); break;
+        case OPT_MAX:
+            rc = gm__cli_count_arg(fit_usage, "--max", optarg, 1, UINT64_C(1) << 40, &max);
+            break;
         case OPT_FROM: from = 1; break;
         case OPT_FORCE: force = 1; break;
         case OPT_BASE:

@@ -742,7 +742,7 @@ int gm__cmd_replay(int argc, char **argv)
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
     const char *trace = NULL;
-    int json = 0, timeline = 0, save = 0, on_gpu = 0, c, rc = GM_CLI_OK;
+    int json = 0, timeline = 0, save = 0, on_gpu = 0, ncapacity = 0, c, rc = GM_CLI_OK;
     size_t kept = 0;
     gm_gpu_options_t gpu = {0};
     gm_gpu_measured_t measured;
@@ -772,10 +772,13 @@ int gm__cmd_replay(int argc, char **argv)
         case 'p': policies[npolicies++] = optarg; break;
         case 'P': a.params[a.nparams++] = optarg; break;
         case OPT_CAPACITY:
-            rc = gm__cli_size_capacity_arg(replay_usage, optarg, &cfg.device.capacity);
+            rc = ncapacity++ ? gm__cli_capacity_twice(replay_usage)
+                             : gm__cli_size_capacity_arg(replay_usage, optarg, &cfg.device.capacity);
             break;
         case OPT_DEVICE: /* a GPU preset's capacity ('gmsim devices') */
-            rc = gm__cli_capacity_arg(replay_usage, "--device", optarg, &cfg.device.capacity);
+            rc = ncapacity++ ? gm__cli_capacity_twice(replay_usage)
+                             : gm__cli_capacity_arg(replay_usage, "--device", optarg,
+                                                    &cfg.device.capacity);
             break;
         case OPT_GRANULARITY:
             rc = gm__cli_granularity_arg(replay_usage, optarg, &cfg.device.granularity);
