@@ -184,7 +184,7 @@ int gm__textin_name_device(const char *filename)
     for (; *best >= '0' && *best <= '9'; best++) {
         v = v * 10 + (*best - '0');
         if (v > 65535)
-            return -1;
+            return -2;
     }
     return (int)v;
 }
@@ -447,6 +447,10 @@ static int addrlog_write(addrlog_t *a, gm_writer_t *w, int device, gm_error_t *e
 int gm__addrlog_import(FILE *in, const char *filename, gm_import_target_t *t,
                        const gm__addrlog_format_t *fmt, void *ctx, gm_error_t *err)
 {
+    int device = gm__textin_name_device(filename);
+    if (device == -2) /* not dropped for device 0 */
+        return gm_error_set(err, GM_EFORMAT, "'%s': the device in the file name is out of range "
+                            "(at most 65535)", filename);
     addrlog_t a = {.fmt = fmt, .ctx = ctx};
     gm__textin_init(&a.in, in, filename);
     gm_writer_t *w = NULL;
@@ -456,7 +460,6 @@ int gm__addrlog_import(FILE *in, const char *filename, gm_import_target_t *t,
         fmt->reset(ctx);
         rc = gm_import_begin(t, NULL, &w, err);
     }
-    int device = gm__textin_name_device(filename);
     if (rc == 0)
         rc = gm_writer_attr_str(w, GM_ATTR_SOURCE, fmt->source, err);
     if (rc == 0 && device >= 0)

@@ -56,7 +56,8 @@ size_t gm__textin_split(char *line, char sep, char **fields, size_t max);
 int gm__textin_addr(const char *s, uint64_t *out, int *null);
 
 /* The device ordinal in a file name: the digits after the last ".dev" or
- * "_dev" ("mem_log_dev3.txt", "rmm.dev1.csv"); -1 when none. */
+ * "_dev" ("mem_log_dev3.txt", "rmm.dev1.csv"); -1 when none, -2 when
+ * above 65535 (the largest device an event holds). */
 int gm__textin_name_device(const char *filename);
 
 /*

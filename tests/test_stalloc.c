@@ -26,6 +26,20 @@ static const char log1[] = "Iteration Index : 0\n"
                            "0 0x7f1e41329c00 1048576 0\n"
                            "Iteration Index : end\n";
 
+Test(stalloc, device_out_of_range_in_the_name)
+{
+    gm_store_t *s = NULL;
+    gm_error_t err;
+    cr_assert_eq(gt_import_text(gm_stalloc_import, log1, "trace/mem_log_dev70000.txt", &s, &err),
+                 GM_EFORMAT);
+    cr_expect_str_eq(err.msg, "'trace/mem_log_dev70000.txt': the device in the file name is out "
+                              "of range (at most 65535)");
+    gm_store_close(s);
+    cr_assert_eq(gt_import_text(gm_stalloc_import, log1, "mem_log_dev65535.txt", &s, &err), 0,
+                 "%s", err.msg);
+    gm_store_close(s);
+}
+
 Test(stalloc, events_marks_and_device)
 {
     gm_store_t *s;
