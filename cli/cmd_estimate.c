@@ -62,8 +62,9 @@ static const char *est_prec_name(const gm_synth_config_t *c)
 static size_t est_lines(const gm_synth_config_t *c, const gm_synth_estimate_t *e, est_line_t *l)
 {
     size_t n = 0;
-    int train = c->mode == GM_SYNTH_MODE_TRAIN;
-    int amp = c->precision == GM_SYNTH_PREC_AMP;
+    int train = c->mode == GM_SYNTH_MODE_TRAIN, grad = c->mode != GM_SYNTH_MODE_INFERENCE;
+    int amp = c->precision == GM_SYNTH_PREC_AMP, loss = gm_synth_loss(c) == GM_SYNTH_LOSS_CE;
+    const char *none = grad ? "none (forward only)" : "none (inference)";
     unsigned pe = c->precision == GM_SYNTH_PREC_FP32 || amp ? 4 : 2; /* weights, grads */
     unsigned ae = c->precision == GM_SYNTH_PREC_FP32 ? 4 : 2;         /* activations */
     char psi[64], shard[96] = "", zshard[64] = "";
@@ -86,14 +87,14 @@ static size_t est_lines(const gm_synth_config_t *c, const gm_synth_estimate_t *e
     if (c->zero >= 2)
         snprintf(zshard, sizeof zshard, " / dp=%" PRIu64 " (ZeRO-%d)", c->dp, c->zero);
     l[n] = (est_line_t){.key = "gradients", .label = "gradients", .bytes = e->grads};
-    snprintf(l[n].formula, sizeof l[n].formula, "%s", train ? "" : "none (inference)");
+    snprintf(l[n].formula, sizeof l[n].formula, "%s", train ? "" : none);
     if (train)
         snprintf(l[n].formula, sizeof l[n].formula, "%s x %u B%s%s, allocated in backward", psi,
                  pe, shard, zshard);
     n++;
     l[n] = (est_line_t){.key = "optimizer", .label = "optimizer state", .bytes = e->optimizer};
     if (!train)
-        snprintf(l[n].formula, sizeof l[n].formula, "none (inference)");
+        snprintf(l[n].formula, sizeof l[n].formula, "%s", none);
     else if (c->offload != GM_SYNTH_OFFLOAD_NONE)
         snprintf(l[n].formula, sizeof l[n].formula, "offloaded to host (ZeRO-Offload)");
     else {
@@ -110,30 +111,35 @@ static size_t est_lines(const gm_synth_config_t *c, const gm_synth_estimate_t *e
     }
     n++;
     l[n] = (est_line_t){.key = "saved_activations", .label = "saved activations", .bytes = e->saved};
-    if (train) {
+    if (grad) {
         char f[200];
         gm_synth_layer_formula(c, f, sizeof f);
-        snprintf(l[n].formula, sizeof l[n].formula, "L=%" PRIu64 " x (%s) + embedding + head",
-                 c->layers, f);
+        snprintf(l[n].formula, sizeof l[n].formula, "L=%" PRIu64 " x (%s) + embedding + head%s",
+                 c->layers, f, amp ? " (amp: fp32 residual and norms, 16-bit copies of the "
+                                     "linears' inputs)" : "");
     } else {
         snprintf(l[n].formula, sizeof l[n].formula, "none kept (inference: one block at a time)");
     }
     n++;
     if (amp) {
         l[n] = (est_line_t){.key = "weight_copies", .label = "weight copies", .bytes = e->casts};
-        snprintf(l[n].formula, sizeof l[n].formula,
-                 "matrices x 2 B: torch.autocast's 16-bit casts, saved for backward");
+        snprintf(l[n].formula, sizeof l[n].formula, "matrices x 2 B: torch.autocast's 16-bit casts%s",
+                 grad ? ", saved for backward"
+                 : c->grad_mode == GM_SYNTH_GRAD_NO_GRAD
+                     ? ", held by its cast cache until the forward ends (no_grad)"
+                     : ": none kept (inference_mode: a copy per use, freed after it)");
         n++;
     }
     l[n] = (est_line_t){.key = "logits", .label = "logits and loss", .bytes = e->logits};
     snprintf(l[n].formula, sizeof l[n].formula, "s*b*V x (%u B%s%s)", ae,
-             ae != 4 ? " + 4 B fp32 upcast" : "",
-             train ? (c->ops == GM_SYNTH_OPS_COMPOSITE ? " + 2 x 4 B exp, -log-probs; max indices, row sums"
-                                                      : " + 4 B log-probs")
-                   : "");
+             ae != 4 && !amp && (!grad || loss) ? " + 4 B fp32 upcast" : "",
+             grad && loss ? (c->ops == GM_SYNTH_OPS_COMPOSITE
+                                 ? " + 2 x 4 B exp, -log-probs; max indices, row sums"
+                                 : " + 4 B log-probs")
+                          : "");
     n++;
     l[n] = (est_line_t){.key = "inputs", .label = "inputs", .bytes = e->inputs};
-    snprintf(l[n].formula, sizeof l[n].formula, "s*b x 8 B token ids%s", train ? " and labels" : "");
+    snprintf(l[n].formula, sizeof l[n].formula, "s*b x 8 B token ids%s", loss ? " and labels" : "");
     n++;
     l[n] = (est_line_t){.key = "temporaries", .label = "temporaries", .bytes = e->temporaries};
     snprintf(l[n].formula, sizeof l[n].formula, "peak - the standing set of the peak's phase (%s)",
@@ -426,12 +432,20 @@ int gm__cmd_estimate(int argc, char **argv)
         }
         if (k)
             putchar('\n');
-        printf("%s: %.1fM parameters, batch %" PRIu64 ", seq %" PRIu64 ", %s %s, %s",
+        printf("%s: %.1fM parameters, batch %" PRIu64 ", seq %" PRIu64 ", %s%s%s%s %s, %s%s",
                cfg->model, (double)e->param_count / 1e6, cfg->batch, e->seq,
-               gm_synth_name(GM_SYNTH_LIST_MODE, cfg->mode), est_prec_name(cfg),
+               gm_synth_name(GM_SYNTH_LIST_MODE, cfg->mode),
+               cfg->mode == GM_SYNTH_MODE_INFERENCE ? " (" : "",
+               cfg->mode == GM_SYNTH_MODE_INFERENCE
+                   ? gm_synth_name(GM_SYNTH_LIST_GRAD_MODE, cfg->grad_mode)
+                   : "",
+               cfg->mode == GM_SYNTH_MODE_INFERENCE ? ")" : "", est_prec_name(cfg),
                cfg->mode == GM_SYNTH_MODE_TRAIN
                    ? gm_synth_name(GM_SYNTH_LIST_OPTIMIZER, cfg->optimizer)
-                   : "no optimizer");
+                   : "no optimizer",
+               cfg->mode != GM_SYNTH_MODE_TRAIN && gm_synth_loss(cfg) == GM_SYNTH_LOSS_CE
+                   ? ", cross-entropy loss"
+                   : "");
         if (cfg->zero || cfg->tp > 1 || cfg->dp > 1)
             printf(", ZeRO-%d dp %" PRIu64 " tp %" PRIu64, cfg->zero, cfg->dp, cfg->tp);
         printf(" (per device)\n\n");

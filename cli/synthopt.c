@@ -48,6 +48,8 @@ const struct option gm__synth_longopts[GM__SYNTH_NOPTS + 1] = {
     {"seed", required_argument, NULL, GM__SO_SEED},
     {"warm", no_argument, NULL, GM__SO_WARM},
     {"list-models", no_argument, NULL, GM__SO_LIST_MODELS},
+    {"grad-mode", required_argument, NULL, GM__SO_GRAD_MODE},
+    {"loss", required_argument, NULL, GM__SO_LOSS},
     {NULL, 0, NULL, 0},
 };
 
@@ -74,7 +76,16 @@ const char gm__synth_options_help[] =
     "                          trace each); uniform:LO:HI (a length per\n"
     "                          micro-batch); file:PATH (lengths, cycled)\n"
     "      --steps N           optimizer steps (default 2)\n"
-    "      --mode train|inference\n"
+    "      --mode train|inference|forward  a training step; forward passes under\n"
+    "                          no_grad or inference_mode (inference); or forward\n"
+    "                          passes with autograd on and no backward, the graph\n"
+    "                          kept until the next pass rebinds it (forward)\n"
+    "      --grad-mode no_grad|inference_mode  inference: torch.no_grad (default;\n"
+    "                          under amp autocast keeps its 16-bit weight copies\n"
+    "                          until the forward ends) or torch.inference_mode\n"
+    "                          (a copy per use, freed after it)\n"
+    "      --loss none|ce      cross-entropy after the logits (default: ce in train,\n"
+    "                          none in forward and inference)\n"
     "      --precision fp32|bf16|fp16|mixed|amp  (mixed: 16-bit weights and grads,\n"
     "                          fp32 master weights and optimizer state; amp:\n"
     "                          torch.autocast, fp32 weights with 16-bit copies)\n"
@@ -275,6 +286,9 @@ int gm__synth_opt(gm__synth_opts_t *o, const char *usage, int c, const char *arg
         o->steps_set = 1;
         return so_u64(usage, "--steps", arg, &r->steps);
     case GM__SO_MODE: return so_enum(usage, "--mode", GM_SYNTH_LIST_MODE, arg, &r->mode);
+    case GM__SO_GRAD_MODE:
+        return so_enum(usage, "--grad-mode", GM_SYNTH_LIST_GRAD_MODE, arg, &r->grad_mode);
+    case GM__SO_LOSS: return so_enum(usage, "--loss", GM_SYNTH_LIST_LOSS, arg, &r->loss);
     case GM__SO_PRECISION:
         return so_enum(usage, "--precision", GM_SYNTH_LIST_PRECISION, arg, &r->precision);
     case GM__SO_OPTIMIZER:

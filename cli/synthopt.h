@@ -18,11 +18,11 @@ enum {
     GM__SO_DROPOUT, GM__SO_NO_DROPOUT, GM__SO_OPS, GM__SO_BATCH, GM__SO_SEQ, GM__SO_STEPS,
     GM__SO_MODE, GM__SO_PRECISION, GM__SO_OPTIMIZER, GM__SO_OPTIMPL, GM__SO_RECOMPUTE,
     GM__SO_ATTENTION, GM__SO_GRAD_ACCUM, GM__SO_ZERO, GM__SO_DP, GM__SO_TP, GM__SO_OFFLOAD,
-    GM__SO_SEED, GM__SO_WARM, GM__SO_LIST_MODELS, GM__SO_END
+    GM__SO_SEED, GM__SO_WARM, GM__SO_LIST_MODELS, GM__SO_GRAD_MODE, GM__SO_LOSS, GM__SO_END
 };
 
 /* The long options, to copy into a verb's table (ends with a NULL row). */
-#define GM__SYNTH_NOPTS 31
+#define GM__SYNTH_NOPTS 33
 extern const struct option gm__synth_longopts[GM__SYNTH_NOPTS + 1];
 
 /* The options' help text (for usage texts). */

@@ -82,6 +82,10 @@ void gm_synth_config_json(const gm_synth_config_t *c, gm_json_t *j)
     }
     SYN_JU("steps", c->steps);
     SYN_JS("mode", gm_synth_name(GM_SYNTH_LIST_MODE, c->mode));
+    if (c->mode == GM_SYNTH_MODE_INFERENCE) {
+        SYN_JS("grad_mode", gm_synth_name(GM_SYNTH_LIST_GRAD_MODE, c->grad_mode));
+    }
+    SYN_JS("loss", gm_synth_name(GM_SYNTH_LIST_LOSS, gm_synth_loss(c)));
     SYN_JS("precision", gm_synth_name(GM_SYNTH_LIST_PRECISION, c->precision));
     SYN_JS("optimizer", gm_synth_name(GM_SYNTH_LIST_OPTIMIZER, c->optimizer));
     SYN_JS("optimizer_impl", gm_synth_name(GM_SYNTH_LIST_OPTIMPL, c->optimizer_impl));
@@ -282,29 +286,30 @@ int gm_synth_estimate(const gm_synth_config_t *cfg, gm_synth_estimate_t *out, gm
     syn_sizes_t z;
     syn_sizes(&c, s, &z);
     out->saved = syn_saved_total(&c, &z);
-    out->saved_layer = train ? (c.recompute == GM_SYNTH_RECOMPUTE_FULL ? z.U
-                                                                        : syn_layer_saved(&c, &z))
-                             : 0;
+    int grad = syn_grad(&c);
+    out->saved_layer = grad ? (c.recompute == GM_SYNTH_RECOMPUTE_FULL ? z.U
+                                                                      : syn_layer_saved(&c, &z))
+                            : 0;
     out->logits = syn_logits_total(&c, &z);
-    if (syn_amp(&c) && train) {
+    if (syn_amp(&c) && (grad || syn_cast_cached(&c))) {
         syn_param_t *q = malloc(np * sizeof *q);
         if (q == NULL)
             return gm_error_set(err, GM_ENOMEM, "out of memory");
         syn_params(&c, q);
-        /* a fully recomputed layer drops its copies with the rest */
+        /* the weights' 16-bit copies alive when the forward pass ends:
+         * saved by their matmuls, or held by the cast cache (no_grad); a
+         * fully recomputed layer's leave with the context */
         for (size_t i = 0; i < np; i++)
             if ((syn_is_matrix(q[i].role) ||
                  (q[i].layer < 0 && q[i].role == SYN_R_EMB && c.tied)) &&
-                (q[i].layer < 0 || c.recompute != GM_SYNTH_RECOMPUTE_FULL))
+                (q[i].layer < 0 || !grad || c.recompute != GM_SYNTH_RECOMPUTE_FULL))
                 out->casts += q[i].numel * 2;
         free(q);
     }
-    out->inputs = z.ids * (train ? 2 : 1);
+    out->inputs = z.ids * (syn_loss(&c) ? 2 : 1);
     out->forward_end = out->params + out->optimizer + out->saved + out->casts + out->logits +
                        out->inputs +
                        (train && c.grad_accum > 1 ? out->grads : 0);
-    if (!train)
-        out->forward_end = out->params + out->logits + out->inputs;
 
     gm_synth_stats_t st;
     if ((rc = gm_synth_run(&c, NULL, NULL, &st, err)) != 0)

@@ -164,7 +164,7 @@ uint64_t syn_keep(syn_t *g, uint64_t size)
     uint64_t id = syn_alloc(g, size);
     if (id == SYN_NONE)
         return id;
-    if (!syn_train(g->c)) {
+    if (!syn_grad(g->c)) {
         if (g->npending < SYN_PENDING_MAX)
             g->pending[g->npending++] = id;
         else
@@ -180,7 +180,7 @@ void syn_attach(syn_t *g, uint64_t id)
 {
     if (id == SYN_NONE)
         return;
-    if (!syn_train(g->c)) {
+    if (!syn_grad(g->c)) {
         if (g->npending < SYN_PENDING_MAX)
             g->pending[g->npending++] = id;
         return;
@@ -197,7 +197,7 @@ void syn_block_end(syn_t *g)
 
 syn_node_t *syn_node(syn_t *g, int kind, uint64_t gin, int32_t p0, int32_t p1, int32_t p2)
 {
-    if (!syn_train(g->c)) {
+    if (!syn_grad(g->c)) {
         g->cur = NULL;
         return NULL;
     }
@@ -372,9 +372,67 @@ static void syn_backward_nodes(syn_t *g, size_t from, uint64_t *grad)
 static void syn_layer_rerun(syn_t *g, int32_t l, uint64_t x)
 {
     g->forward = 1;
+    g->rerun = 1; /* a context of its own: its nodes hold its casts */
     uint64_t out = syn_layer(g, l, x);
+    g->rerun = 0;
     g->forward = 0;
     syn_free(g, out);
+}
+
+void syn_push(syn_t *g, uint64_t **ids, size_t *n, size_t *cap, uint64_t id)
+{
+    if (id == SYN_NONE || g->rc)
+        return;
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 256;
+        uint64_t *p = realloc(*ids, nc * sizeof *p);
+        if (p == NULL) {
+            g->rc = gm_error_set(g->err, GM_ENOMEM, "out of memory synthesizing a trace");
+            return;
+        }
+        *ids = p;
+        *cap = nc;
+    }
+    (*ids)[(*n)++] = id;
+}
+
+void syn_cache_cast(syn_t *g, uint64_t id) { syn_push(g, &g->casts, &g->ncasts, &g->capcasts, id); }
+
+/* Whether id is one of the cast cache's entries from index `from` on. */
+static int syn_cached(const syn_t *g, size_t from, uint64_t id)
+{
+    for (size_t i = from; i < g->ncasts; i++)
+        if (g->casts[i] == id)
+            return 1;
+    return 0;
+}
+
+/* The autocast context exits (the end of a forward pass): the cast cache
+ * is cleared, freeing the copies nothing else holds. */
+static void syn_cast_exit(syn_t *g)
+{
+    for (size_t i = g->ncasts; i-- > 0;)
+        syn_free(g, g->casts[i]);
+    g->ncasts = 0;
+}
+
+/* Forward mode: the pass's graph stays alive (held) until the next pass
+ * starts: every saved tensor, then the given ids. */
+static void syn_hold_graph(syn_t *g, const uint64_t *ids, size_t n)
+{
+    for (size_t k = 0; k < g->nnodes; k++)
+        for (uint32_t i = 0; i < g->nodes[k].nsaved; i++)
+            syn_push(g, &g->held, &g->nheld, &g->capheld, g->nodes[k].saved[i]);
+    for (size_t i = 0; i < n; i++)
+        syn_push(g, &g->held, &g->nheld, &g->capheld, ids[i]);
+    g->nnodes = 0;
+}
+
+static void syn_release_graph(syn_t *g)
+{
+    for (size_t i = g->nheld; i-- > 0;)
+        syn_free(g, g->held[i]);
+    g->nheld = 0;
 }
 
 static uint64_t syn_seq(syn_t *g, uint64_t micro)
@@ -395,20 +453,22 @@ static uint64_t syn_seq(syn_t *g, uint64_t micro)
     }
 }
 
-/* One micro-batch: forward (and backward when training). */
+/* One micro-batch: forward (and backward when training; the graph held
+ * in forward mode). */
 static void syn_micro(syn_t *g, uint64_t micro)
 {
     const gm_synth_config_t *c = g->c;
-    int train = syn_train(c);
+    int autograd = syn_grad(c);
     syn_sizes(c, syn_seq(g, micro), &g->z);
     const syn_sizes_t *z = &g->z;
+    syn_release_graph(g);
     g->nnodes = 0;
     g->cur = NULL;
     g->layer = SYN_P_GLOBAL;
     syn_mark(g, GM_SYNTH_TAG_FORWARD);
     g->forward = 1;
     uint64_t ids = syn_alloc(g, z->ids);
-    uint64_t labels = train ? syn_alloc(g, z->ids) : SYN_NONE;
+    uint64_t labels = syn_loss(c) ? syn_alloc(g, z->ids) : SYN_NONE;
 
     /* embeddings */
     uint64_t gathered[64];
@@ -431,19 +491,21 @@ static void syn_micro(syn_t *g, uint64_t micro)
 
     /* layers */
     for (uint64_t l = 0; l < c->layers && g->rc == 0; l++) {
-        if (train && c->recompute == GM_SYNTH_RECOMPUTE_FULL) {
-            size_t mark = g->nnodes;
+        if (autograd && c->recompute == GM_SYNTH_RECOMPUTE_FULL) {
+            size_t mark = g->nnodes, cmark = g->ncasts;
             uint64_t out = syn_layer(g, (int32_t)l, x);
-            /* drop everything the layer saved; keep its input as checkpoint */
+            /* drop everything the layer saved but what the cast cache
+             * holds; keep its input as checkpoint */
             for (size_t k = g->nnodes; k-- > mark;)
                 for (uint32_t i = g->nodes[k].nsaved; i-- > 0;)
-                    if (g->nodes[k].saved[i] != x)
+                    if (g->nodes[k].saved[i] != x && !syn_cached(g, cmark, g->nodes[k].saved[i]))
                         syn_free(g, g->nodes[k].saved[i]);
             g->nnodes = mark;
             syn_node_t *ck = syn_node(g, SYN_NODE_CKPT, 0, -1, -1, -1);
             if (ck) {
                 ck->layer = (int32_t)l;
                 ck->saved[0] = x; /* the rerun's first norm frees it */
+                ck->nsaved = 1;
             }
             x = out;
         } else {
@@ -451,74 +513,34 @@ static void syn_micro(syn_t *g, uint64_t micro)
         }
     }
 
-    /* head: final norm, (BERT MLM transform), logits, loss */
-    syn_norm(g, SYN_P_GLOBAL, 0, x);
-    if (!train)
-        syn_free(g, x);
-    if (c->arch == GM_SYNTH_ARCH_BERT) {
-        syn_node(g, SYN_NODE_OP, z->U, syn_pidx(g, SYN_P_GLOBAL, SYN_R_POOL, 0),
-                 syn_pidx(g, SYN_P_GLOBAL, SYN_R_BIAS, 1), -1);
-        syn_keep(g, z->U); /* dense */
-        syn_node(g, SYN_NODE_OP, z->U, -1, -1, -1);
-        syn_keep(g, z->U); /* gelu */
-        syn_norm(g, SYN_P_GLOBAL, 1, SYN_NONE);
-    }
-    int32_t head = c->tied ? syn_pidx(g, SYN_P_GLOBAL, SYN_R_EMB, 0)
-                           : syn_pidx(g, SYN_P_GLOBAL, SYN_R_HEAD, 0);
-    syn_node(g, SYN_NODE_OP, z->U, head,
-             c->arch == GM_SYNTH_ARCH_BERT ? syn_pidx(g, SYN_P_GLOBAL, SYN_R_BIAS, 3) : -1, -1);
-    syn_amp_casts(g, SYN_P_GLOBAL);
-    g->cur = NULL;
-    uint64_t logits = syn_alloc(g, z->L);
-    if (!train) {
-        uint64_t up = syn_act_bytes(c) != 4 ? syn_alloc(g, z->L32) : SYN_NONE;
+    /* head and loss; then the autocast context exits */
+    uint64_t logits = syn_head(g, x);
+    uint64_t loss = SYN_NONE, up = SYN_NONE;
+    if (syn_loss(c))
+        loss = syn_loss_forward(g, logits);
+    else if (!autograd && !syn_amp(c) && syn_act_bytes(c) != 4)
+        up = syn_alloc(g, z->L32); /* logits.float() */
+    if (!autograd) /* the end of forward, the cast cache still full */
+        g->live_at_backward = g->live;
+    syn_cast_exit(g);
+    if (!syn_train(c)) {
+        g->cur = NULL;
+        if (autograd)
+            g->live_at_backward = g->live;
         syn_block_end(g);
         syn_release(g, gathered, ngathered);
+        if (autograd) { /* forward: the graph lives on, rooted in the outputs */
+            uint64_t keep[4] = {ids, labels, logits, loss};
+            syn_hold_graph(g, keep, 4);
+            return;
+        }
         syn_free(g, up);
+        syn_free(g, loss);
         syn_free(g, logits);
+        syn_free(g, labels);
         syn_free(g, ids);
         return;
     }
-    syn_node_t *ln = syn_node(g, SYN_NODE_OP, z->L, -1, -1, -1);
-    if (ln)
-        ln->btmp = z->L32;
-    /* composite (a from-scratch loop, `logits = model(x)`): the name holds
-     * them through backward and the optimizer step, until the next
-     * micro-batch rebinds it; else the loss node keeps them for backward */
-    if (syn_composite(c)) {
-        syn_free(g, g->held_logits);
-        g->held_logits = logits;
-    } else {
-        syn_attach(g, logits);
-    }
-    if (syn_act_bytes(c) != 4)
-        syn_keep(g, z->L32); /* logits.float() */
-    if (syn_composite(c)) { /* log_softmax written out, then −logp[target] */
-        uint64_t mx = syn_alloc(g, z->R);   /* max values */
-        uint64_t idx = syn_keep(g, z->ids); /* max indices (int64) */
-        uint64_t sh = syn_alloc(g, z->L32); /* x − max */
-        uint64_t ex = syn_keep(g, z->L32);  /* exp */
-        uint64_t se = syn_keep(g, z->R);    /* sum */
-        uint64_t lg = syn_alloc(g, z->R);   /* log */
-        uint64_t lp = syn_alloc(g, z->L32); /* x − max − log sum */
-        syn_free(g, lg);
-        syn_free(g, sh);
-        syn_free(g, mx);
-        uint64_t ng = syn_keep(g, z->L32); /* −logp */
-        syn_free(g, lp);
-        syn_free(g, syn_alloc(g, z->R)); /* gathered at the targets */
-        if (ln) {
-            ln->script = SYN_SCRIPT_CE;
-            ln->nfop = 0;
-            ln->aid[SYN_CE_NEG] = ng;
-            ln->aid[SYN_CE_SUM] = se;
-            ln->aid[SYN_CE_EXP] = ex;
-            ln->aid[SYN_CE_IDX] = idx;
-        }
-    } else {
-        syn_keep(g, z->L32); /* log_softmax */
-    }
-    uint64_t loss = syn_alloc(g, 4);
     syn_release(g, gathered, ngathered);
     g->cur = NULL;
 
@@ -547,6 +569,8 @@ static void syn_destroy(syn_t *g)
         free(g->p_state[s]);
     free(g->layer_first);
     free(g->nodes);
+    free(g->casts);
+    free(g->held);
 }
 
 static int syn_init(syn_t *g, const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,

@@ -97,6 +97,16 @@ typedef struct syn {
     size_t npending;
     uint64_t rng[2];
     uint64_t held_logits; /* the training loop's `logits` variable (SYN_NONE) */
+    int rerun;            /* replaying a checkpointed layer in backward */
+    /* amp: autocast's cast cache, the 16-bit weight copies only it holds
+     * (no_grad inference; layers whose graph full recompute dropped),
+     * freed when the context exits at the end of the forward pass */
+    uint64_t *casts;
+    size_t ncasts, capcasts;
+    /* forward mode: the last pass's graph (its saved tensors, logits,
+     * loss and inputs), alive until the next pass starts */
+    uint64_t *held;
+    size_t nheld, capheld;
 } syn_t;
 
 #define SYN_NONE UINT64_MAX
@@ -113,12 +123,16 @@ syn_node_t *syn_node(syn_t *g, int kind, uint64_t gin, int32_t p0, int32_t p1, i
 void syn_gather(syn_t *g, int32_t layer, uint64_t *ids, size_t *n);
 void syn_release(syn_t *g, const uint64_t *ids, size_t n);
 int32_t syn_pidx(const syn_t *g, int32_t layer, int role, int k);
+/* Append id to a growable id list (*ids, *n, *cap); GM_ENOMEM in g->rc. */
+void syn_push(syn_t *g, uint64_t **ids, size_t *n, size_t *cap, uint64_t id);
+void syn_cache_cast(syn_t *g, uint64_t id);
 
 /* ---- synth/ops.c: the forward ops and their own backward --------------------- */
 
 int syn_is_matrix(int role);
-void syn_amp_casts(syn_t *g, int32_t layer);
 uint64_t syn_norm(syn_t *g, int32_t layer, int k, uint64_t x);
+uint64_t syn_head(syn_t *g, uint64_t x);
+uint64_t syn_loss_forward(syn_t *g, uint64_t logits);
 void syn_attention_backward(syn_t *g, const syn_node_t *n, uint64_t grad, uint64_t *gin);
 void syn_ce_backward(syn_t *g, const syn_node_t *n, uint64_t grad, uint64_t *gin);
 uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x);

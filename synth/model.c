@@ -32,6 +32,8 @@ static const char *const syn_attn_names[] = {GM_SYNTH_ATTENTIONS(SYN_NAME)};
 static const char *const syn_offload_names[] = {GM_SYNTH_OFFLOADS(SYN_NAME)};
 static const char *const syn_ops_names[] = {GM_SYNTH_OPS(SYN_NAME)};
 static const char *const syn_seq_names[] = {GM_SYNTH_SEQS(SYN_NAME)};
+static const char *const syn_grad_names[] = {GM_SYNTH_GRAD_MODES(SYN_NAME)};
+static const char *const syn_loss_names[] = {GM_SYNTH_LOSSES(SYN_NAME)};
 const char *const syn_tag_names[] = {GM_SYNTH_TAGS(SYN_NAME)};
 #undef SYN_NAME
 
@@ -54,6 +56,8 @@ static const syn_list_t syn_lists[] = {
     SYN_LIST(syn_offload_names, GM_SYNTH_OFFLOADS),
     SYN_LIST(syn_ops_names, GM_SYNTH_OPS),
     SYN_LIST(syn_seq_names, GM_SYNTH_SEQS),
+    SYN_LIST(syn_grad_names, GM_SYNTH_GRAD_MODES),
+    SYN_LIST(syn_loss_names, GM_SYNTH_LOSSES),
 };
 #undef SYN_LIST
 #undef SYN_CHOICE
@@ -178,6 +182,8 @@ void gm_synth_config_default(gm_synth_config_t *cfg)
     cfg->dp = 1;
     cfg->tp = 1;
     cfg->offload = GM_SYNTH_OFFLOAD_NONE;
+    cfg->grad_mode = GM_SYNTH_GRAD_NO_GRAD;
+    cfg->loss = -1;
     cfg->seed = 1;
 }
 
@@ -249,6 +255,13 @@ int gm_synth_check(const gm_synth_config_t *c, gm_error_t *err)
     default: SYN_REQUIRE(0, "invalid sequence kind");
     }
     SYN_REQUIRE(c->mode >= 0 && c->mode < GM_SYNTH_MODE_COUNT, "invalid mode");
+    SYN_REQUIRE(c->grad_mode >= 0 && c->grad_mode < GM_SYNTH_GRAD_COUNT, "invalid grad mode");
+    SYN_REQUIRE(c->grad_mode == GM_SYNTH_GRAD_NO_GRAD || c->mode == GM_SYNTH_MODE_INFERENCE,
+                "grad mode inference_mode is for --mode inference (train and forward record "
+                "the graph)");
+    SYN_REQUIRE(c->loss >= -1 && c->loss < GM_SYNTH_LOSS_COUNT, "invalid loss");
+    SYN_REQUIRE(c->mode != GM_SYNTH_MODE_TRAIN || gm_synth_loss(c) == GM_SYNTH_LOSS_CE,
+                "a training step needs a loss (--loss ce)");
     SYN_REQUIRE(c->precision >= 0 && c->precision < GM_SYNTH_PREC_COUNT, "invalid precision");
     SYN_REQUIRE(c->optimizer >= 0 && c->optimizer < GM_SYNTH_OPT_COUNT, "invalid optimizer");
     SYN_REQUIRE(c->optimizer_impl >= 0 && c->optimizer_impl < GM_SYNTH_OPTIMPL_COUNT,
@@ -278,6 +291,13 @@ int gm_synth_check(const gm_synth_config_t *c, gm_error_t *err)
     }
 #undef SYN_REQUIRE
     return 0;
+}
+
+int gm_synth_loss(const gm_synth_config_t *c)
+{
+    if (c->loss >= 0)
+        return c->loss;
+    return c->mode == GM_SYNTH_MODE_TRAIN ? GM_SYNTH_LOSS_CE : GM_SYNTH_LOSS_NONE;
 }
 
 /* ---- parameters -------------------------------------------------------------- */
@@ -374,18 +394,25 @@ void syn_sizes(const gm_synth_config_t *c, uint64_t s, syn_sizes_t *z)
 {
     uint64_t b = c->batch, h = c->hidden, t = c->tp, e = syn_act_bytes(c);
     uint64_t at = c->heads / t, d = h / c->heads, kvt = syn_kv(c) / t;
-    z->U = s * b * h * e;
+    int amp = syn_amp(c);
+    uint64_t ew = amp ? 4 : e; /* what autocast runs in fp32 */
+    z->U = s * b * h * ew;
+    z->Uh = s * b * h * e;
     z->Uq = s * b * at * d * e;
     z->Ukv = s * b * kvt * d * e;
+    z->Uqr = amp && syn_composite(c) ? 2 * z->Uq : z->Uq;
+    z->Ukvr = amp && syn_composite(c) ? 2 * z->Ukv : z->Ukv;
     z->F = s * b * (syn_ffn(c) / t) * e;
-    /* autocast runs softmax in fp32; elementwise code follows its input */
-    z->S = b * at * s * s * (syn_amp(c) && c->ops == GM_SYNTH_OPS_NATIVE ? 4 : e);
+    z->S = b * at * s * s * e;
+    z->Sp = b * at * s * s * ew;
     z->M = b * at * s * s;
     z->C = s * s;
     z->P = s * 8;
     z->Mu = s * b * h;
     z->R = s * b * 4;
     z->Rh = b * at * s * 4;
+    z->Rhe = b * at * s * e;
+    z->Re = s * b * e;
     z->L = s * b * (c->vocab / t) * e;
     z->L32 = s * b * (c->vocab / t) * 4;
     z->ids = s * b * 8;
@@ -393,23 +420,27 @@ void syn_sizes(const gm_synth_config_t *c, uint64_t s, syn_sizes_t *z)
 
 /* A byte count as a sum of multiples of the sizes above. */
 typedef struct syn_coef {
-    uint64_t U, Uq, Ukv, F, S, M, Mu, R, Rh, C;
+    uint64_t U, Uh, Uq, Ukv, F, S, Sp, M, Mu, R, Rh, C;
 } syn_coef_t;
 
 static uint64_t syn_coef_bytes(const syn_coef_t *k, const syn_sizes_t *z)
 {
-    return k->U * z->U + k->Uq * z->Uq + k->Ukv * z->Ukv + k->F * z->F + k->S * z->S +
-           k->M * z->M + k->Mu * z->Mu + k->R * z->R + k->Rh * z->Rh + k->C * z->C;
+    return k->U * z->U + k->Uh * z->Uh + k->Uq * z->Uq + k->Ukv * z->Ukv + k->F * z->F +
+           k->S * z->S + k->Sp * z->Sp + k->M * z->M + k->Mu * z->Mu + k->R * z->R +
+           k->Rh * z->Rh + k->C * z->C;
 }
 
-/* What a norm keeps for backward (its input belongs to its producer). */
+/* What a norm keeps for backward (its input belongs to its producer; its
+ * output is the reading matmul's, except under amp, where that matmul
+ * keeps a 16-bit copy instead). */
 static void syn_norm_coef(const gm_synth_config_t *c, syn_coef_t *k)
 {
+    int out = !syn_amp(c);
     if (syn_composite(c)) {
-        k->U += 2;
+        k->U += 1 + (uint64_t)out;
         k->R += 1;
     } else {
-        k->U += 1;
+        k->U += (uint64_t)out;
         k->R += syn_llama(c) ? 1 : 2;
     }
 }
@@ -421,20 +452,25 @@ static uint64_t syn_norm_saved(const gm_synth_config_t *c, const syn_sizes_t *z)
     return syn_coef_bytes(&k, z);
 }
 
-/* The s²-sized part of the attention core that selective recompute drops. */
+/* The s²-sized part of the attention core that selective recompute drops:
+ * the softmax (composite: exp) in its type, the probabilities (amp: p @ v's
+ * 16-bit copy of them), the max indices and row sums, the dropout's mask
+ * and (but under amp, where p @ v keeps the copy) its output. */
 static void syn_attn_core_coef(const gm_synth_config_t *c, syn_coef_t *k)
 {
     if (c->attention == GM_SYNTH_ATTN_FLASH)
         return;
+    int amp = syn_amp(c);
+    k->Sp += 1;
     if (syn_composite(c)) {
-        k->S += 2;
+        k->S += 1;
         k->Rh += 3;
-    } else {
+    } else if (amp) {
         k->S += 1;
     }
     if (syn_dropout(c)) {
         k->M += 1;
-        k->S += 1;
+        k->S += (uint64_t)!amp;
     }
 }
 
@@ -445,8 +481,11 @@ static void syn_layer_coef(const gm_synth_config_t *c, syn_coef_t *k)
     memset(k, 0, sizeof *k);
     syn_norm_coef(c, k);
     syn_norm_coef(c, k);
+    if (syn_amp(c)) /* the linears' 16-bit copies of their fp32 (normed) inputs */
+        k->Uh += syn_llama(c) ? 5 : 2;
     int vcopy = syn_composite(c) && c->attention == GM_SYNTH_ATTN_EAGER;
-    if (syn_llama(c)) { /* v (composite: einsum's contiguous copy of v), rope(q), rope(k) */
+    if (syn_llama(c)) { /* v (composite: einsum's contiguous copy of v), rope(q), rope(k)
+                           (amp composite: q @ kᵀ's 16-bit copies of them) */
         k->Ukv += vcopy && syn_gqa_expand(c) ? 1 : 2;
         k->Uq += vcopy && syn_gqa_expand(c) ? 2 : 1;
     } else { /* fused qkv */
@@ -496,10 +535,16 @@ void gm_synth_layer_formula(const gm_synth_config_t *c, char *buf, size_t len)
     } else {
         syn_layer_coef(c, &k);
     }
-    static const char *const names[] = {"sbh*e", "sbh*e/t", "s*b*kv*d*e/t", "sbf*e/t",
-                                        "a*s^2*b*e/t", "a*s^2*b/t", "sbh", "sb*4", "a*s*b*4/t",
-                                        "s^2"};
-    const uint64_t v[] = {k.U, k.Uq, k.Ukv, k.F, k.S, k.M, k.Mu, k.R, k.Rh, k.C};
+    int amp = syn_amp(c);
+    if (!amp) { /* one element type: no separate 16-bit or fp32 terms */
+        k.U += k.Uh;
+        k.S += k.Sp;
+        k.Uh = k.Sp = 0;
+    }
+    const char *const names[] = {amp ? "sbh*4" : "sbh*e", "sbh*e", "sbh*e/t", "s*b*kv*d*e/t",
+                                 "sbf*e/t", "a*s^2*b*e/t", "a*s^2*b*4/t", "a*s^2*b/t", "sbh",
+                                 "sb*4", "a*s*b*4/t", "s^2"};
+    const uint64_t v[] = {k.U, k.Uh, k.Uq, k.Ukv, k.F, k.S, k.Sp, k.M, k.Mu, k.R, k.Rh, k.C};
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof v / sizeof v[0] && used < len; i++) {
@@ -516,22 +561,28 @@ void gm_synth_layer_formula(const gm_synth_config_t *c, char *buf, size_t len)
 /* Closed form: every activation saved at the end of forward. */
 uint64_t syn_saved_total(const gm_synth_config_t *c, const syn_sizes_t *z)
 {
-    if (!syn_train(c))
+    if (!syn_grad(c))
         return 0;
-    uint64_t head_norm = syn_norm_saved(c, z);
-    if (c->arch == GM_SYNTH_ARCH_BERT) /* MLM transform: dense out, gelu out, norm */
-        head_norm += 2 * z->U + syn_norm_saved(c, z);
+    int amp = syn_amp(c);
+    uint64_t head = syn_norm_saved(c, z);
+    if (c->arch == GM_SYNTH_ARCH_BERT) /* MLM transform: dense out, gelu out, norm (amp: the
+                                          dense's input copy, layer_norm's fp32 copy) */
+        head += (amp ? 3 * z->Uh + z->U : 2 * z->U) + syn_norm_saved(c, z);
+    if (amp) /* the output layer's copy of its input */
+        head += z->Uh;
     uint64_t per = c->recompute == GM_SYNTH_RECOMPUTE_FULL ? z->U : syn_layer_saved(c, z);
-    return z->U /* embedding output */ + c->layers * per + head_norm;
+    return z->U /* embedding output */ + c->layers * per + head;
 }
 
 /* Closed form: the logits and loss tensors alive at the end of forward. */
 uint64_t syn_logits_total(const gm_synth_config_t *c, const syn_sizes_t *z)
 {
     uint64_t v = z->L;
-    int upcast = syn_act_bytes(c) != 4;
-    if (!syn_train(c))
-        return v + (upcast ? z->L32 : 0);
+    int upcast = !syn_amp(c) && syn_act_bytes(c) != 4; /* logits.float() */
+    if (!syn_grad(c))
+        return v + (syn_loss(c) ? 4 : upcast ? z->L32 : 0);
+    if (!syn_loss(c))
+        return v;
     if (upcast)
         v += z->L32;
     if (syn_composite(c))

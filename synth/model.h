@@ -47,7 +47,14 @@ size_t syn_params(const gm_synth_config_t *c, syn_param_t *out);
 
 /* ---- byte sizes ------------------------------------------------------------------ */
 
+/* A training step: backward, gradients and the optimizer. */
 static inline int syn_train(const gm_synth_config_t *c) { return c->mode == GM_SYNTH_MODE_TRAIN; }
+
+/* Autograd records the forward (train, forward): ops save for backward. */
+static inline int syn_grad(const gm_synth_config_t *c) { return c->mode != GM_SYNTH_MODE_INFERENCE; }
+
+/* A cross-entropy loss follows the logits. */
+static inline int syn_loss(const gm_synth_config_t *c) { return gm_synth_loss(c) == GM_SYNTH_LOSS_CE; }
 
 /* Activation element bytes. */
 static inline uint64_t syn_act_bytes(const gm_synth_config_t *c)
@@ -64,6 +71,14 @@ static inline uint64_t syn_param_bytes(const gm_synth_config_t *c)
 }
 
 static inline int syn_amp(const gm_synth_config_t *c) { return c->precision == GM_SYNTH_PREC_AMP; }
+
+/* amp: autocast caches its 16-bit copy of a weight (an fp32 leaf that
+ * requires grad) until the context exits, except under inference_mode
+ * (PyTorch's cached_cast: !InferenceMode::is_enabled()). */
+static inline int syn_cast_cached(const gm_synth_config_t *c)
+{
+    return syn_amp(c) && (syn_grad(c) || c->grad_mode == GM_SYNTH_GRAD_NO_GRAD);
+}
 
 static inline int syn_has_adam(const gm_synth_config_t *c) { return c->optimizer != GM_SYNTH_OPT_SGD; }
 
@@ -111,9 +126,18 @@ static inline uint64_t syn_state_resident(const gm_synth_config_t *c, uint64_t n
     return c->zero >= 1 ? syn_shard(numel, c->dp) : numel;
 }
 
-/* Activation sizes of one micro-batch of sequence length s. */
+/* Activation sizes of one micro-batch of sequence length s.  Under amp e
+ * is 2 (what a matmul returns) and the tensors that autocast's rules make
+ * fp32 are sized so: the residual stream and the norms (fp32 embedding
+ * plus 16-bit matmul outputs promote to fp32), the softmax (Sp), the
+ * composite RoPE (fp32 cos/sin buffers: Uqr, Ukvr). */
 typedef struct syn_sizes {
-    uint64_t U;   /* s·b·h·e: the residual stream, norms, dropout outputs */
+    uint64_t U;   /* s·b·h·e (amp: ·4): the residual stream, norms, dropout outputs */
+    uint64_t Uh;  /* s·b·h·e: a matmul's output of width h, or its 16-bit input copy */
+    uint64_t Uqr, Ukvr; /* RoPE's outputs (amp composite: fp32, else Uq, Ukv) */
+    uint64_t Sp;  /* b·(a/t)·s²·e (amp: ·4): softmax, exp and the probabilities */
+    uint64_t Rhe; /* b·(a/t)·s·e: per-row maxima in the activation type */
+    uint64_t Re;  /* s·b·e: per-token maxima in the activation type */
     uint64_t Uq;  /* s·b·h·e/t: queries, attention output (heads split by tp) */
     uint64_t Ukv; /* s·b·kv·d·e/t: keys and values */
     uint64_t F;   /* s·b·f·e/t: MLP hidden */

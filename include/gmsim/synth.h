@@ -32,7 +32,7 @@ GM_API_BEGIN
 
 /* X(ENUM, "name") lists: one makes each enum and its names. */
 #define GM_SYNTH_ARCHS(X) X(GPT, "gpt") X(LLAMA, "llama") X(BERT, "bert")
-#define GM_SYNTH_MODES(X) X(TRAIN, "train") X(INFERENCE, "inference")
+#define GM_SYNTH_MODES(X) X(TRAIN, "train") X(INFERENCE, "inference") X(FORWARD, "forward")
 #define GM_SYNTH_PRECISIONS(X) \
     X(FP32, "fp32") X(BF16, "bf16") X(FP16, "fp16") X(MIXED, "mixed") X(AMP, "amp")
 #define GM_SYNTH_OPTIMIZERS(X) X(SGD, "sgd") X(ADAM, "adam") X(ADAMW, "adamw")
@@ -42,6 +42,8 @@ GM_API_BEGIN
 #define GM_SYNTH_OFFLOADS(X) X(NONE, "none") X(OPTIMIZER, "optimizer") X(PARAMS, "params")
 #define GM_SYNTH_OPS(X) X(NATIVE, "native") X(COMPOSITE, "composite")
 #define GM_SYNTH_SEQS(X) X(FIXED, "fixed") X(UNIFORM, "uniform") X(VALUES, "values")
+#define GM_SYNTH_GRAD_MODES(X) X(NO_GRAD, "no_grad") X(INFERENCE_MODE, "inference_mode")
+#define GM_SYNTH_LOSSES(X) X(NONE, "none") X(CE, "ce")
 
 #define GM__SYNTH_E(e, s) GM_SYNTH_ARCH_##e,
 enum { GM_SYNTH_ARCHS(GM__SYNTH_E) GM_SYNTH_ARCH_COUNT };
@@ -73,6 +75,12 @@ enum { GM_SYNTH_OPS(GM__SYNTH_E) GM_SYNTH_OPS_COUNT };
 #define GM__SYNTH_E(e, s) GM_SYNTH_SEQ_##e,
 enum { GM_SYNTH_SEQS(GM__SYNTH_E) GM_SYNTH_SEQ_COUNT };
 #undef GM__SYNTH_E
+#define GM__SYNTH_E(e, s) GM_SYNTH_GRAD_##e,
+enum { GM_SYNTH_GRAD_MODES(GM__SYNTH_E) GM_SYNTH_GRAD_COUNT };
+#undef GM__SYNTH_E
+#define GM__SYNTH_E(e, s) GM_SYNTH_LOSS_##e,
+enum { GM_SYNTH_LOSSES(GM__SYNTH_E) GM_SYNTH_LOSS_COUNT };
+#undef GM__SYNTH_E
 
 /* Which list a name belongs to, for gm_synth_name / gm_synth_parse. */
 typedef enum gm_synth_list {
@@ -86,6 +94,8 @@ typedef enum gm_synth_list {
     GM_SYNTH_LIST_OFFLOAD,
     GM_SYNTH_LIST_OPS,
     GM_SYNTH_LIST_SEQ,
+    GM_SYNTH_LIST_GRAD_MODE,
+    GM_SYNTH_LIST_LOSS,
 } gm_synth_list_t;
 
 /* The name of value v in list l ("?" when out of range). */
@@ -118,6 +128,13 @@ typedef struct gm_synth_config {
     size_t nseq_values;
     uint64_t steps;
     int mode, precision, optimizer, optimizer_impl, recompute, attention;
+    /* inference: GM_SYNTH_GRAD_NO_GRAD (torch.no_grad) or _INFERENCE_MODE
+     * (torch.inference_mode); under amp only no_grad keeps autocast's
+     * cast cache (docs/synth.md) */
+    int grad_mode;
+    /* GM_SYNTH_LOSS_*, or -1: the mode's own (ce in train, none in
+     * forward and inference); gm_synth_loss gives the one in force */
+    int loss;
     uint64_t grad_accum; /* micro-batches per optimizer step */
     int zero;            /* ZeRO stage 0–3 */
     uint64_t dp, tp;     /* data- and tensor-parallel degrees */
@@ -154,6 +171,10 @@ int gm_synth_apply_preset(gm_synth_config_t *cfg, const char *name, gm_error_t *
  * tp not dividing heads, zero without dp, a zero size…). */
 int gm_synth_check(const gm_synth_config_t *cfg, gm_error_t *err);
 
+/* The loss in force: cfg's, or its mode's default (ce in train, none in
+ * forward and inference). */
+int gm_synth_loss(const gm_synth_config_t *cfg);
+
 /* The model's parameter count (the whole model, before any sharding). */
 uint64_t gm_synth_param_count(const gm_synth_config_t *cfg);
 
@@ -182,8 +203,9 @@ typedef struct gm_synth_stats {
     uint64_t peak_event;    /* index of the event that reached it */
     unsigned peak_phase;    /* GM_SYNTH_TAG_FORWARD, _BACKWARD or _OPTIMIZER: where */
     uint64_t allocs_last_step; /* ALLOCs of the last step */
-    /* Live bytes at the last "backward" MARK of the run (the end of the
-     * forward pass: weights, state, saved activations and logits). */
+    /* Live bytes at the end of the last forward pass: at the "backward"
+     * MARK in train, after the loss (or the logits) in forward and
+     * inference (weights, state, saved activations, casts and logits). */
     uint64_t live_at_backward;
 } gm_synth_stats_t;
 
