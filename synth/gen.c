@@ -520,6 +520,7 @@ static void syn_micro(syn_t *g, uint64_t micro)
         loss = syn_loss_forward(g, logits);
     else if (!autograd && !syn_amp(c) && syn_act_bytes(c) != 4)
         up = syn_alloc(g, z->L32); /* logits.float() */
+    syn_release(g, gathered, ngathered);
     if (!autograd) /* the end of forward, the cast cache still full */
         g->live_at_backward = g->live;
     syn_cast_exit(g);
@@ -528,7 +529,6 @@ static void syn_micro(syn_t *g, uint64_t micro)
         if (autograd)
             g->live_at_backward = g->live;
         syn_block_end(g);
-        syn_release(g, gathered, ngathered);
         if (autograd) { /* forward: the graph lives on, rooted in the outputs */
             uint64_t keep[4] = {ids, labels, logits, loss};
             syn_hold_graph(g, keep, 4);
@@ -541,7 +541,6 @@ static void syn_micro(syn_t *g, uint64_t micro)
         syn_free(g, ids);
         return;
     }
-    syn_release(g, gathered, ngathered);
     g->cur = NULL;
 
     /* backward */

@@ -62,7 +62,7 @@ static void check_exact(gm_synth_config_t c, const char *what)
     c.steps = 2;
     gm_synth_stats_t st;
     run(&c, &st);
-    if (c.mode == GM_SYNTH_MODE_TRAIN)
+    if (c.mode != GM_SYNTH_MODE_INFERENCE)
         cr_assert_eq(st.live_at_backward, e.forward_end,
                      "%s: live at backward %" PRIu64 " != formula %" PRIu64 " (params %" PRIu64
                      " opt %" PRIu64 " saved %" PRIu64 " logits %" PRIu64 ")",
@@ -79,18 +79,27 @@ Test(synth, exact_by_construction_over_every_option)
         for (int prec = 0; prec < GM_SYNTH_PREC_COUNT; prec++)
             for (int rec = 0; rec < GM_SYNTH_RECOMPUTE_COUNT; rec++)
                 for (int attn = 0; attn < GM_SYNTH_ATTN_COUNT; attn++)
-                    for (int ops = 0; ops < GM_SYNTH_OPS_COUNT; ops++) {
-                        gm_synth_config_t c = small(arch);
-                        c.precision = prec;
-                        c.recompute = rec;
-                        c.attention = attn;
-                        c.ops = ops;
-                        char what[128];
-                        snprintf(what, sizeof what, "arch %d prec %d rec %d attn %d ops %d", arch,
-                                 prec, rec, attn, ops);
-                        check_exact(c, what);
-                        n++;
-                    }
+                    for (int ops = 0; ops < GM_SYNTH_OPS_COUNT; ops++)
+                        for (int mode = 0; mode < GM_SYNTH_MODE_COUNT; mode++) {
+                            gm_synth_config_t c = small(arch);
+                            c.precision = prec;
+                            c.recompute = rec;
+                            c.attention = attn;
+                            c.ops = ops;
+                            c.mode = mode;
+                            char what[128];
+                            snprintf(what, sizeof what,
+                                     "arch %d prec %d rec %d attn %d ops %d mode %d", arch, prec,
+                                     rec, attn, ops, mode);
+                            check_exact(c, what);
+                            if (mode != GM_SYNTH_MODE_TRAIN) { /* the other grad mode or loss */
+                                if (mode == GM_SYNTH_MODE_INFERENCE)
+                                    c.grad_mode = GM_SYNTH_GRAD_INFERENCE_MODE;
+                                c.loss = GM_SYNTH_LOSS_CE;
+                                check_exact(c, what);
+                            }
+                            n++;
+                        }
     /* parallelism, offload, optimizers, accumulation, GQA, inference */
     gm_synth_config_t c = small(GM_SYNTH_ARCH_LLAMA);
     c.kv_heads = 2;
@@ -142,7 +151,13 @@ Test(synth, exact_on_random_configs)
         c.optimizer = (int)(gt_rand(&rng) % GM_SYNTH_OPT_COUNT);
         c.optimizer_impl = (int)(gt_rand(&rng) % GM_SYNTH_OPTIMPL_COUNT);
         c.offload = (int)(gt_rand(&rng) % GM_SYNTH_OFFLOAD_COUNT);
-        c.mode = gt_rand(&rng) % 5 == 0 ? GM_SYNTH_MODE_INFERENCE : GM_SYNTH_MODE_TRAIN;
+        c.mode = gt_rand(&rng) % 5 == 0 ? GM_SYNTH_MODE_INFERENCE
+                 : gt_rand(&rng) % 4 == 0 ? GM_SYNTH_MODE_FORWARD
+                                           : GM_SYNTH_MODE_TRAIN;
+        if (c.mode != GM_SYNTH_MODE_TRAIN)
+            c.loss = (int)(gt_rand(&rng) % 2);
+        if (c.mode == GM_SYNTH_MODE_INFERENCE)
+            c.grad_mode = (int)(gt_rand(&rng) % 2);
         c.zero = (int)(gt_rand(&rng) % 4);
         c.dp = UINT64_C(1) << (gt_rand(&rng) % 3);
         c.tp = UINT64_C(1) << (gt_rand(&rng) % 2);
@@ -155,8 +170,12 @@ Test(synth, exact_on_random_configs)
         gm_error_t err = {0};
         if (gm_synth_check(&c, &err) != 0)
             continue;
-        char what[64];
-        snprintf(what, sizeof what, "random config %d", i);
+        char what[160];
+        snprintf(what, sizeof what,
+                 "random config %d (arch %d prec %d rec %d attn %d ops %d mode %d loss %d "
+                 "offload %d zero %d tied %d)",
+                 i, c.arch, c.precision, c.recompute, c.attention, c.ops, c.mode, c.loss,
+                 c.offload, c.zero, c.tied);
         check_exact(c, what);
         done++;
     }
@@ -557,33 +576,219 @@ static void compare_snapshot(const char *file, gm_synth_config_t c, int assert_r
     gm_store_close(s);
 }
 
-/* The lm2.7b forward snapshots run a forward pass with autograd and no
- * backward: their peak is the end of forward, which a synthesized training
- * step reaches at its backward mark. */
-static void compare_forward(const char *file, gm_synth_config_t c)
+/* ---- per class, at the peak ------------------------------------------------------------ */
+
+/* The live allocations at a trace's peak requested (its first instant),
+ * as a histogram of sizes: a tensor's size is its shape times its element
+ * type, so a size names a class (the 16-bit copies of one matrix shape,
+ * the fp32 s²-sized exps, the residual stream, ...).  Sorted by size. */
+typedef struct peak_hist {
+    uint64_t peak;
+    size_t n;
+    uint64_t size[4096], count[4096];
+} peak_hist_t;
+
+static void peak_hist(gm_store_t *s, const char *name, peak_hist_t *h)
 {
-    gm_store_t *s = import_snapshot(file, "fwd");
     gm_error_t err = {0};
-    gm_trace_info_t info;
-    cr_assert_eq(gm_store_find(s, "real", &info, &err), 0, "%s", err.msg);
+    gm_reader_t *rd;
+    cr_assert_eq(gm_reader_open(s, name, &rd, &err), 0, "%s", err.msg);
+    size_t cap = 1 << 16, nev = 0, evcap = 1 << 16;
+    uint64_t *size = calloc(cap, sizeof *size), live = 0, peak = 0, at = 0;
+    uint64_t *evid = malloc(evcap * sizeof *evid);
+    uint8_t *evop = malloc(evcap);
+    cr_assert(size && evid && evop);
+    const gm_event_t *ev;
+    size_t n;
+    while (gm_reader_next(rd, &ev, &n, &err) == 0 && n > 0)
+        for (size_t i = 0; i < n; i++) {
+            const gm_event_t *e = &ev[i];
+            if (e->op != GM_OP_ALLOC && e->op != GM_OP_FREE)
+                continue;
+            while (e->id >= cap) {
+                size = realloc(size, 2 * cap * sizeof *size);
+                cr_assert_not_null(size);
+                memset(size + cap, 0, cap * sizeof *size);
+                cap *= 2;
+            }
+            if (nev == evcap) {
+                evcap *= 2;
+                evid = realloc(evid, evcap * sizeof *evid);
+                evop = realloc(evop, evcap);
+                cr_assert(evid && evop);
+            }
+            evid[nev] = e->id;
+            evop[nev++] = (uint8_t)e->op;
+            if (e->op == GM_OP_ALLOC) {
+                size[e->id] = e->size;
+                live += e->size;
+            } else {
+                live -= size[e->id];
+            }
+            if (live > peak) {
+                peak = live;
+                at = nev;
+            }
+        }
+    gm_reader_close(rd);
+    uint8_t *alive = calloc(cap, 1);
+    cr_assert_not_null(alive);
+    for (size_t k = 0; k < at; k++)
+        alive[evid[k]] = evop[k] == GM_OP_ALLOC;
+    memset(h, 0, sizeof *h);
+    h->peak = peak;
+    for (size_t id = 0; id < cap; id++) {
+        if (!alive[id])
+            continue;
+        size_t j = 0;
+        while (j < h->n && h->size[j] < size[id])
+            j++;
+        if (j == h->n || h->size[j] != size[id]) {
+            cr_assert_lt(h->n, sizeof h->size / sizeof h->size[0]);
+            memmove(h->size + j + 1, h->size + j, (h->n - j) * sizeof *h->size);
+            memmove(h->count + j + 1, h->count + j, (h->n - j) * sizeof *h->count);
+            h->size[j] = size[id];
+            h->count[j] = 0;
+            h->n++;
+        }
+        h->count[j]++;
+    }
+    free(alive);
+    free(size);
+    free(evid);
+    free(evop);
+}
+
+static uint64_t hist_count(const peak_hist_t *h, uint64_t size)
+{
+    for (size_t j = 0; j < h->n; j++)
+        if (h->size[j] == size)
+            return h->count[j];
+    return 0;
+}
+
+/* The bytes by which the two histograms differ (Σ |count difference| ×
+ * size), printing the classes of a MiB or more, the largest first. */
+static uint64_t hist_mismatch(const peak_hist_t *a, const peak_hist_t *b, const char *what)
+{
+    uint64_t total = 0;
+    peak_hist_t u; /* the union of the sizes */
+    memset(&u, 0, sizeof u);
+    for (int side = 0; side < 2; side++) {
+        const peak_hist_t *h = side ? b : a;
+        for (size_t j = 0; j < h->n; j++) {
+            uint64_t sz = h->size[j];
+            if (hist_count(&u, sz) == 0 && u.n < sizeof u.size / sizeof u.size[0]) {
+                u.size[u.n] = sz;
+                u.count[u.n++] = 1;
+            }
+        }
+    }
+    fprintf(stderr, "%s: live at the peak by size (real vs synth), the classes that differ:\n",
+            what);
+    for (size_t j = 0; j < u.n; j++) {
+        uint64_t ca = hist_count(a, u.size[j]), cb = hist_count(b, u.size[j]);
+        uint64_t d = (ca > cb ? ca - cb : cb - ca) * u.size[j];
+        total += d;
+        if (d >= (1u << 20))
+            fprintf(stderr, "  %12" PRIu64 " B x %5" PRIu64 " vs %5" PRIu64 "\n", u.size[j], ca,
+                    cb);
+    }
+    fprintf(stderr, "  mismatched: %.1f MiB of a %.3f GiB peak (%.2f%%)\n", total / 1048576.0,
+            a->peak / 1073741824.0, 100.0 * (double)total / (double)a->peak);
+    return total;
+}
+
+/* Snapshot `file` against config c, allocation class by allocation class
+ * at the peak: the peak requested within `peak_tol`, the bytes whose
+ * class counts differ within `class_tol` of it.  Fills the histograms. */
+static void compare_classes(const char *file, const gm_synth_config_t *c, double peak_tol,
+                            double class_tol, peak_hist_t *real, peak_hist_t *syn)
+{
+    gm_store_t *s = import_snapshot(file, "cls");
     gm_synth_stats_t st;
-    run(&c, &st);
-    double e = rel(st.live_at_backward, info.load);
-    fprintf(stderr, "synth vs %s (seq %" PRIu64 "): end-of-forward requested %.3f vs %.3f GiB "
-                    "(%+.1f%%)\n",
-            file, c.seq, st.live_at_backward / 1073741824.0, info.load / 1073741824.0, e * 100);
-    cr_expect(e > -0.10 && e < 0.10, "%s: off by %.1f%%", file, e * 100);
-    gm_trace_info_release(&info);
+    write_trace(s, "synth", c, &st);
+    peak_hist(s, "real", real);
+    peak_hist(s, "synth", syn);
+    double e = rel(syn->peak, real->peak);
+    fprintf(stderr, "synth vs %s: peak requested %.3f vs %.3f GiB (%+.2f%%)\n", file,
+            syn->peak / 1073741824.0, real->peak / 1073741824.0, e * 100);
+    cr_expect(e > -peak_tol && e < peak_tol, "%s: peak off by %.2f%%", file, e * 100);
+    uint64_t miss = hist_mismatch(real, syn, file);
+    cr_expect((double)miss <= class_tol * (double)real->peak,
+              "%s: %.2f%% of the peak's bytes in classes whose counts differ", file,
+              100.0 * (double)miss / (double)real->peak);
     gm_store_close(s);
 }
 
-Test(synth_real, lm27b_forward_fp32_and_amp)
+/* Under torch.autocast (bf16) a training step of the lmmedium shape at
+ * context 512: per class at the peak (the start of the loss's backward),
+ * the fp32 exps and the 16-bit copies of the probabilities (one per layer
+ * each: exp runs in fp32, p @ v copies p back), the weights' 16-bit copies,
+ * the 16-bit copies of every linear's fp32 input and the fp32 residual
+ * stream all match the real step. */
+Test(synth_real, amp_training_step_by_class)
 {
-    gm_synth_config_t c = snapshot_model(2560, 32, 32, 10240, 128, GM_SYNTH_MODE_TRAIN, 0,
-                                         GM_SYNTH_OPTIMPL_LOOP);
-    compare_forward("lm2.7b_ctx128_forward_fp32.pickle", c);
+    gm_synth_config_t c = snapshot_model(1024, 24, 16, 4096, 512, GM_SYNTH_MODE_TRAIN, 1,
+                                         GM_SYNTH_OPTIMPL_PYTHON);
     c.precision = GM_SYNTH_PREC_AMP;
-    compare_forward("lm2.7b_ctx128_forward_mixed.pickle", c);
+    static peak_hist_t real, syn;
+    compare_classes("lmmedium_ctx512_train_mixed.pickle", &c, 0.02, 0.01, &real, &syn);
+    uint64_t s2 = 4 * 16 * 512 * 512; /* b·a·s² */
+    cr_expect_eq(hist_count(&syn, s2 * 4), 24, "fp32 exps: one per layer");
+    cr_expect_eq(hist_count(&real, s2 * 4), hist_count(&syn, s2 * 4));
+    cr_expect_eq(hist_count(&real, s2 * 2), hist_count(&syn, s2 * 2), "16-bit probabilities");
+    cr_expect_eq(hist_count(&real, 1024 * 1024 * 2), hist_count(&syn, 1024 * 1024 * 2),
+                 "the attention matrices' 16-bit copies");
+    cr_expect_eq(hist_count(&real, 512 * 4 * 1024 * 2), hist_count(&syn, 512 * 4 * 1024 * 2),
+                 "16-bit activations of width h (the linears' input copies, q, k, v)");
+}
+
+/* A no_grad forward under autocast keeps a 16-bit copy of every matrix
+ * until the context exits (the cast cache: lm2.7b, 32 layers of q, k, v, o
+ * and three MLP matrices, and the output layer); under inference_mode
+ * none is cached. */
+Test(synth_real, amp_no_grad_inference_by_class)
+{
+    gm_synth_config_t c = snapshot_model(2560, 32, 32, 10240, 128, GM_SYNTH_MODE_INFERENCE, 0,
+                                         GM_SYNTH_OPTIMPL_LOOP);
+    c.precision = GM_SYNTH_PREC_AMP;
+    static peak_hist_t real, syn;
+    compare_classes("lm2.7b_ctx128_inference_mixed.pickle", &c, 0.01, 0.01, &real, &syn);
+    uint64_t hh = 2560ull * 2560 * 2, hf = 2560ull * 10240 * 2, vh = 10000ull * 2560 * 2;
+    cr_expect_eq(hist_count(&real, hh), 4 * 32, "real: the cache holds q, k, v, o of each layer");
+    cr_expect_eq(hist_count(&syn, hh), 4 * 32);
+    cr_expect_eq(hist_count(&real, hf), hist_count(&syn, hf), "the MLP matrices' copies");
+    cr_expect_eq(hist_count(&syn, hf), 3 * 32);
+    cr_expect_eq(hist_count(&real, vh), hist_count(&syn, vh), "the output layer's copy");
+    /* inference_mode: no cache, the peak is lower by about the copies */
+    gm_synth_estimate_t cached, uncached;
+    estimate(&c, &cached);
+    c.grad_mode = GM_SYNTH_GRAD_INFERENCE_MODE;
+    estimate(&c, &uncached);
+    cr_expect_eq(uncached.casts, 0);
+    cr_expect_eq(cached.casts, 128 * hh + 96 * hf + vh);
+    cr_expect_geq(cached.peak - uncached.peak, cached.casts - vh - hf,
+                  "the cache's copies add to the peak");
+    gm_synth_stats_t st;
+    run(&c, &st);
+    cr_expect_eq(st.peak, uncached.peak);
+}
+
+/* The lm2.7b forward snapshots run one forward pass with autograd on and
+ * no backward (`--mode forward`): the graph's saved tensors are alive at
+ * the end, where the peak is.  fp32 by class; under autocast the captured
+ * code differs from the from-scratch composite model in two dtypes (its
+ * norm multiplies by the weight in an einsum, its RoPE stays 16-bit), so
+ * there the peak only. */
+Test(synth_real, forward_with_autograd)
+{
+    gm_synth_config_t c = snapshot_model(2560, 32, 32, 10240, 128, GM_SYNTH_MODE_FORWARD, 0,
+                                         GM_SYNTH_OPTIMPL_LOOP);
+    static peak_hist_t real, syn;
+    compare_classes("lm2.7b_ctx128_forward_fp32.pickle", &c, 0.02, 0.01, &real, &syn);
+    c.precision = GM_SYNTH_PREC_AMP;
+    compare_classes("lm2.7b_ctx128_forward_mixed.pickle", &c, 0.02, 0.05, &real, &syn);
 }
 
 Test(synth_real, lmmedium_train_ctx128)

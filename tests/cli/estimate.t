@@ -104,3 +104,22 @@ Bad options are usage errors:
   usage: gmsim estimate --model NAME|--hidden H ... [run options] [--json]
                         [--capacity SIZE|--device NAME]
   [2]
+
+The modes and autocast.  A forward pass with autograd keeps the saved
+activations (no gradients, no optimizer); under amp the weights' 16-bit
+copies are a line of their own, kept by the graph in a forward or a
+training step, by autocast's cast cache in a `no_grad` pass, and by
+nothing under `inference_mode`:
+
+  $ gmsim estimate --model gpt2 --batch 2 --seq 256 --mode forward --precision amp | sed -n '1p;5,9p' | cut -c1-64
+  gpt2: 124.4M parameters, batch 2, seq 256, forward amp, no optim
+  gradients                        0  0.000  none (forward only)
+  optimizer state                  0  0.000  none (forward only)
+  saved activations * L=12 x (* (glob)
+  weight copies            247064064  0.230  matrices x 2 B: torch
+  logits and loss           51463168  0.048  s*b*V x (2 B)
+  $ gmsim estimate --model gpt2 --mode inference --precision amp | grep -e '^gpt2' -e 'weight copies'
+  gpt2: 124.4M parameters, batch 8, seq 1024, inference (no_grad) amp, no optimizer (per device)
+  weight copies            247064064  0.230  matrices x 2 B: torch.autocast's 16-bit casts, held by its cast cache until the forward ends (no_grad)
+  $ gmsim estimate --model gpt2 --mode inference --precision amp --grad-mode inference_mode | grep 'weight copies'
+  weight copies                    0  0.000  matrices x 2 B: torch.autocast's 16-bit casts: none kept (inference_mode: a copy per use, freed after it)

@@ -115,3 +115,46 @@ Errors are usage errors and write nothing:
   $ ls z.db
   ls: cannot access 'z.db': No such file or directory
   [2]
+
+Modes.  `--mode forward` runs forward passes with autograd on and no
+backward, as `logits = model(x)` without `no_grad` does: the graph's saved
+tensors are alive at the end of each pass, released when the next one
+starts; no gradients, no optimizer.  `--loss ce` adds the cross-entropy
+(and the labels) to a forward or an inference pass:
+
+  $ gmsim synth --model gpt2 --batch 2 --seq 128 --steps 2 --mode forward -o m.db
+  synthesized 'gpt2' into 'm.db': 934 events (620 allocs, 310 frees, 4 marks), load 687.33 MiB
+  $ gmsim export m.db --trace gpt2 | grep -o 'step\|forward\|backward\|optimizer' | uniq | tr '\n' ' '; echo
+  step forward step forward 
+  $ gmsim synth --model gpt2 --batch 2 --seq 128 --steps 1 --mode forward --loss ce -o m.db --name ce
+  synthesized 'ce' into 'm.db': 463 events (387 allocs, 74 frees, 2 marks), load 736.41 MiB
+  $ gmsim info m.db --json | grep -o '"mode":"[a-z]*","loss":"[a-z]*"' | sort
+  "mode":"forward","loss":"ce"
+  "mode":"forward","loss":"none"
+
+Under `--precision amp` (torch.autocast) a `no_grad` pass keeps a 16-bit
+copy of every matrix until the pass ends (autocast's cast cache);
+`--grad-mode inference_mode` caches none, each copy freed after its use:
+
+  $ gmsim synth --model gpt2 --batch 2 --seq 128 --steps 1 --mode inference --precision amp -o m.db --name ng
+  synthesized 'ng' into 'm.db': 818 events (482 allocs, 334 frees, 2 marks), load 735.99 MiB
+  $ gmsim synth --model gpt2 --batch 2 --seq 128 --steps 1 --mode inference --precision amp --grad-mode inference_mode -o m.db --name im
+  synthesized 'im' into 'm.db': 818 events (482 allocs, 334 frees, 2 marks), load 573.99 MiB
+
+A training step needs its loss, and only inference has a grad mode:
+
+  $ gmsim synth --model gpt2 --loss none -o z.db
+  gmsim: a training step needs a loss (--loss ce)
+  usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
+                     -o DB [--name NAME] [--replace] [--json]
+  [2]
+  $ gmsim synth --model gpt2 --mode forward --grad-mode inference_mode -o z.db
+  gmsim: grad mode inference_mode is for --mode inference (train and forward record the graph)
+  usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
+                     -o DB [--name NAME] [--replace] [--json]
+  [2]
+  $ gmsim synth --model gpt2 --loss mse -o z.db
+  gmsim: invalid value for --loss: 'mse' (expected none|ce)
+  usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
+                     -o DB [--name NAME] [--replace] [--json]
+  [2]
