@@ -37,6 +37,7 @@ static void gpu_env_reset(void)
     unsetenv("FAKE_CUDA_GRANULARITY");
     unsetenv("FAKE_CUDA_VMM_GRANULARITY");
     unsetenv("FAKE_CUDA_MEMSET_US");
+    unsetenv("FAKE_CUDA_OLD_DRIVER_FOR");
 }
 
 /* A seeded workload (random sizes, bounded live set) and a small trace
@@ -467,6 +468,59 @@ Test(gpu, runtime_found_in_a_folder_and_the_error_says_what_was_tried)
              dir, dir, dir);
     cr_assert(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
     cr_assert(strstr(err.msg, "set GM_CUDART to the library or its folder"), "%s", err.msg);
+    rmdir(dir);
+}
+
+/* Copy the file src to dst (a copy, not a link: the loader takes each copy
+ * for a library of its own). */
+static void gpu_copy(const char *src, const char *dst)
+{
+    size_t len;
+    char *bytes = gt_read_file(src, &len);
+    cr_assert_not_null(bytes);
+    FILE *f = fopen(dst, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+    free(bytes);
+}
+
+/* A runtime the search found but the driver is too old for (CUDA 13 on a
+ * CUDA 12 driver) is passed over for the next one found; when every one
+ * is too old, the error says so. */
+Test(gpu, runtime_too_new_for_the_driver_passed_over)
+{
+    char dir[1024], a[1100], b[1100];
+    snprintf(dir, sizeof dir, "%.900s", gt_tmpfile("two-runtimes"));
+    mkdir(dir, 0755);
+    snprintf(a, sizeof a, "%s/libcudart.so.13", dir);
+    snprintf(b, sizeof b, "%s/libcudart.so.12", dir);
+    gpu_copy(GM_FAKE_CUDART, a);
+    gpu_copy(GM_FAKE_CUDART, b);
+    setenv("FAKE_CUDA_OLD_DRIVER_FOR", "libcudart.so.13", 1);
+    gm_gpu_options_t o = gpu_opts();
+    o.runtime = dir;
+    gm_replay_t *r = NULL;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(m.device_name, "fake GPU");
+    gm_replay_destroy(r);
+
+    setenv("FAKE_CUDA_OLD_DRIVER_FOR", "libcudart", 1);
+    r = NULL;
+    cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), GM_EUNSUPPORTED);
+    cr_assert_str_eq(err.msg, "no CUDA device: the driver is older than every CUDA runtime found "
+                              "(CUDA driver version is insufficient for CUDA runtime version)");
+
+    /* a runtime named is the only one tried */
+    o.runtime = a;
+    cr_assert_eq(gpu_run("streams", "native", &o, &r, &m, &err), GM_EUNSUPPORTED);
+    cr_assert_str_eq(err.msg,
+                     "no CUDA device: CUDA driver version is insufficient for CUDA runtime version");
+    unsetenv("FAKE_CUDA_OLD_DRIVER_FOR");
+    unlink(a);
+    unlink(b);
     rmdir(dir);
 }
 

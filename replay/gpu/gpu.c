@@ -147,8 +147,11 @@ static int gpu_drv_open(gpu_rt_t *rt, gpu_drv_t *d, gm_error_t *err)
 static const char *const gpu_rt_names[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so"};
 
 /* dlopen dir/name for each name (dir NULL: the library path), appending
- * what was tried to the list in tried (cut, never overflowing). */
-static void *gpu_rt_try(const char *dir, char *tried, size_t len, char *why, size_t wlen)
+ * what was tried to the list in tried (cut, never overflowing).  The first
+ * *skip runtimes that load are closed again and counted down (the runtimes
+ * a caller already found wanting). */
+static void *gpu_rt_try(const char *dir, unsigned *skip, char *tried, size_t len, char *why,
+                        size_t wlen)
 {
     for (size_t i = 0; i < sizeof gpu_rt_names / sizeof *gpu_rt_names; i++) {
         char path[4096];
@@ -157,6 +160,11 @@ static void *gpu_rt_try(const char *dir, char *tried, size_t len, char *why, siz
         else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, gpu_rt_names[i]) >= sizeof path)
             continue;
         void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (lib != NULL && *skip > 0) {
+            (*skip)--;
+            dlclose(lib);
+            continue;
+        }
         if (lib != NULL)
             return lib;
         const char *e = dlerror();
@@ -177,32 +185,32 @@ static void *gpu_rt_try(const char *dir, char *tried, size_t len, char *why, siz
     return NULL;
 }
 
-/* Load the runtime and select the device; GM_EUNSUPPORTED "no CUDA
- * device: …" when any of it is missing.  The runtime: the library
- * opt->runtime or $GM_CUDART names, or the CUDA 13, 12 and unversioned
- * names in the folder it names; else those names on the library path,
- * then in $CUDA_HOME, $CUDA_PATH and the usual install folders (lib64 and
- * lib of each).  A failure lists what was tried. */
-static int gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *err)
+/* Load a runtime: the library opt->runtime or $GM_CUDART names, or the
+ * CUDA 13, 12 and unversioned names in the folder it names; else those
+ * names on the library path, then in $CUDA_HOME, $CUDA_PATH and the usual
+ * install folders (lib64 and lib of each).  The first `skip` that load are
+ * passed over.  *named: a library was named (no other is tried).
+ * GM_EUNSUPPORTED listing what was tried when none loads. */
+static int gpu_rt_load(gpu_rt_t *rt, const gm_gpu_options_t *opt, unsigned skip, int *named,
+                       gm_error_t *err)
 {
     memset(rt, 0, sizeof *rt);
     const char *path = opt->runtime ? opt->runtime : getenv("GM_CUDART");
     char tried[1024] = "", why[256] = "";
-    if (path != NULL && *path) {
-        struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            rt->lib = gpu_rt_try(path, tried, sizeof tried, why, sizeof why);
-        } else {
-            rt->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-            if (rt->lib == NULL) {
-                const char *e = dlerror();
-                const char *colon = e ? strstr(e, ": ") : NULL;
-                snprintf(why, sizeof why, "%s", colon ? colon + 2 : e ? e : "cannot open");
-                snprintf(tried, sizeof tried, "%s", path);
-            }
+    struct stat st;
+    *named = path != NULL && *path && !(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    if (*named) {
+        rt->lib = skip == 0 ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+        if (rt->lib == NULL) {
+            const char *e = skip == 0 ? dlerror() : "passed over";
+            const char *colon = e ? strstr(e, ": ") : NULL;
+            snprintf(why, sizeof why, "%s", colon ? colon + 2 : e ? e : "cannot open");
+            snprintf(tried, sizeof tried, "%s", path);
         }
+    } else if (path != NULL && *path) {
+        rt->lib = gpu_rt_try(path, &skip, tried, sizeof tried, why, sizeof why);
     } else {
-        rt->lib = gpu_rt_try(NULL, tried, sizeof tried, why, sizeof why);
+        rt->lib = gpu_rt_try(NULL, &skip, tried, sizeof tried, why, sizeof why);
         const char *home = getenv("CUDA_HOME"), *cpath = getenv("CUDA_PATH");
         const char *roots[] = {home && *home ? home : NULL, cpath && *cpath ? cpath : NULL,
                                "/usr/local/cuda", "/usr/local/cuda-13", "/usr/local/cuda-12",
@@ -212,12 +220,11 @@ static int gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *er
                                                "targets/sbsa-linux/lib"};
             for (size_t k = 0; k < sizeof subs / sizeof *subs && rt->lib == NULL; k++) {
                 char dir[2048];
-                struct stat st;
                 if (roots[i] == NULL ||
                     (size_t)snprintf(dir, sizeof dir, "%s/%s", roots[i], subs[k]) >= sizeof dir ||
                     stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
                     continue;
-                rt->lib = gpu_rt_try(dir, tried, sizeof tried, why, sizeof why);
+                rt->lib = gpu_rt_try(dir, &skip, tried, sizeof tried, why, sizeof why);
             }
         }
     }
@@ -240,8 +247,34 @@ static int gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *er
     *(void **)(&rt->GetDeviceProperties) = dlsym(rt->lib, "cudaGetDeviceProperties_v2");
     if (rt->GetDeviceProperties == NULL)
         *(void **)(&rt->GetDeviceProperties) = dlsym(rt->lib, "cudaGetDeviceProperties");
-    int count = 0;
-    cudaError_t e = rt->GetDeviceCount(&count);
+    return 0;
+}
+
+/* Load the runtime and select the device; GM_EUNSUPPORTED "no CUDA
+ * device: …" when any of it is missing.  A runtime found by the search
+ * whose driver is too old for it is passed over for the next one found
+ * (libcudart.so.13 on a CUDA 12 driver, libcudart.so.12 beside it). */
+static int gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *err)
+{
+    int count = 0, named = 0, rc;
+    cudaError_t e = cudaSuccess;
+    for (unsigned skip = 0;; skip++) {
+        gm_error_t next;
+        if ((rc = gpu_rt_load(rt, opt, skip, &named, skip == 0 ? err : &next)) != 0) {
+            if (skip == 0)
+                return rc;
+            /* none further: the earlier runtime's error stands */
+            return gm_error_set(err, GM_EUNSUPPORTED,
+                                "no CUDA device: the driver is older than every CUDA runtime "
+                                "found (%s)",
+                                "CUDA driver version is insufficient for CUDA runtime version");
+        }
+        count = 0;
+        e = rt->GetDeviceCount(&count);
+        if (e != cudaErrorInsufficientDriver || named)
+            break;
+        gpu_rt_close(rt);
+    }
     if (e != cudaSuccess || count == 0) {
         const char *msg = e != cudaSuccess ? rt->GetErrorString(e) : "no CUDA-capable device";
         gm_error_set(err, GM_EUNSUPPORTED, "no CUDA device: %s", msg ? msg : "unknown error");

@@ -9,6 +9,9 @@
  * allocated, and fails with cudaErrorMemoryAllocation beyond it.  Memory
  * pools grow by 2 MiB chunks, keep what they hold up to their release
  * threshold at each synchronization, and track their high-water marks.
+ * FAKE_CUDA_OLD_DRIVER_FOR=TEXT: a copy of the fake loaded from a path
+ * containing TEXT answers cudaGetDeviceCount with
+ * cudaErrorInsufficientDriver, as a runtime newer than the driver does.
  * FAKE_CUDA_DEVICES (default 1) devices exist; FAKE_CUDA_FAIL_MALLOC=N
  * makes the N-th cudaMalloc (from 1) fail.  Every call is appended to the
  * file FAKE_CUDA_LOG when set, one line each.
@@ -33,6 +36,8 @@
  * The state is reset at cudaGetDeviceCount, the backend's first call of
  * each session.  Tests read it back through fake_cuda_live().
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -116,6 +121,13 @@ static void fake_log(const char *fmt, ...)
 
 cudaError_t cudaGetDeviceCount(int *count)
 {
+    const char *old = getenv("FAKE_CUDA_OLD_DRIVER_FOR");
+    Dl_info self;
+    if (old && *old && dladdr((void *)cudaGetDeviceCount, &self) != 0 && self.dli_fname &&
+        strstr(self.dli_fname, old) != NULL) {
+        *count = 0;
+        return cudaErrorInsufficientDriver;
+    }
     if (fake.log != NULL)
         fclose(fake.log);
     memset(&fake, 0, sizeof fake);
@@ -148,6 +160,8 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorInsufficientDriver:
+        return "CUDA driver version is insufficient for CUDA runtime version";
     default: return "unknown error";
     }
 }
