@@ -528,6 +528,7 @@ int gm__cmd_fit(int argc, char **argv)
     uint64_t max = 0, base = 0;
     const char *device = NULL, *at_seq = NULL, *at_batch = NULL;
     int from = 0, force = 0, ncapacity = 0;
+    const char *synth_opt = NULL; /* the first model or run option given */
     gm__cli_captures_t *caps = NULL;
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":p:P:h", longopts, NULL)) != -1) {
@@ -577,6 +578,11 @@ int gm__cmd_fit(int argc, char **argv)
             rc = gm__synth_opt(&so, fit_usage, c, optarg);
             if (rc < 0)
                 rc = gm__cli_option_error(fit_usage, argv, c);
+            /* the first model or run option, which --from refuses */
+            for (size_t k = 0; rc == 0 && synth_opt == NULL && c != GM__SO_LIST_MODELS &&
+                               k < GM__SYNTH_NOPTS; k++)
+                if (gm__synth_longopts[k].val == c)
+                    synth_opt = gm__synth_longopts[k].name;
         }
     }
     if (rc)
@@ -587,6 +593,11 @@ int gm__cmd_fit(int argc, char **argv)
     }
     if (!from && (at_seq || at_batch || base || force)) {
         rc = gm__cli_usage_error(fit_usage, "--at, --base and --force need --from");
+        goto out;
+    }
+    if (from && synth_opt) { /* the captures are the job: nothing of synth's applies */
+        rc = gm__cli_usage_error(fit_usage, "'--%s' conflicts with --from (the captures give "
+                                            "the model and the run)", synth_opt);
         goto out;
     }
     if (optind < argc && !from) {

@@ -23,3 +23,14 @@ both; a policy named twice; a search bound of 0.
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]
   [2]
+
+With --from the captures are the job: a model or run option of `synth`
+(`--model`, a shape, `--batch`, `--steps`...) would be ignored, so it is a
+usage error naming it:
+
+  $ gmsim fit --from a.db b.db --device a100-80gb --policy caching --model gpt2 2>&1 | head -1
+  gmsim: '--model' conflicts with --from (the captures give the model and the run)
+  $ gmsim fit --from a.db b.db --device a100-80gb --policy caching --hidden 512 2>&1 | head -1
+  gmsim: '--hidden' conflicts with --from (the captures give the model and the run)
+  $ gmsim fit --from a.db b.db --device a100-80gb --policy caching --steps 2 > /dev/null 2>&1
+  [2]
