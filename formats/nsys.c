@@ -32,7 +32,8 @@
  * The database is outside data: it is opened read-only and immutable
  * (no journal, no locks), with SQLite's defensive mode on and untrusted
  * schema objects refused; the table must be a table (not a view); NULL or
- * non-integer values in a used column are an error naming the row.
+ * non-integer values in a used column are an error naming the row, and so
+ * is a deviceId outside 0..65535 (the first kept row of its group).
  */
 #include "gmsim/formats.h"
 
@@ -567,7 +568,7 @@ static int nsys_src_take(nsys_t *n, nsys_src_t *src, const nsys_group_t *g, nsys
 static int nsys_write(nsys_t *n, nsys_src_t *cur, const nsys_group_t *g,
                       const nsys_pre_t *pre, size_t npre, gm_writer_t *w, gm_error_t *err)
 {
-    uint16_t dev = g->dev >= 0 && g->dev <= UINT16_MAX ? (uint16_t)g->dev : 0;
+    uint16_t dev = (uint16_t)g->dev; /* 0..65535: nsys_import_db checked */
     int rc = 0;
     gm__addrlive_t live;
     gm__addrlive_init(&live);
@@ -677,13 +678,15 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
     /* The (process, device) groups with kept events, and per group the
      * events dropped (other operations among the kept kinds; other kinds),
      * in one grouped pass over the table. */
-    char sql[2048];
+    char sql[4096];
     snprintf(sql, sizeof sql,
              "SELECT globalPid, deviceId, sum(CASE WHEN %s AND %s THEN 1 ELSE 0 END) AS kept, "
              "sum(CASE WHEN %s AND NOT %s THEN 1 ELSE 0 END), "
-             "sum(CASE WHEN NOT %s THEN 1 ELSE 0 END) FROM " NSYS_TABLE
+             "sum(CASE WHEN NOT %s THEN 1 ELSE 0 END), "
+             "min(CASE WHEN %s AND %s THEN rowid END) FROM " NSYS_TABLE
              " GROUP BY globalPid, deviceId HAVING kept > 0 ORDER BY globalPid, deviceId",
-             n->kinds_sql, n->ops_sql, n->kinds_sql, n->ops_sql, n->kinds_sql);
+             n->kinds_sql, n->ops_sql, n->kinds_sql, n->ops_sql, n->kinds_sql, n->kinds_sql,
+             n->ops_sql);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(n->db, sql, -1, &st, NULL) != SQLITE_OK)
         return nsys_db_error(n, err, "cannot query " NSYS_TABLE);
@@ -697,6 +700,16 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
                               "'%s': " NSYS_TABLE " has a globalPid or deviceId that is not an "
                               "integer",
                               n->filename);
+            break;
+        }
+        /* An event holds a device up to 65535: another is refused, not
+         * written as device 0. */
+        int64_t dev = sqlite3_column_int64(st, 1);
+        if (dev < 0 || dev > UINT16_MAX) {
+            rc = gm_error_set(err, GM_EFORMAT,
+                              "'%s': " NSYS_TABLE " row %" PRId64 ": deviceId %" PRId64
+                              " is out of range (0 to 65535)",
+                              n->filename, (int64_t)sqlite3_column_int64(st, 5), dev);
             break;
         }
         if (ng == cap) {

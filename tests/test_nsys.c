@@ -446,6 +446,17 @@ Test(nsys, errors_name_the_file_and_row)
     sqlite3_close(db);
     expect_error(path, "row 1: bytes 281474976710657 is above the limit");
 
+    /* A device an event cannot hold is refused, not written as device 0;
+     * the row named is the group's first kept one. */
+    const row_t far[] = {{1, GPID(1), 0, 0x10, 8, 2, 0, 0},
+                         {2, GPID(1), 70000, 0x20, 8, 1, 0, 0},
+                         {3, GPID(1), 70000, 0x20, 8, 2, 0, 0}};
+    build(path, far, 3, FX_STREAM | FX_ENUMS);
+    expect_error(path, "row 3: deviceId 70000 is out of range (0 to 65535)");
+    const row_t negative[] = {{1, GPID(1), -1, 0x10, 8, 2, 0, 0}};
+    build(path, negative, 1, FX_STREAM);
+    expect_error(path, "row 1: deviceId -1 is out of range (0 to 65535)");
+
     /* Only pinned memory: nothing of the default kinds. */
     const row_t pinned[] = {{1, GPID(1), 0, 0x10, 8, 1, 0, 0}};
     build(path, pinned, 1, FX_STREAM | FX_ENUMS);
