@@ -381,6 +381,24 @@ static int import_spool_dir(import_run_t *run, const char *path)
     return rc;
 }
 
+/* 1 when the traces t wrote (read inside the import's transaction) hold
+ * no event at all: the library takes an empty input as an empty trace,
+ * the command refuses it rather than store a trace nothing can replay.
+ * A trace it cannot read counts as holding events (the commit says why). */
+static int import_no_events(gm_store_t *s, const gm_import_target_t *t)
+{
+    for (size_t i = 0; i < gm_import_count(t); i++) {
+        gm_trace_info_t info;
+        if (gm_store_find(s, gm_import_name(t, i), &info, NULL) != 0)
+            return 0;
+        uint64_t events = info.events;
+        gm_trace_info_release(&info);
+        if (events)
+            return 0;
+    }
+    return 1;
+}
+
 static int import_file(import_run_t *run, const char *path)
 {
     struct stat sb;
@@ -415,6 +433,10 @@ static int import_file(import_run_t *run, const char *path)
         gm__cli_status_clear();
         if (rc == 0 && gm_import_count(t) == 0)
             rc = gm_error_set(&err, GM_EFORMAT, "'%s': no trace in it", ii.shown);
+        if (rc == 0 && import_no_events(run->s, t))
+            rc = gm_error_set(&err, GM_EFORMAT,
+                              "'%s': no events in it: nothing to import",
+                              ii.shown);
         /* Two files of one command may not write the same trace. */
         for (size_t i = 0; rc == 0 && i < gm_import_count(t); i++)
             for (size_t k = 0; rc == 0 && k < run->n; k++)

@@ -157,3 +157,24 @@ it wins); a JSON value stays JSON, anything else is a string:
   usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]
                       [--attr KEY=VALUE]... [--replace] [--json]
   [2]
+
+An input with no events (a CSV or an RMM log with a header only, a CSV of
+comments) is refused rather than stored as an empty trace; a store the
+command created is removed, one that existed keeps what it had:
+
+  $ printf 'ts_ns,op,id,size,stream,device\n' > h.csv
+  $ gmsim import h.csv -o empty.db
+  gmsim: 'h.csv': no events in it: nothing to import
+  [1]
+  $ test -e empty.db || echo no store left behind
+  no store left behind
+  $ printf 'Thread,Time,Action,Pointer,Size,Stream\n' > rmm.dev0.csv
+  $ gmsim import rmm.dev0.csv -o attr.db --json
+  gmsim: 'rmm.dev0.csv': no events in it: nothing to import
+  [1]
+  $ printf '# nothing\n\n' > c.csv
+  $ gmsim import c.csv -o attr.db --format csv
+  gmsim: 'c.csv': no events in it: nothing to import
+  [1]
+  $ gmsim info attr.db --json | grep '"name"'
+        "name": "s",
