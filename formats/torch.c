@@ -20,7 +20,15 @@
  *      the past (MemoryViz.js process_alloc_data), but on the block level:
  *        alloc          the block at addr becomes free and merges with free
  *                       neighbours (free blocks never touch in the
- *                       allocator: it always merges them)
+ *                       allocator: it always merges them); but first a
+ *                       free gap just before it, after a block carved by an
+ *                       undone free_completed that the allocator would not
+ *                       have split from the gap, joins that block: the
+ *                       allocator hands a block out at the start of a free
+ *                       block, so the gap was not free then; it is the
+ *                       unsplit tail the carved block lacked (its free
+ *                       undone where the rest of its free block was
+ *                       larger than when it was allocated)
  *        free_completed the free block holding addr is split around an
  *                       allocated block [addr, addr + s) with requested size
  *                       `size`; s is the allocator's rounding of the request
@@ -97,6 +105,7 @@
 #include "sim/torch_rules.h"
 #include "base/idmap.h"
 #include "formats/pickle.h"
+#include "formats/torch_state.h"
 
 #define TK_MAX_FILE ((size_t)1 << 32)    /* 4 GiB */
 #define TK_MAX_DEVICE 65535
@@ -141,25 +150,6 @@ typedef struct tk_entry {
     const gm__pk_t *frames; /* list of frame dicts, or NULL */
     uint8_t act;
 } tk_entry_t;
-
-typedef struct tk_block {
-    uint64_t addr, size, req;
-    const gm__pk_t *frames;
-    int64_t id; /* pre-existing ALLOC id once numbered */
-    uint8_t alloc;
-} tk_block_t;
-
-typedef struct tk_region {
-    uint64_t addr, size, stream;
-    uint8_t pool, expandable;
-    tk_block_t *b;
-    size_t nb, cap;
-} tk_region_t;
-
-typedef struct tk_state {
-    tk_region_t *r;
-    size_t n, cap;
-} tk_state_t;
 
 /* Frame line table and stack interning (per trace). */
 typedef struct tk_stack {
@@ -215,7 +205,7 @@ typedef struct tk_dev {
     unsigned device;
     tk_entry_t *e;
     size_t ne, cap;
-    tk_state_t st;
+    gm__tk_state_t st;
     uint64_t mismatches, skipped;
     uint64_t reserved_end, reserved_start, peak_reserved, seg_allocs, seg_frees;
     int expandable_seen;
@@ -236,21 +226,6 @@ static int tk_fail(tk_snap_t *s, const char *fmt, ...)
 static int tk_nomem(tk_snap_t *s)
 {
     return gm_error_set(s->err, GM_ENOMEM, "out of memory importing '%s'", s->filename);
-}
-
-static int tk_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (q == NULL)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
 }
 
 /* ---- sniffing ---------------------------------------------------------------- */
@@ -285,152 +260,23 @@ static uint64_t tk_round(const tk_snap_t *s, uint64_t req)
     return gm__torch_round(req + s->pad, s->divisions);
 }
 
-/* ---- the state: regions of blocks ----------------------------------------------- */
-
-static void tk_state_release(tk_state_t *st)
-{
-    for (size_t i = 0; i < st->n; i++)
-        free(st->r[i].b);
-    free(st->r);
-    memset(st, 0, sizeof *st);
-}
-
-/* Index of the region holding addr, or SIZE_MAX. */
-static size_t tk_region_find(const tk_state_t *st, uint64_t addr)
-{
-    size_t lo = 0, hi = st->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (st->r[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return SIZE_MAX;
-    const tk_region_t *r = &st->r[lo - 1];
-    return addr - r->addr < r->size ? lo - 1 : SIZE_MAX;
-}
-
-/* Index of the first region with address >= addr. */
-static size_t tk_region_lower(const tk_state_t *st, uint64_t addr)
-{
-    size_t lo = 0, hi = st->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (st->r[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Whether [addr, addr + size) overlaps no region. */
-static int tk_range_clear(const tk_state_t *st, uint64_t addr, uint64_t size)
-{
-    size_t i = tk_region_lower(st, addr);
-    if (i < st->n && st->r[i].addr < addr + size)
-        return 0;
-    if (i > 0 && st->r[i - 1].addr + st->r[i - 1].size > addr)
-        return 0;
-    return 1;
-}
-
-/* Insert region *r (its blocks owned by the state from now on) in order. */
-static int tk_region_insert(tk_state_t *st, const tk_region_t *r)
-{
-    if (tk_grow((void **)&st->r, &st->cap, st->n + 1, sizeof *st->r))
-        return -1;
-    size_t i = tk_region_lower(st, r->addr);
-    memmove(st->r + i + 1, st->r + i, (st->n - i) * sizeof *st->r);
-    st->r[i] = *r;
-    st->n++;
-    return 0;
-}
-
-static void tk_region_remove(tk_state_t *st, size_t i)
-{
-    free(st->r[i].b);
-    memmove(st->r + i, st->r + i + 1, (st->n - i - 1) * sizeof *st->r);
-    st->n--;
-}
-
-/* Index of the block of r holding addr (r holds addr). */
-static size_t tk_block_find(const tk_region_t *r, uint64_t addr)
-{
-    size_t lo = 0, hi = r->nb;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->b[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo - 1;
-}
-
-/* Replace block i of r by the n blocks nb[]. */
-static int tk_block_replace(tk_region_t *r, size_t i, const tk_block_t *nb, size_t n)
-{
-    if (n > 1 && tk_grow((void **)&r->b, &r->cap, r->nb + n - 1, sizeof *r->b))
-        return -1;
-    memmove(r->b + i + n, r->b + i + 1, (r->nb - i - 1) * sizeof *r->b);
-    memcpy(r->b + i, nb, n * sizeof *nb);
-    r->nb = r->nb + n - 1;
-    return 0;
-}
-
-/* Make block i free and merge it with free neighbours. */
-static void tk_block_release(tk_region_t *r, size_t i)
-{
-    tk_block_t *b = &r->b[i];
-    b->alloc = 0;
-    b->req = 0;
-    b->frames = NULL;
-    if (i + 1 < r->nb && !r->b[i + 1].alloc) {
-        b->size += r->b[i + 1].size;
-        memmove(r->b + i + 1, r->b + i + 2, (r->nb - i - 2) * sizeof *r->b);
-        r->nb--;
-    }
-    if (i > 0 && !r->b[i - 1].alloc) {
-        r->b[i - 1].size += b->size;
-        memmove(r->b + i, r->b + i + 1, (r->nb - i - 1) * sizeof *r->b);
-        r->nb--;
-    }
-}
-
-static int tk_region_whole_free(uint64_t addr, uint64_t size, uint64_t stream, uint8_t pool,
-                                uint8_t expandable, tk_region_t *r)
-{
-    memset(r, 0, sizeof *r);
-    r->addr = addr;
-    r->size = size;
-    r->stream = stream;
-    r->pool = pool;
-    r->expandable = expandable;
-    r->b = malloc(4 * sizeof *r->b);
-    if (r->b == NULL)
-        return -1;
-    r->cap = 4;
-    r->nb = 1;
-    r->b[0] = (tk_block_t){.addr = addr, .size = size, .id = GM_LAYOUT_FREE};
-    return 0;
-}
-
 /* ---- undoing entries ------------------------------------------------------------- */
 
 /* Undo an alloc at addr: 1 done, 0 mismatch. */
 static int tk_undo_alloc(tk_dev_t *dv, uint64_t addr)
 {
-    size_t ri = tk_region_find(&dv->st, addr);
+    size_t ri = gm__tk_region_find(&dv->st, addr);
     if (ri == SIZE_MAX)
         return 0;
-    tk_region_t *r = &dv->st.r[ri];
-    size_t bi = tk_block_find(r, addr);
+    gm__tk_region_t *r = &dv->st.r[ri];
+    size_t bi = gm__tk_block_find(r, addr);
     if (r->b[bi].addr != addr || !r->b[bi].alloc)
         return 0;
-    tk_block_release(r, bi);
+    /* it was handed out at the start of a free block: a free gap the
+     * rewind left before it is the unsplit tail of the block before */
+    bi = gm__tk_block_take_tail(r, bi, dv->s->pad, dv->s->divisions,
+                                dv->s->max_split ? dv->s->max_split : UINT64_MAX);
+    gm__tk_block_release(r, bi);
     return 1;
 }
 
@@ -438,12 +284,12 @@ static int tk_undo_alloc(tk_dev_t *dv, uint64_t addr)
  * -1 out of memory. */
 static int tk_undo_free(tk_dev_t *dv, const tk_entry_t *e)
 {
-    size_t ri = tk_region_find(&dv->st, e->addr);
+    size_t ri = gm__tk_region_find(&dv->st, e->addr);
     if (ri == SIZE_MAX)
         return 0;
-    tk_region_t *r = &dv->st.r[ri];
-    size_t bi = tk_block_find(r, e->addr);
-    tk_block_t f = r->b[bi];
+    gm__tk_region_t *r = &dv->st.r[ri];
+    size_t bi = gm__tk_block_find(r, e->addr);
+    gm__tk_block_t f = r->b[bi];
     if (f.alloc)
         return 0;
     uint64_t fe = f.addr + f.size, room = fe - e->addr;
@@ -452,43 +298,46 @@ static int tk_undo_free(tk_dev_t *dv, const tk_entry_t *e)
         !gm__torch_should_split(s, room - s, r->expandable || r->pool == GM_POOL_SMALL,
                                 dv->s->max_split ? dv->s->max_split : UINT64_MAX))
         s = room;
-    tk_block_t nb[3];
+    gm__tk_block_t nb[3];
     size_t n = 0;
     if (e->addr > f.addr)
-        nb[n++] = (tk_block_t){.addr = f.addr, .size = e->addr - f.addr, .id = GM_LAYOUT_FREE};
-    nb[n++] = (tk_block_t){.addr = e->addr,
-                           .size = s,
-                           .req = e->size ? e->size : s,
-                           .frames = e->frames,
-                           .id = GM_LAYOUT_FREE,
-                           .alloc = 1};
+        nb[n++] = (gm__tk_block_t){
+            .addr = f.addr, .size = e->addr - f.addr, .id = GM_LAYOUT_FREE};
+    nb[n++] = (gm__tk_block_t){.addr = e->addr,
+                               .size = s,
+                               .req = e->size ? e->size : s,
+                               .frames = e->frames,
+                               .id = GM_LAYOUT_FREE,
+                               .alloc = 1,
+                               .carved = 1};
     if (e->addr + s < fe)
-        nb[n++] = (tk_block_t){.addr = e->addr + s, .size = fe - e->addr - s, .id = GM_LAYOUT_FREE};
-    return tk_block_replace(r, bi, nb, n) ? -1 : 1;
+        nb[n++] = (gm__tk_block_t){
+            .addr = e->addr + s, .size = fe - e->addr - s, .id = GM_LAYOUT_FREE};
+    return gm__tk_block_replace(r, bi, nb, n) ? -1 : 1;
 }
 
 static int tk_undo_seg_alloc(tk_dev_t *dv, const tk_entry_t *e)
 {
-    size_t ri = tk_region_find(&dv->st, e->addr);
+    size_t ri = gm__tk_region_find(&dv->st, e->addr);
     if (ri == SIZE_MAX)
         return 0;
-    tk_region_t *r = &dv->st.r[ri];
+    gm__tk_region_t *r = &dv->st.r[ri];
     if (r->addr != e->addr || r->size != e->size || r->nb != 1 || r->b[0].alloc)
         return 0;
-    tk_region_remove(&dv->st, ri);
+    gm__tk_region_remove(&dv->st, ri);
     return 1;
 }
 
 static int tk_undo_seg_free(tk_dev_t *dv, const tk_entry_t *e)
 {
     if (e->size == 0 || e->addr + e->size < e->addr ||
-        !tk_range_clear(&dv->st, e->addr, e->size))
+        !gm__tk_range_clear(&dv->st, e->addr, e->size))
         return 0;
-    tk_region_t r;
-    if (tk_region_whole_free(e->addr, e->size, e->stream,
-                             e->size <= GM_TORCH_SMALL_BUFFER ? GM_POOL_SMALL : GM_POOL_LARGE, 0, &r))
+    gm__tk_region_t r;
+    uint8_t pool = e->size <= GM_TORCH_SMALL_BUFFER ? GM_POOL_SMALL : GM_POOL_LARGE;
+    if (gm__tk_region_whole_free(e->addr, e->size, e->stream, pool, 0, &r))
         return -1;
-    if (tk_region_insert(&dv->st, &r)) {
+    if (gm__tk_region_insert(&dv->st, &r)) {
         free(r.b);
         return -1;
     }
@@ -498,16 +347,16 @@ static int tk_undo_seg_free(tk_dev_t *dv, const tk_entry_t *e)
 /* Undo a segment_map: cut the (free) range out of its region. */
 static int tk_undo_map(tk_dev_t *dv, const tk_entry_t *e)
 {
-    size_t ri = tk_region_find(&dv->st, e->addr);
+    size_t ri = gm__tk_region_find(&dv->st, e->addr);
     if (ri == SIZE_MAX || e->size == 0)
         return 0;
-    tk_region_t *r = &dv->st.r[ri];
-    size_t bi = tk_block_find(r, e->addr);
-    const tk_block_t f = r->b[bi];
+    gm__tk_region_t *r = &dv->st.r[ri];
+    size_t bi = gm__tk_block_find(r, e->addr);
+    const gm__tk_block_t f = r->b[bi];
     if (f.alloc || e->size > f.addr + f.size - e->addr)
         return 0;
     uint64_t end = e->addr + e->size;
-    tk_region_t right = {0};
+    gm__tk_region_t right = {0};
     int have_right = end < r->addr + r->size;
     if (have_right) {
         right.addr = end;
@@ -522,8 +371,8 @@ static int tk_undo_map(tk_dev_t *dv, const tk_entry_t *e)
         right.cap = n + 1;
         size_t k = 0;
         if (f.addr + f.size > end)
-            right.b[k++] = (tk_block_t){.addr = end, .size = f.addr + f.size - end,
-                                        .id = GM_LAYOUT_FREE};
+            right.b[k++] = (gm__tk_block_t){.addr = end, .size = f.addr + f.size - end,
+                                            .id = GM_LAYOUT_FREE};
         for (size_t j = bi + 1; j < r->nb; j++)
             right.b[k++] = r->b[j];
         right.nb = k;
@@ -531,12 +380,12 @@ static int tk_undo_map(tk_dev_t *dv, const tk_entry_t *e)
     /* The left part keeps blocks before bi and the part of bi before addr. */
     r->nb = bi;
     if (e->addr > f.addr)
-        r->b[r->nb++] = (tk_block_t){.addr = f.addr, .size = e->addr - f.addr,
-                                     .id = GM_LAYOUT_FREE};
+        r->b[r->nb++] = (gm__tk_block_t){.addr = f.addr, .size = e->addr - f.addr,
+                                         .id = GM_LAYOUT_FREE};
     r->size = e->addr - r->addr;
     if (r->size == 0)
-        tk_region_remove(&dv->st, ri);
-    if (have_right && tk_region_insert(&dv->st, &right)) {
+        gm__tk_region_remove(&dv->st, ri);
+    if (have_right && gm__tk_region_insert(&dv->st, &right)) {
         free(right.b);
         return -1;
     }
@@ -550,7 +399,7 @@ static uint8_t tk_guess_pool(const tk_dev_t *dv, const tk_entry_t *e)
     uint64_t best = UINT64_MAX;
     uint8_t pool = e->size % gm__torch_page_size(0) == 0 ? GM_POOL_LARGE : GM_POOL_SMALL;
     for (size_t i = 0; i < dv->st.n; i++) {
-        const tk_region_t *r = &dv->st.r[i];
+        const gm__tk_region_t *r = &dv->st.r[i];
         if (!r->expandable || r->stream != e->stream)
             continue;
         uint64_t d = r->addr > e->addr ? r->addr - e->addr : e->addr - r->addr;
@@ -566,19 +415,19 @@ static uint8_t tk_guess_pool(const tk_dev_t *dv, const tk_entry_t *e)
 static int tk_undo_unmap(tk_dev_t *dv, const tk_entry_t *e)
 {
     if (e->size == 0 || e->addr + e->size < e->addr ||
-        !tk_range_clear(&dv->st, e->addr, e->size))
+        !gm__tk_range_clear(&dv->st, e->addr, e->size))
         return 0;
-    tk_region_t r;
-    if (tk_region_whole_free(e->addr, e->size, e->stream, tk_guess_pool(dv, e), 1, &r))
+    gm__tk_region_t r;
+    if (gm__tk_region_whole_free(e->addr, e->size, e->stream, tk_guess_pool(dv, e), 1, &r))
         return -1;
-    size_t i = tk_region_lower(&dv->st, e->addr);
-    tk_state_t *st = &dv->st;
+    size_t i = gm__tk_region_lower(&dv->st, e->addr);
+    gm__tk_state_t *st = &dv->st;
     /* Join the next region. */
     if (i < st->n && st->r[i].addr == e->addr + e->size && st->r[i].expandable &&
         st->r[i].stream == e->stream) {
-        tk_region_t *nx = &st->r[i];
+        gm__tk_region_t *nx = &st->r[i];
         r.pool = nx->pool;
-        if (tk_grow((void **)&r.b, &r.cap, 1 + nx->nb, sizeof *r.b)) {
+        if (gm__tk_grow((void **)&r.b, &r.cap, 1 + nx->nb, sizeof *r.b)) {
             free(r.b);
             return -1;
         }
@@ -590,13 +439,13 @@ static int tk_undo_unmap(tk_dev_t *dv, const tk_entry_t *e)
         memcpy(r.b + 1, nx->b + k, (nx->nb - k) * sizeof *r.b);
         r.nb = 1 + nx->nb - k;
         r.size += nx->size;
-        tk_region_remove(st, i);
+        gm__tk_region_remove(st, i);
     }
     /* Join the previous region. */
     if (i > 0 && st->r[i - 1].addr + st->r[i - 1].size == e->addr && st->r[i - 1].expandable &&
         st->r[i - 1].stream == e->stream) {
-        tk_region_t *pv = &st->r[i - 1];
-        if (tk_grow((void **)&pv->b, &pv->cap, pv->nb + r.nb, sizeof *pv->b)) {
+        gm__tk_region_t *pv = &st->r[i - 1];
+        if (gm__tk_grow((void **)&pv->b, &pv->cap, pv->nb + r.nb, sizeof *pv->b)) {
             free(r.b);
             return -1;
         }
@@ -611,7 +460,7 @@ static int tk_undo_unmap(tk_dev_t *dv, const tk_entry_t *e)
         free(r.b);
         return 1;
     }
-    if (tk_region_insert(st, &r)) {
+    if (gm__tk_region_insert(st, &r)) {
         free(r.b);
         return -1;
     }
@@ -709,7 +558,7 @@ static int tk_read_entries(tk_dev_t *dv, const gm__pk_t *list)
 
 static int tk_block_cmp(const void *a, const void *b)
 {
-    const tk_block_t *x = a, *y = b;
+    const gm__tk_block_t *x = a, *y = b;
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
@@ -733,7 +582,7 @@ static int tk_read_segments(tk_dev_t *dv, const gm__pk_t *segs)
         if (size == 0 || size > GM_SIZE_LIMIT || addr + size < addr)
             return tk_fail(s, "segment %u: size %llu out of range", i, (unsigned long long)size);
         const gm__pk_t *ty = tk_get(sg, k->segment_type);
-        tk_region_t r = {.addr = addr, .size = size, .stream = stream};
+        gm__tk_region_t r = {.addr = addr, .size = size, .stream = stream};
         r.pool = ty != NULL && ty == k->small   ? GM_POOL_SMALL
                  : ty != NULL && ty == k->large ? GM_POOL_LARGE
                  : size <= GM_TORCH_SMALL_BUFFER ? GM_POOL_SMALL
@@ -750,7 +599,7 @@ static int tk_read_segments(tk_dev_t *dv, const gm__pk_t *segs)
         r.cap = 2 * nb + 2;
         for (size_t j = 0; j < nb; j++) {
             const gm__pk_t *b = bl->v.items[j];
-            tk_block_t x = {.id = GM_LAYOUT_FREE};
+            gm__tk_block_t x = {.id = GM_LAYOUT_FREE};
             char bw[48];
             snprintf(bw, sizeof bw, "segment %u block", i);
             const gm__pk_t *akey = tk_get(b, k->address) ? k->address : k->addr;
@@ -792,7 +641,7 @@ static int tk_read_segments(tk_dev_t *dv, const gm__pk_t *segs)
         /* Tile the segment: gaps become free, free neighbours merge. */
         size_t out = 0;
         uint64_t at = addr;
-        tk_block_t *tiled = malloc((2 * r.nb + 1) * sizeof *tiled);
+        gm__tk_block_t *tiled = malloc((2 * r.nb + 1) * sizeof *tiled);
         if (tiled == NULL) {
             free(r.b);
             return tk_nomem(s);
@@ -807,7 +656,8 @@ static int tk_read_segments(tk_dev_t *dv, const gm__pk_t *segs)
                                "the segment", i, (unsigned long long)addr, j);
             }
             if (start > at)
-                tiled[out++] = (tk_block_t){.addr = at, .size = start - at, .id = GM_LAYOUT_FREE};
+                tiled[out++] = (gm__tk_block_t){
+                    .addr = at, .size = start - at, .id = GM_LAYOUT_FREE};
             if (j < r.nb) {
                 tiled[out++] = r.b[j];
                 at = r.b[j].addr + r.b[j].size;
@@ -824,12 +674,12 @@ static int tk_read_segments(tk_dev_t *dv, const gm__pk_t *segs)
         r.b = tiled;
         r.nb = m;
         r.cap = 2 * nb + 1;
-        if (!tk_range_clear(&dv->st, addr, size)) {
+        if (!gm__tk_range_clear(&dv->st, addr, size)) {
             free(r.b);
             return tk_fail(s, "segment %u at 0x%llx overlaps another segment", i,
                            (unsigned long long)addr);
         }
-        if (tk_region_insert(&dv->st, &r)) {
+        if (gm__tk_region_insert(&dv->st, &r)) {
             free(r.b);
             return tk_nomem(s);
         }
@@ -1060,7 +910,7 @@ static int tk_frames_index_new(tk_dev_t *dv, gm_writer_t *w, const gm__pk_t *lis
 {
     tk_frames_t *f = &dv->fr;
     size_t first = f->nids;
-    if (tk_grow((void **)&f->ids, &f->capids, f->nids + list->n, sizeof *f->ids))
+    if (gm__tk_grow((void **)&f->ids, &f->capids, f->nids + list->n, sizeof *f->ids))
         return tk_nomem(dv->s);
     const tk_lines_t *ln = &dv->s->lines;
     size_t nsrc = 0;
@@ -1104,7 +954,7 @@ static int tk_frames_index_new(tk_dev_t *dv, gm_writer_t *w, const gm__pk_t *lis
     size_t need = 1;
     for (size_t i = 0; i < len; i++)
         need += strlen(ln->text[f->ids[first + i] - 1]) + 1;
-    if (tk_grow((void **)&f->text, &f->captext, need, 1))
+    if (gm__tk_grow((void **)&f->text, &f->captext, need, 1))
         return tk_nomem(dv->s);
     size_t at = 0;
     for (size_t i = 0; i < len; i++) {
@@ -1303,7 +1153,7 @@ static int tk_write(tk_dev_t *dv, gm_writer_t *w, const tk_note_t *notes, size_t
     }
     uint64_t next_id = 0;
     for (size_t i = 0; i < dv->st.n; i++) {
-        const tk_region_t *r = &dv->st.r[i];
+        const gm__tk_region_t *r = &dv->st.r[i];
         gm_layout_segment_t *ls = &lay.segments[lay.nsegments++];
         ls->address = r->addr;
         ls->size = r->size;
@@ -1316,7 +1166,7 @@ static int tk_write(tk_dev_t *dv, gm_writer_t *w, const tk_note_t *notes, size_t
         if ((rc = tk_stream(w, &sc, r->stream, &ls->stream_index, err)))
             goto out;
         for (size_t j = 0; j < r->nb; j++) {
-            const tk_block_t *b = &r->b[j];
+            const gm__tk_block_t *b = &r->b[j];
             gm_layout_block_t *lb = &lay.blocks[lay.nblocks++];
             lb->offset = b->addr - r->addr;
             lb->size = b->size;
@@ -1571,7 +1421,7 @@ static int tk_detect_pad(tk_snap_t *s, const gm__pk_t *segs, const gm__pk_t *tra
 static void tk_dev_release(tk_dev_t *dv)
 {
     free(dv->e);
-    tk_state_release(&dv->st);
+    gm__tk_state_release(&dv->st);
     tk_frames_release(&dv->fr);
 }
 

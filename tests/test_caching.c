@@ -740,6 +740,7 @@ static const char *const snapshot_files[] = {
     "lmmedium_ctx128_train_fp32.pickle",
     "lmmedium_ctx256_inference_fp32.pickle",
     "lmmedium_ctx256_train_fp32.pickle",
+    "lmmedium_ctx512_train_mixed.pickle",
     "msd_basic.pickle",
     "msd_empty_cache.pickle",
     "msd_empty_cache_expandable.pickle",
