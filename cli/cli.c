@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -554,6 +555,24 @@ void gm__cli_table_release(gm__cli_table_t *t)
         free(t->cells[i]);
     free(t->cells);
     memset(t, 0, sizeof *t);
+}
+
+static struct sigaction cli_old_xfsz;
+static int cli_xfsz_saved;
+
+void gm__cli_ignore_xfsz(void)
+{
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    cli_xfsz_saved = sigaction(SIGXFSZ, &ign, &cli_old_xfsz) == 0;
+}
+
+void gm__cli_restore_xfsz(void)
+{
+    if (cli_xfsz_saved)
+        sigaction(SIGXFSZ, &cli_old_xfsz, NULL);
 }
 
 const char *gm__cli_strerror(int e)

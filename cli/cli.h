@@ -258,6 +258,13 @@ void gm__cli_table_release(gm__cli_table_t *t);
  * static buffer, valid until the next call. */
 const char *gm__cli_strerror(int e);
 
+/* Ignore SIGXFSZ (main does, first), so that a write past the file-size
+ * limit fails with EFBIG instead of killing the process; a child about to
+ * exec another program calls gm__cli_restore_xfsz to give it back the
+ * disposition gmsim was started with. */
+void gm__cli_ignore_xfsz(void);
+void gm__cli_restore_xfsz(void);
+
 /* gm_format_size into a static rotating buffer (8 slots): for printf. */
 const char *gm__cli_size(uint64_t bytes);
 

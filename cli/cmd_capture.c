@@ -184,6 +184,7 @@ static int capture_run(char **argv, const char *lib, const char *dir, int cupti,
         sigaction(SIGQUIT, &old_quit, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         sigaction(SIGHUP, &old_hup, NULL);
+        gm__cli_restore_xfsz();
         if (capture_env(lib, dir, cupti, torch) != 0) {
             fprintf(stderr, "gmsim: cannot set the environment of '%s'\n", gm__cli_s(argv[0]));
             _exit(127);

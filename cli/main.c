@@ -8,7 +8,10 @@
  *
  * main also owns the last check every verb needs: results are written to
  * stdout, and a write error there (a full disk, a closed pipe) must not pass
- * as success, so stdout is flushed and checked before exiting.
+ * as success, so stdout is flushed and checked before exiting.  It ignores
+ * SIGXFSZ first: past a file-size limit (ulimit -f) a write then fails with
+ * EFBIG, which each verb reports ("file too large", the file named) like
+ * any write error, instead of the process dying with no message.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -112,6 +115,7 @@ static int main_dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    gm__cli_ignore_xfsz();
     /* On a terminal every verb's output shows control bytes escaped (a
      * trace name cannot drive the terminal); files and pipes get them raw. */
     FILE *real = stdout, *wrapped = isatty(STDOUT_FILENO) ? gm__cli_tty_wrap(real) : NULL;

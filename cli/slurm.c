@@ -222,6 +222,7 @@ static int slurm_sbatch(const char *script, const char *dep, char *id, size_t le
         dup2(fd[1], STDOUT_FILENO);
         close(fd[0]);
         close(fd[1]);
+        gm__cli_restore_xfsz();
         if (dep)
             execlp("sbatch", "sbatch", "--parsable", depopt, script, (char *)NULL);
         else

@@ -4,7 +4,11 @@
  */
 #include "store/sql.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 int gm__sql_code(int rc)
 {
@@ -36,8 +40,38 @@ int gm__sql_input_code(int rc)
     return code == GM_ECORRUPT || code == GM_EDB ? GM_EFORMAT : code;
 }
 
+/* 1 when a write error of db is the file-size limit (ulimit -f, SIGXFSZ
+ * ignored: write(2) fails with EFBIG, which SQLite calls a "disk I/O
+ * error" and whose errno it may lose while rolling back): the errno says
+ * EFBIG, or the database, its WAL or its journal has reached within two of
+ * the largest pages of a finite limit. */
+static int sql_file_too_large(sqlite3 *db)
+{
+    if (sqlite3_system_errno(db) == EFBIG)
+        return 1;
+    struct rlimit rl;
+    const char *path = sqlite3_db_filename(db, "main");
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || path == NULL ||
+        path[0] == '\0')
+        return 0;
+    static const char *const suffixes[] = {"", "-wal", "-journal"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        char p[4096];
+        struct stat st;
+        if (snprintf(p, sizeof p, "%s%s", path, suffixes[i]) < (int)sizeof p &&
+            stat(p, &st) == 0 && (uint64_t)st.st_size + 2 * 65536 >= (uint64_t)rl.rlim_cur)
+            return 1;
+    }
+    return 0;
+}
+
+/* SQLite's message for rc, except that a write past the file-size limit is
+ * named for what it is. */
 static const char *sql_msg(sqlite3 *db, int rc)
 {
+    int prim = rc & 0xff;
+    if (db && (prim == SQLITE_IOERR || prim == SQLITE_FULL) && sql_file_too_large(db))
+        return "file too large";
     return db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
 }
 
