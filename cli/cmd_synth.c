@@ -26,7 +26,7 @@ static const char synth_usage[] =
     "                   -o DB [--name NAME] [--replace] [--json]\n"
     "\n"
     "       gmsim synth [--workload model] --model NAME|--hidden H ... [run options]\n"
-    "                   -o DB [--name NAME] [--replace] [--json]\n"
+    "                   -o DB [--name NAME] [--replace] [--json] [--explain]\n"
     "       gmsim synth --list-models [--json]\n"
     "\n"
     "Write a synthetic allocation trace into the store DB (created if missing).\n"
@@ -54,6 +54,11 @@ static const char synth_usage[] =
     "                       name; with a --seq list NAME.seqN per length)\n"
     "      --replace        replace a trace of the same name\n"
     "      --json           report the stored trace as JSON (as 'gmsim info --json')\n"
+    "      --explain        model: where the bytes are, by class (weights, their\n"
+    "                       16-bit copies, optimizer state, gradients, inputs,\n"
+    "                       saved activations, 16-bit input copies, logits and\n"
+    "                       loss, temporaries), at the peak and at the end of\n"
+    "                       forward; without -o nothing is written\n"
     "  -h, --help           show this help\n"
     "\n";
 
@@ -99,6 +104,46 @@ static const synth_workload_t synth_workloads[] = {
 #undef SYNTH_ENTRY
 };
 
+/* --explain: the trace's bytes by class at its peak and at the end of its
+ * last forward pass (gm_synth_explain). */
+static int synth_explain(const char *tname, const gm_synth_config_t *cfg)
+{
+    gm_error_t err = {0};
+    gm_synth_explain_t ex;
+    if (gm_synth_explain(cfg, &ex, &err) != 0)
+        return gm__cli_error("'%s': %s", tname, err.msg);
+    printf("where the bytes of '%s' are: at its peak (in %s, event %" PRIu64
+           ") and at the end of its last forward pass\n",
+           tname, gm_synth_tag_name(ex.peak_phase), ex.peak_event);
+    gm__cli_table_t t;
+    gm__cli_table_init(&t, 5, "lrrrr");
+    gm__cli_table_cell(&t, "class");
+    gm__cli_table_cell(&t, "at the peak");
+    gm__cli_table_cell(&t, "allocations");
+    gm__cli_table_cell(&t, "end of forward");
+    gm__cli_table_cell(&t, "allocations");
+    uint64_t np = 0, ne = 0;
+    for (unsigned k = 0; k < GM_SYNTH_CLASS_COUNT; k++) {
+        np += ex.peak_allocs[k];
+        ne += ex.end_allocs[k];
+        if (ex.peak_allocs[k] == 0 && ex.end_allocs[k] == 0)
+            continue;
+        gm__cli_table_cell(&t, "%s", gm_synth_class_name(k));
+        gm__cli_table_cell(&t, "%s", gm__cli_size(ex.peak_bytes[k]));
+        gm__cli_table_cell(&t, "%" PRIu64, ex.peak_allocs[k]);
+        gm__cli_table_cell(&t, "%s", gm__cli_size(ex.end_bytes[k]));
+        gm__cli_table_cell(&t, "%" PRIu64, ex.end_allocs[k]);
+    }
+    gm__cli_table_cell(&t, "total");
+    gm__cli_table_cell(&t, "%s", gm__cli_size(ex.peak));
+    gm__cli_table_cell(&t, "%" PRIu64, np);
+    gm__cli_table_cell(&t, "%s", gm__cli_size(ex.forward_end));
+    gm__cli_table_cell(&t, "%" PRIu64, ne);
+    gm__cli_table_print(&t, stdout, NULL);
+    gm__cli_table_release(&t);
+    return 0;
+}
+
 static void synth_print_usage_full(void)
 {
     fputs(synth_usage, stdout);
@@ -107,7 +152,7 @@ static void synth_print_usage_full(void)
 
 int gm__cmd_synth(int argc, char **argv)
 {
-    enum { OPT_LIVE_MAX = 256, OPT_REPLACE, OPT_JSON };
+    enum { OPT_LIVE_MAX = 256, OPT_REPLACE, OPT_JSON, OPT_EXPLAIN };
     static const struct option own[] = {
         {"workload", required_argument, NULL, 'w'},
         {"events", required_argument, NULL, 'e'},
@@ -116,6 +161,7 @@ int gm__cmd_synth(int argc, char **argv)
         {"name", required_argument, NULL, 'n'},
         {"replace", no_argument, NULL, OPT_REPLACE},
         {"json", no_argument, NULL, OPT_JSON},
+        {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"help", no_argument, NULL, 'h'},
     };
     enum { NOWN = sizeof own / sizeof own[0] };
@@ -128,7 +174,7 @@ int gm__cmd_synth(int argc, char **argv)
     gm__synth_opts_init(&so);
     const char *workload = NULL, *db = NULL, *name = NULL;
     unsigned flags = 0;
-    int c, rc = 0, random_opts = 0;
+    int c, rc = 0, random_opts = 0, explain = 0;
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":w:e:s:o:n:h", longopts, NULL)) != -1) {
         switch (c) {
@@ -149,6 +195,7 @@ int gm__cmd_synth(int argc, char **argv)
         case 'n': name = optarg; break;
         case OPT_REPLACE: flags |= GM__CLI_REPLACE; break;
         case OPT_JSON: flags |= GM__CLI_JSON; break;
+        case OPT_EXPLAIN: explain = 1; break;
         case 'h': synth_print_usage_full(); goto out;
         case GM__SO_SEED:
             rc = gm__synth_opt(&so, synth_usage, c, optarg);
@@ -196,7 +243,12 @@ int gm__cmd_synth(int argc, char **argv)
         rc = gm__cli_usage_error(synth_usage, "model and run options go with --workload model");
         goto out;
     }
-    if (db == NULL) {
+    if (explain && (!is_model || (flags & GM__CLI_JSON))) {
+        rc = gm__cli_usage_error(synth_usage, !is_model ? "--explain goes with --workload model"
+                                                        : "--explain prints a table: leave out --json");
+        goto out;
+    }
+    if (db == NULL && !explain) {
         rc = gm__cli_usage_error(synth_usage, "missing the store to write (-o DB)");
         goto out;
     }
@@ -204,7 +256,7 @@ int gm__cmd_synth(int argc, char **argv)
         rc = gm__cli_usage_error(synth_usage, "invalid value for --name: empty name");
         goto out;
     }
-    if ((rc = gm__cli_check_output(synth_usage, db, &so.seq_file, 1)))
+    if (db && (rc = gm__cli_check_output(synth_usage, db, &so.seq_file, 1)))
         goto out;
     gm_error_t err = {0};
     if (!is_model) {
@@ -231,7 +283,10 @@ int gm__cmd_synth(int argc, char **argv)
             snprintf(tname, sizeof tname, "%s.seq%" PRIu64, base, cfgs[k].seq);
         else
             snprintf(tname, sizeof tname, "%s", base);
-        rc = gm__cli_write_trace(db, tname, flags, "synthesized", wl->fill, &cfgs[k]);
+        if (db)
+            rc = gm__cli_write_trace(db, tname, flags, "synthesized", wl->fill, &cfgs[k]);
+        if (rc == 0 && explain)
+            rc = synth_explain(tname, &cfgs[k]);
     }
     free(cfgs);
 out:

@@ -89,7 +89,7 @@ void syn_mark(syn_t *g, unsigned tag)
     if (tag != GM_SYNTH_TAG_STEP)
         g->phase = tag;
     if (tag == GM_SYNTH_TAG_BACKWARD)
-        g->live_at_backward = g->live;
+        syn_forward_end(g);
 }
 
 uint64_t syn_alloc(syn_t *g, uint64_t size)
@@ -103,7 +103,7 @@ uint64_t syn_alloc(syn_t *g, uint64_t size)
         return SYN_NONE;
     }
     slot->id = id;
-    slot->size = size;
+    slot->size = size | (uint64_t)g->acls << SYN_CLS_SHIFT;
     g->next_id++;
     /* autograd gives each forward op a backward that allocates the
      * gradient of its output: remember the op in the current node */
@@ -117,12 +117,61 @@ uint64_t syn_alloc(syn_t *g, uint64_t size)
     g->allocs++;
     g->step_allocs++;
     g->live += size;
+    if (g->ex) {
+        g->cls_bytes[g->acls] += size;
+        g->cls_allocs[g->acls]++;
+    }
     if (g->live > g->peak) {
         g->peak = g->live;
         g->peak_event = g->events - 1;
         g->peak_phase = g->phase;
+        if (g->ex) {
+            memcpy(g->ex->peak_bytes, g->cls_bytes, sizeof g->cls_bytes);
+            memcpy(g->ex->peak_allocs, g->cls_allocs, sizeof g->cls_allocs);
+        }
     }
     return id;
+}
+
+uint64_t syn_alloc_as(syn_t *g, uint64_t size, unsigned cls)
+{
+    uint8_t a = g->acls;
+    g->acls = (uint8_t)cls;
+    uint64_t id = syn_alloc(g, size);
+    g->acls = a;
+    return id;
+}
+
+void syn_forward_end(syn_t *g)
+{
+    g->live_at_backward = g->live;
+    if (g->ex) {
+        memcpy(g->ex->end_bytes, g->cls_bytes, sizeof g->cls_bytes);
+        memcpy(g->ex->end_allocs, g->cls_allocs, sizeof g->cls_allocs);
+    }
+}
+
+/* An existing tensor becomes one autograd saves: a temporary is counted
+ * as of class kcls from now on (explain only). */
+static void syn_reclass(syn_t *g, uint64_t id)
+{
+    uint64_t v;
+    syn_slot_t *slot = &g->ring[id & (SYN_RING - 1)];
+    if (slot->id == id)
+        v = slot->size;
+    else if (!gm__idmap_get(&g->spill, id, &v))
+        return;
+    if (v >> SYN_CLS_SHIFT != GM_SYNTH_CLASS_TEMPS)
+        return;
+    uint64_t size = v & SYN_SIZE_MASK, nv = size | (uint64_t)g->kcls << SYN_CLS_SHIFT;
+    if (slot->id == id)
+        slot->size = nv;
+    else if (gm__idmap_put(&g->spill, id, nv) != 0)
+        return;
+    g->cls_bytes[GM_SYNTH_CLASS_TEMPS] -= size;
+    g->cls_allocs[GM_SYNTH_CLASS_TEMPS]--;
+    g->cls_bytes[g->kcls] += size;
+    g->cls_allocs[g->kcls]++;
 }
 
 void syn_free(syn_t *g, uint64_t id)
@@ -141,7 +190,12 @@ void syn_free(syn_t *g, uint64_t id)
     ev->op = GM_OP_FREE;
     ev->id = id;
     g->frees++;
-    g->live -= size;
+    if (g->ex) {
+        unsigned cls = (unsigned)(size >> SYN_CLS_SHIFT);
+        g->cls_bytes[cls] -= size & SYN_SIZE_MASK;
+        g->cls_allocs[cls]--;
+    }
+    g->live -= size & SYN_SIZE_MASK;
 }
 
 /* Record id in the current node's saved list (a full list is a bug in
@@ -161,7 +215,9 @@ static void syn_save(syn_t *g, uint64_t id)
  * (training) or, in inference, in the block's list freed at its end. */
 uint64_t syn_keep(syn_t *g, uint64_t size)
 {
-    uint64_t id = syn_alloc(g, size);
+    uint64_t id = syn_grad(g->c) && g->acls == GM_SYNTH_CLASS_TEMPS
+                      ? syn_alloc_as(g, size, g->kcls)
+                      : syn_alloc(g, size);
     if (id == SYN_NONE)
         return id;
     if (!syn_grad(g->c)) {
@@ -185,6 +241,8 @@ void syn_attach(syn_t *g, uint64_t id)
             g->pending[g->npending++] = id;
         return;
     }
+    if (g->ex)
+        syn_reclass(g, id);
     syn_save(g, id);
 }
 
@@ -238,7 +296,7 @@ void syn_gather(syn_t *g, int32_t layer, uint64_t *ids, size_t *n)
     uint64_t pb = syn_param_bytes(g->c);
     for (size_t i = 0; i < g->nparams; i++)
         if (g->params[i].layer == layer && *n < 64)
-            ids[(*n)++] = syn_alloc(g, g->params[i].numel * pb);
+            ids[(*n)++] = syn_alloc_as(g, g->params[i].numel * pb, GM_SYNTH_CLASS_WEIGHTS);
 }
 
 void syn_release(syn_t *g, const uint64_t *ids, size_t n)
@@ -273,10 +331,11 @@ static void syn_weight_grad(syn_t *g, int32_t i)
     }
     if (c->zero >= 2) { /* reduce-scatter into this rank's shard */
         uint64_t t = syn_alloc(g, full);
-        g->p_grad[i] = syn_alloc(g, syn_grad_resident(c, g->params[i].numel) * syn_param_bytes(c));
+        g->p_grad[i] = syn_alloc_as(g, syn_grad_resident(c, g->params[i].numel) * syn_param_bytes(c),
+                                    GM_SYNTH_CLASS_GRADS);
         syn_free(g, t);
     } else {
-        g->p_grad[i] = syn_alloc(g, full);
+        g->p_grad[i] = syn_alloc_as(g, full, GM_SYNTH_CLASS_GRADS);
     }
 }
 
@@ -467,8 +526,8 @@ static void syn_micro(syn_t *g, uint64_t micro)
     g->layer = SYN_P_GLOBAL;
     syn_mark(g, GM_SYNTH_TAG_FORWARD);
     g->forward = 1;
-    uint64_t ids = syn_alloc(g, z->ids);
-    uint64_t labels = syn_loss(c) ? syn_alloc(g, z->ids) : SYN_NONE;
+    uint64_t ids = syn_alloc_as(g, z->ids, GM_SYNTH_CLASS_INPUTS);
+    uint64_t labels = syn_loss(c) ? syn_alloc_as(g, z->ids, GM_SYNTH_CLASS_INPUTS) : SYN_NONE;
 
     /* embeddings */
     uint64_t gathered[64];
@@ -522,12 +581,12 @@ static void syn_micro(syn_t *g, uint64_t micro)
         up = syn_alloc(g, z->L32); /* logits.float() */
     syn_release(g, gathered, ngathered);
     if (!autograd) /* the end of forward, the cast cache still full */
-        g->live_at_backward = g->live;
+        syn_forward_end(g);
     syn_cast_exit(g);
     if (!syn_train(c)) {
         g->cur = NULL;
         if (autograd)
-            g->live_at_backward = g->live;
+            syn_forward_end(g);
         syn_block_end(g);
         if (autograd) { /* forward: the graph lives on, rooted in the outputs */
             uint64_t keep[4] = {ids, labels, logits, loss};
@@ -611,11 +670,14 @@ static int syn_init(syn_t *g, const gm_synth_config_t *c, gm_synth_sink_fn sink,
     if (g->rng[0] == 0 && g->rng[1] == 0)
         g->rng[0] = 1;
     g->held_logits = SYN_NONE;
+    g->acls = GM_SYNTH_CLASS_TEMPS;
+    g->kcls = GM_SYNTH_CLASS_SAVED;
     return 0;
 }
 
-int gm_synth_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
-                 gm_synth_stats_t *stats, gm_error_t *err)
+/* gm_synth_run, and with ex the classes of its peak (gm_synth_explain). */
+static int syn_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
+                   gm_synth_stats_t *stats, gm_synth_explain_t *ex, gm_error_t *err)
 {
     int rc = gm_synth_check(c, err);
     if (rc)
@@ -627,6 +689,10 @@ int gm_synth_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
         free(g);
         return rc;
     }
+    if (ex) {
+        memset(ex, 0, sizeof *ex);
+        g->ex = ex;
+    }
     int train = syn_train(c);
     uint64_t pb = syn_param_bytes(c);
 
@@ -635,11 +701,12 @@ int gm_synth_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
     for (size_t i = 0; i < g->nparams; i++) {
         uint64_t numel = train ? syn_param_resident(c, g->params[i].numel)
                                : (c->offload == GM_SYNTH_OFFLOAD_PARAMS ? 0 : g->params[i].numel);
-        g->p_id[i] = syn_alloc(g, numel * pb);
+        g->p_id[i] = syn_alloc_as(g, numel * pb, GM_SYNTH_CLASS_WEIGHTS);
     }
     if (syn_state_on_device(c) && c->precision == GM_SYNTH_PREC_MIXED)
         for (size_t i = 0; i < g->nparams; i++)
-            g->p_state[0][i] = syn_alloc(g, syn_state_resident(c, g->params[i].numel) * 4);
+            g->p_state[0][i] = syn_alloc_as(g, syn_state_resident(c, g->params[i].numel) * 4,
+                                            GM_SYNTH_CLASS_STATE);
     if (c->warm && syn_state_on_device(c))
         for (size_t i = 0; i < g->nparams; i++)
             syn_state_alloc(g, i);
@@ -675,7 +742,32 @@ int gm_synth_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
         stats->allocs_last_step = g->step_allocs;
         stats->live_at_backward = g->live_at_backward;
     }
+    if (rc == 0 && ex) {
+        ex->peak = g->peak;
+        ex->peak_event = g->peak_event;
+        ex->peak_phase = g->peak_phase;
+        ex->forward_end = g->live_at_backward;
+    }
     syn_destroy(g);
     free(g);
     return rc;
+}
+
+int gm_synth_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
+                 gm_synth_stats_t *stats, gm_error_t *err)
+{
+    return syn_run(c, sink, ctx, stats, NULL, err);
+}
+
+int gm_synth_explain(const gm_synth_config_t *c, gm_synth_explain_t *out, gm_error_t *err)
+{
+    return syn_run(c, NULL, NULL, NULL, out, err);
+}
+
+const char *gm_synth_class_name(unsigned k)
+{
+#define SYN_CLASS_NAME(e, s) s,
+    static const char *const names[] = {GM_SYNTH_CLASSES(SYN_CLASS_NAME)};
+#undef SYN_CLASS_NAME
+    return k < GM_SYNTH_CLASS_COUNT ? names[k] : NULL;
 }

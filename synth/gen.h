@@ -56,9 +56,11 @@ typedef struct syn_node {
 #define SYN_RING (UINT64_C(1) << 16)
 
 typedef struct syn_slot {
-    uint64_t id; /* SYN_NONE when free */
-    uint64_t size;
+    uint64_t id;   /* SYN_NONE when free */
+    uint64_t size; /* with its class (GM_SYNTH_CLASS_*) in the top byte */
 } syn_slot_t;
+#define SYN_CLS_SHIFT 56
+#define SYN_SIZE_MASK ((UINT64_C(1) << SYN_CLS_SHIFT) - 1)
 #define SYN_PENDING_MAX 64
 
 typedef struct syn {
@@ -98,6 +100,13 @@ typedef struct syn {
     uint64_t rng[2];
     uint64_t held_logits; /* the training loop's `logits` variable (SYN_NONE) */
     int rerun;            /* replaying a checkpointed layer in backward */
+    /* classes: what the next syn_alloc is (acls) and what syn_keep and
+     * syn_attach make a tensor autograd saves (kcls); with `ex`, the live
+     * bytes and counts per class, copied there at the peak and at the end
+     * of forward (gm_synth_explain) */
+    uint8_t acls, kcls;
+    gm_synth_explain_t *ex;
+    uint64_t cls_bytes[GM_SYNTH_CLASS_COUNT], cls_allocs[GM_SYNTH_CLASS_COUNT];
     /* amp: autocast's cast cache, the 16-bit weight copies only it holds
      * (no_grad inference; layers whose graph full recompute dropped),
      * freed when the context exits at the end of the forward pass */
@@ -114,6 +123,10 @@ typedef struct syn {
 /* ---- synth/gen.c: the core ---------------------------------------------------- */
 
 uint64_t syn_alloc(syn_t *g, uint64_t size);
+/* syn_alloc of an allocation of class cls (GM_SYNTH_CLASS_*). */
+uint64_t syn_alloc_as(syn_t *g, uint64_t size, unsigned cls);
+/* Record the live bytes per class as the end of a forward pass. */
+void syn_forward_end(syn_t *g);
 void syn_free(syn_t *g, uint64_t id);
 void syn_mark(syn_t *g, unsigned tag);
 uint64_t syn_keep(syn_t *g, uint64_t size);

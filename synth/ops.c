@@ -46,13 +46,15 @@ static uint64_t syn_wcast(syn_t *g, int32_t p)
     if (!syn_amp(g->c) || p < 0)
         return SYN_NONE;
     uint64_t size = g->params[p].numel * 2;
+    uint8_t a = g->acls;
+    g->acls = GM_SYNTH_CLASS_WEIGHT_COPIES;
+    uint64_t id = syn_grad(g->c) ? syn_keep(g, size) : syn_alloc(g, size);
+    g->acls = a;
     if (syn_grad(g->c)) {
-        uint64_t id = syn_keep(g, size);
         if (g->c->recompute == GM_SYNTH_RECOMPUTE_FULL && !g->rerun && g->layer >= 0)
             syn_cache_cast(g, id);
         return SYN_NONE;
     }
-    uint64_t id = syn_alloc(g, size);
     if (!syn_cast_cached(g->c))
         return id;
     syn_cache_cast(g, id);
@@ -69,8 +71,12 @@ static void syn_mm(syn_t *g, uint64_t xsize, int32_t p, uint64_t tmp[2])
     tmp[0] = tmp[1] = SYN_NONE;
     if (!syn_amp(g->c))
         return;
-    if (xsize)
+    if (xsize) {
+        uint8_t a = g->acls;
+        g->acls = GM_SYNTH_CLASS_INPUT_COPIES;
         tmp[0] = syn_grad(g->c) ? (syn_keep(g, xsize), SYN_NONE) : syn_alloc(g, xsize);
+        g->acls = a;
+    }
     tmp[1] = syn_wcast(g, p);
 }
 
@@ -168,8 +174,8 @@ static void syn_rope_casts(syn_t *g, uint64_t cq[2])
     cq[0] = cq[1] = SYN_NONE;
     if (g->z.Uqr == g->z.Uq || !syn_llama(g->c))
         return;
-    cq[0] = syn_alloc(g, g->z.Uq);
-    cq[1] = syn_alloc(g, g->z.Ukv);
+    cq[0] = syn_alloc_as(g, g->z.Uq, GM_SYNTH_CLASS_INPUT_COPIES);
+    cq[1] = syn_alloc_as(g, g->z.Ukv, GM_SYNTH_CLASS_INPUT_COPIES);
     if (syn_grad(g->c)) {
         syn_attach(g, cq[0]);
         syn_attach(g, cq[1]);
@@ -703,7 +709,7 @@ uint64_t syn_head(syn_t *g, uint64_t x)
     uint64_t tmp[2];
     syn_mm(g, z->Uh, head, tmp);
     g->cur = NULL;
-    uint64_t logits = syn_alloc(g, z->L);
+    uint64_t logits = syn_alloc_as(g, z->L, GM_SYNTH_CLASS_LOGITS);
     syn_mm_done(g, tmp);
     if (amp)
         syn_free(g, xn);
@@ -722,6 +728,7 @@ uint64_t syn_loss_forward(syn_t *g, uint64_t logits)
     const gm_synth_config_t *c = g->c;
     const syn_sizes_t *z = &g->z;
     int amp = syn_amp(c);
+    g->kcls = GM_SYNTH_CLASS_LOGITS; /* what it keeps is the loss's */
     syn_node_t *ln = syn_node(g, SYN_NODE_OP, z->L, -1, -1, -1);
     if (ln)
         ln->btmp = z->L32;
@@ -765,5 +772,6 @@ uint64_t syn_loss_forward(syn_t *g, uint64_t logits)
         syn_keep(g, z->L32);                                 /* log_softmax */
         syn_free(g, up);
     }
-    return syn_alloc(g, 4);
+    g->kcls = GM_SYNTH_CLASS_SAVED;
+    return syn_alloc_as(g, 4, GM_SYNTH_CLASS_LOGITS);
 }

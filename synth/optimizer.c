@@ -18,7 +18,7 @@ void syn_state_alloc(syn_t *g, size_t i)
     unsigned k = c->precision == GM_SYNTH_PREC_MIXED ? 1 : 0; /* slot 0: master */
     for (unsigned s = k; s < syn_state_count(c); s++)
         if (g->p_state[s][i] == SYN_NONE)
-            g->p_state[s][i] = syn_alloc(g, numel * sb);
+            g->p_state[s][i] = syn_alloc_as(g, numel * sb, GM_SYNTH_CLASS_STATE);
 }
 
 void syn_optimizer(syn_t *g)
@@ -68,14 +68,14 @@ void syn_optimizer(syn_t *g)
                 old[j] = g->p_state[k + j][i];
             }
             uint64_t a = syn_alloc(g, P), b = syn_alloc(g, P); /* β1·m, (1−β1)·g */
-            uint64_t m = syn_alloc(g, P);                      /* a + b */
+            uint64_t m = syn_alloc_as(g, P, GM_SYNTH_CLASS_STATE); /* a + b */
             syn_free(g, a);
             syn_free(g, b);
             a = syn_alloc(g, P);           /* β2·v */
             uint64_t g2 = syn_alloc(g, P); /* g² */
             b = syn_alloc(g, P);           /* (1−β2)·g² */
             syn_free(g, g2);
-            uint64_t v = syn_alloc(g, P); /* a + b */
+            uint64_t v = syn_alloc_as(g, P, GM_SYNTH_CLASS_STATE); /* a + b */
             syn_free(g, a);
             syn_free(g, b);
             uint64_t u = syn_alloc(g, P);  /* lr_t·m */

@@ -823,3 +823,51 @@ Test(synth_real, lm27b_train_ctx128)
     compare_snapshot("lm2.7b_ctx128_train_fp32.pickle",
                      snapshot_model(2560, 32, 32, 10240, 128, GM_SYNTH_MODE_TRAIN, 0, GM_SYNTH_OPTIMPL_LOOP), 1);
 }
+
+/* The estimate's lines are the synthesized trace's classes: at the end of
+ * forward the weights, their 16-bit copies (autocast's cast cache or the
+ * graph), the optimizer state, the inputs, the logits and loss, and the
+ * saved activations with the linears' 16-bit input copies hold exactly the
+ * estimate's bytes, in every mode, grad mode and precision. */
+Test(synth, explain_agrees_with_the_estimate_term_by_term)
+{
+    int n = 0;
+    for (int arch = 0; arch < GM_SYNTH_ARCH_COUNT; arch++)
+        for (int prec = 0; prec < GM_SYNTH_PREC_COUNT; prec++)
+            for (int mode = 0; mode < GM_SYNTH_MODE_COUNT; mode++)
+                for (int ops = 0; ops < GM_SYNTH_OPS_COUNT; ops++)
+                    for (int gm = 0; gm < GM_SYNTH_GRAD_COUNT; gm++) {
+                        if (gm && mode != GM_SYNTH_MODE_INFERENCE)
+                            continue;
+                        gm_synth_config_t c = small(arch);
+                        c.precision = prec;
+                        c.mode = mode;
+                        c.ops = ops;
+                        c.grad_mode = gm;
+                        c.warm = 1;
+                        gm_synth_estimate_t e;
+                        estimate(&c, &e);
+                        c.steps = 2;
+                        gm_error_t err = {0};
+                        gm_synth_explain_t ex;
+                        cr_assert_eq(gm_synth_explain(&c, &ex, &err), 0, "%s", err.msg);
+                        const uint64_t *b = ex.end_bytes;
+                        char what[96];
+                        snprintf(what, sizeof what, "arch %d prec %d mode %d ops %d grad mode %d",
+                                 arch, prec, mode, ops, gm);
+                        cr_expect_eq(ex.peak, e.peak, "%s: peak", what);
+                        cr_expect_eq(b[GM_SYNTH_CLASS_WEIGHTS], e.params, "%s: weights", what);
+                        cr_expect_eq(b[GM_SYNTH_CLASS_WEIGHT_COPIES], e.casts, "%s: copies", what);
+                        cr_expect_eq(b[GM_SYNTH_CLASS_STATE], e.optimizer, "%s: state", what);
+                        cr_expect_eq(b[GM_SYNTH_CLASS_INPUTS], e.inputs, "%s: inputs", what);
+                        if (mode == GM_SYNTH_MODE_INFERENCE)
+                            continue; /* the last block's temporaries are still there */
+                        cr_expect_eq(b[GM_SYNTH_CLASS_LOGITS], e.logits, "%s: logits", what);
+                        cr_expect_eq(b[GM_SYNTH_CLASS_SAVED] + b[GM_SYNTH_CLASS_INPUT_COPIES],
+                                     e.saved, "%s: saved", what);
+                        cr_expect_eq(b[GM_SYNTH_CLASS_TEMPS], 0, "%s: temporaries", what);
+                        cr_expect_eq(ex.forward_end, e.forward_end, "%s", what);
+                        n++;
+                    }
+    cr_assert_gt(n, 50);
+}

@@ -209,6 +209,36 @@ typedef struct gm_synth_stats {
     uint64_t live_at_backward;
 } gm_synth_stats_t;
 
+/* What each allocation of a synthesized trace is, for gm_synth_explain. */
+#define GM_SYNTH_CLASSES(X)                                                              \
+    X(WEIGHTS, "weights") X(WEIGHT_COPIES, "weight copies") X(STATE, "optimizer state") \
+    X(GRADS, "gradients") X(INPUTS, "inputs") X(SAVED, "saved activations")            \
+    X(INPUT_COPIES, "16-bit input copies") X(LOGITS, "logits and loss")                 \
+    X(TEMPS, "temporaries")
+enum {
+#define GM__SYNTH_CLASS(e, s) GM_SYNTH_CLASS_##e,
+    GM_SYNTH_CLASSES(GM__SYNTH_CLASS)
+#undef GM__SYNTH_CLASS
+    GM_SYNTH_CLASS_COUNT
+};
+/* The name of class k ("weights", "weight copies", ...), NULL out of range. */
+const char *gm_synth_class_name(unsigned k);
+
+/* Where a synthesized trace's bytes are: the live bytes and allocations of
+ * each class at the trace's peak (its first instant) and at the end of its
+ * last forward pass (gm_synth_stats_t's live_at_backward). */
+typedef struct gm_synth_explain {
+    uint64_t peak, peak_event;
+    unsigned peak_phase; /* GM_SYNTH_TAG_* */
+    uint64_t peak_bytes[GM_SYNTH_CLASS_COUNT], peak_allocs[GM_SYNTH_CLASS_COUNT];
+    uint64_t forward_end;
+    uint64_t end_bytes[GM_SYNTH_CLASS_COUNT], end_allocs[GM_SYNTH_CLASS_COUNT];
+} gm_synth_explain_t;
+
+/* Run cfg (as gm_synth_run, without events) and split its peak and its
+ * end of forward by class.  GM_EINVAL for a bad config, GM_ENOMEM. */
+int gm_synth_explain(const gm_synth_config_t *cfg, gm_synth_explain_t *out, gm_error_t *err);
+
 /* Run cfg's steps, sending every event to sink (NULL: count only).  Every
  * allocation is freed by the end except weights, gradients and optimizer
  * state, which live on as in a job between steps.  GM_EINVAL for a bad

@@ -158,3 +158,24 @@ A training step needs its loss, and only inference has a grad mode:
   usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
                      -o DB [--name NAME] [--replace] [--json]
   [2]
+
+`--explain` says where a synthesized job's bytes are, by class, at its
+peak and at the end of its last forward pass (without `-o` nothing is
+written).  A `no_grad` pass under autocast: the weights, and a 16-bit copy
+of each of gpt2's 49 matrices (its tied embedding is the output layer):
+
+  $ gmsim synth --model gpt2 --batch 2 --seq 128 --steps 1 --precision amp --mode inference --explain
+  where the bytes of 'gpt2' are: at its peak (in forward, event 762) and at the end of its last forward pass
+  class                at the peak  allocations  end of forward  allocations
+  weights               474.70 MiB          148      474.70 MiB          148
+  weight copies         235.62 MiB           49      235.62 MiB           49
+  inputs                  2.00 KiB            1        2.00 KiB            1
+  16-bit input copies   384.00 KiB            1             0 B            0
+  logits and loss        24.54 MiB            1       24.54 MiB            1
+  temporaries           770.00 KiB            3        2.00 KiB            2
+  total                 735.99 MiB          203      734.86 MiB          201
+  $ gmsim synth --explain -o q.db
+  gmsim: --explain goes with --workload model
+  usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
+                     -o DB [--name NAME] [--replace] [--json]
+  [2]
