@@ -16,10 +16,18 @@
  *    and closed; only then is it renamed over the target (and the
  *    directory fsync'd).  Any failure — a full disk, a file-size limit,
  *    an exporter's error — removes the temporary file and leaves the
- *    target as it was.  A symbolic link is followed, and the file it
- *    points to is replaced (the link stays a link).  Anything that is not
- *    a regular file or a missing one — a FIFO, a character device such as
- *    /dev/null, /dev/stdout, a socket — is written straight through,
+ *    target as it was.  The writer holds an exclusive flock(2) on its
+ *    temporary file until it is renamed or removed; a writer killed before
+ *    that leaves it behind, so each new writer of the same target first
+ *    removes the temporaries of that target that are stale: regular files
+ *    of its own user, named exactly ".NAME.tmp." and six characters, not
+ *    modified for OUT_STALE_S seconds and whose lock it can take (no
+ *    writer holds it; a writer of an older gmsim, which took no lock,
+ *    would have touched its file within those minutes).  A symbolic link
+ *    is followed, and the file it points to is replaced (the link stays a
+ *    link).  Anything that is not a regular file or a missing one — a
+ *    FIFO, a character device such as /dev/null, /dev/stdout, a socket —
+ *    is written straight through,
  *    never replaced.  The new file gets the old file's permission bits, or
  *    0666 less the umask when it is new.  Replacing a regular file gives it
  *    a new inode: other hard links to the old one keep the old text.
@@ -37,10 +45,13 @@
 #define _GNU_SOURCE /* fopencookie */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -202,6 +213,54 @@ static const char *out_shown(const gm__cli_out_t *o)
     return o->path ? gm_text_escape(o->path, buf, sizeof buf) : "standard output";
 }
 
+/* A temporary file not modified for this long, and not locked, is a dead
+ * writer's. */
+#define OUT_STALE_S 600
+
+/* Remove the stale temporaries of the target base in directory dir (dlen
+ * bytes of target, "" for the current one): see the header, promise 2.
+ * Failures are ignored: what cannot be removed stays, as before. */
+static void out_remove_stale(const char *target, size_t dlen, const char *base)
+{
+    char dir[PATH_MAX];
+    if (dlen >= sizeof dir)
+        return;
+    if (dlen)
+        snprintf(dir, sizeof dir, "%.*s", (int)dlen, target);
+    else
+        snprintf(dir, sizeof dir, "./");
+    char prefix[NAME_MAX + 8];
+    int plen = snprintf(prefix, sizeof prefix, ".%s.tmp.", base);
+    if (plen < 0 || (size_t)plen >= sizeof prefix)
+        return;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 || strlen(e->d_name) != (size_t)plen + 6)
+            continue;
+        char path[PATH_MAX + NAME_MAX + 2];
+        if ((size_t)snprintf(path, sizeof path, "%s%s", dir, e->d_name) >= sizeof path)
+            continue;
+        struct stat st;
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+            st.st_mtime > now - OUT_STALE_S)
+            continue;
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat sf;
+        /* the lock held while the name still leads to the file locked */
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &sf) == 0 && lstat(path, &st) == 0 &&
+            sf.st_dev == st.st_dev && sf.st_ino == st.st_ino)
+            unlink(path);
+        close(fd);
+    }
+    closedir(d);
+}
+
 int gm__cli_out_open(gm__cli_out_t *o, const char *usage, const char *path,
                      const char *const *inputs, size_t ninputs)
 {
@@ -243,7 +302,10 @@ int gm__cli_out_open(gm__cli_out_t *o, const char *usage, const char *path,
         return gm__cli_error("out of memory");
     }
     snprintf(o->tmp, len, "%.*s.%s.tmp.XXXXXX", (int)dir, o->target, base);
+    out_remove_stale(o->target, dir, base);
     int fd = mkstemp(o->tmp);
+    if (fd >= 0)
+        (void)flock(fd, LOCK_EX | LOCK_NB); /* held until closed: this writer lives */
     if (fd < 0) {
         int e = errno;
         free(o->tmp);

@@ -81,6 +81,22 @@ content and no temporary file.
   $ gmsim export s.db -o keep.csv && head -1 keep.csv
   ts_ns,op,id,size,stream,device
 
+A writer killed before the rename leaves its temporary file behind; the
+next run writing the same output removes those of that output older than
+10 minutes that no writer holds locked, and nothing else: a recent one,
+one a live writer holds (flock), another output's, another name:
+
+  $ for x in AAAAAA BBBBBB CCCCCC; do echo x > .keep.csv.tmp.$x; done
+  $ echo x > .other.csv.tmp.DDDDDD; echo x > .keep.csv.tmp.EEEEEEE
+  $ touch -d '20 minutes ago' .keep.csv.tmp.AAAAAA .keep.csv.tmp.CCCCCC .other.csv.tmp.DDDDDD .keep.csv.tmp.EEEEEEE
+  $ flock .keep.csv.tmp.CCCCCC sleep 30 & sleep 0.2
+  $ gmsim export s.db -o keep.csv && ls -A | grep tmp
+  .keep.csv.tmp.BBBBBB
+  .keep.csv.tmp.CCCCCC
+  .keep.csv.tmp.EEEEEEE
+  .other.csv.tmp.DDDDDD
+  $ kill %1; wait
+
 It keeps the file's permissions; a symbolic link stays a link and its
 target is replaced:
 
