@@ -142,6 +142,15 @@ uint64_t syn_alloc_as(syn_t *g, uint64_t size, unsigned cls)
     return id;
 }
 
+uint64_t syn_keep_as(syn_t *g, uint64_t size, unsigned cls)
+{
+    uint8_t a = g->acls;
+    g->acls = (uint8_t)cls;
+    uint64_t id = syn_keep(g, size);
+    g->acls = a;
+    return id;
+}
+
 void syn_forward_end(syn_t *g)
 {
     g->live_at_backward = g->live;

@@ -125,6 +125,8 @@ typedef struct syn {
 uint64_t syn_alloc(syn_t *g, uint64_t size);
 /* syn_alloc of an allocation of class cls (GM_SYNTH_CLASS_*). */
 uint64_t syn_alloc_as(syn_t *g, uint64_t size, unsigned cls);
+/* syn_keep of a tensor of class cls (it stays of that class when saved). */
+uint64_t syn_keep_as(syn_t *g, uint64_t size, unsigned cls);
 /* Record the live bytes per class as the end of a forward pass. */
 void syn_forward_end(syn_t *g);
 void syn_free(syn_t *g, uint64_t id);

@@ -46,19 +46,14 @@ static uint64_t syn_wcast(syn_t *g, int32_t p)
     if (!syn_amp(g->c) || p < 0)
         return SYN_NONE;
     uint64_t size = g->params[p].numel * 2;
-    uint8_t a = g->acls;
-    g->acls = GM_SYNTH_CLASS_WEIGHT_COPIES;
-    uint64_t id = syn_grad(g->c) ? syn_keep(g, size) : syn_alloc(g, size);
-    g->acls = a;
-    if (syn_grad(g->c)) {
-        if (g->c->recompute == GM_SYNTH_RECOMPUTE_FULL && !g->rerun && g->layer >= 0)
-            syn_cache_cast(g, id);
-        return SYN_NONE;
-    }
-    if (!syn_cast_cached(g->c))
-        return id;
-    syn_cache_cast(g, id);
-    return SYN_NONE;
+    int grad = syn_grad(g->c);
+    uint64_t id = grad ? syn_keep_as(g, size, GM_SYNTH_CLASS_WEIGHT_COPIES)
+                       : syn_alloc_as(g, size, GM_SYNTH_CLASS_WEIGHT_COPIES);
+    int cached = grad ? g->c->recompute == GM_SYNTH_RECOMPUTE_FULL && !g->rerun && g->layer >= 0
+                      : syn_cast_cached(g->c);
+    if (cached)
+        syn_cache_cast(g, id);
+    return grad || cached ? SYN_NONE : id;
 }
 
 /* A matmul's operands under amp, before its output is allocated: the
@@ -71,12 +66,10 @@ static void syn_mm(syn_t *g, uint64_t xsize, int32_t p, uint64_t tmp[2])
     tmp[0] = tmp[1] = SYN_NONE;
     if (!syn_amp(g->c))
         return;
-    if (xsize) {
-        uint8_t a = g->acls;
-        g->acls = GM_SYNTH_CLASS_INPUT_COPIES;
-        tmp[0] = syn_grad(g->c) ? (syn_keep(g, xsize), SYN_NONE) : syn_alloc(g, xsize);
-        g->acls = a;
-    }
+    if (xsize && syn_grad(g->c))
+        syn_keep_as(g, xsize, GM_SYNTH_CLASS_INPUT_COPIES);
+    else if (xsize)
+        tmp[0] = syn_alloc_as(g, xsize, GM_SYNTH_CLASS_INPUT_COPIES);
     tmp[1] = syn_wcast(g, p);
 }
 
