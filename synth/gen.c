@@ -92,7 +92,7 @@ void syn_mark(syn_t *g, unsigned tag)
         syn_forward_end(g);
 }
 
-uint64_t syn_alloc(syn_t *g, uint64_t size)
+uint64_t syn_alloc_as(syn_t *g, uint64_t size, unsigned cls)
 {
     if (size == 0 || g->rc)
         return SYN_NONE;
@@ -103,7 +103,7 @@ uint64_t syn_alloc(syn_t *g, uint64_t size)
         return SYN_NONE;
     }
     slot->id = id;
-    slot->size = size | (uint64_t)g->acls << SYN_CLS_SHIFT;
+    slot->size = size;
     g->next_id++;
     /* autograd gives each forward op a backward that allocates the
      * gradient of its output: remember the op in the current node */
@@ -117,9 +117,10 @@ uint64_t syn_alloc(syn_t *g, uint64_t size)
     g->allocs++;
     g->step_allocs++;
     g->live += size;
-    if (g->ex) {
-        g->cls_bytes[g->acls] += size;
-        g->cls_allocs[g->acls]++;
+    if (g->ex) { /* explain: the class rides in the size's top byte */
+        slot->size |= (uint64_t)cls << SYN_CLS_SHIFT;
+        g->cls_bytes[cls] += size;
+        g->cls_allocs[cls]++;
     }
     if (g->live > g->peak) {
         g->peak = g->live;
@@ -130,15 +131,6 @@ uint64_t syn_alloc(syn_t *g, uint64_t size)
             memcpy(g->ex->peak_allocs, g->cls_allocs, sizeof g->cls_allocs);
         }
     }
-    return id;
-}
-
-uint64_t syn_alloc_as(syn_t *g, uint64_t size, unsigned cls)
-{
-    uint8_t a = g->acls;
-    g->acls = (uint8_t)cls;
-    uint64_t id = syn_alloc(g, size);
-    g->acls = a;
     return id;
 }
 
@@ -201,10 +193,11 @@ void syn_free(syn_t *g, uint64_t id)
     g->frees++;
     if (g->ex) {
         unsigned cls = (unsigned)(size >> SYN_CLS_SHIFT);
-        g->cls_bytes[cls] -= size & SYN_SIZE_MASK;
+        size &= SYN_SIZE_MASK;
+        g->cls_bytes[cls] -= size;
         g->cls_allocs[cls]--;
     }
-    g->live -= size & SYN_SIZE_MASK;
+    g->live -= size;
 }
 
 /* Record id in the current node's saved list (a full list is a bug in
@@ -224,9 +217,8 @@ static void syn_save(syn_t *g, uint64_t id)
  * (training) or, in inference, in the block's list freed at its end. */
 uint64_t syn_keep(syn_t *g, uint64_t size)
 {
-    uint64_t id = syn_grad(g->c) && g->acls == GM_SYNTH_CLASS_TEMPS
-                      ? syn_alloc_as(g, size, g->kcls)
-                      : syn_alloc(g, size);
+    uint64_t id = syn_alloc_as(g, size,
+                               g->acls == GM_SYNTH_CLASS_TEMPS && syn_grad(g->c) ? g->kcls : g->acls);
     if (id == SYN_NONE)
         return id;
     if (!syn_grad(g->c)) {

@@ -57,7 +57,7 @@ typedef struct syn_node {
 
 typedef struct syn_slot {
     uint64_t id;   /* SYN_NONE when free */
-    uint64_t size; /* with its class (GM_SYNTH_CLASS_*) in the top byte */
+    uint64_t size; /* explain: with its class (GM_SYNTH_CLASS_*) in the top byte */
 } syn_slot_t;
 #define SYN_CLS_SHIFT 56
 #define SYN_SIZE_MASK ((UINT64_C(1) << SYN_CLS_SHIFT) - 1)
@@ -122,9 +122,11 @@ typedef struct syn {
 
 /* ---- synth/gen.c: the core ---------------------------------------------------- */
 
-uint64_t syn_alloc(syn_t *g, uint64_t size);
-/* syn_alloc of an allocation of class cls (GM_SYNTH_CLASS_*). */
+/* A new allocation of `size` bytes and class cls (GM_SYNTH_CLASS_*), its
+ * id; SYN_NONE for 0 bytes or after an error. */
 uint64_t syn_alloc_as(syn_t *g, uint64_t size, unsigned cls);
+/* syn_alloc_as of the current class (g->acls). */
+static inline uint64_t syn_alloc(syn_t *g, uint64_t size) { return syn_alloc_as(g, size, g->acls); }
 /* syn_keep of a tensor of class cls (it stays of that class when saved). */
 uint64_t syn_keep_as(syn_t *g, uint64_t size, unsigned cls);
 /* Record the live bytes per class as the end of a forward pass. */

@@ -514,12 +514,13 @@ uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x)
     int py = syn_composite(c) && c->attention == GM_SYNTH_ATTN_EAGER;
     uint64_t v = SYN_NONE, qr = SYN_NONE, kr = SYN_NONE;
     if (syn_llama(c)) {
-        syn_node(g, SYN_NODE_OP, z->U, syn_pidx(g, l, SYN_R_Q, 0), syn_pidx(g, l, SYN_R_K, 0),
-                 syn_pidx(g, l, SYN_R_V, 0));
-        uint64_t q = syn_linear(g, z->Uh, syn_pidx(g, l, SYN_R_Q, 0), z->Uq, 0);
-        uint64_t k = syn_linear(g, z->Uh, syn_pidx(g, l, SYN_R_K, 0), z->Ukv, 0);
+        int32_t wq = syn_pidx(g, l, SYN_R_Q, 0), wk = syn_pidx(g, l, SYN_R_K, 0),
+                wv = syn_pidx(g, l, SYN_R_V, 0);
+        syn_node(g, SYN_NODE_OP, z->U, wq, wk, wv);
+        uint64_t q = syn_linear(g, z->Uh, wq, z->Uq, 0);
+        uint64_t k = syn_linear(g, z->Uh, wk, z->Ukv, 0);
         /* einsum (composite) saves its own contiguous copy of v */
-        v = syn_linear(g, z->Uh, syn_pidx(g, l, SYN_R_V, 0), z->Ukv, !py);
+        v = syn_linear(g, z->Uh, wv, z->Ukv, !py);
         if (!py) { /* saved, and the norm's output read by every linear */
             v = SYN_NONE;
             syn_free(g, xf);
@@ -531,9 +532,10 @@ uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x)
         if (z->Uqr == z->Uq) /* saved (only amp's fp32 composite RoPE is a local) */
             qr = kr = SYN_NONE;
     } else {
-        syn_node(g, SYN_NODE_OP, z->U, syn_pidx(g, l, SYN_R_QKV, 0),
+        int32_t w = syn_pidx(g, l, SYN_R_QKV, 0);
+        syn_node(g, SYN_NODE_OP, z->U, w,
                  syn_pidx(g, l, SYN_R_BIAS, 1), -1);
-        syn_linear(g, z->Uh, syn_pidx(g, l, SYN_R_QKV, 0), z->Uq + 2 * z->Ukv, 1); /* fused */
+        syn_linear(g, z->Uh, w, z->Uq + 2 * z->Ukv, 1); /* fused */
         if (!py) {
             syn_free(g, xf);
             xf = SYN_NONE;
@@ -544,9 +546,10 @@ uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x)
         syn_free(g, qr);
         syn_free(g, kr);
     }
-    syn_node(g, SYN_NODE_OP, z->Uq, syn_pidx(g, l, SYN_R_O, 0),
+    int32_t wo = syn_pidx(g, l, SYN_R_O, 0);
+    syn_node(g, SYN_NODE_OP, z->Uq, wo,
              syn_llama(c) ? -1 : syn_pidx(g, l, SYN_R_BIAS, 2), -1);
-    uint64_t y = syn_linear(g, 0, syn_pidx(g, l, SYN_R_O, 0), z->Uh, 0);
+    uint64_t y = syn_linear(g, 0, wo, z->Uh, 0);
     syn_free(g, v);
     syn_free(g, qr);
     syn_free(g, kr);
