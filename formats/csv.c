@@ -8,7 +8,14 @@
  * to be reused after its free.  A map of the live CSV ids (gm__idmap) turns
  * them into the store's ordinals (the k-th ALLOC gets ordinal k) and catches
  * an ALLOC of a live id and a FREE of an id that is not live, with the line
- * number, before the writer sees them.  Stream handles and mark names are
+ * number, before the writer sees them.  Segment events are checked the
+ * same way against the device's live address ranges (csv_segs_t): a
+ * seg_alloc or seg_map may not overlap a live segment or mapped range, a
+ * seg_free must name a live segment by its start and size, a seg_unmap
+ * must lie inside one mapped range (adjacent maps count as one), and no
+ * range may end past 2^64 or be empty.  A CSV has no starting layout, so
+ * a segment freed or a range unmapped must be allocated or mapped earlier
+ * in the file.  Stream handles and mark names are
  * interned through the writer.  Zero sizes go through unchanged: the writer
  * drops and counts them.
  *
@@ -329,6 +336,207 @@ static int csv_live_remove(csv_live_t *l, uint64_t id, uint64_t *ord)
     return gm__idmap_remove(&l->map, id, ord);
 }
 
+/* ---- the live segments ------------------------------------------------------ */
+
+/*
+ * The live segments (seg_alloc) and mapped ranges (seg_map, adjacent ones
+ * merged) of every device: disjoint [start, end) ranges in a treap keyed
+ * by (device, start), so that a hostile file of many segments costs
+ * O(log n) per event.  Priorities come from a fixed xorshift sequence
+ * (the same tree for the same file).
+ */
+typedef struct csv_seg {
+    uint64_t start, end, line; /* line: where it was allocated or (first) mapped */
+    uint32_t prio;
+    uint16_t dev;
+    uint8_t mapped;
+    struct csv_seg *l, *r;
+} csv_seg_t;
+
+typedef struct csv_segs {
+    csv_seg_t *root;
+    uint32_t rng;
+} csv_segs_t;
+
+/* (dev, a) compared with n's key: <0, 0, >0. */
+static int csv_seg_cmp(uint16_t dev, uint64_t a, const csv_seg_t *n)
+{
+    if (dev != n->dev)
+        return dev < n->dev ? -1 : 1;
+    return a < n->start ? -1 : a > n->start;
+}
+
+/* Split t into keys < (dev, a) and keys >= (dev, a). */
+static void csv_seg_split(csv_seg_t *t, uint16_t dev, uint64_t a, csv_seg_t **lo, csv_seg_t **hi)
+{
+    if (t == NULL) {
+        *lo = *hi = NULL;
+    } else if (csv_seg_cmp(dev, a, t) > 0) {
+        csv_seg_split(t->r, dev, a, &t->r, hi);
+        *lo = t;
+    } else {
+        csv_seg_split(t->l, dev, a, lo, &t->l);
+        *hi = t;
+    }
+}
+
+/* Join a and b, every key of a below every key of b. */
+static csv_seg_t *csv_seg_merge(csv_seg_t *a, csv_seg_t *b)
+{
+    if (a == NULL || b == NULL)
+        return a ? a : b;
+    if (a->prio > b->prio) {
+        a->r = csv_seg_merge(a->r, b);
+        return a;
+    }
+    b->l = csv_seg_merge(a, b->l);
+    return b;
+}
+
+/* Insert a new range; 0, or -1 out of memory. */
+static int csv_seg_insert(csv_segs_t *s, uint16_t dev, uint64_t start, uint64_t end, int mapped,
+                          uint64_t line)
+{
+    csv_seg_t *n = malloc(sizeof *n), *lo, *hi;
+    if (n == NULL)
+        return -1;
+    s->rng ^= s->rng << 13;
+    s->rng ^= s->rng >> 17;
+    s->rng ^= s->rng << 5;
+    *n = (csv_seg_t){start, end, line, s->rng, dev, (uint8_t)mapped, NULL, NULL};
+    csv_seg_split(s->root, dev, start, &lo, &hi);
+    s->root = csv_seg_merge(csv_seg_merge(lo, n), hi);
+    return 0;
+}
+
+/* Remove (and free) the range keyed (dev, start), which is present. */
+static void csv_seg_erase(csv_seg_t **t, uint16_t dev, uint64_t start)
+{
+    while (*t != NULL) {
+        int c = csv_seg_cmp(dev, start, *t);
+        if (c == 0) {
+            csv_seg_t *gone = *t;
+            *t = csv_seg_merge(gone->l, gone->r);
+            free(gone);
+            return;
+        }
+        t = c < 0 ? &(*t)->l : &(*t)->r;
+    }
+}
+
+/* The range of dev with the largest start <= a (below: < a), or NULL. */
+static csv_seg_t *csv_seg_before(const csv_segs_t *s, uint16_t dev, uint64_t a, int strict)
+{
+    csv_seg_t *t = s->root, *best = NULL;
+    while (t != NULL) {
+        int c = csv_seg_cmp(dev, a, t);
+        if (c > 0 || (c == 0 && !strict)) {
+            best = t;
+            t = t->r;
+        } else {
+            t = t->l;
+        }
+    }
+    return best && best->dev == dev ? best : NULL;
+}
+
+/* The range of dev with the smallest start >= a, or NULL. */
+static csv_seg_t *csv_seg_after(const csv_segs_t *s, uint16_t dev, uint64_t a)
+{
+    csv_seg_t *t = s->root, *best = NULL;
+    while (t != NULL) {
+        if (csv_seg_cmp(dev, a, t) <= 0) {
+            best = t;
+            t = t->l;
+        } else {
+            t = t->r;
+        }
+    }
+    return best && best->dev == dev ? best : NULL;
+}
+
+static void csv_seg_free_all(csv_seg_t *t)
+{
+    while (t != NULL) { /* the left spine iteratively, the right one recursively */
+        csv_seg_free_all(t->r);
+        csv_seg_t *l = t->l;
+        free(t);
+        t = l;
+    }
+}
+
+/* What a live range is, for messages. */
+static const char *csv_seg_what(const csv_seg_t *n)
+{
+    return n->mapped ? "the range mapped" : "the segment allocated";
+}
+
+/* Check segment event ev (address ev->addr, ev->size bytes, on
+ * ev->device) against the live ranges and apply it; 0, or an error
+ * naming the line (GM_EFORMAT) or GM_ENOMEM. */
+static int csv_seg_apply(csv_reader_t *rd, csv_segs_t *s, const gm_event_t *ev, gm_error_t *err)
+{
+    const char *op = gm_op_name(ev->op);
+    uint64_t a = ev->addr, e = a + ev->size;
+    uint16_t dev = ev->device;
+    if (ev->size == 0)
+        return csv_error(rd, err, "%s at 0x%" PRIx64 " of 0 bytes", op, a);
+    if (ev->size > UINT64_MAX - a)
+        return csv_error(rd, err, "%s at 0x%" PRIx64 " of %" PRIu64 " bytes ends past 2^64", op,
+                         a, ev->size);
+    csv_seg_t *p = csv_seg_before(s, dev, a, 0);
+    if (ev->op == GM_OP_SEG_ALLOC || ev->op == GM_OP_SEG_MAP) {
+        csv_seg_t *n = csv_seg_after(s, dev, a);
+        csv_seg_t *hit = p && p->end > a ? p : n && n->start < e ? n : NULL;
+        if (hit)
+            return csv_error(rd, err,
+                             "%s at 0x%" PRIx64 " of %" PRIu64 " bytes overlaps %s on line %" PRIu64
+                             " (0x%" PRIx64 " to 0x%" PRIx64 ")",
+                             op, a, ev->size, csv_seg_what(hit), hit->line, hit->start, hit->end);
+        uint64_t start = a, end = e, line = rd->rec_line;
+        if (ev->op == GM_OP_SEG_MAP) { /* one range with the mapped ones it touches */
+            if (p && p->mapped && p->end == a) {
+                start = p->start;
+                line = p->line;
+                csv_seg_erase(&s->root, dev, p->start);
+            }
+            if (n && n->mapped && n->start == e) {
+                end = n->end;
+                csv_seg_erase(&s->root, dev, n->start);
+            }
+        }
+        if (csv_seg_insert(s, dev, start, end, ev->op == GM_OP_SEG_MAP, line))
+            return gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'", rd->filename);
+        return 0;
+    }
+    if (ev->op == GM_OP_SEG_FREE) {
+        if (p == NULL || p->mapped || p->start != a)
+            return csv_error(rd, err,
+                             "seg_free of 0x%" PRIx64 " which is not a live segment (never "
+                             "allocated, or already freed)",
+                             a);
+        if (p->end - p->start != ev->size)
+            return csv_error(rd, err,
+                             "seg_free of 0x%" PRIx64 " of %" PRIu64 " bytes, but the segment "
+                             "allocated on line %" PRIu64 " has %" PRIu64,
+                             a, ev->size, p->line, p->end - p->start);
+        csv_seg_erase(&s->root, dev, a);
+        return 0;
+    }
+    /* GM_OP_SEG_UNMAP: inside one mapped range, which keeps what is left */
+    if (p == NULL || !p->mapped || p->end < e)
+        return csv_error(rd, err,
+                         "seg_unmap at 0x%" PRIx64 " of %" PRIu64 " bytes which is not mapped "
+                         "(never mapped, or already unmapped)",
+                         a, ev->size);
+    uint64_t pstart = p->start, pend = p->end, pline = p->line;
+    csv_seg_erase(&s->root, dev, pstart);
+    if ((pstart < a && csv_seg_insert(s, dev, pstart, a, 1, pline)) ||
+        (e < pend && csv_seg_insert(s, dev, e, pend, 1, pline)))
+        return gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'", rd->filename);
+    return 0;
+}
+
 /* ---- import ---------------------------------------------------------------- */
 
 static int csv_is_header(const csv_reader_t *rd)
@@ -343,6 +551,7 @@ static int csv_import_src(csv_reader_t *rd, gm_writer_t *w, gm_error_t *err)
 {
     csv_live_t live = {.max_live = 0};
     gm__idmap_init(&live.map);
+    csv_segs_t segs = {NULL, 2463534242u};
     uint64_t next_ord = 0, last_handle = 0;
     uint32_t last_stream = 0;
     int have_stream = 0, rc, first = 1;
@@ -443,6 +652,8 @@ static int csv_import_src(csv_reader_t *rd, gm_writer_t *w, gm_error_t *err)
             if (ev.size > GM_SIZE_LIMIT)
                 rc = csv_error(rd, err, "size %" PRIu64 " is above the limit of 2^48 bytes",
                                ev.size);
+            else
+                rc = csv_seg_apply(rd, &segs, &ev, err);
             break;
         }
         if (rc)
@@ -453,6 +664,7 @@ static int csv_import_src(csv_reader_t *rd, gm_writer_t *w, gm_error_t *err)
         }
     }
     gm__idmap_release(&live.map);
+    csv_seg_free_all(segs.root);
     free(rd->src.line);
     free(rd->rec);
     free(rd->buf);

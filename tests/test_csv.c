@@ -360,7 +360,56 @@ static const struct {
     {"ts,op,id,size,stream,dev\n", 1, "unexpected header"},
     {"1,mark,\"two\nlines\",,,0\n2,alloc,1,x,0,0\n", 3, "invalid size 'x'"},
     {"1,alloc,1,1,0,0\n2,alloc,2\0,1,0,0\n", 2, "NUL byte"},
+    /* segment events against the live segments and mapped ranges */
+    {"1,seg_alloc,0x1000,4096,0,0\n2,seg_free,0x1000,4096,0,0\n3,seg_free,0x1000,4096,0,0\n", 3,
+     "seg_free of 0x1000 which is not a live segment (never allocated, or already freed)"},
+    {"1,seg_free,0x1000,4096,0,0\n", 1, "seg_free of 0x1000 which is not a live segment"},
+    {"1,seg_alloc,0x1000,4096,0,1\n2,seg_free,0x1000,4096,0,0\n", 2,
+     "seg_free of 0x1000 which is not a live segment"},
+    {"1,seg_alloc,0x1000,4096,0,0\n2,seg_free,0x1000,8192,0,0\n", 2,
+     "seg_free of 0x1000 of 8192 bytes, but the segment allocated on line 1 has 4096"},
+    {"1,seg_alloc,0x1000,8192,0,0\n2,seg_free,0x2000,4096,0,0\n", 2,
+     "seg_free of 0x2000 which is not a live segment"},
+    {"1,seg_alloc,0x1000,8192,0,0\n2,seg_alloc,0x2000,4096,0,0\n", 2,
+     "seg_alloc at 0x2000 of 4096 bytes overlaps the segment allocated on line 1 (0x1000 to "
+     "0x3000)"},
+    {"1,seg_alloc,0x2000,4096,0,0\n2,seg_alloc,0x1000,4097,0,0\n", 2,
+     "overlaps the segment allocated on line 1"},
+    {"1,seg_unmap,0x1000,4096,0,0\n", 1,
+     "seg_unmap at 0x1000 of 4096 bytes which is not mapped (never mapped, or already unmapped)"},
+    {"1,seg_map,0x1000,4096,0,0\n2,seg_unmap,0x1000,4096,0,0\n3,seg_unmap,0x1000,4096,0,0\n", 3,
+     "seg_unmap at 0x1000 of 4096 bytes which is not mapped"},
+    {"1,seg_map,0x1000,4096,0,0\n2,seg_unmap,0x1000,8192,0,0\n", 2, "which is not mapped"},
+    {"1,seg_alloc,0x1000,4096,0,0\n2,seg_unmap,0x1000,4096,0,0\n", 2, "which is not mapped"},
+    {"1,seg_map,0x1000,4096,0,0\n2,seg_map,0x1800,4096,0,0\n", 2,
+     "seg_map at 0x1800 of 4096 bytes overlaps the range mapped on line 1 (0x1000 to 0x2000)"},
+    {"1,seg_map,0x1000,4096,0,0\n2,seg_free,0x1000,4096,0,0\n", 2, "which is not a live segment"},
+    {"1,seg_alloc,0x1000,0,0,0\n", 1, "seg_alloc at 0x1000 of 0 bytes"},
+    {"1,seg_map,0xffffffffffffff00,4096,0,0\n", 1,
+     "seg_map at 0xffffffffffffff00 of 4096 bytes ends past 2^64"},
 };
+
+/* What real traces do with segments reads: maps merged with their
+ * neighbours and unmapped in other pieces, a segment freed and its
+ * address taken again, the same address on two devices. */
+Test(csv, segment_events_that_fit_the_live_ranges)
+{
+    static const char ok[] = "1,seg_map,0x200000,0x200000,0,0\n"
+                             "2,seg_map,0x600000,0x200000,0,0\n"
+                             "3,seg_map,0x400000,0x200000,0,0\n"
+                             "4,seg_unmap,0x300000,0x400000,0,0\n"
+                             "5,seg_unmap,0x200000,0x100000,0,0\n"
+                             "6,seg_unmap,0x700000,0x100000,0,0\n"
+                             "7,seg_alloc,0x200000,0x500000,0,0\n"
+                             "8,seg_alloc,0x200000,0x500000,0,1\n"
+                             "9,seg_free,0x200000,0x500000,0,0\n"
+                             "10,seg_alloc,0x200000,0x100000,0,0\n"
+                             "11,seg_map,0x300000,0x100000,0,0\n";
+    gm_store_t *s;
+    gm_error_t err;
+    cr_expect_eq(import_text(ok, &s, &err), 0, "%s", err.msg);
+    gm_store_close(s);
+}
 
 Test(csv, every_row_error_names_file_and_line)
 {

@@ -47,6 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 static const char *const fuzz_seed_texts[] = {
+    /* segment events checked against the live ranges: maps merged and
+     * unmapped in pieces, a segment freed twice (refused at line 8) */
+    "1,seg_map,0x200000,0x200000,0,0\n2,seg_map,0x400000,0x200000,0,0\n"
+    "3,seg_unmap,0x300000,0x200000,0,0\n4,seg_alloc,0x300000,0x200000,0,1\n"
+    "5,seg_alloc,0x300000,0x200000,0,0\n6,seg_free,0x300000,0x200000,0,0\n"
+    "7,seg_free,0x300000,0x200000,0,1\n8,seg_free,0x300000,0x200000,0,1\n",
+
     /* lines ending in CR alone: refused as such, not as a count of fields */
     "ts_ns,op,id,size,stream,device\r0,alloc,1,10,0,0\r5,mark,\"a\rb\",,,0\r9,free,1,,0,0\r",
 
