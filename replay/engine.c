@@ -1099,9 +1099,10 @@ int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t 
     gm_layout_t *layout = NULL;
     gm_lifetime_t *lifetimes = NULL;
     rc = gm_store_layout(s, name, &layout, err);
-    /* The lifetimes' pass reads the trace as the replay would: its read
-     * errors are the reader's, already naming the file and trace. */
-    int prefix = 1;
+    /* The layout's errors, and those of the lifetimes' pass (which reads
+     * the trace as the replay would: the reader's), already name the file
+     * and the trace; only running out of memory does not. */
+    int prefix = rc == 0 || rc == GM_ENOMEM;
     if (rc == 0 && gm_replay_needs_lifetimes(r)) {
         rc = engine_lifetimes(s, name, &lifetimes, &ctx.nlifetimes, err);
         prefix = rc == GM_ENOMEM;

@@ -352,8 +352,9 @@ int gm_store_layout(gm_store_t *s, const char *name, gm_layout_t **out, gm_error
     gm_error_t verr;
     if (gm_layout_validate(l, &verr)) {
         gm_layout_free(l);
-        return gm_error_set(err, GM_ECORRUPT, "'%s': trace '%s': damaged layout: %s",
-                            gm_store_path(s), name, verr.msg);
+        /* "damaged starting layout: segment ... at ...: ..." */
+        return gm_error_set(err, GM_ECORRUPT, "'%s': trace '%s': damaged %s", gm_store_path(s),
+                            name, verr.msg);
     }
     for (size_t i = 0; i < l->nsegments; i++) {
         uint32_t si = l->segments[i].stream_index;

@@ -182,6 +182,37 @@ Test(layout, writer_refusals_and_rollback)
     cr_assert_eq(sql_int(path, "SELECT count(*) FROM layouts"), 0);
 }
 
+/* A refusal names the place plainly, addresses included, and says what
+ * is wrong (it said "layout segment 0 block 1: bad owner or requested
+ * size"). */
+Test(layout, refusals_name_the_segment_and_block)
+{
+    lay_buf_t a;
+    gm_error_t err;
+    small_layout(&a, 0);
+    a.blk[1].requested = 0;
+    cr_assert_eq(gm_layout_validate(&a.l, &err), GM_EFORMAT);
+    cr_expect_str_eq(err.msg, "starting layout: segment 0 at 0x7f0000000000 (20971520 bytes): "
+                              "block 1 at 0x7f0000200000 (6291456 bytes, owner 0, 0 requested) "
+                              "is allocated but requests 0 bytes");
+    a.blk[1].requested = 7 * MIB;
+    cr_assert_eq(gm_layout_validate(&a.l, &err), GM_EFORMAT);
+    cr_expect(strstr(err.msg, "requests more bytes than it has") != NULL, "%s", err.msg);
+    small_layout(&a, 0);
+    a.blk[2].requested = 1;
+    cr_assert_eq(gm_layout_validate(&a.l, &err), GM_EFORMAT);
+    cr_expect(strstr(err.msg, "block 2 at 0x7f0000800000 (12582912 bytes, owner -1, 1 "
+                              "requested) is free but requests bytes") != NULL,
+              "%s", err.msg);
+    small_layout(&a, 0);
+    a.blk[2].offset += 512;
+    cr_assert_eq(gm_layout_validate(&a.l, &err), GM_EFORMAT);
+    cr_expect(strstr(err.msg, "segment 0 at 0x7f0000000000 (20971520 bytes): block 2 at "
+                              "0x7f0000800200 (12582912 bytes) does not tile the segment "
+                              "(expected at 0x7f0000800000)") != NULL,
+              "%s", err.msg);
+}
+
 Test(layout, replaced_and_deleted_with_the_trace)
 {
     const char *path = gt_tmpfile("rd.db");

@@ -105,6 +105,15 @@ The schema: its version reset with the tables there, a table dropped:
   gmsim: 'drop.db' is not a gmsim trace store: no table traces
   [1]
 
+A trace's starting layout lost: the replay names the file and the trace
+once (it said "trace 'random': 't.db': trace 'random': ..."):
+
+  $ cp t.db nolayout.db
+  $ sqlite3 nolayout.db "DROP TABLE layouts"
+  $ gmsim replay nolayout.db --policy caching
+  gmsim: 'nolayout.db': trace 'random': the layouts table is missing
+  [1]
+
 The original reads as before:
 
   $ gmsim replay t.db --policy native --json | grep -c '"policy"'
