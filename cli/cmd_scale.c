@@ -51,9 +51,10 @@ static const char scale_usage[] =
     "      --batch LIST      target batch sizes (default: the base's)\n"
     "  -o, --output DB       the store to write the scaled traces into (required)\n"
     "      --at seq=LIST     the captures' sequence lengths, one per CAPTURE in\n"
-    "                        order (default: their seq_len attributes)\n"
+    "                        order (default: their seq_len attributes, else what\n"
+    "                        their trace or file names say: ctx512, seq_1024)\n"
     "      --at batch=LIST   the captures' batch sizes (default: their batch\n"
-    "                        attributes)\n"
+    "                        attributes, else their names: bs8, b4)\n"
     "      --base N          the capture (1-based) whose events are scaled\n"
     "                        (default: the largest)\n"
     "      --prefix NAME     name the traces NAME.seqS[.bB] (default: the base\n"
@@ -215,11 +216,27 @@ int gm__cli_captures_open(const char *usage, char **args, size_t n, const uint64
     gm_scale_capture_t caps[GM_SCALE_MAX_CAPTURES];
     for (size_t k = 0; k < n; k++)
         caps[k] = (gm_scale_capture_t){c->in[k].store, c->in[k].trace, c->in[k].label,
-                                       at_seq ? at_seq[k] : 0, at_batch ? at_batch[k] : 0};
+                                       at_seq ? at_seq[k] : 0, at_batch ? at_batch[k] : 0,
+                                       c->in[k].db};
     gm_error_t err = {0};
     if (gm_scale_plan_create(caps, n, opts, &c->plan, &err)) {
         gm__cli_captures_close(c);
         return gm__cli_error("%s", err.msg);
+    }
+    /* the sizes read from names: said, on stderr (stdout may be JSON) */
+    const gm_scale_report_t *r = gm_scale_plan_report(c->plan);
+    for (size_t k = 0; k < n; k++) {
+        int s = r->seq_from[k] == GM_SCALE_FROM_NAME, b = r->batch_from[k] == GM_SCALE_FROM_NAME;
+        if (!s && !b)
+            continue;
+        fprintf(stderr, "%s:", gm__cli_s(args[k]));
+        if (s)
+            fprintf(stderr, " seq %" PRIu64 " (from the name '%s')", r->seq[k],
+                    gm__cli_s(r->seq_token[k]));
+        if (b)
+            fprintf(stderr, "%s batch %" PRIu64 " (from the name '%s')", s ? "," : "",
+                    r->batch[k], gm__cli_s(r->batch_token[k]));
+        fputc('\n', stderr);
     }
     *out = c;
     return GM_CLI_OK;
@@ -361,6 +378,14 @@ static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const sc
         if (r->batch[k]) {
             gm_json_key(j, "batch");
             gm_json_u64(j, r->batch[k]);
+        }
+        if (r->seq_from[k] == GM_SCALE_FROM_NAME) {
+            gm_json_key(j, "seq_from_name");
+            gm_json_str(j, r->seq_token[k]);
+        }
+        if (r->batch_from[k] == GM_SCALE_FROM_NAME) {
+            gm_json_key(j, "batch_from_name");
+            gm_json_str(j, r->batch_token[k]);
         }
         if (k != r->base) {
             const gm_scale_pairing_t *p = &r->pairing[k];

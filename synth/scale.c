@@ -224,6 +224,52 @@ static void sc_sizes_text(uint64_t seq, uint64_t batch, char *buf, size_t len)
         snprintf(buf, len, "batch %" PRIu64, batch);
 }
 
+/* The sizes that the trace's name, else the file's (its last component
+ * less an extension of letters), states: GM_SCALE_FROM_NAME in the
+ * report where one is taken. */
+static void sc_sizes_from_names(gm_scale_plan_t *pl, const gm_scale_capture_t *c, size_t k)
+{
+    uint64_t s = 0, b = 0;
+    char st[GM_SCALE_TOKEN], bt[GM_SCALE_TOKEN];
+    gm_scale_sizes_from_name(c->trace, &s, &b, st, bt);
+    if ((!pl->seq[k] && !s) || (!pl->batch[k] && !b)) {
+        if (c->file != NULL) {
+            const char *slash = strrchr(c->file, '/');
+            char base[256];
+            snprintf(base, sizeof base, "%s", slash ? slash + 1 : c->file);
+            char *dot = strrchr(base, '.');
+            if (dot != NULL && dot != base) {
+                size_t i = 1;
+                while (dot[i] && ((dot[i] >= 'a' && dot[i] <= 'z') || (dot[i] >= 'A' && dot[i] <= 'Z')))
+                    i++;
+                if (dot[i] == '\0')
+                    *dot = '\0';
+            }
+            uint64_t fs, fb;
+            char fst[GM_SCALE_TOKEN], fbt[GM_SCALE_TOKEN];
+            gm_scale_sizes_from_name(base, &fs, &fb, fst, fbt);
+            if (!s && fs) {
+                s = fs;
+                memcpy(st, fst, sizeof st);
+            }
+            if (!b && fb) {
+                b = fb;
+                memcpy(bt, fbt, sizeof bt);
+            }
+        }
+    }
+    if (!pl->seq[k] && s) {
+        pl->seq[k] = s;
+        pl->rep.seq_from[k] = GM_SCALE_FROM_NAME;
+        memcpy(pl->rep.seq_token[k], st, sizeof st);
+    }
+    if (!pl->batch[k] && b) {
+        pl->batch[k] = b;
+        pl->rep.batch_from[k] = GM_SCALE_FROM_NAME;
+        memcpy(pl->rep.batch_token[k], bt, sizeof bt);
+    }
+}
+
 static int sc_sizes_of(gm_scale_plan_t *pl, const gm_scale_capture_t *c, size_t k,
                        int *has_seq, int *has_batch, gm_error_t *err)
 {
@@ -235,6 +281,10 @@ static int sc_sizes_of(gm_scale_plan_t *pl, const gm_scale_capture_t *c, size_t 
     gm_trace_info_release(&info);
     pl->seq[k] = c->seq ? c->seq : (s > 0 ? (uint64_t)s : 0);
     pl->batch[k] = c->batch ? c->batch : (b > 0 ? (uint64_t)b : 0);
+    pl->rep.seq_from[k] = c->seq ? GM_SCALE_FROM_GIVEN : s > 0 ? GM_SCALE_FROM_ATTR : GM_SCALE_FROM_NONE;
+    pl->rep.batch_from[k] = c->batch ? GM_SCALE_FROM_GIVEN : b > 0 ? GM_SCALE_FROM_ATTR : GM_SCALE_FROM_NONE;
+    if (!pl->seq[k] || !pl->batch[k])
+        sc_sizes_from_names(pl, c, k);
     *has_seq = pl->seq[k] != 0;
     *has_batch = pl->batch[k] != 0;
     return 0;
@@ -352,9 +402,15 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
                 char sz[64];
                 sc_sizes_text(pl->seq[k], pl->batch[k], sz, sizeof sz);
                 rc = gm_error_set(err, GM_EINVAL,
-                                  "'%s' and '%s' have equal sizes (%s): captures at different "
+                                  "'%s' and '%s' have equal sizes (%s%s): captures at different "
                                   "sizes are needed",
-                                  pl->label[j], pl->label[k], sz);
+                                  pl->label[j], pl->label[k], sz,
+                                  pl->rep.seq_from[j] == GM_SCALE_FROM_NAME ||
+                                          pl->rep.seq_from[k] == GM_SCALE_FROM_NAME ||
+                                          pl->rep.batch_from[j] == GM_SCALE_FROM_NAME ||
+                                          pl->rep.batch_from[k] == GM_SCALE_FROM_NAME
+                                      ? ", read from their names: --at gives them"
+                                      : "");
                 goto fail;
             }
     }

@@ -80,7 +80,7 @@ Test(scale, synth_exact_at_16x)
     ts_synth(s, "s128", 128, 4, 1);
     ts_synth(s, "s256", 256, 4, 1);
     ts_synth(s, "s2048", 2048, 4, 1);
-    gm_scale_capture_t caps[] = {{s, "s128", NULL, 0, 0}, {s, "s256", NULL, 0, 0}};
+    gm_scale_capture_t caps[] = {{s, "s128", NULL, 0, 0, NULL}, {s, "s256", NULL, 0, 0, NULL}};
     gm_scale_options_t o = {.base = 0};
     gm_scale_plan_t *p;
     gm_error_t err;
@@ -126,7 +126,7 @@ Test(scale, synth_seq_and_batch)
     ts_synth(s, "d", 256, 8, 0);
     ts_synth(s, "real", 2048, 16, 0);
     gm_scale_capture_t caps[] = {
-        {s, "a", NULL, 0, 0}, {s, "b", NULL, 0, 0}, {s, "c", NULL, 0, 0}, {s, "d", NULL, 0, 0}};
+        {s, "a", NULL, 0, 0, NULL}, {s, "b", NULL, 0, 0, NULL}, {s, "c", NULL, 0, 0, NULL}, {s, "d", NULL, 0, 0, NULL}};
     gm_scale_plan_t *p;
     gm_error_t err;
     cr_assert_eq(gm_scale_plan_create(caps, 4, NULL, &p, &err), 0, "%s", err.msg);
@@ -152,7 +152,8 @@ static void ts_capture(gm_store_t *s, const char *name, uint64_t seq, const uint
     gm_error_t err;
     gm_writer_t *w;
     cr_assert_eq(gm_writer_begin(s, name, GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
-    cr_assert_eq(gm_writer_attr_int(w, "seq_len", (int64_t)seq, &err), 0, "%s", err.msg);
+    if (seq != 0)
+        cr_assert_eq(gm_writer_attr_int(w, "seq_len", (int64_t)seq, &err), 0, "%s", err.msg);
     for (size_t i = 0; i < n; i++) {
         char fr[64];
         snprintf(fr, sizeof fr, "model.py:%zu:%s%zu", 10 + i, frame_prefix, i);
@@ -196,7 +197,7 @@ Test(scale, polynomial_laws_verified)
     gm_scale_plan_t *p;
     /* two captures: 64 + 32s is affine (unverified), s² + 3s follows none
      * of the power laws either: affine too, and wrong away from them */
-    gm_scale_capture_t two[] = {{s, "c0", NULL, 0, 0}, {s, "c1", NULL, 0, 0}};
+    gm_scale_capture_t two[] = {{s, "c0", NULL, 0, 0, NULL}, {s, "c1", NULL, 0, 0, NULL}};
     cr_assert_eq(gm_scale_plan_create(two, 2, NULL, &p, &err), 0, "%s", err.msg);
     const gm_scale_report_t *r = gm_scale_plan_report(p);
     cr_assert_eq(r->law_allocs[GM_SCALE_LAW_CONST], 2);
@@ -216,7 +217,7 @@ Test(scale, polynomial_laws_verified)
 
     /* four captures: the quadratic through three, verified on the fourth */
     gm_scale_capture_t four[] = {
-        {s, "c0", NULL, 0, 0}, {s, "c1", NULL, 0, 0}, {s, "c2", NULL, 0, 0}, {s, "c3", NULL, 0, 0}};
+        {s, "c0", NULL, 0, 0, NULL}, {s, "c1", NULL, 0, 0, NULL}, {s, "c2", NULL, 0, 0, NULL}, {s, "c3", NULL, 0, 0, NULL}};
     cr_assert_eq(gm_scale_plan_create(four, 4, NULL, &p, &err), 0, "%s", err.msg);
     r = gm_scale_plan_report(p);
     cr_assert_eq(r->base, 2);
@@ -231,8 +232,8 @@ Test(scale, polynomial_laws_verified)
 
     /* three captures: a + b·s through two, verified on the third: the
      * quadratic allocation contradicts it */
-    gm_scale_capture_t three[] = {{s, "c0", NULL, 0, 0}, {s, "c1", NULL, 0, 0},
-                                  {s, "c2", NULL, 0, 0}};
+    gm_scale_capture_t three[] = {{s, "c0", NULL, 0, 0, NULL}, {s, "c1", NULL, 0, 0, NULL},
+                                  {s, "c2", NULL, 0, 0, NULL}};
     cr_assert_eq(gm_scale_plan_create(three, 3, NULL, &p, &err), GM_EFORMAT);
     cr_assert(strstr(err.msg, "contradicting laws: allocation 4") != NULL, "%s", err.msg);
     cr_assert(strstr(err.msg, "model.py:14:op4") != NULL, "%s", err.msg);
@@ -264,14 +265,14 @@ Test(scale, refusals)
     ts_capture(s, "other", 256, y, TS_N, "other"); /* other call sites */
     gm_error_t err;
     gm_scale_plan_t *p = NULL;
-    gm_scale_capture_t one[] = {{s, "a", NULL, 0, 0}};
+    gm_scale_capture_t one[] = {{s, "a", NULL, 0, 0, NULL}};
     cr_assert_eq(gm_scale_plan_create(one, 1, NULL, &p, &err), GM_EINVAL);
     cr_assert(strstr(err.msg, "two or more captures") != NULL, "%s", err.msg);
-    gm_scale_capture_t eq[] = {{s, "a", "x.db:a", 0, 0}, {s, "a2", "x.db:a2", 0, 0}};
+    gm_scale_capture_t eq[] = {{s, "a", "x.db:a", 0, 0, NULL}, {s, "a2", "x.db:a2", 0, 0, NULL}};
     cr_assert_eq(gm_scale_plan_create(eq, 2, NULL, &p, &err), GM_EINVAL);
     cr_assert(strstr(err.msg, "'x.db:a' and 'x.db:a2' have equal sizes") != NULL, "%s",
               err.msg);
-    gm_scale_capture_t other[] = {{s, "a", NULL, 0, 0}, {s, "other", NULL, 0, 0}};
+    gm_scale_capture_t other[] = {{s, "a", NULL, 0, 0, NULL}, {s, "other", NULL, 0, 0, NULL}};
     cr_assert_eq(gm_scale_plan_create(other, 2, NULL, &p, &err), GM_EFORMAT);
     cr_assert(strstr(err.msg, "'a' does not align with 'other'") != NULL, "%s", err.msg);
     cr_assert(strstr(err.msg, "breaks at event") != NULL, "%s", err.msg);
@@ -284,7 +285,7 @@ Test(scale, refusals)
     shrink_b[5] = 100000 - 300; /* 100300 - 2.34375 s: 0 near s = 42795 */
     ts_capture(s, "sa", 128, shrink_a, TS_N, "op");
     ts_capture(s, "sb", 256, shrink_b, TS_N, "op");
-    gm_scale_capture_t sh[] = {{s, "sa", NULL, 0, 0}, {s, "sb", NULL, 0, 0}};
+    gm_scale_capture_t sh[] = {{s, "sa", NULL, 0, 0, NULL}, {s, "sb", NULL, 0, 0, NULL}};
     cr_assert_eq(gm_scale_plan_create(sh, 2, NULL, &p, &err), 0, "%s", err.msg);
     gm_store_t *d = ts_store("bad_out.db");
     cr_assert_eq(gm_scale_write(p, 65536, 0, d, "far", 0, &err), GM_EINVAL);
@@ -294,6 +295,111 @@ Test(scale, refusals)
     cr_assert_eq(gm_scale_write(p, 1024, 0, d, "near", 0, &err), 0, "%s", err.msg);
     gm_scale_plan_destroy(p);
     gm_store_close(d);
+    gm_store_close(s);
+}
+
+/* ---- sizes from names (item 5 of issue 30) ----------------------------------------- */
+
+Test(scale, sizes_from_names)
+{
+    static const struct {
+        const char *name;
+        uint64_t seq, batch;
+        const char *stok, *btok;
+    } cases[] = {
+        {"lmmedium_ctx128_train_fp32", 128, 0, "ctx128", ""},
+        {"lm2.7b_ctx512_forward_mixed", 512, 0, "ctx512", ""},
+        {"seq_1024", 1024, 0, "seq_1024", ""},
+        {"seq1024", 1024, 0, "seq1024", ""},
+        {"cl2048", 2048, 0, "cl2048", ""},
+        {"run_512_", 512, 0, "512", ""},
+        {"lmmedium_512_train_fp32", 512, 0, "512", ""},
+        {"llama-7b_4096", 4096, 0, "4096", ""},
+        {"bs8_ctx512", 512, 8, "ctx512", "bs8"},
+        {"model_b4_seq256", 256, 4, "seq256", "b4"},
+        {"gpt2.seq128", 128, 0, "seq128", ""},
+        {"Batch-16_CTX-2048", 2048, 16, "ctx_2048", "batch_16"},
+        /* conservative: nothing where a reading is a guess */
+        {"gpt2_512", 0, 0, "", ""},     /* two number-like tokens */
+        {"run3_512", 0, 0, "", ""},
+        {"v100_512", 0, 0, "", ""},
+        {"512_1024", 0, 0, "", ""},     /* two bare numbers */
+        {"ctx128_to_ctx256", 0, 0, "", ""}, /* keywords that disagree */
+        {"run_8", 0, 0, "", ""},        /* below 16 */
+        {"snapshot", 0, 0, "", ""},
+        {"", 0, 0, "", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t seq = 99, batch = 99;
+        char st[GM_SCALE_TOKEN], bt[GM_SCALE_TOKEN];
+        gm_scale_sizes_from_name(cases[i].name, &seq, &batch, st, bt);
+        cr_expect_eq(seq, cases[i].seq, "'%s': seq %llu", cases[i].name,
+                     (unsigned long long)seq);
+        cr_expect_eq(batch, cases[i].batch, "'%s': batch %llu", cases[i].name,
+                     (unsigned long long)batch);
+        cr_expect_str_eq(st, cases[i].stok, "'%s'", cases[i].name);
+        cr_expect_str_eq(bt, cases[i].btok, "'%s'", cases[i].name);
+    }
+    uint64_t seq, batch;
+    gm_scale_sizes_from_name(NULL, &seq, &batch, NULL, NULL);
+    cr_assert_eq(seq + batch, 0);
+}
+
+/* Captures without a seq_len attribute: the trace's name, else the file's,
+ * gives it; given sizes win; equal sizes read from names say so. */
+Test(scale, plan_reads_sizes_from_names)
+{
+    gm_store_t *s = ts_store("names.db");
+    uint64_t z[TS_N], y[TS_N];
+    ts_sizes(128, z);
+    ts_sizes(256, y);
+    ts_capture(s, "job_ctx128_fp32", 0, z, TS_N, "op");
+    ts_capture(s, "job_ctx256_fp32", 0, y, TS_N, "op");
+    ts_capture(s, "a", 0, z, TS_N, "op");
+    ts_capture(s, "b", 0, y, TS_N, "op");
+    gm_error_t err;
+    gm_scale_plan_t *p;
+    gm_scale_capture_t byname[] = {{s, "job_ctx128_fp32", NULL, 0, 0, "x/any.db"},
+                                   {s, "job_ctx256_fp32", NULL, 0, 0, NULL}};
+    cr_assert_eq(gm_scale_plan_create(byname, 2, NULL, &p, &err), 0, "%s", err.msg);
+    const gm_scale_report_t *r = gm_scale_plan_report(p);
+    cr_assert_eq(r->seq[0], 128);
+    cr_assert_eq(r->seq[1], 256);
+    cr_assert_eq(r->seq_from[0], GM_SCALE_FROM_NAME);
+    cr_assert_str_eq(r->seq_token[0], "ctx128");
+    cr_assert_eq(r->batch_from[0], GM_SCALE_FROM_NONE);
+    cr_assert_eq(r->base, 1);
+    gm_scale_plan_destroy(p);
+    /* the file's name, less its directory and extension */
+    gm_scale_capture_t byfile[] = {{s, "a", NULL, 0, 0, "runs/seq_128.db"},
+                                   {s, "b", NULL, 0, 0, "runs/seq_256_bs2.db"}};
+    byfile[0].file = "runs/seq_128_bs2.db";
+    cr_assert_eq(gm_scale_plan_create(byfile, 2, NULL, &p, &err), 0, "%s", err.msg);
+    r = gm_scale_plan_report(p);
+    cr_assert_eq(r->seq[0], 128);
+    cr_assert_eq(r->batch[1], 2);
+    cr_assert_str_eq(r->seq_token[1], "seq_256");
+    cr_assert_str_eq(r->batch_token[1], "bs2");
+    gm_scale_plan_destroy(p);
+    /* given sizes win over the names */
+    gm_scale_capture_t given[] = {{s, "job_ctx128_fp32", NULL, 128, 0, NULL},
+                                  {s, "job_ctx256_fp32", NULL, 256, 0, NULL}};
+    given[0].seq = 100; /* what the caller says, though the name says 128 */
+    cr_assert_eq(gm_scale_plan_create(given, 2, NULL, &p, &err), 0, "%s", err.msg);
+    r = gm_scale_plan_report(p);
+    cr_assert_eq(r->seq[0], 100);
+    cr_assert_eq(r->seq_from[0], GM_SCALE_FROM_GIVEN);
+    gm_scale_plan_destroy(p);
+    /* equal sizes read from names: refused, saying where they came from */
+    gm_scale_capture_t eq[] = {{s, "a", NULL, 0, 0, "ctx128.db"},
+                               {s, "b", NULL, 0, 0, "run_ctx128.db"}};
+    cr_assert_eq(gm_scale_plan_create(eq, 2, NULL, &p, &err), GM_EINVAL);
+    cr_assert(strstr(err.msg, "have equal sizes (seq 128, read from their names") != NULL, "%s",
+              err.msg);
+    /* no name that states a size: refused as before */
+    gm_scale_capture_t none[] = {{s, "a", NULL, 0, 0, "a.db"}, {s, "b", NULL, 0, 0, NULL}};
+    cr_assert_eq(gm_scale_plan_create(none, 2, NULL, &p, &err), GM_EINVAL);
+    cr_assert(strstr(err.msg, "has no sequence length") != NULL, "%s", err.msg);
     gm_store_close(s);
 }
 
@@ -342,7 +448,7 @@ Test(scale, call_site_laws)
                             {"m.py:2:mix", 4 * 256, 0}};
     ts_capture_allocs(s, "a", 128, a, 4);
     ts_capture_allocs(s, "b", 256, b, 7);
-    gm_scale_capture_t caps[] = {{s, "a", NULL, 0, 0}, {s, "b", NULL, 0, 0}};
+    gm_scale_capture_t caps[] = {{s, "a", NULL, 0, 0, NULL}, {s, "b", NULL, 0, 0, NULL}};
     gm_scale_plan_t *p;
     gm_error_t err;
     /* 4 of 7 paired: refused at the default 90%, taken at 50% */
@@ -458,7 +564,7 @@ static void ts_check_real(const char *job)
     if (s == NULL)
         cr_skip_test("%s", why);
     gm_error_t err;
-    gm_scale_capture_t caps[] = {{s, "c128", NULL, 128, 4}, {s, "c256", NULL, 256, 4}};
+    gm_scale_capture_t caps[] = {{s, "c128", NULL, 128, 4, NULL}, {s, "c256", NULL, 256, 4, NULL}};
     for (int dir = 0; dir < 2; dir++) {
         gm_scale_options_t o = {.base = dir};
         gm_scale_plan_t *p;
@@ -619,7 +725,7 @@ Test(scale, real_ring_buffer_cut, .timeout = 300)
         cr_skip_test("%s", why);
     ts_cut(s, "c256", "cut256", 3000);
     gm_error_t err;
-    gm_scale_capture_t caps[] = {{s, "c128", NULL, 128, 4}, {s, "cut256", NULL, 256, 4}};
+    gm_scale_capture_t caps[] = {{s, "c128", NULL, 128, 4, NULL}, {s, "cut256", NULL, 256, 4, NULL}};
     gm_scale_options_t o = {.base = 0};
     gm_scale_plan_t *p;
     cr_assert_eq(gm_scale_plan_create(caps, 2, &o, &p, &err), 0, "%s", err.msg);
@@ -667,8 +773,8 @@ Test(scale, real_different_programs, .timeout = 300)
     if (s1 == NULL)
         cr_skip_test("%s", why);
     gm_store_t *s2 = ts_real("train", &why);
-    gm_scale_capture_t caps[] = {{s1, "c128", "inference128", 128, 4},
-                                 {s2, "c256", "train256", 256, 4}};
+    gm_scale_capture_t caps[] = {{s1, "c128", "inference128", 128, 4, NULL},
+                                 {s2, "c256", "train256", 256, 4, NULL}};
     gm_scale_plan_t *p;
     gm_error_t err;
     cr_assert_eq(gm_scale_plan_create(caps, 2, NULL, &p, &err), GM_EFORMAT);

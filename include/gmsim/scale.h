@@ -54,7 +54,35 @@ typedef struct gm_scale_capture {
      * attribute; a size neither given nor in the attributes is refused
      * (unless no capture has one: then that dimension is left out). */
     uint64_t seq, batch;
+    /* The capture's file, for its name: where neither the caller nor the
+     * trace's attributes give a size, the trace's name and then the
+     * file's (its last component, less an extension) are read for one
+     * (gm_scale_sizes_from_name).  NULL: none. */
+    const char *file;
 } gm_scale_capture_t;
+
+/* Where a capture's size came from (gm_scale_report_t). */
+typedef enum gm_scale_from {
+    GM_SCALE_FROM_NONE,  /* unknown */
+    GM_SCALE_FROM_GIVEN, /* the caller (gm_scale_capture_t, --at) */
+    GM_SCALE_FROM_ATTR,  /* the trace's seq_len / batch attribute */
+    GM_SCALE_FROM_NAME   /* the trace's or the file's name */
+} gm_scale_from_t;
+
+#define GM_SCALE_TOKEN 64
+
+/*
+ * The sequence length and batch size a trace or file name states, as
+ * people name snapshots: "ctx512", "seq_1024", "seq1024", "cl2048" (seq),
+ * "bs8", "b4", "batch_16" (batch), a bare number ("lmmedium_512_train")
+ * only when it is the name's one number-like token besides model sizes
+ * ("2.7b", "7b") and precisions ("fp32"); conservative (synth/
+ * scale_names.c has the rules).  *seq / *batch are 0 where the name
+ * states none; seq_tok / batch_tok (GM_SCALE_TOKEN bytes each, or NULL)
+ * get the token read ("ctx512").  Never fails.
+ */
+void gm_scale_sizes_from_name(const char *name, uint64_t *seq, uint64_t *batch, char *seq_tok,
+                              char *batch_tok);
 
 typedef struct gm_scale_options {
     /* Which capture gives the event sequence (its window, pre-existing
@@ -79,6 +107,11 @@ typedef struct gm_scale_report {
     size_t base;
     uint64_t seq[GM_SCALE_MAX_CAPTURES], batch[GM_SCALE_MAX_CAPTURES];
     int vary_seq, vary_batch; /* the dimensions that vary among the captures */
+    /* where each capture's sizes came from (gm_scale_from_t), and for
+     * GM_SCALE_FROM_NAME the name's token ("ctx128") */
+    uint8_t seq_from[GM_SCALE_MAX_CAPTURES], batch_from[GM_SCALE_MAX_CAPTURES];
+    char seq_token[GM_SCALE_MAX_CAPTURES][GM_SCALE_TOKEN];
+    char batch_token[GM_SCALE_MAX_CAPTURES][GM_SCALE_TOKEN];
     gm_scale_pairing_t pairing[GM_SCALE_MAX_CAPTURES]; /* [base] unused */
     uint64_t allocs;                       /* of the base */
     uint64_t bytes;                        /* their requested bytes in the base */

@@ -203,7 +203,7 @@ void bench_scale(const bench_env_t *env, gm_json_t *j)
     double copy_cpu = bench_scale_cpu() - cc0;
 
     /* scale: plan (load, align, laws), then the base at seq 4096 */
-    gm_scale_capture_t caps[] = {{s, "s512", NULL, 0, 0}, {s, "s1024", NULL, 0, 0}};
+    gm_scale_capture_t caps[] = {{s, "s512", NULL, 0, 0, NULL}, {s, "s1024", NULL, 0, 0, NULL}};
     gm_scale_options_t o = {.base = 0};
     gm_scale_plan_t *p;
     double c0 = bench_scale_cpu();

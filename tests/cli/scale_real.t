@@ -1,0 +1,46 @@
+`gmsim scale` on real PyTorch snapshots of ../shared/data (issue 30; this
+transcript runs only where that folder is: tests/CMakeLists.txt leaves it
+out, saying so, where it is not).
+
+The README's example runs as written: the captures carry no seq_len
+attribute, and their names say the lengths (`ctx128`), which `scale`
+prints it assumed:
+
+  $ D=$GM_DATA_DIR/snapshots
+  $ gmsim import $D/lmmedium_ctx128_train_fp32.pickle -o ctx128.db > /dev/null
+  $ gmsim import $D/lmmedium_ctx256_train_fp32.pickle -o ctx256.db > /dev/null
+  $ gmsim scale ctx128.db ctx256.db --seq 1024,4096 -o long.db
+  ctx128.db: seq 128 (from the name 'ctx128')
+  ctx256.db: seq 256 (from the name 'ctx256')
+  base 'ctx256.db:lmmedium_ctx256_train_fp32' (seq 256): 7288 allocations, 47.30 GiB requested in all
+  
+  alignment with the base
+    capture                               seq  batch  paired  window  share
+    ctx128.db:lmmedium_ctx128_train_fp32  128      -    7190    7288  98.7%
+    ctx128.db:lmmedium_ctx128_train_fp32: longest unpaired run at event 2739 of 'lmmedium_ctx256_train_fp32' (allocation 1971, 8388608 bytes, frames 'CUDACachingAllocator.cpp:0:c10::cuda::CUDACachingAllocator::Native::DeviceCachin'), event 2739 of 'lmmedium_ctx128_train_fp32'
+  
+  size laws
+    law         allocations       bytes  of bytes
+    constant           4164   29.93 GiB    63.28%
+    power              3026   16.98 GiB    35.91%
+    polynomial            0         0 B     0.00%
+    affine                0         0 B     0.00%
+    site                  0         0 B     0.00%
+    none                 98  392.00 MiB     0.81%
+    seq exponents: p=0: 4164 p=1: 2594 p=2: 432
+    pre-existing: 664 of 664 paired
+    following no law (kept at their captured size), by call site:
+      98 allocations, 392.00 MiB: first allocation 1971 (event 2739) of 'ctx256.db:lmmedium_ctx256_train_fp32', frames 'CUDACachingAllocator.cpp:0:c10::cuda::CUDACachingAllocator::Native::DeviceCachin': 8388608 B at seq 256
+  
+  wrote into 'long.db'
+    lmmedium_ctx256_train_fp32.seq1024  seq 1024  13693 events  load 28.92 GiB
+    lmmedium_ctx256_train_fp32.seq4096  seq 4096  13693 events  load 257.46 GiB
+  $ gmsim fit --from ctx128.db ctx256.db --vary seq --device a100-80gb --policy caching --max 4096 | head -1
+  ctx128.db: seq 128 (from the name 'ctx128')
+  ctx256.db: seq 256 (from the name 'ctx256')
+  largest seq with no OOM: 'ctx256.db:lmmedium_ctx256_train_fp32' scaled (laws from 'ctx128.db:lmmedium_ctx128_train_fp32' 'ctx256.db:lmmedium_ctx256_train_fp32'), on a100-80gb (79.15 GiB)
+
+--at overrides what a name says:
+
+  $ gmsim scale ctx128.db ctx256.db --at seq=64,128 --seq 512 -o at.db 2>&1 | grep -E 'from the name|seq 512'
+    lmmedium_ctx256_train_fp32.seq512  seq 512  13693 events  load 28.92 GiB
