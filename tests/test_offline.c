@@ -1,5 +1,5 @@
 /*
- * tests/test_offline.c — the offline planner (sim/offline.c).
+ * tests/test_offline.c — the offline planner (sim/offline/).
  *
  * The contract suite (test_policy.c) makes its requests up as it goes, which
  * a planner cannot serve; here the same checks run over op streams that are

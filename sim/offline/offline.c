@@ -1,0 +1,379 @@
+/*
+ * sim/offline/offline.c — the offline planner: knowing every allocation's
+ * lifetime before the first event, give each one a fixed offset in one arena.
+ * This file is the policy (its table, prepare, alloc and free, stats and
+ * check); the plan it replays is made in prepare by offline_plan
+ * (sim/offline/plan.c, which states the algorithm; the other files of
+ * sim/offline/ are its steps: offline.h lists them).
+ *
+ * Replay: the first alloc reserves the arena with one device malloc (its
+ * size the plan's peak); each alloc is served at its planned offset.  An
+ * arena the device refuses (capacity) makes every alloc an OOM until it
+ * fits.  empty_cache gives the arena back when nothing is live (it is
+ * reserved again at the next alloc).  Pre-existing allocations are planned
+ * like any other.  Without a context (no prepare, or no lifetimes) the
+ * policy refuses to run: the replay engine reports it.
+ *
+ * Invariants (check): the live blocks are exactly the address map's, each
+ * at its allocation's planned offset, inside the arena, and no two overlap;
+ * their sizes sum to `allocated`; the device's reserved bytes are the
+ * arena's (or 0 before it is reserved).
+ */
+#include "gmsim/policy.h"
+#include "gmsim/trace.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gmsim/attrs.h"
+#include "gmsim/json.h"
+#include "base/idmap.h"
+#include "sim/offline/offline.h"
+
+typedef struct offline {
+    gm_policy_t base;
+    uint64_t align;
+    int64_t effort;
+    uint64_t seed;
+    int64_t search;
+
+    /* the plan */
+    int planned;
+    size_t n;
+    uint64_t *offset;   /* by allocation id */
+    uint64_t *size;     /* by allocation id, rounded */
+    uint64_t *reqsize;  /* by allocation id, as requested */
+    uint64_t peak;      /* arena bytes the plan needs */
+    uint64_t passes;    /* heuristic passes made while planning (diagnostics) */
+    uint64_t work;      /* work units spent (diagnostics) */
+    uint64_t capacity;  /* the param; 0: the trace's "capacity" attribute, if any */
+    uint64_t cap_used;  /* the capacity the plan was asked to fit (0: none) */
+    uint64_t lb;        /* proved: no plan needs fewer bytes */
+    int status;         /* GM_PLAN_* */
+
+    /* the arena */
+    uint64_t arena_addr, arena_got; /* got = 0: not reserved */
+
+    gm__idmap_t live; /* address → allocation id */
+    uint64_t allocated;
+} offline_t;
+
+extern const gm_policy_ops_t gm__policy_offline;
+
+#define OFFLINE(p) GM_POLICY_DOWNCAST(offline_t, p, gm__policy_offline)
+
+static int offline_create(gm_device_t *dev, const gm_param_value_t *values, gm_policy_t **out,
+                          gm_error_t *err)
+{
+    uint64_t align = values[0].size;
+    if (align == 0 || (align & (align - 1)) != 0 || align > (UINT64_C(1) << 30))
+        return gm_error_set(err, GM_EINVAL,
+                            "invalid value '%" PRIu64 "' for offline.align: not a power of two up "
+                            "to 1 GiB",
+                            align);
+    if (values[1].i < 0)
+        return gm_error_set(err, GM_EINVAL,
+                            "invalid value '%" PRId64 "' for offline.effort: negative", values[1].i);
+    if (values[3].i < 0)
+        return gm_error_set(err, GM_EINVAL,
+                            "invalid value '%" PRId64 "' for offline.search: negative",
+                            values[3].i);
+    offline_t *o = calloc(1, sizeof *o);
+    if (o == NULL)
+        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'offline'");
+    o->base.ops = &gm__policy_offline;
+    o->base.dev = dev;
+    o->align = align;
+    o->effort = values[1].i;
+    o->seed = (uint64_t)values[2].i;
+    o->search = values[3].i;
+    o->capacity = values[4].size;
+    gm__idmap_init(&o->live);
+    *out = &o->base;
+    return 0;
+}
+
+static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_error_t *err)
+{
+    offline_t *o = OFFLINE(p);
+    if (o == NULL)
+        return gm_error_set(err, GM_EINVAL, "not an offline policy");
+    if (ctx == NULL || ctx->lifetimes == NULL)
+        return gm_error_set(err, GM_ESTATE,
+                            "offline needs the whole trace: replay it from a store");
+    if (o->planned)
+        return gm_error_set(err, GM_ESTATE, "offline: already planned");
+    size_t n = ctx->nlifetimes;
+    if (n > UINT32_MAX - 1)
+        return gm_error_set(err, GM_EINVAL, "offline: %zu allocations, more than it can plan", n);
+    offline_buf_t *buf = malloc((n ? n : 1) * sizeof *buf);
+    o->offset = malloc((n ? n : 1) * sizeof *o->offset);
+    o->size = malloc((n ? n : 1) * sizeof *o->size);
+    o->reqsize = malloc((n ? n : 1) * sizeof *o->reqsize);
+    if (buf == NULL || o->offset == NULL || o->size == NULL || o->reqsize == NULL) {
+        free(buf);
+        return gm_error_set(err, GM_ENOMEM, "offline: out of memory for %zu allocations", n);
+    }
+    /* times: the lifetimes' timestamps when they say anything (some
+     * lifetime has a length), else the event indices */
+    int timed = 0;
+    uint64_t tmax = 0, emax = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gm_lifetime_t *lt = &ctx->lifetimes[i];
+        if (lt->end != GM_LIFETIME_OPEN && lt->end_ns > lt->start_ns)
+            timed = 1;
+        if (lt->start_ns > tmax)
+            tmax = lt->start_ns;
+        if (lt->end != GM_LIFETIME_OPEN && lt->end_ns > tmax)
+            tmax = lt->end_ns;
+        if (lt->start > emax)
+            emax = lt->start;
+        if (lt->end != GM_LIFETIME_OPEN && lt->end > emax)
+            emax = lt->end;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const gm_lifetime_t *lt = &ctx->lifetimes[i];
+        uint64_t sz = lt->size;
+        if (sz > GM_SIZE_LIMIT)
+            sz = GM_SIZE_LIMIT;
+        uint64_t r = (sz + o->align - 1) & ~(o->align - 1);
+        uint64_t end = lt->end == GM_LIFETIME_OPEN || lt->end <= lt->start ? UINT64_MAX : lt->end;
+        if (lt->end != GM_LIFETIME_OPEN && lt->end <= lt->start)
+            end = lt->start + 1;
+        buf[i] = (offline_buf_t){r ? r : o->align, lt->start, end, 0, 0};
+        if (timed) {
+            buf[i].t0 = lt->start_ns;
+            buf[i].t1 = lt->end == GM_LIFETIME_OPEN ? tmax + 1 : lt->end_ns;
+        } else {
+            buf[i].t0 = lt->start;
+            buf[i].t1 = lt->end == GM_LIFETIME_OPEN ? emax + 1 : lt->end;
+        }
+        if (buf[i].t1 < buf[i].t0)
+            buf[i].t1 = buf[i].t0;
+        o->size[i] = buf[i].size;
+        o->reqsize[i] = lt->size;
+    }
+    /* the capacity to fit: the param, else the trace's "capacity"
+     * attribute (a placement instance's); attributes that do not parse are
+     * ignored, as a hint */
+    o->cap_used = o->capacity;
+    if (o->cap_used == 0 && ctx->attrs != NULL && ctx->attrs[0] != '\0') {
+        gm_jv_t *root = NULL;
+        gm_error_t perr = {0};
+        uint64_t cap;
+        if (gm_json_parse(ctx->attrs, strlen(ctx->attrs), &root, &perr) == 0 &&
+            gm_jv_u64(gm_jv_get(root, GM_ATTR_CAPACITY), &cap) == 0)
+            o->cap_used = cap;
+        gm_jv_free(root);
+    }
+    int rc;
+    o->peak = offline_plan(buf, n, o->align, o->effort, o->search, o->seed, o->cap_used,
+                           o->offset, &o->passes, &o->work, &o->lb, &o->status, &rc);
+    free(buf);
+    if (rc)
+        return gm_error_set(err, rc, "offline: out of memory while planning %zu allocations", n);
+    o->n = n;
+    o->planned = 1;
+    return 0;
+}
+
+static int offline_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
+{
+    offline_t *o = OFFLINE(p);
+    if (o == NULL)
+        return GM_EINVAL;
+    if (!o->planned)
+        return GM_ESTATE;
+    if (req->id >= o->n || req->size != o->reqsize[req->id])
+        return GM_EINVAL; /* not the trace that was planned */
+    if (o->arena_got == 0) {
+        uint64_t addr, got;
+        if (gm_device_malloc(p->dev, o->peak ? o->peak : o->align, o->align, &addr, &got) != 0)
+            return GM_ALLOC_OOM;
+        o->arena_addr = addr;
+        o->arena_got = got;
+    }
+    uint64_t addr = o->arena_addr + o->offset[req->id];
+    if (gm__idmap_insert(&o->live, addr, req->id) != 0)
+        return GM_EINVAL; /* its place is taken: a live allocation the plan did not expect */
+    o->allocated += o->size[req->id];
+    out->addr = addr;
+    out->size = o->size[req->id];
+    return 0;
+}
+
+static int offline_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
+{
+    (void)stream;
+    offline_t *o = OFFLINE(p);
+    uint64_t id;
+    if (o == NULL || blk->addr == UINT64_MAX || !gm__idmap_get(&o->live, blk->addr, &id) ||
+        o->size[id] != blk->size)
+        return GM_EINVAL;
+    gm__idmap_remove(&o->live, blk->addr, NULL);
+    o->allocated -= blk->size;
+    return 0;
+}
+
+static void offline_stats(gm_policy_t *p, gm_policy_stats_t *out)
+{
+    offline_t *o = OFFLINE(p);
+    memset(out, 0, sizeof *out);
+    if (o == NULL)
+        return;
+    out->allocated = o->allocated;
+    out->free_bytes = p->dev->reserved > o->allocated ? p->dev->reserved - o->allocated : 0;
+    /* The arena is fixed: the largest free gap is computed from the live
+     * blocks only when something asks (the peak), so it is exact but not
+     * cheap: sort the live blocks by address. */
+    size_t n = gm__idmap_count(&o->live);
+    if (o->arena_got == 0)
+        return;
+    offline_range_t *r = malloc((n ? n : 1) * sizeof *r);
+    if (r == NULL)
+        return;
+    size_t k = 0;
+    uint64_t addr, id;
+    for (size_t pos = 0; gm__idmap_next(&o->live, &pos, &addr, &id);)
+        r[k++] = (offline_range_t){addr, addr + o->size[id]};
+    offline_range_sort(r, k);
+    uint64_t cur = o->arena_addr, largest = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (r[i].lo > cur && r[i].lo - cur > largest)
+            largest = r[i].lo - cur;
+        if (r[i].hi > cur)
+            cur = r[i].hi;
+    }
+    uint64_t end = o->arena_addr + o->arena_got;
+    if (end > cur && end - cur > largest)
+        largest = end - cur;
+    out->largest_free = largest;
+    free(r);
+}
+
+#define OFFLINE_BAD(...)                             \
+    do {                                             \
+        if (bad++ == 0 && why != NULL && whylen > 0) \
+            snprintf(why, whylen, __VA_ARGS__);      \
+    } while (0)
+
+static int offline_check(gm_policy_t *p, char *why, size_t whylen)
+{
+    int bad = 0;
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
+    offline_t *o = OFFLINE(p);
+    if (o == NULL) {
+        OFFLINE_BAD("not an offline policy");
+        return bad;
+    }
+    size_t n = gm__idmap_count(&o->live);
+    if (n > 0 && o->arena_got == 0)
+        OFFLINE_BAD("%zu live blocks but no arena", n);
+    if (p->dev->reserved != o->arena_got)
+        OFFLINE_BAD("the arena holds %" PRIu64 " bytes but the device's reserved is %" PRIu64,
+                    o->arena_got, p->dev->reserved);
+    if (o->arena_got != 0 && o->arena_got < o->peak)
+        OFFLINE_BAD("arena of %" PRIu64 " bytes below the plan's %" PRIu64, o->arena_got, o->peak);
+    offline_range_t *r = malloc((n ? n : 1) * sizeof *r);
+    if (r == NULL)
+        return bad;
+    size_t k = 0;
+    uint64_t addr, id, sum = 0;
+    for (size_t pos = 0; gm__idmap_next(&o->live, &pos, &addr, &id);) {
+        if (id >= o->n) {
+            OFFLINE_BAD("live block at 0x%" PRIx64 " has unknown id %" PRIu64, addr, id);
+            continue;
+        }
+        if (addr != o->arena_addr + o->offset[id])
+            OFFLINE_BAD("allocation %" PRIu64 " at 0x%" PRIx64 ", planned at offset %" PRIu64, id,
+                        addr, o->offset[id]);
+        if (o->offset[id] + o->size[id] > o->arena_got)
+            OFFLINE_BAD("allocation %" PRIu64 " ends past the arena", id);
+        sum += o->size[id];
+        r[k++] = (offline_range_t){addr, addr + o->size[id]};
+    }
+    offline_range_sort(r, k);
+    for (size_t i = 1; i < k; i++)
+        if (r[i].lo < r[i - 1].hi)
+            OFFLINE_BAD("live blocks at 0x%" PRIx64 " and 0x%" PRIx64 " overlap", r[i - 1].lo,
+                        r[i].lo);
+    free(r);
+    if (sum != o->allocated)
+        OFFLINE_BAD("allocated bytes %" PRIu64 " differ from the live blocks' %" PRIu64,
+                    o->allocated, sum);
+    return bad;
+}
+
+static void offline_empty_cache(gm_policy_t *p)
+{
+    offline_t *o = OFFLINE(p);
+    if (o == NULL || o->arena_got == 0 || gm__idmap_count(&o->live) != 0)
+        return;
+    gm_device_free(p->dev, o->arena_addr, o->arena_got);
+    o->arena_got = 0;
+}
+
+static int offline_plan_info(gm_policy_t *p, gm_plan_info_t *out)
+{
+    offline_t *o = OFFLINE(p);
+    if (o == NULL || !o->planned)
+        return GM_ESTATE;
+    *out = (gm_plan_info_t){.status = o->status, .peak = o->peak, .lower_bound = o->lb,
+                            .capacity = o->cap_used, .work = o->work, .n = o->n,
+                            .offset = o->offset, .size = o->size};
+    return 0;
+}
+
+static void offline_destroy(gm_policy_t *p)
+{
+    offline_t *o = OFFLINE(p);
+    if (o == NULL)
+        return;
+    gm__idmap_release(&o->live);
+    free(o->offset);
+    free(o->size);
+    free(o->reqsize);
+    free(o);
+}
+
+static const gm_param_spec_t offline_params[] = {
+    {"align", GM_PARAM_SIZE, "512", "offset alignment and size unit (a power of two)", NULL},
+    {"effort", GM_PARAM_INT, "100000000",
+     "improvement budget in work units (placements and conflicts visited), not time: the plan "
+     "is the same on every machine; 0 = greedy by size alone",
+     NULL},
+    {"seed", GM_PARAM_INT, "1", "seed of the local search's random moves", NULL},
+    {"search", GM_PARAM_INT, "4000000000",
+     "work budget of the exact search (branch and bound: the capacity first, then up from the "
+     "proved bound, for traces of up to 1,024 allocations; beyond, half of it for the "
+     "search over windows of time around the busiest instants; about 10^9 units a second), "
+     "not time; 0 = none (nor with effort 0)",
+     NULL},
+    {"capacity", GM_PARAM_SIZE, "0",
+     "the arena size to fit, tried first by the exact search; 0 = the trace's capacity "
+     "attribute (a placement instance's), if any",
+     NULL},
+};
+
+const gm_policy_ops_t gm__policy_offline = {
+    .name = "offline",
+    .help = "offline planner: every allocation at a fixed offset in one arena, planned from the "
+            "whole trace (greedy by size, best fit, local search, then an exact search for small "
+            "traces); the achievable bound",
+    .params = offline_params,
+    .nparams = sizeof offline_params / sizeof offline_params[0],
+    .flags = GM_POLICY_NEEDS_LIFETIMES | GM_POLICY_LAZY_STATS, /* stats sorts the live set */
+    .create = offline_create,
+    .alloc = offline_alloc,
+    .free = offline_free,
+    .stats = offline_stats,
+    .check = offline_check,
+    .destroy = offline_destroy,
+    .empty_cache = offline_empty_cache,
+    .role = GM_ROLE_BOUND,
+    .prepare = offline_prepare,
+    .plan = offline_plan_info,
+};

@@ -1,0 +1,348 @@
+/*
+ * sim/offline/packing.c — perfect packings.
+ *
+ * When every instant of the instance holds exactly LB bytes (a perfect
+ * packing: a rectangle LB × time tiled by the buffers), a plan of LB bytes
+ * leaves no gap anywhere, and a stronger rule than the canonical search's
+ * holds: the lowest point of the skyline (its leftmost lowest step, over
+ * time segments [j, k)) is covered by a buffer that starts exactly at j
+ * (left of j everything is filled higher) and ends by k (right of k too).
+ * So the search branches only over the unplaced buffers that start at j
+ * and end by k (bottom-left fill), equal ones (same end, same size) tried
+ * once.  Times are the lifetimes' t0/t1; the plan found is checked against
+ * the event overlaps before it is kept, and a search that finds none
+ * proves nothing (times and events could disagree): it is only a faster
+ * way to the plan of the one case where the canonical search thrashes
+ * (many regions of the arena filled in lockstep, a dead end in one
+ * undone through all).
+ */
+#include "gmsim/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/offline/offline.h"
+
+/* The Luby sequence, i from 1: 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... */
+static uint64_t offline_luby(uint64_t i)
+{
+    for (;;) {
+        uint64_t p = 1;
+        while (2 * p <= i + 1)
+            p *= 2; /* p: the largest power of two at most i + 1 */
+        if (p == i + 1)
+            return p / 2;
+        i -= p - 1;
+    }
+}
+
+typedef struct corner {
+    size_t n, T;
+    const offline_buf_t *buf;
+    uint32_t *cs, *ce;     /* each buffer's time segments [cs, ce) */
+    uint32_t *first, *ids; /* buffers by first segment, CSR; each run by (ce, size) descending */
+    uint64_t *h;           /* skyline per segment */
+    uint64_t *off;         /* offsets, UINT64_MAX = unplaced */
+    uint64_t target, work, limit;
+    uint64_t rng; /* 0: candidates in order; else a seeded rotation at each node */
+} corner_t;
+
+/* Whether every valley of the skyline (a step lower than both its
+ * neighbours, or than one at the edge) can still be entered: its left cell
+ * must be covered by a buffer starting there that ends by the valley's end
+ * and fits under the target. */
+static int corner_valleys_ok(corner_t *c)
+{
+    size_t T = c->T;
+    for (size_t a = 0; a < T;) {
+        size_t b = a + 1;
+        while (b < T && c->h[b] == c->h[a])
+            b++;
+        c->work += b - a;
+        uint64_t H = c->h[a];
+        if (H < c->target && (a == 0 || c->h[a - 1] > H) && (b == T || c->h[b] > H)) {
+            int ok = 0;
+            for (uint32_t q = c->first[a]; q < c->first[a + 1] && !ok; q++) {
+                uint32_t id = c->ids[q];
+                c->work++;
+                ok = c->off[id] == UINT64_MAX && c->ce[id] <= b && H + c->buf[id].size <= c->target;
+            }
+            if (!ok)
+                return 0;
+        }
+        a = b;
+    }
+    return 1;
+}
+
+static int corner_dfs(corner_t *c, size_t left)
+{
+    if (left == 0)
+        return EXACT_FOUND;
+    if (c->work >= c->limit)
+        return EXACT_ABORT;
+    size_t j = 0;
+    for (size_t s = 1; s < c->T; s++)
+        if (c->h[s] < c->h[j])
+            j = s;
+    uint64_t hj = c->h[j];
+    size_t k = j + 1;
+    while (k < c->T && c->h[k] == hj)
+        k++;
+    c->work += c->T + 1;
+    uint32_t last = UINT32_MAX, nb = c->first[j + 1] - c->first[j];
+    uint32_t rot = c->rng && nb > 1 ? (uint32_t)(offline_rand(&c->rng) % nb) : 0;
+    for (uint32_t x = 0; x < nb; x++) {
+        uint32_t id = c->ids[c->first[j] + (x + rot) % nb];
+        const offline_buf_t *b = &c->buf[id];
+        c->work++;
+        if (c->off[id] != UINT64_MAX || c->ce[id] > k || hj + b->size > c->target)
+            continue;
+        if (last != UINT32_MAX && c->ce[last] == c->ce[id] && c->buf[last].size == b->size)
+            continue; /* the same as the one just tried */
+        last = id;
+        c->off[id] = hj;
+        for (uint32_t s = c->cs[id]; s < c->ce[id]; s++)
+            c->h[s] = hj + b->size;
+        c->work += c->ce[id] - c->cs[id];
+        int rc = left == 1 || corner_valleys_ok(c) ? corner_dfs(c, left - 1) : EXACT_NONE;
+        if (rc == EXACT_FOUND)
+            return rc; /* the plan stays in off */
+        for (uint32_t s = c->cs[id]; s < c->ce[id]; s++)
+            c->h[s] = hj;
+        c->off[id] = UINT64_MAX;
+        if (rc != EXACT_NONE)
+            return rc;
+    }
+    return EXACT_NONE;
+}
+
+/* Whether buffer x goes before y in a segment's run: the later end first,
+ * then the larger, then the lower id. */
+static int corner_before(const corner_t *c, uint32_t x, uint32_t y)
+{
+    if (c->ce[x] != c->ce[y])
+        return c->ce[x] > c->ce[y];
+    if (c->buf[x].size != c->buf[y].size)
+        return c->buf[x].size > c->buf[y].size;
+    return x < y;
+}
+
+/* Insertion sort of ids[0, k) by corner_before (runs are short; n is at
+ * most OFFLINE_EXACT_MAX).  No global state: planners may run in threads. */
+static void corner_sort(const corner_t *c, uint32_t *ids, size_t k)
+{
+    for (size_t i = 1; i < k; i++) {
+        uint32_t t = ids[i];
+        size_t q = i;
+        while (q > 0 && corner_before(c, t, ids[q - 1])) {
+            ids[q] = ids[q - 1];
+            q--;
+        }
+        ids[q] = t;
+    }
+}
+
+/*
+ * Look for a plan of lb bytes by bottom-left fill when buf is a perfect
+ * packing of lb (else nothing is tried).  EXACT_FOUND with off filled (a
+ * plan checked against the event overlaps ovs/ov), else EXACT_ABORT;
+ * GM_ENOMEM through *rc.  *work grows by the work done, at most limit.
+ */
+int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs,
+                  const uint32_t *ov, uint64_t lb, uint64_t limit, uint64_t *off,
+                  uint64_t *work, int *rc)
+{
+    corner_t c;
+    memset(&c, 0, sizeof c);
+    uint64_t *t = malloc(2 * n * sizeof *t);
+    c.cs = malloc(n * sizeof *c.cs);
+    c.ce = malloc(n * sizeof *c.ce);
+    c.ids = malloc(n * sizeof *c.ids);
+    c.off = malloc(n * sizeof *c.off);
+    int r = EXACT_ABORT;
+    if (!t || !c.cs || !c.ce || !c.ids || !c.off) {
+        *rc = GM_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i].t1 <= buf[i].t0)
+            goto out; /* a lifetime of no length: no skyline to fill */
+        t[2 * i] = buf[i].t0;
+        t[2 * i + 1] = buf[i].t1;
+    }
+    size_t u = offline_unique(t, 2 * n);
+    c.T = u - 1;
+    c.first = calloc(c.T + 2, sizeof *c.first);
+    c.h = calloc(c.T + 1, sizeof *c.h);
+    if (!c.first || !c.h) {
+        *rc = GM_ENOMEM;
+        goto out;
+    }
+    /* totals per segment (in h for now): all must be lb */
+    for (size_t i = 0; i < n; i++) {
+        c.cs[i] = (uint32_t)offline_coord(t, u, buf[i].t0);
+        c.ce[i] = (uint32_t)offline_coord(t, u, buf[i].t1);
+        c.first[c.cs[i] + 1]++;
+        for (uint32_t s = c.cs[i]; s < c.ce[i]; s++)
+            c.h[s] += buf[i].size;
+        *work += c.ce[i] - c.cs[i];
+    }
+    for (size_t s = 0; s < c.T; s++)
+        if (c.h[s] != lb)
+            goto out;
+    for (size_t s = 0; s < c.T; s++)
+        c.first[s + 1] += c.first[s];
+    {
+        uint32_t *fill = malloc((c.T + 1) * sizeof *fill);
+        if (!fill) {
+            *rc = GM_ENOMEM;
+            goto out;
+        }
+        memcpy(fill, c.first, (c.T + 1) * sizeof *fill);
+        for (size_t i = 0; i < n; i++)
+            c.ids[fill[c.cs[i]]++] = (uint32_t)i;
+        free(fill);
+    }
+    c.n = n;
+    c.buf = buf;
+    for (size_t s = 0; s < c.T; s++)
+        corner_sort(&c, c.ids + c.first[s], c.first[s + 1] - c.first[s]);
+    c.target = lb;
+    c.work = *work;
+    /* restarts under quotas of the Luby sequence (1 1 2 1 1 2 4 ... units of
+     * 16 (n + T) work), the first in order, the others with seeded
+     * rotations of each node's candidates: a wrong choice low down costs
+     * less to leave by a restart than by backtracking, and many short
+     * randomized tries find a fill where a few long ones thrash (a
+     * 400-piece guillotine cut that quotas growing by half from 64 (n + T)
+     * never filled in 10^9 units is filled in 10^8) */
+    r = EXACT_ABORT;
+    uint64_t unit = 16 * (uint64_t)(n + c.T);
+    for (uint64_t k = 0; r == EXACT_ABORT && c.work < limit; k++) {
+        uint64_t quota = unit * offline_luby(k + 1);
+        c.rng = k ? k * UINT64_C(0x9e3779b97f4a7c15) : 0;
+        c.limit = c.work + quota < limit ? c.work + quota : limit;
+        for (size_t i = 0; i < n; i++)
+            c.off[i] = UINT64_MAX;
+        memset(c.h, 0, (c.T + 1) * sizeof *c.h);
+        r = corner_dfs(&c, n);
+        if (r == EXACT_NONE)
+            break; /* with every candidate tried: none */
+    }
+    *work = c.work;
+    if (r == EXACT_FOUND) {
+        /* the plan against the event overlaps */
+        for (size_t i = 0; i < n && r == EXACT_FOUND; i++)
+            for (uint32_t q = ovs[i]; q < ovs[i + 1]; q++) {
+                uint32_t o = ov[q];
+                if (c.off[i] < c.off[o] + buf[o].size && c.off[o] < c.off[i] + buf[i].size) {
+                    r = EXACT_ABORT;
+                    break;
+                }
+            }
+        *work += ovs[n];
+        if (r == EXACT_FOUND)
+            memcpy(off, c.off, n * sizeof *off);
+    } else {
+        r = EXACT_ABORT; /* none found proves nothing here */
+    }
+out:
+    free(t);
+    free(c.cs);
+    free(c.ce);
+    free(c.ids);
+    free(c.off);
+    free(c.first);
+    free(c.h);
+    return r;
+}
+
+/*
+ * The exact search's targets.  lo is a proved bound (no plan below it): at
+ * first LB, the busiest section's bytes; it rises only when the search
+ * proves a target infeasible (EXACT_NONE), never when a target is given up
+ * for budget (EXACT_ABORT).  *best (the best plan so far) falls with every
+ * plan found.
+ *
+ *   1. The capacity the instance was given (capacity, rounded down to
+ *      align), when it lies in [lo, *best): with up to 7/8 of the budget.
+ *      That is the question a placement instance asks.
+ *   2. Then rounds with a quota that doubles, starting at 1/64 of what is
+ *      left: lo, and when lo is given up, the midpoint of [lo, *best), each
+ *      under the round's quota.  A plan at lo is optimal; a plan at the
+ *      midpoint halves the interval; a proof at either raises lo.  Once the
+ *      capacity is met, targets below it get at most 1/16 of the budget:
+ *      going below what was asked is a bonus, not the question.
+ *
+ * *lb_out gets lo (never above *best), *found whether a plan of the search
+ * replaced the heuristics'.  GM_ENOMEM or 0; *spent gets the work.
+ */
+int offline_exact(const offline_buf_t *buf, size_t n, uint64_t align, uint64_t budget,
+                  uint64_t capacity, uint64_t *best, uint64_t *off, uint64_t *spent,
+                  uint64_t *lb_out, int *found)
+{
+    exact_t m;
+    *found = 0;
+    if (exact_init(&m, buf, n) != 0)
+        return GM_ENOMEM;
+    uint64_t lb = 0;
+    for (size_t s = 0; s < m.S; s++)
+        if (m.total0[s] > lb)
+            lb = m.total0[s];
+    uint64_t lo = (lb + align - 1) / align * align, before = *best;
+    uint64_t cap = capacity / align * align, limit = budget;
+    if (lo < *best) { /* a perfect packing: bottom-left fill, with a quarter of the budget */
+        int rc = 0;
+        if (corner_search(buf, n, m.ovs, m.ov, lo, m.work + budget / 4, m.sol, &m.work, &rc) ==
+            EXACT_FOUND)
+            offline_exact_keep(&m, buf, n, best, off);
+        if (rc)
+            m.oom = 1;
+    }
+    if (capacity && cap >= lo && cap < *best) {
+        int r = exact_target(&m, cap, m.work + budget - budget / 8);
+        if (r == EXACT_FOUND)
+            offline_exact_keep(&m, buf, n, best, off);
+        else if (r == EXACT_NONE)
+            lo = cap + align;
+    }
+    if (capacity && *best <= capacity) {
+        uint64_t below = m.work + budget / 16;
+        if (below < limit)
+            limit = below;
+    }
+    uint64_t quota = limit > m.work ? (limit - m.work) / 64 : 0;
+    if (quota < 16 * (uint64_t)(n + m.S))
+        quota = 16 * (uint64_t)(n + m.S);
+    while (!m.oom && lo < *best && m.work < limit) {
+        uint64_t end = m.work + quota < limit ? m.work + quota : limit;
+        int r = exact_target(&m, lo, end);
+        if (r == EXACT_FOUND) {
+            offline_exact_keep(&m, buf, n, best, off);
+            break; /* at the bound: optimal */
+        }
+        if (r == EXACT_NONE) {
+            lo += align;
+            continue;
+        }
+        if (m.oom)
+            break;
+        uint64_t t = (lo + (*best - lo) / 2) / align * align;
+        if (t > lo && t < *best && m.work < limit) {
+            end = m.work + quota < limit ? m.work + quota : limit;
+            r = exact_target(&m, t, end);
+            if (r == EXACT_FOUND)
+                offline_exact_keep(&m, buf, n, best, off);
+            else if (r == EXACT_NONE)
+                lo = t + align;
+        }
+        quota = quota < UINT64_MAX / 2 ? 2 * quota : quota;
+    }
+    int oom = m.oom;
+    *spent = m.work;
+    *found = *best < before;
+    *lb_out = lo < *best ? lo : *best;
+    exact_release(&m);
+    return oom ? GM_ENOMEM : 0;
+}
