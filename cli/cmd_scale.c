@@ -399,6 +399,8 @@ static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const sc
             gm_json_u64(j, p->window_other);
             gm_json_key(j, "share");
             gm_json_double(j, p->share);
+            gm_json_key(j, "against_sizes");
+            gm_json_u64(j, p->against);
             gm_json_key(j, "breaks_at");
             gm_json_str(j, p->where[0] ? p->where : NULL);
         }

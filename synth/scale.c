@@ -71,6 +71,11 @@
 
 #include "gmsim/attrs.h"
 
+/* A capture is refused as of another precision when this many of its
+ * pairs, and this share of them, move against the sizes (sc_against). */
+#define SC_AGAINST_LEAST 8
+#define SC_AGAINST_SHARE 0.01
+
 const char *const sc_law_names[GM_SCALE_LAW_COUNT] = {
 #define SC_LAW_NAME(e, s, d) s,
     GM_SCALE_LAWS(SC_LAW_NAME)
@@ -351,6 +356,44 @@ static int sc_none_sites(gm_scale_plan_t *pl, gm_error_t *err)
     return 0;
 }
 
+/*
+ * Precision (issue 30, item 4).  A program's tensors do not shrink when its
+ * sequence length or batch grows; an fp32 tensor of one capture beside the
+ * 16-bit one of an autocast capture does: the fp32 capture's matmul output
+ * is twice the autocast one's at the same size, its softmax (fp32 under
+ * autocast too) four times a 16-bit score's, its weights twice the 16-bit
+ * copies autocast makes.  Counted here: the pairs whose size moves against
+ * the captures' sizes by an exact power of two (2 to 256), the capture
+ * with the larger sizes (seq and batch both at least the other's) holding
+ * the smaller allocation.  Captures whose sizes do not order that way
+ * (more seq but less batch) count none.  *first: the first such pair's
+ * base allocation.
+ */
+static uint64_t sc_against(const gm_scale_plan_t *pl, size_t k, uint64_t *first)
+{
+    size_t b = pl->base, n = pl->n;
+    int up = pl->seq[k] >= pl->seq[b] && pl->batch[k] >= pl->batch[b];
+    int down = pl->seq[k] <= pl->seq[b] && pl->batch[k] <= pl->batch[b];
+    if (up == down) /* equal, or not ordered */
+        return 0;
+    uint64_t count = 0;
+    for (uint64_t i = 0; i < pl->nallocs; i++) {
+        uint64_t zb = pl->z[i * n + b], zk = pl->z[i * n + k];
+        if (zk == 0 || zb == 0)
+            continue;
+        /* down: the other is the smaller capture, its allocation larger */
+        uint64_t hi = down ? zk : zb, lo = down ? zb : zk;
+        if (hi <= lo || hi % lo != 0)
+            continue;
+        uint64_t q = hi / lo;
+        if ((q & (q - 1)) != 0 || q > 256)
+            continue;
+        if (count++ == 0)
+            *first = i;
+    }
+    return count;
+}
+
 int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scale_options_t *opts,
                          gm_scale_plan_t **out, gm_error_t *err)
 {
@@ -485,6 +528,21 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
             if (r.a_to_b[i] >= 0)
                 pl->z[i * n + k] = pl->t[k]->allocs[r.a_to_b[i]].size;
         gm_align_result_release(&r);
+        uint64_t first = 0;
+        pr->against = sc_against(pl, k, &first);
+        if (pr->against >= SC_AGAINST_LEAST &&
+            (double)pr->against >= SC_AGAINST_SHARE * (double)pr->matched && !o.force) {
+            char what[400];
+            sc_describe(pl, first, what, sizeof what);
+            rc = gm_error_set(err, GM_EFORMAT,
+                              "'%s' and '%s' differ in precision: an fp32 capture and an "
+                              "autocast one of a script are different programs (%" PRIu64
+                              " of %" PRIu64 " pairs, %.1f%%, 2x or 4x larger at the smaller "
+                              "size, as fp32 beside 16-bit; the first %s) (--force to go on)",
+                              pl->label[k], pl->label[b], pr->against, pr->matched,
+                              100.0 * (double)pr->against / (double)pr->matched, what);
+            goto fail;
+        }
         if (pr->share < minm && !o.force) {
             rc = gm_error_set(err, GM_EFORMAT,
                               "'%s' does not align with '%s': %" PRIu64 " of %" PRIu64

@@ -99,6 +99,9 @@ typedef struct gm_scale_options {
 typedef struct gm_scale_pairing {
     uint64_t matched, window_base, window_other, matched_size;
     double share; /* matched / the larger window */
+    uint64_t against; /* pairs whose size moves against the captures' sizes by
+                         2^k (the smaller capture's allocation 2x, 4x ...
+                         larger): captures of different precision */
     char where[320]; /* where the alignment broke ("" when nowhere) */
 } gm_scale_pairing_t;
 
@@ -144,7 +147,9 @@ typedef struct gm_scale_plan gm_scale_plan_t;
  * (or more than GM_SCALE_MAX_CAPTURES), a capture without a size, two
  * captures of equal sizes; GM_EFORMAT: a capture that does not align with
  * the base (share below min_matched: the message names both, the share and
- * where it broke), laws that contradict each other (the message names the
+ * where it broke), captures of different precision (1% or more of the
+ * pairs, and 8 or more, 2^k times larger at the smaller size: pairing.against),
+ * laws that contradict each other (the message names the
  * allocation and its sizes) — unless force.  Errors of the store
  * (GM_ENOTFOUND for a missing trace …), GM_ENOMEM.  The caller destroys
  * *out.

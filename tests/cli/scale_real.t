@@ -44,3 +44,29 @@ prints it assumed:
 
   $ gmsim scale ctx128.db ctx256.db --at seq=64,128 --seq 512 -o at.db 2>&1 | grep -E 'from the name|seq 512'
     lmmedium_ctx256_train_fp32.seq512  seq 512  13693 events  load 28.92 GiB
+
+Captures of different precision are refused, saying why: the same script's
+forward pass in fp32 and under autocast, both ctx128 (their names say so:
+equal sizes), then given as 128 and 256, as a user who wants a law would;
+and lmmedium's training step under autocast at ctx512 beside fp32 at
+ctx256.  Same-precision pairs (above, and the inference pair) go through:
+
+  $ gmsim import $D/lm2.7b_ctx128_forward_fp32.pickle -o f32.db > /dev/null
+  $ gmsim import $D/lm2.7b_ctx128_forward_mixed.pickle -o amp.db > /dev/null
+  $ gmsim scale f32.db amp.db --seq 512 -o p.db 2>&1
+  gmsim: 'f32.db:lm2.7b_ctx128_forward_fp32' and 'amp.db:lm2.7b_ctx128_forward_mixed' have equal sizes (seq 128, read from their names: --at gives them): captures at different sizes are needed
+  [1]
+  $ gmsim scale f32.db amp.db --at seq=128,256 --seq 512 -o p.db
+  gmsim: 'f32.db:lm2.7b_ctx128_forward_fp32' and 'amp.db:lm2.7b_ctx128_forward_mixed' differ in precision: an fp32 capture and an autocast one of a script are different programs (738 of 2382 pairs, 31.0%, 2x or 4x larger at the smaller size, as fp32 beside 16-bit; the first allocation 333 (event 337) of 'amp.db:lm2.7b_ctx128_forward_mixed', frames 'torch/functional.py:407:einsum': 5242880 B at seq 128, 2621440 B at seq 256) (--force to go on)
+  [1]
+  $ gmsim import $D/lmmedium_ctx512_train_mixed.pickle -o m512.db > /dev/null
+  $ gmsim scale m512.db ctx256.db --seq 1024 -o p.db
+  gmsim: 'ctx256.db:lmmedium_ctx256_train_fp32' and 'm512.db:lmmedium_ctx512_train_mixed' differ in precision: an fp32 capture and an autocast one of a script are different programs (241 of 7240 pairs, 3.3%, 2x or 4x larger at the smaller size, as fp32 beside 16-bit; the first allocation 678 (event 681) of 'm512.db:lmmedium_ctx512_train_mixed', frames 'torch/functional.py:373:einsum': 2097152 B at seq 512, 4194304 B at seq 256) (--force to go on)
+  [1]
+  $ test -e p.db || echo nothing written
+  nothing written
+  $ gmsim import $D/lmmedium_ctx128_inference_fp32.pickle -o i128.db > /dev/null
+  $ gmsim import $D/lmmedium_ctx256_inference_fp32.pickle -o i256.db > /dev/null
+  $ gmsim scale i128.db i256.db --seq 1024 -o inf.db --json 2>/dev/null | grep -E '"(paired|against_sizes)"'
+        "paired": 1503,
+        "against_sizes": 0,
