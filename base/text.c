@@ -1,14 +1,17 @@
 /*
  * base/text.c — text helpers shared by the library and the command line
- * (see gmsim/text.h).
+ * (see gmsim/text.h), and "did you mean" for names a user types (see
+ * base/text.h).
  */
 #include "gmsim/text.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gmsim/error.h"
 #include "base/jsonfmt.h"
+#include "base/text.h"
 
 const char *gm_errno_text(int e, char *buf, size_t len)
 {
@@ -107,4 +110,123 @@ const char *gm_text_escape(const char *s, char *buf, size_t len)
     }
     buf[o] = '\0';
     return buf;
+}
+
+/* ---- did you mean (base/text.h) ------------------------------------------- */
+
+static int text_lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
+
+/* Three rows of the optimal-string-alignment table (Wagner–Fischer with
+ * the transposition step): row i holds the distances of a's first i
+ * characters to each prefix of b.  A row whose smallest value is above the
+ * cap ends the search: later rows only grow. */
+size_t gm__text_distance(const char *a, const char *b, size_t cap)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    if (na == nb && strncasecmp(a, b, na) == 0)
+        return 0;
+    if (na > GM__SUGGEST_MAX_LEN || nb > GM__SUGGEST_MAX_LEN || (na > nb ? na - nb : nb - na) > cap)
+        return cap + 1;
+    size_t rows[3][GM__SUGGEST_MAX_LEN + 1];
+    size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+    for (size_t j = 0; j <= nb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        cur[0] = i;
+        size_t low = cur[0];
+        for (size_t j = 1; j <= nb; j++) {
+            int ca = text_lower((unsigned char)a[i - 1]), cb = text_lower((unsigned char)b[j - 1]);
+            size_t cost = ca != cb;
+            size_t d = prev[j] + 1;                 /* delete a[i-1] */
+            if (cur[j - 1] + 1 < d)
+                d = cur[j - 1] + 1;                 /* insert b[j-1] */
+            if (prev[j - 1] + cost < d)
+                d = prev[j - 1] + cost;             /* substitute */
+            if (i > 1 && j > 1 && ca == text_lower((unsigned char)b[j - 2]) &&
+                text_lower((unsigned char)a[i - 2]) == cb && prev2[j - 2] + 1 < d)
+                d = prev2[j - 2] + 1;               /* swap two neighbours */
+            cur[j] = d;
+            if (d < low)
+                low = d;
+        }
+        if (low > cap)
+            return cap + 1;
+        size_t *t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[nb] > cap ? cap + 1 : prev[nb];
+}
+
+void gm__suggest_init(gm__suggest_t *s, const char *word)
+{
+    memset(s, 0, sizeof *s);
+    s->word = word ? word : "";
+    size_t n = strlen(s->word);
+    s->limit = n <= 3 ? 1 : GM__SUGGEST_MAX_EDITS;
+    s->best = s->limit + 1;
+}
+
+void gm__suggest_add(gm__suggest_t *s, const char *candidate)
+{
+    if (candidate == NULL || candidate[0] == '\0')
+        return;
+    size_t n = strlen(s->word);
+    if (n >= 3 && strlen(candidate) > n && strncasecmp(candidate, s->word, n) == 0 &&
+        (s->prefix == NULL || strcasecmp(s->prefix, candidate) != 0)) {
+        if (s->nprefix++ == 0)
+            s->prefix = candidate;
+    }
+    size_t d = gm__text_distance(s->word, candidate, s->limit);
+    if (d > s->limit || d > s->best)
+        return;
+    if (d < s->best) {
+        s->best = d;
+        s->nbest = 0;
+    }
+    for (size_t i = 0; i < s->nbest && i < GM__SUGGEST_KEEP; i++)
+        if (strcasecmp(s->near[i], candidate) == 0)
+            return;
+    if (s->nbest < GM__SUGGEST_KEEP)
+        s->near[s->nbest] = candidate;
+    s->nbest++;
+}
+
+const char *gm__suggest_text(const gm__suggest_t *s, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    const char *const *names;
+    size_t n;
+    if (s->best == 0)
+        return NULL; /* the word itself is known */
+    if (s->nbest > 0) {
+        names = s->near;
+        n = s->nbest < GM__SUGGEST_KEEP ? s->nbest : GM__SUGGEST_KEEP;
+    } else if (s->nprefix == 1) {
+        names = &s->prefix;
+        n = 1;
+    } else {
+        return NULL;
+    }
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < len; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        int w = snprintf(buf + used, len - used, "%s'%s'", sep, names[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+char *gm__suggest_append(const gm__suggest_t *s, char *msg, size_t len)
+{
+    char names[4 * (GM__SUGGEST_MAX_LEN + 8)];
+    if (gm__suggest_text(s, names, sizeof names) != NULL) {
+        size_t used = strlen(msg);
+        if (used < len)
+            snprintf(msg + used, len - used, "; did you mean %s?", names);
+    }
+    return msg;
 }

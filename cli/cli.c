@@ -20,9 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gmsim/formats.h"
 #include "gmsim/gpus.h"
 #include "gmsim/sweep.h"
 #include "gmsim/text.h"
+#include "base/text.h"
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -62,6 +64,31 @@ int gm__cli_usage_error(const char *usage, const char *fmt, ...)
     return GM_CLI_USAGE;
 }
 
+/* The long options a verb takes are the "--name" words of its usage text
+ * (which lists every one): the nearest to `name` is appended to msg as
+ * "; did you mean '--NAME'?" (base/text.h). */
+static void cli_suggest_option(const char *usage, const char *name, char *msg, size_t len)
+{
+    enum { MAX_OPTS = 128, MAX_NAME = 48 };
+    static char opts[MAX_OPTS][MAX_NAME];
+    size_t n = 0;
+    gm__suggest_t s;
+    gm__suggest_init(&s, name);
+    for (const char *p = strstr(usage, "--"); p != NULL && n < MAX_OPTS; p = strstr(p, "--")) {
+        size_t k = 2;
+        while ((p[k] >= 'a' && p[k] <= 'z') || (p[k] >= '0' && p[k] <= '9') ||
+               (p[k] == '-' && p[k + 1] != '-'))
+            k++;
+        if (k > 2 && k < MAX_NAME && (p == usage || p[-1] != '-')) {
+            memcpy(opts[n], p, k);
+            opts[n][k] = '\0';
+            gm__suggest_add(&s, opts[n++]);
+        }
+        p += k;
+    }
+    gm__suggest_append(&s, msg, len);
+}
+
 int gm__cli_option_error(const char *usage, char **argv, int c)
 {
     char name[64];
@@ -76,7 +103,11 @@ int gm__cli_option_error(const char *usage, char **argv, int c)
         return gm__cli_usage_error(usage, "missing value for option '%s'", name);
     if (optopt != 0 && strncmp(arg, "--", 2) == 0 && strchr(arg, '=') != NULL)
         return gm__cli_usage_error(usage, "option '%s' takes no value", name);
-    return gm__cli_usage_error(usage, "unknown option '%s'", name);
+    char msg[GM_ERROR_MSG_MAX];
+    snprintf(msg, sizeof msg, "unknown option '%s'", name);
+    if (strncmp(name, "--", 2) == 0)
+        cli_suggest_option(usage, name, msg, sizeof msg);
+    return gm__cli_usage_error(usage, "%s", msg);
 }
 
 int gm__cli_help(const char *usage)
@@ -137,6 +168,18 @@ int gm__cli_count_arg(const char *usage, const char *opt, const char *text, uint
     return rc;
 }
 
+/* ---- did you mean ----------------------------------------------------------- */
+
+char *gm__cli_suggest_policy(const char *name, char *msg, size_t len)
+{
+    gm__suggest_t s;
+    gm__suggest_init(&s, name);
+    for (size_t i = 0; i < gm_policy_count(); i++)
+        gm__suggest_add(&s, gm_policy_at(i)->name);
+    gm__suggest_add(&s, "all");
+    return gm__suggest_append(&s, msg, len);
+}
+
 /* ---- stores and traces ---------------------------------------------------- */
 
 /* "" and ":memory:" would give SQLite a private store that vanishes on close:
@@ -146,13 +189,53 @@ static int cli_store_path_ok(const char *path)
     return path[0] != '\0' && strcmp(path, ":memory:") != 0;
 }
 
+/* A file that is no store but a trace gmsim imports (sniffed as `gmsim
+ * import` does, gm_format_sniff; gzip'd data as such): say so, with the
+ * command that makes a store of it.  0 when it is none of them. */
+static int cli_not_a_store(const char *path)
+{
+    char head[4096];
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    const gm_format_t *fmt = gm_format_sniff(head, n);
+    int gz = n >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b;
+    /* an Nsight Systems export is SQLite too: its sniffer cannot tell it
+     * from a damaged store, whose own message is the better one */
+    if ((fmt == NULL || strcmp(fmt->name, "nsys") == 0) && !gz)
+        return 0;
+    /* the store's name: the file's without its suffixes (".pickle", ".gz"), with .db */
+    char db[1024];
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t len = strlen(base);
+    for (int k = 0; k < 2; k++) { /* at most two: "x.pickle.gz" */
+        size_t i = len;
+        while (i > 1 && base[i - 1] != '.')
+            i--;
+        if (i > 1)
+            len = i - 1;
+    }
+    snprintf(db, sizeof db, "%.*s.db", (int)(len < 900 ? len : 900), base);
+    if (strcmp(db, base) == 0)
+        snprintf(db, sizeof db, "%.*s.store.db", (int)(len < 900 ? len : 900), base);
+    gm__cli_error("'%s' is %s%s, not a store: import it first with 'gmsim import %s -o %s'",
+                  path, fmt ? "a " : "gzip-compressed data", fmt ? fmt->help : "", path, db);
+    return 1;
+}
+
 int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out)
 {
     gm_error_t err = {0};
     if (!cli_store_path_ok(path))
         return gm__cli_error("cannot open '%s': a store is a file; give its name", path);
-    if (gm_store_open(path, flags, out, &err) != 0)
+    if (gm_store_open(path, flags, out, &err) != 0) {
+        if (err.code == GM_EFORMAT && cli_not_a_store(path))
+            return GM_CLI_ERROR;
         return gm__cli_error("%s", err.msg);
+    }
     /* once per command: an older store read as it is has no checksums */
     static int noted;
     if (!noted && gm_store_version(*out) < 4) {
@@ -242,8 +325,13 @@ int gm__cli_pick_trace_as(gm_store_t *s, const char *usage, const char *name, in
     } else if (name != NULL && matched == 0) {
         if (strpbrk(name, "*?[") != NULL)
             rc = gm__cli_error("no trace matches '%s' in '%s'", name, gm_store_path(s));
-        else
-            rc = gm__cli_error("%s", err.msg); /* gm_store_find's: no such trace */
+        else { /* gm_store_find's: no such trace; and the nearest names */
+            gm__suggest_t sg;
+            gm__suggest_init(&sg, name);
+            for (size_t i = 0; i < n; i++)
+                gm__suggest_add(&sg, list[i].name);
+            rc = gm__cli_error("%s", gm__suggest_append(&sg, err.msg, sizeof err.msg));
+        }
     } else if (n == 0) {
         rc = gm__cli_error("no traces in '%s'", gm_store_path(s));
     } else if (name != NULL) {
@@ -621,20 +709,73 @@ int gm__cli_capacity_twice(const char *usage)
                                       "NAME, once)");
 }
 
+/* The device of this command (one verb per process): what --capacity or
+ * --device gave, and --reserve. */
+static gm__cli_device_t cli_device;
+
+const gm__cli_device_t *gm__cli_device(void) { return &cli_device; }
+
+/* A bare number (digits, maybe a fraction, no unit) below 1 MiB is no
+ * device anyone has: "--capacity 80" meant 80 GiB, not 80 bytes. */
+static int cli_bare_small(const char *usage, const char *opt, const char *text, uint64_t bytes)
+{
+    if (text[strspn(text, "0123456789.")] != '\0' || bytes >= (UINT64_C(1) << 20))
+        return 0;
+    return gm__cli_usage_error(usage,
+                               "invalid value for %s: '%s' has no unit, so it is %s; did you "
+                               "mean '%sGiB'?",
+                               opt, text, gm__cli_size(bytes), text);
+}
+
+/* The device record for a capacity of `total` bytes from preset gpu (NULL
+ * for a size): the usable capacity into *out. */
+static void cli_device_set(const gm_gpu_preset_t *gpu, uint64_t total, uint64_t *out)
+{
+    cli_device.given = 1;
+    cli_device.preset = gpu;
+    cli_device.total = total;
+    if (!cli_device.reserve_given)
+        cli_device.reserve = gpu ? gpu->reserve : 0;
+    *out = total > cli_device.reserve ? total - cli_device.reserve : total;
+}
+
 int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, uint64_t *out)
 {
     gm_error_t err = {0};
-    const gm_gpu_preset_t *gpu = gm_gpu_find(text);
-    if (gpu != NULL) {
-        *out = gpu->capacity;
+    gm_gpu_lookup_t l;
+    if (gm_gpu_lookup(text, &l) == 0) {
+        if (l.alias) {
+            /* a short name: say which board it became, and what else it could be */
+            fflush(stdout);
+            fprintf(stderr, "gmsim: note: %s '%s' is '%s' (%s, %s)", opt, gm__cli_s(text),
+                    l.preset->name, l.preset->desc, gm__cli_size(l.preset->capacity));
+            if (l.others)
+                fprintf(stderr, "; for another give %s", l.others);
+            fputc('\n', stderr);
+        }
+        cli_device_set(l.preset, l.preset->capacity, out);
         return 0;
     }
-    if (gm_parse_size(text, out, &err) == 0 && *out > 0)
+    if (gm_parse_size(text, out, &err) == 0 && *out > 0) {
+        if (cli_bare_small(usage, opt, text, *out))
+            return GM_CLI_USAGE;
+        cli_device_set(NULL, *out, out);
         return 0;
-    return gm__cli_usage_error(usage,
-                               "invalid value for %s: '%s' is neither a size nor a device "
-                               "(see 'gmsim devices')",
-                               opt, text);
+    }
+    if (l.ambiguous)
+        return gm__cli_usage_error(usage,
+                                   "invalid value for %s: '%s' could be any of %s (see 'gmsim "
+                                   "devices')",
+                                   opt, text, l.candidates);
+    char msg[GM_ERROR_MSG_MAX];
+    snprintf(msg, sizeof msg,
+             "invalid value for %s: '%s' is neither a size nor a device (see 'gmsim devices')",
+             opt, text);
+    if (l.candidates[0] != '\0') {
+        size_t used = strlen(msg);
+        snprintf(msg + used, sizeof msg - used, "; did you mean %s?", l.candidates);
+    }
+    return gm__cli_usage_error(usage, "%s", msg);
 }
 
 int gm__cli_size_capacity_arg(const char *usage, const char *text, uint64_t *out)
@@ -645,7 +786,59 @@ int gm__cli_size_capacity_arg(const char *usage, const char *text, uint64_t *out
                                  "invalid value for --capacity: '%s' is no bytes (leave "
                                  "--capacity out for an unlimited device)",
                                  text);
+    if (rc == 0 && cli_bare_small(usage, "--capacity", text, *out))
+        rc = GM_CLI_USAGE;
+    if (rc == 0)
+        cli_device_set(NULL, *out, out);
     return rc;
+}
+
+int gm__cli_reserve_arg(const char *usage, const char *text)
+{
+    uint64_t v;
+    int rc = gm__cli_size_arg(usage, "--reserve", text, &v);
+    if (rc == 0 && v > 0 && cli_bare_small(usage, "--reserve", text, v))
+        rc = GM_CLI_USAGE;
+    if (rc == 0) {
+        cli_device.reserve = v;
+        cli_device.reserve_given = 1;
+    }
+    return rc;
+}
+
+int gm__cli_device_usable(const char *usage, uint64_t *capacity)
+{
+    if (!cli_device.given) {
+        if (cli_device.reserve_given)
+            return gm__cli_usage_error(usage, "--reserve needs --capacity or --device");
+        return GM_CLI_OK;
+    }
+    if (cli_device.reserve >= cli_device.total)
+        return gm__cli_usage_error(usage,
+                                   "invalid value for --reserve: %s leaves nothing of the "
+                                   "device's %s",
+                                   gm__cli_size(cli_device.reserve),
+                                   gm__cli_size(cli_device.total));
+    *capacity = cli_device.total - cli_device.reserve;
+    return GM_CLI_OK;
+}
+
+int gm__cli_margin(uint64_t peak, char *buf, size_t len)
+{
+    const gm__cli_device_t *d = &cli_device;
+    uint64_t usable = d->total - d->reserve;
+    int edge = peak <= usable && (double)(usable - peak) < 0.02 * (double)d->total;
+    char reserve[64] = "";
+    if (d->reserve)
+        snprintf(reserve, sizeof reserve, " - reserve %s", gm__cli_size(d->reserve));
+    if (peak > usable)
+        snprintf(buf, len, "short by %s = peak %s - (%s%s)", gm__cli_size(peak - usable),
+                 gm__cli_size(peak), gm__cli_size(d->total), reserve);
+    else
+        snprintf(buf, len, "margin %s = %s%s - peak %s%s", gm__cli_size(usable - peak),
+                 gm__cli_size(d->total), reserve, gm__cli_size(peak),
+                 edge ? "; at the edge: within 2% of the device" : "");
+    return edge;
 }
 
 int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out)

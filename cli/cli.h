@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "gmsim/gmsim.h"
 
@@ -99,6 +100,39 @@ int gm__cli_count_arg(const char *usage, const char *opt, const char *text, uint
  * gmsim/gpus.h); as above. */
 int gm__cli_capacity_arg(const char *usage, const char *opt, const char *text, uint64_t *out);
 
+/*
+ * The device of this command, as --capacity / --device and --reserve gave
+ * it (docs/cli.md, "Devices"): the total a process sees, and what the
+ * process holds outside the allocator (the CUDA context: --reserve, else
+ * the preset's figure, else 0 for --capacity SIZE).  The allocator gets
+ * total − reserve.  gm__cli_capacity_arg and gm__cli_size_capacity_arg
+ * record it (and give total − reserve at once); --reserve may come later,
+ * so a verb that takes it calls gm__cli_device_usable after its options.
+ */
+typedef struct gm__cli_device {
+    int given;                      /* a capacity was given */
+    const gm_gpu_preset_t *preset;  /* --device NAME (or a preset given to --capacity) */
+    uint64_t total;                 /* bytes */
+    uint64_t reserve;               /* bytes outside the allocator */
+    int reserve_given;              /* --reserve */
+} gm__cli_device_t;
+
+const gm__cli_device_t *gm__cli_device(void);
+
+/* --reserve SIZE (0 allowed: nothing outside the allocator); as above. */
+int gm__cli_reserve_arg(const char *usage, const char *text);
+
+/* After the options: *capacity = total − reserve when a device was given
+ * (untouched otherwise).  A --reserve without a device, or one that
+ * leaves nothing, is a usage error. */
+int gm__cli_device_usable(const char *usage, uint64_t *capacity);
+
+/* "margin M = TOTAL - reserve R - peak P" (the reserve left out when 0; or
+ * "short by S = peak P - (TOTAL - reserve R)"), with
+ * "; at the edge: within 2% of the device" when the margin is under 2% of
+ * the total, into buf; returns 1 at the edge.  Needs a device given. */
+int gm__cli_margin(uint64_t peak, char *buf, size_t len);
+
 /* The usage error of a second --capacity / --device (one capacity only). */
 int gm__cli_capacity_twice(const char *usage);
 
@@ -117,6 +151,12 @@ int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out);
 int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
                     const char *const *params, size_t nparams, const gm_device_config_t *device,
                     gm_params_t **sets, size_t *nsets);
+
+/* ---- did you mean (base/text.h) -------------------------------------------- */
+
+/* Append "; did you mean 'P'?" to msg (room len) when a policy's name (or
+ * "all") is near `name`; returns msg. */
+char *gm__cli_suggest_policy(const char *name, char *msg, size_t len);
 
 /* ---- stores and traces ---------------------------------------------------- */
 

@@ -1,7 +1,9 @@
 /*
  * cli/cmd_devices.c — `gmsim devices [--json]`: the GPU presets that
  * `--device NAME` accepts (gmsim/gpus.h), with their capacities as the
- * runtime reports them and where each figure comes from.
+ * runtime reports them, the reserve a process holds outside the allocator
+ * (sim/gpus.c: the CUDA context by architecture), and where each capacity
+ * comes from.
  */
 #include <inttypes.h>
 
@@ -13,7 +15,10 @@ static const char devices_usage[] =
     "\n"
     "List the device presets for --device NAME: GPUs and their MIG slices\n"
     "(CARD:PROFILE, e.g. a100-80gb:1g.10gb), with the capacity a process sees\n"
-    "(the runtime's total, a little under the nominal size).\n"
+    "(the runtime's total, a little under the nominal size) and the reserve:\n"
+    "what the process holds outside the allocator (its CUDA context, an\n"
+    "estimate by architecture; --reserve SIZE overrides it).  The allocator\n"
+    "gets the capacity less the reserve.\n"
     "\n"
     "options:\n"
     "      --json   print JSON\n"
@@ -40,6 +45,8 @@ int gm__cmd_devices(int argc, char **argv)
             gm_json_str(&j, g->desc);
             gm_json_key(&j, "capacity");
             gm_json_u64(&j, g->capacity);
+            gm_json_key(&j, "reserve");
+            gm_json_u64(&j, g->reserve);
             gm_json_key(&j, "mig_of");
             gm_json_str(&j, g->parent);
             gm_json_key(&j, "source");
@@ -51,10 +58,11 @@ int gm__cmd_devices(int argc, char **argv)
         return GM_CLI_OK;
     }
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 5, "lrrll");
+    gm__cli_table_init(&t, 6, "lrrrll");
     gm__cli_table_cell(&t, "device");
     gm__cli_table_cell(&t, "capacity");
     gm__cli_table_cell(&t, "bytes");
+    gm__cli_table_cell(&t, "reserve");
     gm__cli_table_cell(&t, "description");
     gm__cli_table_cell(&t, "source");
     for (size_t i = 0; i < n; i++) {
@@ -62,6 +70,7 @@ int gm__cmd_devices(int argc, char **argv)
         gm__cli_table_cell(&t, "%s%s", g->parent ? "  " : "", g->name);
         gm__cli_table_cell(&t, "%s", gm__cli_size(g->capacity));
         gm__cli_table_cell(&t, "%" PRIu64, g->capacity);
+        gm__cli_table_cell(&t, "%s", gm__cli_size(g->reserve));
         gm__cli_table_cell(&t, "%s", g->desc);
         gm__cli_table_cell(&t, "%s", g->source);
     }

@@ -29,7 +29,7 @@
 
 static const char estimate_usage[] =
     "usage: gmsim estimate --model NAME|--hidden H ... [run options] [--json]\n"
-    "                      [--capacity SIZE|--device NAME]\n"
+    "                      [--capacity SIZE|--device NAME] [--reserve SIZE]\n"
     "\n"
     "Print the memory one device needs for a transformer job: parameters,\n"
     "gradients, optimizer state, saved activations, logits, temporaries and\n"
@@ -43,6 +43,9 @@ static const char estimate_usage[] =
     "options:\n"
     "      --capacity SIZE   compare the peak with a capacity (e.g. 80GiB)\n"
     "      --device NAME     the same with a device preset ('gmsim devices')\n"
+    "      --reserve SIZE    held outside the allocator (the CUDA context; default:\n"
+    "                        the preset's, 0 with --capacity): the peak must fit in\n"
+    "                        the capacity less this\n"
     "      --json            print JSON\n"
     "  -h, --help            show this help\n"
     "\n";
@@ -280,11 +283,12 @@ static size_t est_remedies(const gm_synth_config_t *cfg, uint64_t capacity, est_
 
 int gm__cmd_estimate(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE };
+    enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE, OPT_RESERVE };
     static const struct option own[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"reserve", required_argument, NULL, OPT_RESERVE},
         {"help", no_argument, NULL, 'h'},
     };
     enum { NOWN = sizeof own / sizeof own[0] };
@@ -309,6 +313,7 @@ int gm__cmd_estimate(int argc, char **argv)
             rc = ncapacity++ ? gm__cli_capacity_twice(estimate_usage)
                              : gm__cli_capacity_arg(estimate_usage, "--device", optarg, &capacity);
             break;
+        case OPT_RESERVE: rc = gm__cli_reserve_arg(estimate_usage, optarg); break;
         case 'h':
             fputs(estimate_usage, stdout);
             fputs(gm__synth_options_help, stdout);
@@ -319,6 +324,8 @@ int gm__cmd_estimate(int argc, char **argv)
                 rc = gm__cli_option_error(estimate_usage, argv, c);
         }
     }
+    if (rc == 0)
+        rc = gm__cli_device_usable(estimate_usage, &capacity);
     if (rc)
         goto out;
     if (so.list_models) {
@@ -409,8 +416,13 @@ int gm__cmd_estimate(int argc, char **argv)
             gm_json_key(&j, "beyond_positions");
             gm_json_bool(&j, e->max_positions && e->seq > e->max_positions);
             if (capacity) {
+                const gm__cli_device_t *d = gm__cli_device();
                 gm_json_key(&j, "capacity");
-                gm_json_u64(&j, capacity);
+                gm_json_u64(&j, d->total);
+                gm_json_key(&j, "reserve");
+                gm_json_u64(&j, d->reserve);
+                gm_json_key(&j, "margin"); /* capacity − reserve − peak; negative: short */
+                gm_json_i64(&j, (int64_t)capacity - (int64_t)e->peak);
                 gm_json_key(&j, "fits");
                 gm_json_bool(&j, e->peak <= capacity);
                 est_remedy_t rem[EST_REMEDIES];
@@ -470,13 +482,21 @@ int gm__cmd_estimate(int argc, char **argv)
                "all live at once; the peak above is what is live together)\n",
                gm__cli_size(sum));
         est_print_orders(cfg, e);
+        char margin[256];
+        const gm__cli_device_t *d = gm__cli_device();
+        if (capacity)
+            gm__cli_margin(e->peak, margin, sizeof margin);
+        if (device && d->preset)
+            device = d->preset->name; /* the preset an alias became */
         if (capacity && e->peak <= capacity)
-            printf("peak %s fits in %s (%s): before allocator overhead; see 'gmsim fit'\n",
+            printf("peak %s fits in %s (%s): %s; before allocator overhead; see 'gmsim fit'\n",
                    gm__cli_size(e->peak), device ? device : "the capacity",
-                   gm__cli_size(capacity));
+                   gm__cli_size(d->total), margin);
         if (capacity && e->peak > capacity) {
-            printf("peak %s exceeds %s (%s) by %s: out of memory\n", gm__cli_size(e->peak),
-                   device ? device : "the capacity", gm__cli_size(capacity),
+            printf("peak %s exceeds %s (%s, %s of it outside the allocator) by %s: out of "
+                   "memory\n",
+                   gm__cli_size(e->peak), device ? device : "the capacity",
+                   gm__cli_size(d->total), gm__cli_size(d->reserve),
                    gm__cli_size(e->peak - capacity));
             est_remedy_t rem[EST_REMEDIES];
             size_t nr = est_remedies(cfg, capacity, rem);

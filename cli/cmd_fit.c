@@ -27,8 +27,9 @@
 #include "cli/synthopt.h"
 
 static const char fit_usage[] =
-    "usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]\n"
-    "                 [--max N] --model NAME|--hidden H ... [run options] [--json]\n"
+    "usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]\n"
+    "                 [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]\n"
+    "                 [--json]\n"
     "       gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)\n"
     "                 --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]\n"
     "                 [--at batch=LIST] [--base N] [--force] [--json]\n"
@@ -53,6 +54,9 @@ static const char fit_usage[] =
     "      --capacity SIZE   device capacity (e.g. 80GiB), or a device preset\n"
     "      --device NAME     a device preset ('gmsim devices'), e.g. a100-80gb or\n"
     "                        a100-80gb:3g.40gb\n"
+    "      --reserve SIZE    held outside the allocator (the CUDA context; default:\n"
+    "                        the preset's, 0 with --capacity): the policies get\n"
+    "                        the capacity less this\n"
     "  -p, --policy P[,P...] the policies ('all' for every one); may be repeated;\n"
     "                        --policies is the same\n"
     "  -P, --param P.KEY=VALUE  set parameter KEY of policy P; may be repeated\n"
@@ -374,8 +378,11 @@ static int fit_add_policies(const gm_policy_ops_t **sel, size_t *n, const char *
             else if (strcmp(tok, "all") != 0 && rc == 0)
                 rc = gm__cli_usage_error(fit_usage, "policy '%s' given twice", tok);
         }
-        if (strcmp(tok, "all") != 0 && gm_policy_find(tok) == NULL)
-            rc = gm__cli_usage_error(fit_usage, "unknown policy '%s' (see 'gmsim policies')", tok);
+        if (strcmp(tok, "all") != 0 && gm_policy_find(tok) == NULL) {
+            char msg[GM_ERROR_MSG_MAX];
+            snprintf(msg, sizeof msg, "unknown policy '%s' (see 'gmsim policies')", tok);
+            rc = gm__cli_usage_error(fit_usage, "%s", gm__cli_suggest_policy(tok, msg, sizeof msg));
+        }
     }
     if (!any && rc == 0)
         rc = gm__cli_usage_error(fit_usage, "invalid value for --policy: no policy named");
@@ -383,9 +390,26 @@ static int fit_add_policies(const gm_policy_ops_t **sel, size_t *n, const char *
     return rc;
 }
 
+/* The run options that decide the memory, as the header's second line:
+ * what was judged, so that an answer is not read for another setting. */
+static void fit_config_line(const gm_synth_config_t *c)
+{
+    printf("configuration: %s, %s, zero %d, dp %" PRIu64 ", tp %" PRIu64 ", optimizer %s, recompute "
+           "%s, attention %s, offload %s, grad accum %" PRIu64 "\n",
+           gm_synth_name(GM_SYNTH_LIST_MODE, c->mode),
+           gm_synth_name(GM_SYNTH_LIST_PRECISION, c->precision), c->zero, c->dp, c->tp,
+           gm_synth_name(GM_SYNTH_LIST_OPTIMIZER, c->optimizer),
+           gm_synth_name(GM_SYNTH_LIST_RECOMPUTE, c->recompute),
+           gm_synth_name(GM_SYNTH_LIST_ATTENTION, c->attention),
+           gm_synth_name(GM_SYNTH_LIST_OFFLOAD, c->offload), c->grad_accum);
+}
+
 static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, const char *device,
                       int json)
 {
+    const gm__cli_device_t *dev = gm__cli_device();
+    if (device && dev->preset)
+        device = dev->preset->name; /* the preset an alias became */
     const char *what = j->vary_seq ? "seq" : "batch";
     if (json) {
         gm_json_t js;
@@ -394,7 +418,9 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         gm_json_key(&js, "vary");
         gm_json_str(&js, what);
         gm_json_key(&js, "capacity");
-        gm_json_u64(&js, j->capacity);
+        gm_json_u64(&js, dev->total);
+        gm_json_key(&js, "reserve");
+        gm_json_u64(&js, dev->reserve);
         gm_json_key(&js, "device");
         gm_json_str(&js, device);
         if (j->plan != NULL) {
@@ -430,6 +456,16 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
             gm_json_u64(&js, r->best ? r->m.peak_reserved : 0);
             gm_json_key(&js, "frag_at_peak");
             gm_json_double(&js, r->best && r->ops ? r->m.frag_at_peak : 0.0);
+            uint64_t peak = r->ops ? r->m.peak_reserved : r->load;
+            gm_json_key(&js, "margin"); /* capacity − reserve − peak (reserved; requested for
+                                           the bound); null when nothing fits */
+            if (r->best)
+                gm_json_i64(&js, (int64_t)j->capacity - (int64_t)peak);
+            else
+                gm_json_null(&js);
+            gm_json_key(&js, "at_edge");
+            gm_json_bool(&js, r->best && peak <= j->capacity &&
+                                  (double)(j->capacity - peak) < 0.02 * (double)dev->total);
             gm_json_key(&js, "probes");
             gm_json_u64(&js, r->probes);
             gm_json_end_object(&js);
@@ -445,7 +481,7 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
                gm__cli_s(gm__cli_captures_label(j->caps, sr->base)));
         for (size_t i = 0; i < j->ncaps; i++)
             printf(" '%s'", gm__cli_s(gm__cli_captures_label(j->caps, i)));
-        printf("), on %s (%s)\n\n", device ? device : "capacity", gm__cli_size(j->capacity));
+        printf("), on %s (%s)\n", device ? device : "capacity", gm__cli_size(dev->total));
     } else {
     printf("largest %s with no OOM: %s, ", what, j->cfg.model);
     if (j->vary_seq)
@@ -454,18 +490,25 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         printf("seq %" PRIu64, j->cfg.seq);
     else
         printf("seq %s", gm_synth_name(GM_SYNTH_LIST_SEQ, j->cfg.seq_kind));
-    printf(", %s %s, %" PRIu64 " %s step%s, on %s (%s)\n\n",
+    printf(", %s %s, %" PRIu64 " %s step%s, on %s (%s)\n",
            gm_synth_name(GM_SYNTH_LIST_MODE, j->cfg.mode),
            gm_synth_name(GM_SYNTH_LIST_PRECISION, j->cfg.precision), j->cfg.steps,
            j->cfg.warm ? "warm" : "cold", j->cfg.steps == 1 ? "" : "s",
-           device ? device : "capacity", gm__cli_size(j->capacity));
+           device ? device : "capacity", gm__cli_size(dev->total));
+    fit_config_line(&j->cfg);
     }
+    if (dev->reserve)
+        printf("the policies get %s: %s less %s outside the allocator (%s)\n",
+               gm__cli_size(j->capacity), gm__cli_size(dev->total), gm__cli_size(dev->reserve),
+               dev->reserve_given ? "--reserve" : "the preset's CUDA context, an estimate");
+    printf("\n");
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 7, "lrrrrrr");
+    gm__cli_table_init(&t, 8, "lrrrrrrr");
     gm__cli_table_cell(&t, "policy");
     gm__cli_table_cell(&t, "%s", what);
     gm__cli_table_cell(&t, "peak requested");
     gm__cli_table_cell(&t, "peak reserved");
+    gm__cli_table_cell(&t, "margin");
     gm__cli_table_cell(&t, "frag@peak");
     gm__cli_table_cell(&t, "first OOM at");
     gm__cli_table_cell(&t, "probes");
@@ -475,6 +518,9 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         gm__cli_table_cell(&t, "%" PRIu64, r->best);
         gm__cli_table_cell(&t, "%s", r->best ? gm__cli_size(r->load) : "-");
         gm__cli_table_cell(&t, "%s", r->best && r->ops ? gm__cli_size(r->m.peak_reserved) : "-");
+        uint64_t peak = r->ops ? r->m.peak_reserved : r->load;
+        gm__cli_table_cell(&t, "%s", r->best && peak <= j->capacity
+                                         ? gm__cli_size(j->capacity - peak) : "-");
         if (r->best && r->ops)
             gm__cli_table_cell(&t, "%.1f%%", r->m.frag_at_peak * 100.0);
         else
@@ -491,16 +537,29 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         if (res[i].best == 0 && res[i].first_bad == 1)
             printf("'%s': even %s 1 does not fit\n", res[i].ops ? res[i].ops->name : "requested",
                    what);
+    /* margin: capacity − reserve − peak; under 2% of the device is the edge, where a
+     * little more outside the allocator (NCCL, a library's workspace) is an OOM */
+    for (size_t i = 0; i < n; i++) {
+        const fit_result_t *r = &res[i];
+        uint64_t peak = r->ops ? r->m.peak_reserved : r->load;
+        if (r->best && r->ops && peak <= j->capacity &&
+            (double)(j->capacity - peak) < 0.02 * (double)dev->total)
+            printf("'%s' %s %" PRIu64 " is at the edge: %s left of %s (under 2%%); anything more "
+                   "outside the allocator is an OOM\n",
+                   r->ops->name, what, r->best, gm__cli_size(j->capacity - peak),
+                   gm__cli_size(dev->total));
+    }
 }
 
 int gm__cmd_fit(int argc, char **argv)
 {
     enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE, OPT_VARY, OPT_MAX, OPT_FROM, OPT_AT, OPT_BASE,
-           OPT_FORCE };
+           OPT_FORCE, OPT_RESERVE };
     static const struct option own[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"reserve", required_argument, NULL, OPT_RESERVE},
         {"policy", required_argument, NULL, 'p'},
         {"policies", required_argument, NULL, 'p'}, /* the same, as compare and sweep spell it */
         {"param", required_argument, NULL, 'P'},
@@ -543,6 +602,7 @@ int gm__cmd_fit(int argc, char **argv)
             rc = ncapacity++ ? gm__cli_capacity_twice(fit_usage)
                              : gm__cli_capacity_arg(fit_usage, "--device", optarg, &job.capacity);
             break;
+        case OPT_RESERVE: rc = gm__cli_reserve_arg(fit_usage, optarg); break;
         case 'p': rc = fit_add_policies(sel, &nsel, optarg); break;
         case 'P': job.params[job.nparams++] = optarg; break;
         case OPT_VARY:
@@ -615,6 +675,9 @@ int gm__cmd_fit(int argc, char **argv)
         rc = gm__cli_usage_error(fit_usage, "missing --capacity or --device");
         goto out;
     }
+    rc = gm__cli_device_usable(fit_usage, &job.capacity);
+    if (rc)
+        goto out;
     if (nsel == 0) {
         rc = gm__cli_usage_error(fit_usage, "missing --policy (see 'gmsim policies', or use "
                                             "--policy all)");

@@ -23,10 +23,10 @@
 
 static const char replay_usage[] =
     "usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...\n"
-    "                    [--capacity SIZE|--device NAME] [--granularity SIZE]\n"
-    "                    [--start warm|cold] [--check] [--json [--timeline]] [--save]\n"
-    "                    [--defrag every=N|at=MARK] [--device-profile FILE]\n"
-    "                    [--on gpu[:N] [--touch] [--force]]\n"
+    "                    [--capacity SIZE|--device NAME] [--reserve SIZE]\n"
+    "                    [--granularity SIZE] [--start warm|cold] [--check]\n"
+    "                    [--json [--timeline]] [--save] [--defrag every=N|at=MARK]\n"
+    "                    [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]\n"
     "\n"
     "Replay a stored trace through simulated allocator policies, all in one\n"
     "pass, and print their peak memory and fragmentation (docs/metrics.md).\n"
@@ -41,6 +41,10 @@ static const char replay_usage[] =
     "                          requests beyond it count as OOMs\n"
     "      --device NAME       the capacity of a GPU preset ('gmsim devices'),\n"
     "                          e.g. a100-80gb or a100-80gb:1g.10gb\n"
+    "      --reserve SIZE      held outside the allocator (the CUDA context;\n"
+    "                          default: the preset's, 0 with --capacity): the\n"
+    "                          policies get the capacity less this, and each\n"
+    "                          run's margin is printed\n"
     "      --start warm|cold   policies that can start from the trace's recorded\n"
     "                          layout (caching) start from it (warm, the default)\n"
     "                          or from an empty allocator (cold); with parameters\n"
@@ -118,11 +122,12 @@ static int replay_add_policies(replay_args_t *a, const char *text)
         }
         const gm_policy_ops_t *ops = gm_policy_find(tok);
         if (ops == NULL) {
-            char known[256];
+            char known[256], msg[GM_ERROR_MSG_MAX];
             replay_known(known, sizeof known);
-            rc = gm__cli_usage_error(replay_usage,
-                                     "unknown policy '%s' (known: %s; see 'gmsim policies')",
-                                     tok, known);
+            snprintf(msg, sizeof msg, "unknown policy '%s' (known: %s; see 'gmsim policies')",
+                     tok, known);
+            rc = gm__cli_usage_error(replay_usage, "%s",
+                                     gm__cli_suggest_policy(tok, msg, sizeof msg));
         } else {
             replay_select(a, ops);
         }
@@ -158,11 +163,13 @@ static int replay_apply_params(const replay_args_t *a, gm_params_t *sets)
         memcpy(key, dot + 1, nk);
         key[nk] = '\0';
         const gm_policy_ops_t *ops = gm_policy_find(policy);
-        if (ops == NULL)
-            return gm__cli_usage_error(replay_usage,
-                                       "unknown policy '%s' in --param '%s' (see 'gmsim "
-                                       "policies')",
-                                       policy, text);
+        if (ops == NULL) {
+            char msg[GM_ERROR_MSG_MAX];
+            snprintf(msg, sizeof msg, "unknown policy '%s' in --param '%s' (see 'gmsim policies')",
+                     policy, text);
+            return gm__cli_usage_error(replay_usage, "%s",
+                                       gm__cli_suggest_policy(policy, msg, sizeof msg));
+        }
         size_t k = 0;
         while (k < a->nops && a->ops[k] != ops)
             k++;
@@ -205,7 +212,12 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     printf("trace '%s': %" PRIu64 " events, load %s (peak requested: the floor for every "
            "policy)",
            gm__cli_s(name), gm_replay_events(r), gm__cli_size(gm_replay_load(r)));
-    if (dev->capacity)
+    const gm__cli_device_t *d = gm__cli_device();
+    if (dev->capacity && d->given && d->reserve)
+        printf(", capacity %s (%s%s%s less %s outside the allocator)", gm__cli_size(dev->capacity),
+               d->preset ? d->preset->name : "", d->preset ? ": " : "", gm__cli_size(d->total),
+               gm__cli_size(d->reserve));
+    else if (dev->capacity)
         printf(", capacity %s", gm__cli_size(dev->capacity));
     printf("\n\n");
 
@@ -250,6 +262,11 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     }
     gm__cli_table_print(&t, stdout, NULL);
     gm__cli_table_release(&t);
+    for (size_t i = 0; d->given && i < n; i++) {
+        char margin[256];
+        gm__cli_margin(gm_replay_metrics(r, i)->peak_reserved, margin, sizeof margin);
+        printf("'%s' %s\n", labels ? labels[i] : gm_replay_params(r, i)->ops->name, margin);
+    }
     for (size_t i = 0; i < n; i++) {
         const gm_metrics_t *m = gm_replay_metrics(r, i);
         if (m->ooms)
@@ -552,6 +569,13 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
     gm_json_u64(&j, gm_replay_load(r));
     gm_json_key(&j, "device");
     gm_device_write_json(&j, dev);
+    const gm__cli_device_t *d = gm__cli_device();
+    if (d->given) { /* the device's total and what is outside the allocator */
+        gm_json_key(&j, "device_total");
+        gm_json_u64(&j, d->total);
+        gm_json_key(&j, "reserve");
+        gm_json_u64(&j, d->reserve);
+    }
     gm_json_key(&j, "runs");
     gm_json_begin_array(&j);
     for (size_t i = 0; i < gm_replay_count(r); i++) {
@@ -567,6 +591,11 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
         gm_params_write_json(&j, p);
         gm_json_key(&j, "metrics");
         gm_metrics_write_json(&j, gm_replay_metrics(r, i));
+        if (d->given) { /* total − reserve − peak reserved; negative: short */
+            gm_json_key(&j, "margin");
+            gm_json_i64(&j, (int64_t)(d->total - d->reserve) -
+                                (int64_t)gm_replay_metrics(r, i)->peak_reserved);
+        }
         replay_json_plan(&j, r, i);
         if (measured)
             gm__cli_gpu_json(&j, measured, gm_replay_metrics(r, i));
@@ -716,7 +745,7 @@ int gm__cmd_replay(int argc, char **argv)
 {
     enum {
         OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE, OPT_SAVE,
-        OPT_ON, OPT_TOUCH, OPT_FORCE, OPT_PROFILE, OPT_DEFRAG, OPT_DEVICE, OPT_START,
+        OPT_ON, OPT_TOUCH, OPT_FORCE, OPT_PROFILE, OPT_DEFRAG, OPT_DEVICE, OPT_START, OPT_RESERVE,
     };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
@@ -725,6 +754,7 @@ int gm__cmd_replay(int argc, char **argv)
         {"param", required_argument, NULL, 'P'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"reserve", required_argument, NULL, OPT_RESERVE},
         {"granularity", required_argument, NULL, OPT_GRANULARITY},
         {"check", no_argument, NULL, OPT_CHECK},
         {"json", no_argument, NULL, OPT_JSON},
@@ -783,6 +813,7 @@ int gm__cmd_replay(int argc, char **argv)
         case OPT_GRANULARITY:
             rc = gm__cli_granularity_arg(replay_usage, optarg, &cfg.device.granularity);
             break;
+        case OPT_RESERVE: rc = gm__cli_reserve_arg(replay_usage, optarg); break;
         case OPT_CHECK: cfg.check_level = 2; break;
         case OPT_JSON: json = 1; break;
         case OPT_TIMELINE: timeline = 1; break;
@@ -808,6 +839,8 @@ int gm__cmd_replay(int argc, char **argv)
         default: rc = gm__cli_option_error(replay_usage, argv, c); break;
         }
     }
+    if (rc == 0)
+        rc = gm__cli_device_usable(replay_usage, &cfg.device.capacity);
     if (rc)
         goto out;
     if (optind >= argc) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "base/text.h"
 
 typedef struct main_verb {
     const char *name;
@@ -40,6 +41,21 @@ static const main_verb_t *main_find(const char *name)
         if (strcmp(main_verbs[i].name, name) == 0)
             return &main_verbs[i];
     return NULL;
+}
+
+/* "unknown verb 'NAME'", with the nearest verbs when one is near. */
+static void main_unknown_verb(const char *name)
+{
+    gm__suggest_t s;
+    gm__suggest_init(&s, name);
+    for (size_t i = 0; i < MAIN_NVERBS; i++)
+        gm__suggest_add(&s, main_verbs[i].name);
+    gm__suggest_add(&s, "help");
+    gm__suggest_add(&s, "version");
+    char msg[GM_ERROR_MSG_MAX];
+    snprintf(msg, sizeof msg, "unknown verb '%s'", name);
+    gm__cli_error("%s", gm__suggest_append(&s, msg, sizeof msg));
+    fputs("see 'gmsim help' for the list of verbs\n", stderr);
 }
 
 static void main_usage(FILE *f)
@@ -76,8 +92,7 @@ static int main_help_verb(const char *name)
 {
     const main_verb_t *v = main_find(name);
     if (v == NULL) {
-        gm__cli_error("unknown verb '%s'", name);
-        fputs("see 'gmsim help' for the list of verbs\n", stderr);
+        main_unknown_verb(name);
         return GM_CLI_USAGE;
     }
     char verb[64], help[] = "--help";
@@ -103,11 +118,12 @@ static int main_dispatch(int argc, char **argv)
         return main_version();
     const main_verb_t *v = main_find(verb);
     if (v == NULL) {
-        if (verb[0] == '-')
+        if (verb[0] == '-') {
             gm__cli_error("unknown option '%s'", verb);
-        else
-            gm__cli_error("unknown verb '%s'", verb);
-        fputs("see 'gmsim help' for the list of verbs\n", stderr);
+            fputs("see 'gmsim help' for the list of verbs\n", stderr);
+        } else {
+            main_unknown_verb(verb);
+        }
         return GM_CLI_USAGE;
     }
     return v->fn(argc - 1, argv + 1);

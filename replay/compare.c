@@ -31,6 +31,7 @@
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
 #include "base/jsonfmt.h"
+#include "base/text.h"
 
 /* ---- canonical JSON -------------------------------------------------------- */
 
@@ -249,13 +250,19 @@ int gm_policies_select(const char *text, const gm_policy_ops_t **list, size_t *n
         }
         const gm_policy_ops_t *ops = gm_policy_find(tok);
         if (ops == NULL) {
-            char known[512];
+            char known[256];
             size_t used = (size_t)snprintf(known, sizeof known, "all");
             for (size_t i = 0; i < gm_policy_count() && used < sizeof known; i++)
                 used += (size_t)snprintf(known + used, sizeof known - used, ", %s",
                                          gm_policy_at(i)->name);
-            rc = gm_error_set(err, GM_EINVAL, "unknown policy '%s' (known: %s; see 'gmsim policies')",
-                              tok, known);
+            char msg[GM_ERROR_MSG_MAX];
+            snprintf(msg, sizeof msg, "unknown policy '%.64s' (known: %s; see 'gmsim policies')",
+                     tok, known);
+            gm__suggest_t s; /* did you mean (base/text.h) */
+            gm__suggest_init(&s, tok);
+            for (size_t i = 0; i < gm_policy_count(); i++)
+                gm__suggest_add(&s, gm_policy_at(i)->name);
+            rc = gm_error_set(err, GM_EINVAL, "%s", gm__suggest_append(&s, msg, sizeof msg));
         } else {
             compare_select(list, n, ops);
         }

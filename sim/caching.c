@@ -117,6 +117,7 @@
 #include "base/bits.h"
 #include "sim/torch_rules.h"
 #include "base/idmap.h"
+#include "base/text.h"
 #include "sim/blocktree.h"
 
 #define KiB (UINT64_C(1) << 10)
@@ -782,6 +783,28 @@ static int conf_bool(const conf_lex_t *lx, size_t k, int *out, const char *key, 
 
 /* Apply a PYTORCH_CUDA_ALLOC_CONF string over cfg.  GM_EINVAL naming the
  * string and the offending item; cfg may be partly changed then. */
+/* The keys conf_apply takes, for "did you mean" (base/text.h): keep in
+ * step with its chain of comparisons. */
+static const char *const conf_keys[] = {
+    "max_split_size_mb", "max_non_split_rounding_mb", "garbage_collection_threshold",
+    "roundup_power2_divisions", "expandable_segments", "base_addr_aligned_kb", "backend",
+    "release_lock_on_cudamalloc", "pinned_use_cuda_host_register",
+    "pinned_use_background_threads", "graph_capture_record_stream_reuse",
+    "pinned_num_register_threads", "pinned_reserve_segment_size_mb",
+};
+
+/* "caching: conf 'TEXT': unknown option 'KEY'", with the nearest key. */
+static int conf_unknown(const char *text, const char *key, gm_error_t *err)
+{
+    gm__suggest_t s;
+    gm__suggest_init(&s, key);
+    for (size_t i = 0; i < sizeof conf_keys / sizeof conf_keys[0]; i++)
+        gm__suggest_add(&s, conf_keys[i]);
+    char msg[GM_ERROR_MSG_MAX];
+    snprintf(msg, sizeof msg, "caching: conf '%s': unknown option '%s'", text, key);
+    return gm_error_set(err, GM_EINVAL, "%s", gm__suggest_append(&s, msg, sizeof msg));
+}
+
 static int conf_apply(caching_cfg_t *cfg, const char *text, gm_error_t *err)
 {
     conf_lex_t lx;
@@ -851,8 +874,7 @@ static int conf_apply(caching_cfg_t *cfg, const char *text, gm_error_t *err)
                 return gm_error_set(err, GM_EINVAL, "caching: conf '%s': %s takes a number, not "
                                     "'%s'", text, key, val);
         } else {
-            return gm_error_set(err, GM_EINVAL, "caching: conf '%s': unknown option '%s'", text,
-                                key);
+            return conf_unknown(text, key, err);
         }
         if (i + 1 < lx.n) {
             if (!conf_expect(&lx, i + 1, ','))

@@ -25,6 +25,7 @@
 #include <strings.h>
 
 #include "base/jsonfmt.h"
+#include "base/text.h"
 
 /* Index of text among "a|b|c" choices (case-insensitive), or -1. */
 static int params_choice(const char *choices, const char *text)
@@ -235,8 +236,14 @@ int gm_params_set(gm_params_t *p, const char *key, const char *value, gm_error_t
     if (ops->nparams == 0)
         return gm_error_set(err, GM_EINVAL, "unknown parameter '%s.%s' (%s takes no parameters)",
                             ops->name, k, ops->name);
-    return gm_error_set(err, GM_EINVAL, "unknown parameter '%s.%s' (%s takes: %s)", ops->name, k,
-                        ops->name, list);
+    gm__suggest_t s;
+    gm__suggest_init(&s, k);
+    for (size_t i = 0; i < ops->nparams; i++)
+        gm__suggest_add(&s, ops->params[i].name);
+    char msg[GM_ERROR_MSG_MAX];
+    snprintf(msg, sizeof msg, "unknown parameter '%s.%s' (%s takes: %s)", ops->name, k, ops->name,
+             list);
+    return gm_error_set(err, GM_EINVAL, "%s", gm__suggest_append(&s, msg, sizeof msg));
 }
 
 void gm_params_release(gm_params_t *p)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "synth/model.h"
+#include "base/text.h"
 
 /* ---- names ---------------------------------------------------------------- */
 
@@ -147,7 +148,16 @@ int gm_synth_apply_preset(gm_synth_config_t *cfg, const char *name, gm_error_t *
         for (size_t i = 0; i < SYN_NPRESETS && used < sizeof known; i++)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                      syn_presets[i].name);
-        return gm_error_set(err, GM_ENOTFOUND, "unknown model '%s' (known: %s)", name, known);
+        gm__suggest_t s;
+        gm__suggest_init(&s, name);
+        for (size_t i = 0; i < SYN_NPRESETS; i++)
+            gm__suggest_add(&s, syn_presets[i].name);
+        /* With a suggestion the list is left out: it would crowd the line. */
+        char msg[GM_ERROR_MSG_MAX], near[GM_ERROR_MSG_MAX / 2];
+        snprintf(msg, sizeof msg, "unknown model '%s'", name);
+        if (gm__suggest_text(&s, near, sizeof near) == NULL)
+            snprintf(msg, sizeof msg, "unknown model '%s' (known: %s)", name, known);
+        return gm_error_set(err, GM_ENOTFOUND, "%s", gm__suggest_append(&s, msg, sizeof msg));
     }
     snprintf(cfg->model, sizeof cfg->model, "%s", p->name);
     cfg->arch = p->arch;

@@ -54,6 +54,7 @@ have let the job fit:
   
   policy   peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag   waste  dev mallocs  dev frees  dev time  ooms  ns/event
   caching      48.46 GiB       48.01 GiB  99.1%      102.2%     -2.2%       0.9%     10.0%  1016 B          217          0   14.3 ms     1 * (glob)
+  'caching' margin 1.34 GiB = 49.80 GiB - peak 48.46 GiB
   'caching' ran out of memory 1 time, first at event 5399
   
   at the first OOM of 'caching' (event 5399): a request of 1.53 GiB on stream 0; 48.46 GiB reserved of 49.80 GiB, 48.01 GiB in live blocks (48.01 GiB re
@@ -143,8 +144,8 @@ snapshot of torch.t, whose recorded 20 MiB segment serves every request):
   $ gmsim replay run.db --trace run.dev0 --policy caching --start hot
   gmsim: invalid value for --start: 'hot' (warm or cold)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]

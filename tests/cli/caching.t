@@ -43,7 +43,7 @@ Bad settings are refused with the option named (exit 2):
   gmsim: caching: conf 'max_split_size_mb:10': max_split_size_mb must be >= 20
   $ bad caching.conf=expandable:True
   exit 2
-  gmsim: caching: conf 'expandable:True': unknown option 'expandable'
+  gmsim: caching: conf 'expandable:True': unknown option 'expandable'; did you mean 'expandable_segments'?
   $ bad 'caching.conf=roundup_power2_divisions:[256:1,'
   exit 2
   gmsim: caching: conf 'roundup_power2_divisions:[256:1,': missing ']'

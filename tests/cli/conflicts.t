@@ -17,8 +17,9 @@ both; a policy named twice; a search bound of 0.
   [2]
   $ gmsim fit --model gpt2 --capacity 8GiB --policy native --max 0
   gmsim: invalid value for --max: '0' (1 to 1099511627776)
-  usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]
-                   [--max N] --model NAME|--hidden H ... [run options] [--json]
+  usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
+                   [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]
+                   [--json]
          gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]

@@ -59,32 +59,32 @@ Bad values are usage errors:
   $ gmsim replay t.db --policy tlsf --defrag every=0
   gmsim: invalid value for --defrag: 'every=0' (expected every=N with N >= 1, or at=MARK)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy tlsf --defrag sometimes
   gmsim: invalid value for --defrag: 'sometimes' (expected every=N with N >= 1, or at=MARK)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy tlsf --defrag at=
   gmsim: invalid value for --defrag: 'at=' (expected every=N with N >= 1, or at=MARK)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy tlsf --defrag every=10 --on gpu
   gmsim: --defrag does not go with --on gpu
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]

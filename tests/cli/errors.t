@@ -111,74 +111,74 @@ policies and formats, bad --param:
   $ gmsim replay t.db
   gmsim: missing --policy (see 'gmsim policies', or use --policy all)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy nosuch
   gmsim: unknown policy 'nosuch' \(known: all, native, .*; see 'gmsim policies'\) (re)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy native --param native
   gmsim: invalid --param 'native' (expected POLICY.KEY=VALUE)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy native --param buddy.arena=1GiB
   gmsim: --param 'buddy.arena=1GiB' is for policy 'buddy', which --policy does not select
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy buddy --param buddy.arena=huge
   gmsim: invalid value 'huge' for buddy.arena: expected a size in bytes such as 512, 64KiB or 1.5GiB, or none
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy buddy --param buddy.colour=red
   gmsim: unknown parameter 'buddy.colour' (buddy takes: min_block, arena, release)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy buddy --capacity 12parsecs
   gmsim: invalid value for --capacity: invalid size '12parsecs'
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
-  $ gmsim replay t.db --policy buddy --capacity 12 parsecs
+  $ gmsim replay t.db --policy buddy --capacity 12GiB parsecs
   gmsim: too many arguments: 'parsecs'
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy buddy --granularity 1000
   gmsim: invalid value for --granularity: '1000' is not a power of two from 1 B to 1 TiB
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim policies --all
   gmsim: unknown option '--all'
@@ -191,10 +191,10 @@ nothing or a granularity past the device's range:
   $ gmsim replay t.db --policy buddy --param buddy.min_block=500
   gmsim: invalid value '500' for buddy.min_block: not a power of two
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --policy buddy --capacity 0.4 > /dev/null 2>&1
   [2]

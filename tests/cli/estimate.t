@@ -44,7 +44,7 @@ Recompute shrinks what is saved for backward (none > selective > full):
 With a capacity or a device preset it says whether the peak fits:
 
   $ gmsim estimate --model llama-7b --batch 1 --seq 4096 --precision bf16 --device a100-80gb | sed -n '/^peak/,$p'
-  peak 90.69 GiB exceeds a100-80gb (79.15 GiB) by 11.54 GiB: out of memory
+  peak 90.69 GiB exceeds a100-80gb (79.15 GiB, 448.00 MiB of it outside the allocator) by 11.98 GiB: out of memory
   to fit, change one of (each estimated alone, before allocator overhead; then 'gmsim fit'):
     --recompute selective                              peak 62.76 GiB
     --attention flash                                  peak 62.76 GiB
@@ -57,10 +57,10 @@ Each change it names does fit, estimated on its own:
   $ for c in '--recompute selective' '--attention flash' '--offload optimizer' '--zero 3 --dp 8'; do
   >   gmsim estimate --model llama-7b --batch 1 --seq 4096 --precision bf16 --device a100-80gb $c | tail -1
   > done
-  peak 62.76 GiB fits in a100-80gb (79.15 GiB): before allocator overhead; see 'gmsim fit'
-  peak 62.76 GiB fits in a100-80gb (79.15 GiB): before allocator overhead; see 'gmsim fit'
-  peak 65.59 GiB fits in a100-80gb (79.15 GiB): before allocator overhead; see 'gmsim fit'
-  peak 58.15 GiB fits in a100-80gb (79.15 GiB): before allocator overhead; see 'gmsim fit'
+  peak 62.76 GiB fits in a100-80gb (79.15 GiB): margin 15.96 GiB = 79.15 GiB - reserve 448.00 MiB - peak 62.76 GiB; before allocator overhead; see 'gmsim fit'
+  peak 62.76 GiB fits in a100-80gb (79.15 GiB): margin 15.96 GiB = 79.15 GiB - reserve 448.00 MiB - peak 62.76 GiB; before allocator overhead; see 'gmsim fit'
+  peak 65.59 GiB fits in a100-80gb (79.15 GiB): margin 13.13 GiB = 79.15 GiB - reserve 448.00 MiB - peak 65.59 GiB; before allocator overhead; see 'gmsim fit'
+  peak 58.15 GiB fits in a100-80gb (79.15 GiB): margin 20.57 GiB = 79.15 GiB - reserve 448.00 MiB - peak 58.15 GiB; before allocator overhead; see 'gmsim fit'
 
 A smaller batch is the last resort, with the gradient accumulation that
 keeps the global batch when it divides; --json lists the same under
@@ -72,9 +72,9 @@ keeps the global batch when it divides; --json lists the same under
     --batch 2 --grad-accum 16 (the same global batch)  peak 31.55 GiB
     --batch 3                                          peak 38.67 GiB
   $ gmsim estimate --model gpt2-large --batch 2 --grad-accum 16 --seq 1024 --device a100-40gb | tail -1
-  peak 31.55 GiB fits in a100-40gb (39.59 GiB): before allocator overhead; see 'gmsim fit'
+  peak 31.55 GiB fits in a100-40gb (39.59 GiB): margin 7.60 GiB = 39.59 GiB - reserve 448.00 MiB - peak 31.55 GiB; before allocator overhead; see 'gmsim fit'
   $ gmsim estimate --model gpt2-large --batch 3 --seq 1024 --device a100-40gb | tail -1
-  peak 38.67 GiB fits in a100-40gb (39.59 GiB): before allocator overhead; see 'gmsim fit'
+  peak 38.67 GiB fits in a100-40gb (39.59 GiB): margin 492.37 MiB = 39.59 GiB - reserve 448.00 MiB - peak 38.67 GiB; at the edge: within 2% of the device; before allocator overhead; see 'gmsim fit'
   $ gmsim estimate --model gpt2-large --batch 32 --seq 1024 --device a100-40gb --json | grep -A1 '"change"'
             "change": "--recompute full",
             "peak": 42013631492
@@ -85,7 +85,7 @@ keeps the global batch when it divides; --json lists the same under
             "change": "--batch 3",
             "peak": 41519023108
   $ gmsim estimate --model gpt2 --batch 1 --seq 128 --capacity 16GiB | tail -1
-  peak * fits in the capacity (16.00 GiB): before allocator overhead; see 'gmsim fit' (glob)
+  peak 2.32 GiB fits in the capacity (16.00 GiB): margin 13.68 GiB = 16.00 GiB - peak 2.32 GiB; before allocator overhead; see 'gmsim fit'
 
 A --seq list gives one estimate per length:
 
@@ -95,14 +95,14 @@ A --seq list gives one estimate per length:
 Bad options are usage errors:
 
   $ gmsim estimate --model gpt2 --device h900
-  gmsim: invalid value for --device: 'h900' is neither a size nor a device (see 'gmsim devices')
+  gmsim: invalid value for --device: 'h900' is neither a size nor a device (see 'gmsim devices'); did you mean 'h200' or 'h100'?
   usage: gmsim estimate --model NAME|--hidden H ... [run options] [--json]
-                        [--capacity SIZE|--device NAME]
+                        [--capacity SIZE|--device NAME] [--reserve SIZE]
   [2]
   $ gmsim estimate --model gpt2 --zero 4
   gmsim: invalid value for --zero: '4' (0, 1, 2 or 3)
   usage: gmsim estimate --model NAME|--hidden H ... [run options] [--json]
-                        [--capacity SIZE|--device NAME]
+                        [--capacity SIZE|--device NAME] [--reserve SIZE]
   [2]
 
 The modes and autocast.  A forward pass with autograd keeps the saved

@@ -46,10 +46,10 @@ picks none says so:
   $ gmsim replay m.db --trace 'gpt2.*' --policy buddy
   gmsim: 'gpt2.*' matches 2 traces in 'm.db'; choose one with --trace: 'gpt2.seq128', 'gpt2.seq256'
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim export m.db --trace 'bert*'
   gmsim: no trace matches 'bert*' in 'm.db'

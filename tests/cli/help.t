@@ -118,7 +118,7 @@ Each verb has its own help, the same through `help VERB` and `VERB --help`:
   >   gmsim help $v > a && gmsim $v --help > b && cmp a b && gmsim $v -h | head -1
   > done
   usage: gmsim estimate --model NAME|--hidden H ... [run options] [--json]
-  usage: gmsim fit (--capacity SIZE|--device NAME) --policy P[,P...] [--vary batch|seq]
+  usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
   usage: gmsim devices [--json]
 
 The version, and whether CUDA support was built in:

@@ -92,6 +92,8 @@ A finite device: requests beyond it are OOMs, a result and not an error:
   policy +peak reserved +peak allocated +util +efficiency +overhead +frag@peak +ext frag +waste +dev mallocs +dev frees +dev time +ooms +ns/event (re)
   native .* 0 (re)
   buddy .* [1-9][0-9]* (re)
+  'native' margin [0-9.]+ [KMG]iB = 1.50 GiB - peak .* (re)
+  'buddy' margin [0-9.]+ [KMG]iB = 1.50 GiB - peak .* (re)
   'buddy' ran out of memory [0-9]+ times, first at event (re)
   
   at the first OOM of 'buddy' (event 191): a request of 45.32 MiB on stream 0; 1.00 GiB reserved of 1.50 GiB, 973.29 MiB in live blocks (741.87 MiB requested)
@@ -110,10 +112,10 @@ needed:
   $ gmsim replay t.db --policy native
   gmsim: 't.db' holds 2 traces; choose one with --trace: 'other', 'random'
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
   $ gmsim replay t.db --trace other --policy native | head -1
   trace 'other': 100 events, load 1.10 GiB (peak requested: the floor for every policy)
@@ -129,10 +131,10 @@ point per event for a short trace, the columns named once:
   $ gmsim replay t.db --policy native --timeline
   gmsim: --timeline goes with --json
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
-                      [--capacity SIZE|--device NAME] [--granularity SIZE]
-                      [--start warm|cold] [--check] [--json [--timeline]] [--save]
-                      [--defrag every=N|at=MARK] [--device-profile FILE]
-                      [--on gpu[:N] [--touch] [--force]]
+                      [--capacity SIZE|--device NAME] [--reserve SIZE]
+                      [--granularity SIZE] [--start warm|cold] [--check]
+                      [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
+                      [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
   [2]
 
 --save keeps each run in the store's runs table (parameters, device and

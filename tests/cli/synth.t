@@ -43,9 +43,9 @@ Marks name steps and phases; the export shows them in order:
 Replay takes a device preset for the capacity (`gmsim devices`):
 
   $ gmsim replay t.db --trace gpt2.seq128 --policy native --device t4 | head -1
-  trace 'gpt2.seq128': * capacity 14.75 GiB (glob)
+  trace 'gpt2.seq128': * capacity 14.44 GiB (t4: 14.75 GiB less 320.00 MiB outside the allocator) (glob)
   $ gmsim replay t.db --trace gpt2.seq128 --policy native --device a100-80gb:1g.10gb | head -1
-  trace 'gpt2.seq128': * capacity 9.50 GiB (glob)
+  trace 'gpt2.seq128': * capacity 9.06 GiB (a100-80gb:1g.10gb: 9.50 GiB less 448.00 MiB outside the allocator) (glob)
   $ gmsim replay t.db --trace gpt2.seq128 --policy native --device tpu-v9 2>&1 | head -1
   gmsim: invalid value for --device: 'tpu-v9' is neither a size nor a device (see 'gmsim devices')
 
@@ -82,7 +82,7 @@ The random workload is still there (and the default without model options):
 Errors are usage errors and write nothing:
 
   $ gmsim synth --model gpt5 -o z.db
-  gmsim: unknown model 'gpt5' (known: gpt2, gpt2-medium, * (glob)
+  gmsim: unknown model 'gpt5'; did you mean 'gpt2'?
   usage: gmsim synth [--workload random] [--events N] [--seed S] [--live-max SIZE]
                      -o DB [--name NAME] [--replace] [--json]
   [2]
