@@ -502,6 +502,15 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
                gm__cli_size(j->capacity), gm__cli_size(dev->total), gm__cli_size(dev->reserve),
                dev->reserve_given ? "--reserve" : "the preset's CUDA context, an estimate");
     printf("\n");
+    int said = 0; /* how sure each answer is (issue 30) */
+    for (size_t i = 0; j->plan != NULL && i < n; i++)
+        said |= res[i].best &&
+                gm__cli_captures_band(j->caps, j->vary_seq, res[i].best,
+                                      res[i].ops ? res[i].ops->name : "requested",
+                                      res[i].ops ? res[i].m.peak_reserved : res[i].load,
+                                      j->capacity);
+    if (said)
+        printf("\n");
     gm__cli_table_t t;
     gm__cli_table_init(&t, 8, "lrrrrrrr");
     gm__cli_table_cell(&t, "policy");

@@ -32,6 +32,10 @@
 #include "gmsim/scale.h"
 
 #define SCALE_MAX_TARGETS 256
+/* A target this far beyond the captures is warned of, and refused past the
+ * second (docs/validation.md, "How sure a prediction is"). */
+#define SCALE_WARN_BEYOND 4.0
+#define SCALE_REFUSE_BEYOND 64
 
 static const char scale_usage[] =
     "usage: gmsim scale CAPTURE CAPTURE [CAPTURE...] (--seq LIST | --batch LIST) -o DB\n"
@@ -61,7 +65,8 @@ static const char scale_usage[] =
     "                        trace's name)\n"
     "      --min-matched PCT refuse captures whose windows pair fewer allocations\n"
     "                        than PCT percent (default 90)\n"
-    "      --force           go on despite poor alignment or contradicting laws\n"
+    "      --force           go on despite poor alignment, captures of different\n"
+    "                        precision, contradicting laws or a target past 64x\n"
     "      --replace         replace traces of the same names\n"
     "      --json            report as JSON\n"
     "  -h, --help            show this help\n";
@@ -255,6 +260,21 @@ const char *gm__cli_captures_label(const gm__cli_captures_t *c, size_t i)
 const char *gm__cli_captures_trace(const gm__cli_captures_t *c, size_t i)
 {
     return i < c->n ? c->in[i].trace : NULL;
+}
+
+int gm__cli_captures_band(const gm__cli_captures_t *c, int vary_seq, uint64_t value,
+                          const char *policy, uint64_t peak, uint64_t capacity)
+{
+    gm_scale_band_t b;
+    gm_error_t err = {0};
+    if (gm_scale_band(c->plan, vary_seq ? value : 0, vary_seq ? 0 : value, &b, &err))
+        return 0;
+    uint64_t band = (uint64_t)(b.band * (double)peak + 0.5);
+    printf("'%s': %s %" PRIu64 " fits with %s to spare; the band is \xc2\xb1", gm__cli_s(policy),
+           vary_seq ? "seq" : "batch", value, gm__cli_size(capacity > peak ? capacity - peak : 0));
+    printf("%s (%.1f%%, %.1fx beyond the captures%s)\n", gm__cli_size(band), 100.0 * b.band,
+           b.beyond, band > (capacity > peak ? capacity - peak : 0) ? "; within it, it may not fit" : "");
+    return 1;
 }
 
 /* A size, or "-" when unknown (0); static rotating buffers. */
@@ -468,6 +488,63 @@ static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const sc
     gm_json_end_array(j);
 }
 
+/* How sure each target's prediction is (gm_scale_band): the band on its
+ * load (peak requested) and where it comes from. */
+static void scale_print_bands(gm_store_t *dst, char *const *names, const gm_scale_band_t *bands,
+                              size_t n)
+{
+    gm__cli_table_t t;
+    gm__cli_table_init(&t, 7, "lrrrrrr");
+    const char *head[] = {"trace", "beyond", "verified", "two-point", "captured size", "band",
+                          "on the load"};
+    for (size_t i = 0; i < 7; i++)
+        gm__cli_table_cell(&t, "%s", head[i]);
+    for (size_t i = 0; i < n; i++) {
+        const gm_scale_band_t *b = &bands[i];
+        double tot = b->bytes ? (double)b->bytes : 1.0;
+        gm_trace_info_t info;
+        gm_error_t err;
+        uint64_t load = 0;
+        if (gm_store_find(dst, names[i], &info, &err) == 0) {
+            load = info.load;
+            gm_trace_info_release(&info);
+        }
+        gm__cli_table_cell(&t, "%s", gm__cli_s(names[i]));
+        gm__cli_table_cell(&t, "%.1fx", b->beyond);
+        gm__cli_table_cell(&t, "%.1f%%", 100.0 * (double)b->verified / tot);
+        gm__cli_table_cell(&t, "%.1f%%", 100.0 * (double)b->two_point / tot);
+        gm__cli_table_cell(&t, "%.2f%% (%s)", 100.0 * (double)b->captured / tot,
+                           gm__cli_size(b->captured));
+        gm__cli_table_cell(&t, "\xc2\xb1%.1f%%", 100.0 * b->band);
+        gm__cli_table_cell(&t, "\xc2\xb1%s", gm__cli_size((uint64_t)(b->band * (double)load + 0.5)));
+    }
+    printf("\nhow sure: how far beyond the captures, the predicted bytes by law, the band\n");
+    gm__cli_table_print(&t, stdout, "  ");
+    gm__cli_table_release(&t);
+}
+
+static void scale_json_band(gm_json_t *j, const char *name, const gm_scale_band_t *b)
+{
+    gm_json_begin_object(j);
+    gm_json_key(j, "trace");
+    gm_json_str(j, name);
+    gm_json_key(j, "beyond");
+    gm_json_double(j, b->beyond);
+    gm_json_key(j, "bytes");
+    gm_json_u64(j, b->bytes);
+    gm_json_key(j, "verified_bytes");
+    gm_json_u64(j, b->verified);
+    gm_json_key(j, "two_point_bytes");
+    gm_json_u64(j, b->two_point);
+    gm_json_key(j, "captured_bytes");
+    gm_json_u64(j, b->captured);
+    gm_json_key(j, "captured_allocations");
+    gm_json_u64(j, b->captured_allocs);
+    gm_json_key(j, "band");
+    gm_json_double(j, b->band);
+    gm_json_end_object(j);
+}
+
 int gm__cmd_scale(int argc, char **argv)
 {
     enum { OPT_SEQ = 256, OPT_BATCH, OPT_AT, OPT_BASE, OPT_PREFIX, OPT_MIN, OPT_FORCE,
@@ -578,6 +655,7 @@ int gm__cmd_scale(int argc, char **argv)
     gm_store_t *dst = NULL;
     gm_error_t err = {0};
     char **names = NULL;
+    gm_scale_band_t *bands = NULL;
     size_t nwritten = 0, ntargets = 0;
     int existed = 0;
     gm_scale_options_t o = {.base = base ? (int)base - 1 : -1,
@@ -592,7 +670,8 @@ int gm__cmd_scale(int argc, char **argv)
     size_t ns = tseq.n ? tseq.n : 1, nb = tbatch.n ? tbatch.n : 1;
     ntargets = ns * nb;
     names = calloc(ntargets, sizeof *names);
-    if (names == NULL) {
+    bands = calloc(ntargets, sizeof *bands);
+    if (names == NULL || bands == NULL) {
         rc = gm__cli_error("out of memory");
         goto done;
     }
@@ -604,13 +683,24 @@ int gm__cmd_scale(int argc, char **argv)
             rc = gm__cli_error("%s", err.msg);
             goto done;
         }
-        for (uint64_t a = 0; a < rep->allocs; a++) {
-            uint64_t z;
-            if (gm_scale_predict(plan, a, s, b, NULL, NULL, NULL, &z, &err)) {
-                rc = gm__cli_error("%s", err.msg);
-                goto done;
-            }
+        /* every allocation predicted, and how sure that is */
+        if (gm_scale_band(plan, s, b, &bands[i], &err)) {
+            rc = gm__cli_error("%s", err.msg);
+            goto done;
         }
+        if (bands[i].beyond > SCALE_REFUSE_BEYOND && !force) {
+            rc = gm__cli_error("%s is %.1fx beyond the captures (more than %dx): its laws are "
+                               "checked nowhere near it; capture nearer the target (--force to "
+                               "go on)",
+                               scale_sizes(s ? s : rep->seq[rep->base], b ? b : rep->batch[rep->base]),
+                               bands[i].beyond, SCALE_REFUSE_BEYOND);
+            goto done;
+        }
+        if (bands[i].beyond > SCALE_WARN_BEYOND)
+            fprintf(stderr, "gmsim: warning: %s is %.1fx beyond the captures: the band is "
+                            "\xc2\xb1%.1f%%\n",
+                    scale_sizes(s ? s : rep->seq[rep->base], b ? b : rep->batch[rep->base]),
+                    bands[i].beyond, 100.0 * bands[i].band);
         char buf[512];
         int len;
         if (tseq.n && tbatch.n)
@@ -675,10 +765,16 @@ int gm__cmd_scale(int argc, char **argv)
             }
         }
         gm_json_end_array(&j);
+        gm_json_key(&j, "bands");
+        gm_json_begin_array(&j);
+        for (size_t i = 0; i < ntargets; i++)
+            scale_json_band(&j, names[i], &bands[i]);
+        gm_json_end_array(&j);
         gm_json_end_object(&j);
         gm_json_finish(&j);
     } else {
         scale_print_report(rep, in);
+        scale_print_bands(dst, names, bands, ntargets);
         printf("\nwrote into '%s'\n", gm__cli_s(output));
         for (size_t i = 0; i < ntargets; i++) {
             gm_trace_info_t info;
@@ -705,5 +801,6 @@ done:
     for (size_t i = 0; names != NULL && i < ntargets; i++)
         free(names[i]);
     free(names);
+    free(bands);
     return rc;
 }

@@ -30,4 +30,12 @@ const char *gm__cli_captures_label(const gm__cli_captures_t *c, size_t i);
 const char *gm__cli_captures_trace(const gm__cli_captures_t *c, size_t i);
 void gm__cli_captures_close(gm__cli_captures_t *c);
 
+/* For `fit --from`: print how sure its answer is, "'caching': seq 2900 fits
+ * with 2.10 GiB to spare; the band is ±410.00 MiB (1.5%, 11.3x beyond the
+ * captures)": policy's peak at value (seq when vary_seq, else batch)
+ * against capacity, with gm_scale_band's band on that peak.  Returns 1,
+ * or 0 having printed nothing when the band cannot be had. */
+int gm__cli_captures_band(const gm__cli_captures_t *c, int vary_seq, uint64_t value,
+                          const char *policy, uint64_t peak, uint64_t capacity);
+
 #endif

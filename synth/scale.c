@@ -112,6 +112,7 @@ void gm_scale_plan_destroy(gm_scale_plan_t *p)
     free(p->qe);
     free(p->deg);
     free(p->var);
+    free(p->npts);
     free(p);
 }
 
@@ -170,6 +171,7 @@ static void sc_fit(gm_scale_plan_t *pl, uint64_t i)
     }
     pl->pe[i] = pl->qe[i] = 0;
     pl->deg[i] = pl->var[i] = 0;
+    pl->npts[i] = (uint8_t)npts;
     if (npts <= 1) {
         pl->law[i] = GM_SCALE_LAW_NONE;
         return;
@@ -498,8 +500,9 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
     pl->qe = calloc(na, 1);
     pl->deg = calloc(na, 1);
     pl->var = calloc(na, 1);
+    pl->npts = calloc(na, 1);
     if (pl->z == NULL || pl->law == NULL || pl->pe == NULL || pl->qe == NULL ||
-        pl->deg == NULL || pl->var == NULL) {
+        pl->deg == NULL || pl->var == NULL || pl->npts == NULL) {
         rc = gm_error_set(err, GM_ENOMEM, "out of memory");
         goto fail;
     }

@@ -41,6 +41,7 @@ struct gm_scale_plan {
     int8_t *pe, *qe;  /* power exponents */
     uint8_t *deg;     /* polynomial degree (AFFINE: 1) */
     uint8_t *var;     /* 0: polynomial in seq, 1: in batch */
+    uint8_t *npts;    /* captures the allocation paired in, the base's included */
     gm_scale_report_t rep;
 };
 
@@ -61,5 +62,11 @@ long double sc_lagrange(const long double *xs, const long double *zs, size_t m, 
 /* Allocations of law NONE with stack frames take their call site's power
  * law (law SITE) where the site's paired allocations agree.  GM_ENOMEM. */
 int sc_site_laws(gm_scale_plan_t *pl, gm_error_t *err);
+
+/* ---- synth/scale_band.c ----------------------------------------------------------- */
+
+/* An allocation's law was checked on a capture beyond the ones that fix it
+ * (a power law or constant over three or more captures, a polynomial). */
+int sc_verified(const gm_scale_plan_t *pl, uint64_t i);
 
 #endif

@@ -253,6 +253,62 @@ Test(scale, polynomial_laws_verified)
     gm_store_close(s);
 }
 
+/* The band (item 3 of issue 30): two captures fix laws that nothing
+ * verifies, a third verifies them; how far the target lies beyond the
+ * captures; bytes kept at their captured size (forced contradicting laws)
+ * counted apart, with the growth they miss in the band. */
+Test(scale, band)
+{
+    gm_store_t *s = ts_store("band.db");
+    const uint64_t seqs[] = {128, 256, 512};
+    for (int k = 0; k < 3; k++) {
+        uint64_t z[TS_N];
+        ts_sizes(seqs[k], z);
+        char name[16];
+        snprintf(name, sizeof name, "c%d", k);
+        ts_capture(s, name, seqs[k], z, TS_N, "op");
+    }
+    gm_error_t err;
+    gm_scale_plan_t *p;
+    gm_scale_band_t b;
+    gm_scale_capture_t two[] = {{s, "c0", NULL, 0, 0, NULL}, {s, "c1", NULL, 0, 0, NULL}};
+    cr_assert_eq(gm_scale_plan_create(two, 2, NULL, &p, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_scale_band(p, 1024, 0, &b, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(b.beyond, 4.0, 1e-12);
+    cr_assert_float_eq(b.ratio, 4.0, 1e-12);
+    cr_assert_eq(b.verified, 0);
+    cr_assert_eq(b.captured, 0);
+    cr_assert_eq(b.two_point, b.bytes);
+    cr_assert_float_eq(b.band, 0.01 * 2, 1e-12); /* 1% per doubling, 2 doublings */
+    cr_assert_eq(gm_scale_band(p, 192, 0, &b, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(b.beyond, 1.0, 1e-12); /* within the captures */
+    cr_assert_float_eq(b.band, 0.01, 1e-12);
+    cr_assert_eq(gm_scale_band(p, 112, 0, &b, &err), 0, "%s", err.msg);
+    cr_assert_float_eq(b.beyond, 128.0 / 112.0, 1e-12); /* below them */
+    gm_scale_plan_destroy(p);
+    /* a third capture: the quadratic allocation contradicts a + b·s and is
+     * kept at its size (forced); the others are verified */
+    gm_scale_capture_t three[] = {{s, "c0", NULL, 0, 0, NULL}, {s, "c1", NULL, 0, 0, NULL},
+                                  {s, "c2", NULL, 0, 0, NULL}};
+    gm_scale_options_t force = {.base = -1, .force = 1};
+    cr_assert_eq(gm_scale_plan_create(three, 3, &force, &p, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_scale_band(p, 2048, 0, &b, &err), 0, "%s", err.msg);
+    uint64_t z512[TS_N], z2048[TS_N];
+    ts_sizes(512, z512);
+    ts_sizes(2048, z2048);
+    cr_assert_float_eq(b.beyond, 4.0, 1e-12);
+    cr_assert_eq(b.captured, z512[4]); /* 3s + s² at 512, not grown */
+    cr_assert_eq(b.captured_allocs, 1);
+    cr_assert_eq(b.two_point, 0);
+    cr_assert_eq(b.verified + b.captured, b.bytes);
+    uint64_t v = z2048[0] + z2048[1] + z2048[2] + z2048[3] + z2048[5];
+    cr_assert_eq(b.verified, v);
+    double want = ((double)z512[4] * 3.0 + 0.0025 * (double)v * 2.0) / (double)b.bytes;
+    cr_assert_float_eq(b.band, want, 1e-12);
+    gm_scale_plan_destroy(p);
+    gm_store_close(s);
+}
+
 Test(scale, refusals)
 {
     gm_store_t *s = ts_store("bad.db");

@@ -173,6 +173,27 @@ int gm_scale_predict(const gm_scale_plan_t *p, uint64_t id, uint64_t seq, uint64
 int gm_scale_check_target(const gm_scale_plan_t *p, uint64_t seq, uint64_t batch,
                           gm_error_t *err);
 
+/* How sure the prediction at one target is (synth/scale_band.c has the
+ * rule; docs/validation.md why). */
+typedef struct gm_scale_band {
+    double beyond; /* how far the target lies beyond the captures: target /
+                      largest capture (smallest / target below them), the
+                      product over the dimensions that vary; 1 within */
+    double ratio;  /* the target's seq·batch over the base's */
+    uint64_t bytes; /* predicted bytes, every allocation's size summed */
+    uint64_t verified;  /* of them, under laws verified on a further capture */
+    uint64_t two_point; /* under laws that two captures fix and none checks
+                           (constant, power, affine over two; site) */
+    uint64_t captured;  /* under no law: at their captured size */
+    uint64_t captured_allocs;
+    double band; /* the error band, relative to the prediction (0.02: ±2%) */
+} gm_scale_band_t;
+
+/* The band of the prediction at (seq, batch) (0: the base's).  The errors
+ * of gm_scale_check_target and gm_scale_predict. */
+int gm_scale_band(const gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_scale_band_t *out,
+                  gm_error_t *err);
+
 /*
  * Write the base capture scaled to (seq, batch) as trace `name` of dst
  * (flags of gm_writer_begin: GM_WRITE_REPLACE).  Streams the base's

@@ -5,6 +5,8 @@ event for event:
 
   $ gmsim synth --model gpt2 --layers 2 --seq 64,128,1024 --batch 2 -o syn.db > /dev/null
   $ gmsim scale syn.db:gpt2.seq64 syn.db:gpt2.seq128 --seq 1024,2048 -o pred.db
+  gmsim: warning: seq 1024, batch 2 is 8.0x beyond the captures: the band is ±3.0%
+  gmsim: warning: seq 2048, batch 2 is 16.0x beyond the captures: the band is ±4.0%
   base 'syn.db:gpt2.seq128' (seq 128, batch 2): 448 allocations, 2.28 GiB requested in all
   
   alignment with the base
@@ -21,6 +23,11 @@ event for event:
     none                  0         0 B     0.00%
     seq exponents: p=0: 204 p=1: 196 p=2: 48
     pre-existing: 0 of 0 paired
+  
+  how sure: how far beyond the captures, the predicted bytes by law, the band
+    trace                beyond  verified  two-point  captured size   band  on the load
+    gpt2.seq128.seq1024    8.0x      0.0%     100.0%    0.00% (0 B)  ±3.0%   ±84.77 MiB
+    gpt2.seq128.seq2048   16.0x      0.0%     100.0%    0.00% (0 B)  ±4.0%  ±236.09 MiB
   
   wrote into 'pred.db'
     gpt2.seq128.seq1024  seq 1024, batch 2  792 events  load 2.76 GiB
@@ -59,6 +66,7 @@ Captures without seq_len / batch attributes take them from --at (or from
   gmsim: 'raw.db:a' has no sequence length or batch size (give them, or tag the trace with 'seq_len' / 'batch' attributes)
   [1]
   $ gmsim scale raw.db:a raw.db:b --at seq=64,128 --seq 1024 -o x.db | tail -1
+  gmsim: warning: seq 1024 is 8.0x beyond the captures: the band is ±3.0%
     b.seq1024  seq 1024  792 events  load 2.76 GiB
   $ gmsim scale raw.db:a raw.db:b --at seq=64,128 --seq 1024 --batch 4 -o y.db
   gmsim: the captures have no batch size: cannot scale to batch 4
@@ -96,6 +104,42 @@ model's training step), a store that does not exist:
                      [--min-matched PCT] [--force] [--replace] [--json]
   [2]
   $ gmsim scale syn.db:gpt2.seq64 syn.db:gpt2.seq128 --seq 1024 -o pred.db
+  gmsim: warning: seq 1024, batch 2 is 8.0x beyond the captures: the band is ±3.0%
   gmsim: trace 'gpt2.seq128.seq1024' already exists in 'pred.db'
   hint: use --replace to overwrite it
   [1]
+
+How sure a prediction is (issue 30): how far it lies beyond the captures,
+the share of its bytes under laws verified on a further capture, under
+laws that two captures fix, and kept at their captured size, and the band
+those give (docs/validation.md).  A target past 4x the captures is warned
+of; past 64x it is refused unless --force:
+
+  $ gmsim scale syn.db:gpt2.seq64 syn.db:gpt2.seq128 --seq 16384 -o far.db
+  gmsim: seq 16384, batch 2 is 128.0x beyond the captures (more than 64x): its laws are checked nowhere near it; capture nearer the target (--force to go on)
+  [1]
+  $ test -e far.db || echo nothing written
+  nothing written
+  $ gmsim scale syn.db:gpt2.seq64 syn.db:gpt2.seq128 --seq 16384 -o far.db --force 2>&1 | tail -3
+  
+  wrote into 'far.db'
+    gpt2.seq128.seq16384  seq 16384, batch 2  792 events  load 159.34 GiB
+  $ gmsim synth --model gpt2 --layers 2 --seq 256 --batch 2 -o syn256.db > /dev/null
+  $ gmsim scale syn.db:gpt2.seq64 syn.db:gpt2.seq128 syn256.db --seq 512 -o three.db | tail -6
+  how sure: how far beyond the captures, the predicted bytes by law, the band
+    trace        beyond  verified  two-point  captured size   band  on the load
+    gpt2.seq512    2.0x    100.0%       0.0%    0.00% (0 B)  ±0.2%    ±4.03 MiB
+  
+  wrote into 'three.db'
+    gpt2.seq512  seq 512, batch 2  792 events  load 1.57 GiB
+  $ gmsim scale syn.db:gpt2.seq64 syn.db:gpt2.seq128 --seq 256 -o b.db --json | grep -A 9 '"bands"'
+    "bands": [
+      {
+        "trace": "gpt2.seq128.seq256",
+        "beyond": 2,
+        "bytes": 3220249624,
+        "verified_bytes": 0,
+        "two_point_bytes": 3220249624,
+        "captured_bytes": 0,
+        "captured_allocations": 0,
+        "band": 0.01

@@ -12,6 +12,7 @@ prints it assumed:
   $ gmsim scale ctx128.db ctx256.db --seq 1024,4096 -o long.db
   ctx128.db: seq 128 (from the name 'ctx128')
   ctx256.db: seq 256 (from the name 'ctx256')
+  gmsim: warning: seq 4096 is 16.0x beyond the captures: the band is ±4.3%
   base 'ctx256.db:lmmedium_ctx256_train_fp32' (seq 256): 7288 allocations, 47.30 GiB requested in all
   
   alignment with the base
@@ -31,6 +32,11 @@ prints it assumed:
     pre-existing: 664 of 664 paired
     following no law (kept at their captured size), by call site:
       98 allocations, 392.00 MiB: first allocation 1971 (event 2739) of 'ctx256.db:lmmedium_ctx256_train_fp32', frames 'CUDACachingAllocator.cpp:0:c10::cuda::CUDACachingAllocator::Native::DeviceCachin': 8388608 B at seq 256
+  
+  how sure: how far beyond the captures, the predicted bytes by law, the band
+    trace                               beyond  verified  two-point       captured size   band  on the load
+    lmmedium_ctx256_train_fp32.seq1024    4.0x      0.0%      99.8%  0.22% (392.00 MiB)  ±2.7%  ±785.59 MiB
+    lmmedium_ctx256_train_fp32.seq4096   16.0x      0.0%     100.0%  0.02% (392.00 MiB)  ±4.3%   ±11.10 GiB
   
   wrote into 'long.db'
     lmmedium_ctx256_train_fp32.seq1024  seq 1024  13693 events  load 28.92 GiB
@@ -70,3 +76,12 @@ ctx256.  Same-precision pairs (above, and the inference pair) go through:
   $ gmsim scale i128.db i256.db --seq 1024 -o inf.db --json 2>/dev/null | grep -E '"(paired|against_sizes)"'
         "paired": 1503,
         "against_sizes": 0,
+
+`fit --from` carries the band into its answer:
+
+  $ gmsim fit --from ctx128.db ctx256.db --vary seq --device a100-80gb --policy caching 2>/dev/null | head -5
+  largest seq with no OOM: 'ctx256.db:lmmedium_ctx256_train_fp32' scaled (laws from 'ctx128.db:lmmedium_ctx128_train_fp32' 'ctx256.db:lmmedium_ctx256_train_fp32'), on a100-80gb (79.15 GiB)
+  the policies get 78.71 GiB: 79.15 GiB less 448.00 MiB outside the allocator (the preset's CUDA context, an estimate)
+  
+  'requested': seq 2042 fits with 30.99 MiB to spare; the band is ±2.76 GiB (3.5%, 8.0x beyond the captures; within it, it may not fit)
+  'caching': seq 2013 fits with 34.00 MiB to spare; the band is ±2.75 GiB (3.5%, 7.9x beyond the captures; within it, it may not fit)
