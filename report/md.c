@@ -1,0 +1,57 @@
+/*
+ * report/md.c — the report's summary as Markdown (gmsim report --format md).
+ */
+#include <inttypes.h>
+#include "report/report.h"
+
+int report_md(report_t *R)
+{
+    FILE *f = R->f;
+    fputs("## ", f);
+    report_md_esc(f, R->cfg->title ? R->cfg->title : "gmsim report");
+    fprintf(f, "\n\n%zu trace%s, %zu run%s.  Winner: the allocator with the least peak "
+               "reserved and no OOM (native, a device call per request, is a reference, not a "
+               "contender); saving against PyTorch's caching allocator with default "
+               "settings.\n\n",
+            R->ngroups, R->ngroups == 1 ? "" : "s", R->nruns, R->nruns == 1 ? "" : "s");
+    fputs("| trace | seq_len | load | winner | peak reserved | above load | baseline | saving | "
+          "offline bound |\n|---|--:|--:|---|--:|--:|--:|--:|--:|\n",
+          f);
+    for (size_t g = 0; g < R->ngroups; g++) {
+        const report_group_t *gr = &R->groups[g];
+        char b[32];
+        fputs("| ", f);
+        report_md_esc(f, gr->name);
+        if (R->many_devices || gr->capacity) {
+            fprintf(f, " (%s)", gr->capacity ? report_size(gr->capacity, b, sizeof b)
+                                             : "unlimited");
+        }
+        fputs(" | ", f);
+        if (gr->seq_len >= 0)
+            fprintf(f, "%" PRId64, gr->seq_len);
+        fprintf(f, " | %s | ", report_size(gr->load, b, sizeof b));
+        if (gr->winner >= 0) {
+            const report_run_t *w = &R->runs[gr->winner];
+            report_md_esc(f, w->cut);
+            fprintf(f, " | %s | %+.1f%% | ", report_size(w->m.peak_reserved, b, sizeof b),
+                    w->m.overhead * 100);
+        } else {
+            fputs("- | | | ", f);
+        }
+        if (gr->baseline >= 0 && gr->winner >= 0) {
+            const report_run_t *bl = &R->runs[gr->baseline], *w = &R->runs[gr->winner];
+            double save = bl->m.peak_reserved
+                              ? 1.0 - (double)w->m.peak_reserved / (double)bl->m.peak_reserved
+                              : 0.0;
+            fprintf(f, "%s | %.1f%% | ", report_size(bl->m.peak_reserved, b, sizeof b),
+                    save * 100);
+        } else {
+            fputs("no run | | ", f);
+        }
+        if (gr->bound >= 0)
+            fprintf(f, "%s |\n", report_size(R->runs[gr->bound].m.peak_reserved, b, sizeof b));
+        else
+            fputs("not run |\n", f);
+    }
+    return 0;
+}
