@@ -656,6 +656,7 @@ int gm__cmd_scale(int argc, char **argv)
     gm_error_t err = {0};
     char **names = NULL;
     gm_scale_band_t *bands = NULL;
+    int batch_noted = 0;
     size_t nwritten = 0, ntargets = 0;
     int existed = 0;
     gm_scale_options_t o = {.base = base ? (int)base - 1 : -1,
@@ -695,6 +696,12 @@ int gm__cmd_scale(int argc, char **argv)
                                scale_sizes(s ? s : rep->seq[rep->base], b ? b : rep->batch[rep->base]),
                                bands[i].beyond, SCALE_REFUSE_BEYOND);
             goto done;
+        }
+        if (b && b != rep->batch[rep->base] && !batch_noted) {
+            batch_noted = 1;
+            fprintf(stderr, "gmsim: note: scaling the batch is verified on synthesized traces "
+                            "only, not yet on real captures at several batch sizes "
+                            "(docs/validation.md)\n");
         }
         if (bands[i].beyond > SCALE_WARN_BEYOND)
             fprintf(stderr, "gmsim: warning: %s is %.1fx beyond the captures: the band is "

@@ -143,3 +143,11 @@ of; past 64x it is refused unless --force:
         "captured_bytes": 0,
         "captured_allocations": 0,
         "band": 0.01
+
+Scaling the batch is verified on synthesized traces only (issue 30, item
+6), and `scale` says so when a target's batch differs from the base's:
+
+  $ gmsim synth --model gpt2 --layers 2 --seq 128 --batch 2 -o b2.db > /dev/null
+  $ gmsim synth --model gpt2 --layers 2 --seq 128 --batch 4 -o b4.db > /dev/null
+  $ gmsim scale b2.db b4.db --batch 8 -o b8.db 2>&1 >/dev/null
+  gmsim: note: scaling the batch is verified on synthesized traces only, not yet on real captures at several batch sizes (docs/validation.md)
