@@ -153,7 +153,7 @@ int gm_synth_apply_preset(gm_synth_config_t *cfg, const char *name, gm_error_t *
         for (size_t i = 0; i < SYN_NPRESETS; i++)
             gm__suggest_add(&s, syn_presets[i].name);
         /* With a suggestion the list is left out: it would crowd the line. */
-        char msg[GM_ERROR_MSG_MAX], near[GM_ERROR_MSG_MAX / 2];
+        char msg[2 * GM_ERROR_MSG_MAX], near[GM_ERROR_MSG_MAX / 2]; /* cut by gm_error_set */
         snprintf(msg, sizeof msg, "unknown model '%s'", name);
         if (gm__suggest_text(&s, near, sizeof near) == NULL)
             snprintf(msg, sizeof msg, "unknown model '%s' (known: %s)", name, known);
