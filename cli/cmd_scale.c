@@ -7,7 +7,8 @@
  * Each CAPTURE is DB[:TRACE] (TRACE may be left out when DB holds one
  * trace; a path that exists as a file is taken whole, so a DB name with a
  * colon works).  The captures' sizes come from --at (one value per
- * capture, in order) or else from their "seq_len" / "batch" attributes.
+ * capture, in order) or else from their "seq_len" / "batch" attributes,
+ * or else from their trace's or file's name (noted on stderr).
  * The targets are every --seq value times every --batch value (a missing
  * one keeps the base's).  The plan (alignment, laws) is made and every
  * target's sizes predicted before anything is written; the traces are

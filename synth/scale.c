@@ -3,16 +3,19 @@
  * captures of it (gmsim/scale.h; docs/validation.md for users).
  *
  * Method.
- *   1. Sizes.  Each capture's (seq, batch) comes from the caller or its
- *      trace attributes.  Two captures of equal sizes, or one capture, are
+ *   1. Sizes.  Each capture's (seq, batch) comes from the caller, its
+ *      trace attributes, or else its trace's or file's name (synth/
+ *      scale_names.c).  Two captures of equal sizes, or one capture, are
  *      refused: they determine no law.
  *   2. Alignment.  The base capture (by default the largest) gives the
  *      event sequence.  Every other capture is aligned with it allocation
  *      by allocation (synth/align.c: frames, marks and the action
- *      sequence, anchored at the windows' ends).  A capture whose aligned
- *      windows pair less than min_matched of their allocations is refused,
- *      naming where the alignment broke: another program, or the same one
- *      taking another path.
+ *      sequence, anchored at the windows' ends).  A capture of another
+ *      precision (sc_against: pairs 2^k larger at the smaller size) is
+ *      refused first.  A capture whose aligned windows pair less than
+ *      min_matched of their allocations is refused, naming where the
+ *      alignment broke: another program, or the same one taking another
+ *      path.
  *   3. Laws.  Per base allocation, the points (seq_k, batch_k, size_k) of
  *      the captures it paired with give its law, the first that fits:
  *        constant / power   size = c · seq^p · batch^q, integers |p|,|q| ≤ 4,
@@ -34,7 +37,7 @@
  *      Three or more points that fit neither a power law nor the verified
  *      polynomial contradict each other: refused, naming the allocation and
  *      its sizes, unless force (then kept at its captured size).
- *   4. Writing a target.  The base's events are streamed through the store
+ *   4. Writing a target (synth/scale_write.c; its band, synth/scale_band.c).  The base's events are streamed through the store
  *      writer with each ALLOC's size from its law (a power law's quotient
  *      rounded to the nearest byte; polynomials evaluated in long double
  *      and rounded); segment events are dropped (they record the captured
