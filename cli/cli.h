@@ -95,6 +95,24 @@ int gm__cli_u64_arg(const char *usage, const char *opt, const char *text, uint64
 int gm__cli_count_arg(const char *usage, const char *opt, const char *text, uint64_t lo,
                       uint64_t hi, uint64_t *out);
 
+/* --threads of replay, compare and sweep: the policies' threads (1 to
+ * 1024, gm_replay_config_t.threads) into *out; as above. */
+static inline int gm__cli_threads_arg(const char *usage, const char *text, unsigned *out)
+{
+    uint64_t v;
+    int rc = gm__cli_count_arg(usage, "--threads", text, 1, 1024, &v);
+    if (rc == 0)
+        *out = (unsigned)v;
+    return rc;
+}
+
+/* --threads' default: the cores available (sysconf), at least 1. */
+static inline unsigned gm__cli_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 1 ? (unsigned)(n < 1024 ? n : 1024) : 1;
+}
+
 /* A device capacity given to `opt` (--capacity or --device): a size
  * (gm_parse_size, more than 0) or a GPU preset name ('gmsim devices',
  * gmsim/gpus.h); as above. */

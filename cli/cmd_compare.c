@@ -27,7 +27,7 @@ static const char compare_usage[] =
     "usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]\n"
     "                     [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
     "                     [--granularity SIZE] [--by trace|seq_len] [--json|--csv]\n"
-    "                     [--no-advice]\n"
+    "                     [--no-advice] [--threads N]\n"
     "\n"
     "Replay every trace of the stores through every policy (each trace read\n"
     "once, all policies in the same pass) and compare peak reserved memory,\n"
@@ -51,6 +51,9 @@ static const char compare_usage[] =
     "                          trace, compare replays a grid of settings its user\n"
     "                          can set, PYTORCH_CUDA_ALLOC_CONF=..., and names the\n"
     "                          one that reserves least)\n"
+    "      --threads N         threads that run the policies, each policy on one\n"
+    "                          (default: the cores available; 1: one thread);\n"
+    "                          the results are the same for any N\n"
     "  -h, --help              show this help\n"
     "\n"
     "Sizes take KiB/MiB/GiB/TiB suffixes.\n";
@@ -407,7 +410,7 @@ static void compare_csv(const compare_item_t *items, size_t n)
 int gm__cmd_compare(int argc, char **argv)
 {
     enum { OPT_CAPACITY = 256, OPT_DEVICE, OPT_GRANULARITY, OPT_BY, OPT_JSON, OPT_CSV,
-           OPT_NO_ADVICE };
+           OPT_NO_ADVICE, OPT_THREADS };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policies", required_argument, NULL, 'p'},
@@ -420,11 +423,13 @@ int gm__cmd_compare(int argc, char **argv)
         {"json", no_argument, NULL, OPT_JSON},
         {"csv", no_argument, NULL, OPT_CSV},
         {"no-advice", no_argument, NULL, OPT_NO_ADVICE},
+        {"threads", required_argument, NULL, OPT_THREADS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
+    cfg.threads = gm__cli_cores();
     const char *glob = NULL;
     int json = 0, csv = 0, by_seq = 0, advise = 1, c, rc = GM_CLI_OK;
     size_t npol = 0, nparams = 0, nsets = 0, nitems = 0;
@@ -467,6 +472,7 @@ int gm__cmd_compare(int argc, char **argv)
         case OPT_JSON: json = 1; break;
         case OPT_CSV: csv = 1; break;
         case OPT_NO_ADVICE: advise = 0; break;
+        case OPT_THREADS: rc = gm__cli_threads_arg(compare_usage, optarg, &cfg.threads); break;
         case 'h': rc = gm__cli_help(compare_usage); goto out;
         default: rc = gm__cli_option_error(compare_usage, argv, c); break;
         }

@@ -27,6 +27,7 @@ static const char replay_usage[] =
     "                    [--granularity SIZE] [--start warm|cold] [--check]\n"
     "                    [--json [--timeline]] [--save] [--defrag every=N|at=MARK]\n"
     "                    [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]\n"
+    "                    [--threads N]\n"
     "\n"
     "Replay a stored trace through simulated allocator policies, all in one\n"
     "pass, and print their peak memory and fragmentation (docs/metrics.md).\n"
@@ -76,6 +77,9 @@ static const char replay_usage[] =
     "      --touch             with --on: write every new allocation\n"
     "      --force             with --on: start even if the trace's expected peak\n"
     "                          exceeds the GPU's free memory\n"
+    "      --threads N         threads that run the policies, each policy on one\n"
+    "                          (default: the cores available; 1: one thread);\n"
+    "                          the results are the same for any N\n"
     "  -h, --help              show this help\n"
     "\n"
     "Sizes take KiB/MiB/GiB/TiB suffixes.\n";
@@ -746,6 +750,7 @@ int gm__cmd_replay(int argc, char **argv)
     enum {
         OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE, OPT_SAVE,
         OPT_ON, OPT_TOUCH, OPT_FORCE, OPT_PROFILE, OPT_DEFRAG, OPT_DEVICE, OPT_START, OPT_RESERVE,
+        OPT_THREADS,
     };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
@@ -766,11 +771,13 @@ int gm__cmd_replay(int argc, char **argv)
         {"force", no_argument, NULL, OPT_FORCE},
         {"device-profile", required_argument, NULL, OPT_PROFILE},
         {"start", required_argument, NULL, OPT_START},
+        {"threads", required_argument, NULL, OPT_THREADS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
+    cfg.threads = gm__cli_cores();
     const char *trace = NULL;
     int json = 0, timeline = 0, save = 0, on_gpu = 0, ncapacity = 0, c, rc = GM_CLI_OK;
     size_t kept = 0;
@@ -826,6 +833,7 @@ int gm__cmd_replay(int argc, char **argv)
         case OPT_TOUCH: gpu.touch = 1; break;
         case OPT_FORCE: gpu.force = 1; break;
         case OPT_PROFILE: profile_path = optarg; break;
+        case OPT_THREADS: rc = gm__cli_threads_arg(replay_usage, optarg, &cfg.threads); break;
         case OPT_START:
             if (strcmp(optarg, "warm") == 0)
                 a.start = "recorded";

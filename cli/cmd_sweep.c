@@ -41,7 +41,7 @@ static const char sweep_usage[] =
     "usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]\n"
     "                   [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
     "                   [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]\n"
-    "                   [--timeline-points N] [--json]\n"
+    "                   [--timeline-points N] [--threads N] [--json]\n"
     "       gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]\n"
     "       gmsim sweep DB... -o OUT --slurm [--tasks N] [--partition P] [--time T]\n"
     "                   [--sbatch-arg ARG]... [--dry-run] [options]\n"
@@ -63,6 +63,9 @@ static const char sweep_usage[] =
     "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
     "      --granularity SIZE  device allocation granularity (default 512)\n"
     "  -j, --jobs N            worker processes (default: the number of CPUs)\n"
+    "      --threads N         each worker's threads for its policies (default:\n"
+    "                          the CPUs over the workers, at least 1); the\n"
+    "                          results are the same for any N\n"
     "  -o, --results OUT       the results store (default: DB.runs.db beside the\n"
     "                          first DB); never one of the inputs\n"
     "      --shard I/N         run only slice I of N of the grid (balanced by\n"
@@ -236,7 +239,8 @@ int gm__cmd_sweep(int argc, char **argv)
         OPT_PARTITION,
         OPT_TIME,
         OPT_SBATCH_ARG,
-        OPT_DRY_RUN
+        OPT_DRY_RUN,
+        OPT_THREADS
     };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
@@ -258,6 +262,7 @@ int gm__cmd_sweep(int argc, char **argv)
         {"time", required_argument, NULL, OPT_TIME},
         {"sbatch-arg", required_argument, NULL, OPT_SBATCH_ARG},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"threads", required_argument, NULL, OPT_THREADS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -330,12 +335,15 @@ int gm__cmd_sweep(int argc, char **argv)
         case OPT_TIME: so.time = optarg; break;
         case OPT_SBATCH_ARG: sbatch_args[so.nsbatch_args++] = optarg; break;
         case OPT_DRY_RUN: so.dry_run = 1; break;
+        case OPT_THREADS: rc = gm__cli_threads_arg(sweep_usage, optarg, &cfg.threads); break;
         case 'h': rc = gm__cli_help(sweep_usage); goto out;
         default: rc = gm__cli_option_error(sweep_usage, argv, c); break;
         }
     }
     if (rc)
         goto out;
+    if (cfg.threads == 0) /* the CPUs the workers leave */
+        cfg.threads = gm__cli_cores() / (cfg.jobs ? cfg.jobs : 1) ? gm__cli_cores() / (cfg.jobs ? cfg.jobs : 1) : 1;
     int first = optind; /* --synth runs getopt again */
     if (optind >= argc && nsynth == 0) {
         rc = gm__cli_usage_error(sweep_usage, "missing the store to read (DB)");

@@ -105,6 +105,21 @@ typedef struct engine_slot {
     uint32_t stream; /* stream of the ALLOC */
 } engine_slot_t;
 
+/* A block of events after pass 1, as pass 2 reads it: the events, where
+ * the first stands in the trace, the slots handed out by then, and pass 1's
+ * per-event results.  Serially these are the engine's scratch arrays; with
+ * policy threads, a ring entry's (see engine_feed_parallel). */
+typedef struct engine_view {
+    const gm_event_t *ev;
+    size_t n;
+    uint64_t base;            /* trace index of ev[0] */
+    uint32_t nslots;          /* slots ever handed out after pass 1 of ev */
+    const uint32_t *slot;     /* ALLOC/FREE: slot, else ENGINE_NO_SLOT */
+    const uint64_t *requested; /* requested bytes after the event */
+    const uint32_t *stream;   /* FREE: stream of the allocation it ends */
+    uint64_t *position;       /* gm_replay_position's; NULL with threads */
+} engine_view_t;
+
 struct gm_replay {
     gm_replay_config_t cfg;
     engine_run_t **runs; /* each run apart: its policy points at its device */
@@ -351,8 +366,11 @@ static int engine_scratch(gm_replay_t *r, size_t n)
     return 0;
 }
 
-/* Pass 1: validate, assign slots, track requested bytes. */
-static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, gm_error_t *err)
+/* Pass 1: validate, assign slots, track requested bytes; per event, its
+ * slot, the requested bytes after it and a FREE's stream into out_slot,
+ * out_req, out_stream (n each).  The events are r->events onwards. */
+static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, uint32_t *out_slot,
+                        uint64_t *out_req, uint32_t *out_stream, gm_error_t *err)
 {
     for (size_t i = 0; i < n; i++) {
         const gm_event_t *e = &ev[i];
@@ -402,7 +420,7 @@ static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, gm_error
                 return gm_error_set(err, GM_EFORMAT, "event %llu: free of id %llu that is not live",
                                     (unsigned long long)index, (unsigned long long)e->id);
             slot = (uint32_t)slot64;
-            r->ev_stream[i] = r->slots[slot].stream;
+            out_stream[i] = r->slots[slot].stream;
             r->requested -= r->slots[slot].size;
             if (engine_grow((void **)&r->free_slots, &r->free_cap, r->nfree + 1,
                             sizeof *r->free_slots))
@@ -415,13 +433,13 @@ static int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, gm_error
                                     (unsigned long long)index, e->op);
             break;
         }
-        r->ev_slot[i] = slot;
-        r->ev_requested[i] = r->requested;
+        out_slot[i] = slot;
+        out_req[i] = r->requested;
     }
     return 0;
 }
 
-static void engine_timeline_push(gm_replay_t *r, engine_run_t *run)
+static void engine_timeline_push(const gm_replay_t *r, engine_run_t *run)
 {
     size_t target = r->cfg.timeline_points;
     run->tl[run->ntl++] = run->open;
@@ -444,7 +462,7 @@ static void engine_timeline_push(gm_replay_t *r, engine_run_t *run)
     run->bucket *= 2;
 }
 
-static inline void engine_timeline_add(gm_replay_t *r, engine_run_t *run, uint64_t index,
+static inline void engine_timeline_add(const gm_replay_t *r, engine_run_t *run, uint64_t index,
                                        uint64_t ts, uint64_t requested)
 {
     gm_timeline_point_t *o = &run->open;
@@ -481,12 +499,12 @@ static int engine_check(engine_run_t *run, uint64_t index, gm_error_t *err)
  * reserved equals its peak, the one with the most allocated bytes, the
  * first of those on a tie.  A new reserved peak at event i, or the peak
  * again with more allocated than at the t* so far, makes i the t*. */
-static inline void engine_peak(gm_replay_t *r, engine_run_t *run, size_t i)
+static inline void engine_peak(engine_run_t *run, uint64_t requested)
 {
     if (run->dev->reserved > run->peak_reserved ||
         (run->dev->reserved == run->peak_reserved && run->allocated > run->allocated_at_peak)) {
         run->peak_reserved = run->dev->reserved;
-        run->requested_at_peak = r->ev_requested[i] - run->failed_live;
+        run->requested_at_peak = requested - run->failed_live;
         run->allocated_at_peak = run->allocated;
         if (run->policy->ops->flags & GM_POLICY_LAZY_STATS) {
             run->peak_pending = 1; /* engine_peak_settle, before the state changes */
@@ -532,7 +550,7 @@ static int engine_live_cmp(const void *a, const void *b)
  * hold them: the compaction is then counted as aborted), or an error that
  * fails the replay.
  */
-static int engine_defrag(gm_replay_t *r, engine_run_t *run, uint64_t index, gm_error_t *err)
+static int engine_defrag(const gm_replay_t *r, engine_run_t *run, uint64_t index, gm_error_t *err)
 {
     const gm_policy_ops_t *ops = run->policy->ops;
     gm_block_t *blocks = run->blocks;
@@ -634,19 +652,25 @@ static int engine_defrag(gm_replay_t *r, engine_run_t *run, uint64_t index, gm_e
     return 0;
 }
 
-/* Pass 2: the chunk through one policy. */
-static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev, size_t n,
+/* Pass 2: the block through one policy.  It touches run and its policy,
+ * and of r only what stays constant while events are fed (the
+ * configuration, tags and context): with policy threads, each run's pass 2
+ * is called from one thread only, several runs at once. */
+static int engine_pass2(const gm_replay_t *r, engine_run_t *run, const engine_view_t *v,
                         gm_error_t *err)
 {
-    if (engine_grow((void **)&run->blocks, &run->blocks_cap, r->nslots ? r->nslots : 1,
+    const gm_event_t *ev = v->ev;
+    size_t n = v->n;
+    uint64_t base = v->base;
+    if (engine_grow((void **)&run->blocks, &run->blocks_cap, v->nslots ? v->nslots : 1,
                     sizeof *run->blocks))
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     int defrag = r->defrag;
     if (defrag) {
-        if (engine_grow((void **)&run->reqs, &run->reqs_cap, r->nslots ? r->nslots : 1,
+        if (engine_grow((void **)&run->reqs, &run->reqs_cap, v->nslots ? v->nslots : 1,
                         sizeof *run->reqs))
             return gm_error_set(err, GM_ENOMEM, "out of memory");
-        for (; run->ninit < r->nslots; run->ninit++)
+        for (; run->ninit < v->nslots; run->ninit++)
             run->blocks[run->ninit].addr = ENGINE_DEAD;
     }
     gm_policy_t *p = run->policy;
@@ -658,8 +682,9 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
     double t0 = engine_now_ns();
     for (size_t i = 0; i < n; i++) {
         const gm_event_t *e = &ev[i];
-        uint32_t slot = r->ev_slot[i];
-        r->position = r->events + i;
+        uint32_t slot = v->slot[i];
+        if (v->position)
+            *v->position = base + i;
         int rc;
         if (e->op == GM_OP_FREE || e->op == GM_OP_MARK)
             engine_peak_settle(run); /* the events that may change the state but an ALLOC */
@@ -678,10 +703,10 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
                 blocks[slot].size = e->size; /* the request, to undo at its free */
                 run->failed_live += e->size;
                 if (run->ooms++ == 0)
-                    run->first_oom = (int64_t)(r->events + i);
+                    run->first_oom = (int64_t)(base + i);
             } else {
                 return gm_error_set(err, rc, "policy %s failed at event %llu (%s)", ops->name,
-                                    (unsigned long long)(r->events + i), gm_strerror(rc));
+                                    (unsigned long long)(base + i), gm_strerror(rc));
             }
             break;
         }
@@ -690,10 +715,10 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
                 run->failed_live -= blocks[slot].size;
                 break;
             }
-            rc = ops->free(p, &blocks[slot], r->ev_stream[i]);
+            rc = ops->free(p, &blocks[slot], v->stream[i]);
             if (rc)
                 return gm_error_set(err, rc, "policy %s refused the free at event %llu (%s)",
-                                    ops->name, (unsigned long long)(r->events + i),
+                                    ops->name, (unsigned long long)(base + i),
                                     gm_strerror(rc));
             run->allocated -= blocks[slot].size;
             if (defrag)
@@ -708,19 +733,19 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
         default:
             break; /* SEG_* are observations, never requests */
         }
-        engine_peak(r, run, i);
+        engine_peak(run, v->requested[i]);
         if (timeline)
-            engine_timeline_add(r, run, r->events + i, e->ts_ns, r->ev_requested[i]);
-        if (check_each && (rc = engine_check(run, r->events + i, err)) != 0)
+            engine_timeline_add(r, run, base + i, e->ts_ns, v->requested[i]);
+        if (check_each && (rc = engine_check(run, base + i, err)) != 0)
             return rc;
-        if (defrag && ((r->cfg.defrag_every && (r->events + i + 1) % r->cfg.defrag_every == 0) ||
+        if (defrag && ((r->cfg.defrag_every && (base + i + 1) % r->cfg.defrag_every == 0) ||
                        (e->op == GM_OP_MARK && (int64_t)e->tag == r->defrag_tag))) {
             engine_peak_settle(run);
-            if ((rc = engine_defrag(r, run, r->events + i, err)) != 0)
+            if ((rc = engine_defrag(r, run, base + i, err)) != 0)
                 return rc;
             p = run->policy;
-            engine_peak(r, run, i);
-            if (check_each && (rc = engine_check(run, r->events + i, err)) != 0)
+            engine_peak(run, v->requested[i]);
+            if (check_each && (rc = engine_check(run, base + i, err)) != 0)
                 return rc;
         }
     }
@@ -728,10 +753,10 @@ static int engine_pass2(gm_replay_t *r, engine_run_t *run, const gm_event_t *ev,
     return 0;
 }
 
-int gm_replay_feed(gm_replay_t *r, const gm_event_t *events, size_t n, gm_error_t *err)
+/* Before the first event: every planner prepared; compactions fixed.
+ * GM_ESTATE (the replay can still be prepared and fed). */
+static int engine_start(gm_replay_t *r, gm_error_t *err)
 {
-    if (r->finished || r->failed)
-        return gm_error_set(err, GM_ESTATE, "replay already %s", r->finished ? "finished" : "failed");
     if (!r->started) {
         for (size_t k = 0; k < r->nruns; k++) {
             const gm_policy_ops_t *ops = r->runs[k]->policy->ops;
@@ -743,18 +768,30 @@ int gm_replay_feed(gm_replay_t *r, const gm_event_t *events, size_t n, gm_error_
         r->defrag = gm_replay_defrag_enabled(r);
     }
     r->started = 1;
+    return 0;
+}
+
+int gm_replay_feed(gm_replay_t *r, const gm_event_t *events, size_t n, gm_error_t *err)
+{
+    if (r->finished || r->failed)
+        return gm_error_set(err, GM_ESTATE, "replay already %s", r->finished ? "finished" : "failed");
+    int rc = engine_start(r, err);
+    if (rc)
+        return rc;
     /* Several runs take the events a block at a time, each block through
      * every run while it is in the core's cache, rather than each run
      * through the whole chunk (the same result: feeding is incremental). */
     size_t block = r->nruns > 1 ? ENGINE_BLOCK : n;
-    int rc = engine_scratch(r, n < block ? n : block);
+    rc = engine_scratch(r, n < block ? n : block);
     if (rc)
         return gm_error_set(err, rc, "out of memory");
     for (size_t off = 0; off < n; off += block) {
         size_t m = n - off < block ? n - off : block;
-        rc = engine_pass1(r, events + off, m, err);
+        rc = engine_pass1(r, events + off, m, r->ev_slot, r->ev_requested, r->ev_stream, err);
+        engine_view_t v = {events + off, m,           r->events,     r->nslots,
+                           r->ev_slot,   r->ev_requested, r->ev_stream, &r->position};
         for (size_t k = 0; rc == 0 && k < r->nruns; k++)
-            rc = engine_pass2(r, r->runs[k], events + off, m, err);
+            rc = engine_pass2(r, r->runs[k], &v, err);
         if (rc) {
             r->failed = 1;
             return rc;
@@ -1018,6 +1055,292 @@ static int engine_feed_prefetched(gm_replay_t *r, gm_reader_t *rd, int *replay_f
     return rc;
 }
 
+/*
+ * Policies on threads (gm_replay_config_t.threads > 1, several runs).  The
+ * calling thread reads: it decodes each chunk into a free entry of a ring
+ * of ENGINE_RING entries, runs pass 1 over it (block by block, as
+ * gm_replay_feed does) into the entry's own per-event arrays, and publishes
+ * it.  Each of the W workers takes every entry in order and runs pass 2 of
+ * its own runs (run k on worker k mod W) over it, block-major as the serial
+ * feed does; the entry is free again when the last worker is done with it.
+ * A run's state (its policy, device, blocks, metrics, timeline) is touched
+ * by its worker alone; pass 1's state (slots, the id map, requested bytes)
+ * by the reader alone; what workers read of the engine (configuration,
+ * tags, context) does not change once the feed has begun.  The reader
+ * waits only for a free entry (the ring's bound), a worker only for the
+ * next entry: a slow policy holds the others back by at most the ring.
+ * Progress is reported by the calling thread, once per chunk every worker
+ * is done with, in order.
+ *
+ * Errors are the serial feed's: it runs, per block, pass 1 then each run in
+ * turn and stops at the first error, so each error here gets the key
+ * (first event of its block, stage) with stage -2 for a read error at the
+ * start of a chunk, -1 for pass 1 and k for run k, and the least key wins.
+ * A worker stops running its policies at its first error (the errors after
+ * it in its own order have greater keys) but keeps taking entries, so the
+ * reader never waits on it; the reader stops once an error is known before
+ * its next chunk.
+ */
+#define ENGINE_RING 4
+
+typedef struct engine_entry {
+    gm_event_t *ev;
+    uint32_t *slot;
+    uint64_t *req;
+    uint32_t *stream;
+    size_t n;         /* events published (pass 1 succeeded on them) */
+    uint64_t base;    /* trace index of ev[0] */
+    uint32_t nslots;  /* after pass 1 of ev */
+    unsigned pending; /* workers not done with it; 0: free for the reader */
+} engine_entry_t;
+
+typedef struct engine_par {
+    gm_replay_t *r;
+    engine_entry_t ring[ENGINE_RING];
+    unsigned nworkers;
+    /* under mu: */
+    uint64_t published; /* entries published */
+    uint64_t released;  /* entries every worker is done with (in order) */
+    int end;            /* the reader publishes no more */
+    int have_err;       /* the first error in the serial order so far: */
+    uint64_t err_block;
+    int err_stage;
+    int err_rc;
+    gm_error_t err;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_reader, cv_worker;
+} engine_par_t;
+
+typedef struct engine_worker {
+    engine_par_t *par;
+    unsigned w;
+    pthread_t thread;
+    gm_error_t err;
+} engine_worker_t;
+
+/* Keep error rc (message e) of key (block, stage) if it comes before the
+ * one kept.  Takes par->mu. */
+static void engine_par_fail(engine_par_t *par, uint64_t block, int stage, int rc,
+                            const gm_error_t *e)
+{
+    pthread_mutex_lock(&par->mu);
+    if (!par->have_err || block < par->err_block ||
+        (block == par->err_block && stage < par->err_stage)) {
+        par->have_err = 1;
+        par->err_block = block;
+        par->err_stage = stage;
+        par->err_rc = rc;
+        par->err = *e;
+    }
+    pthread_mutex_unlock(&par->mu);
+}
+
+static void *engine_worker_main(void *arg)
+{
+    engine_worker_t *wk = arg;
+    engine_par_t *par = wk->par;
+    gm_replay_t *r = par->r;
+    int failed = 0;
+    for (uint64_t seq = 0;; seq++) {
+        pthread_mutex_lock(&par->mu);
+        while (par->published <= seq && !par->end)
+            pthread_cond_wait(&par->cv_worker, &par->mu);
+        int have = par->published > seq;
+        int have_err = par->have_err;
+        uint64_t err_block = par->err_block;
+        pthread_mutex_unlock(&par->mu);
+        if (!have)
+            break;
+        engine_entry_t *e = &par->ring[seq % ENGINE_RING];
+        for (size_t off = 0; !failed && off < e->n; off += ENGINE_BLOCK) {
+            uint64_t block = e->base + off;
+            if (have_err && block > err_block)
+                break; /* any error here would come after the one known */
+            size_t m = e->n - off < ENGINE_BLOCK ? e->n - off : ENGINE_BLOCK;
+            engine_view_t v = {e->ev + off,  m,           block,          e->nslots,
+                               e->slot + off, e->req + off, e->stream + off, NULL};
+            for (size_t k = wk->w; k < r->nruns; k += par->nworkers) {
+                int rc = engine_pass2(r, r->runs[k], &v, &wk->err);
+                if (rc) {
+                    engine_par_fail(par, block, (int)k, rc, &wk->err);
+                    failed = 1;
+                    break;
+                }
+            }
+        }
+        pthread_mutex_lock(&par->mu);
+        if (--e->pending == 0) {
+            par->released++;
+            pthread_cond_signal(&par->cv_reader);
+        }
+        pthread_mutex_unlock(&par->mu);
+    }
+    return NULL;
+}
+
+static void engine_par_free(engine_par_t *par)
+{
+    for (size_t i = 0; i < ENGINE_RING; i++) {
+        free(par->ring[i].ev);
+        free(par->ring[i].slot);
+        free(par->ring[i].req);
+        free(par->ring[i].stream);
+    }
+    free(par);
+}
+
+/* The ring's entries, the lock and the workers, started; NULL when any
+ * cannot be had (the caller then feeds on one thread: the same result). */
+static engine_par_t *engine_par_start(gm_replay_t *r, unsigned nworkers, engine_worker_t *wk)
+{
+    engine_par_t *par = calloc(1, sizeof *par);
+    if (par == NULL)
+        return NULL;
+    par->r = r;
+    par->nworkers = nworkers;
+    int ok = 1;
+    for (size_t i = 0; i < ENGINE_RING; i++) {
+        engine_entry_t *e = &par->ring[i];
+        e->ev = malloc(GM_CHUNK_EVENTS * sizeof *e->ev);
+        e->slot = malloc(GM_CHUNK_EVENTS * sizeof *e->slot);
+        e->req = malloc(GM_CHUNK_EVENTS * sizeof *e->req);
+        e->stream = malloc(GM_CHUNK_EVENTS * sizeof *e->stream);
+        ok &= e->ev && e->slot && e->req && e->stream;
+    }
+    if (!ok || pthread_mutex_init(&par->mu, NULL) != 0) {
+        engine_par_free(par);
+        return NULL;
+    }
+    if (pthread_cond_init(&par->cv_reader, NULL) != 0) {
+        pthread_mutex_destroy(&par->mu);
+        engine_par_free(par);
+        return NULL;
+    }
+    if (pthread_cond_init(&par->cv_worker, NULL) != 0) {
+        pthread_cond_destroy(&par->cv_reader);
+        pthread_mutex_destroy(&par->mu);
+        engine_par_free(par);
+        return NULL;
+    }
+    unsigned started = 0;
+    for (; started < nworkers; started++) {
+        wk[started] = (engine_worker_t){.par = par, .w = started};
+        if (pthread_create(&wk[started].thread, NULL, engine_worker_main, &wk[started]) != 0)
+            break;
+    }
+    if (started < nworkers) {
+        pthread_mutex_lock(&par->mu);
+        par->end = 1; /* nothing was published: they leave at once */
+        pthread_cond_broadcast(&par->cv_worker);
+        pthread_mutex_unlock(&par->mu);
+        for (unsigned i = 0; i < started; i++)
+            pthread_join(wk[i].thread, NULL);
+        pthread_cond_destroy(&par->cv_worker);
+        pthread_cond_destroy(&par->cv_reader);
+        pthread_mutex_destroy(&par->mu);
+        engine_par_free(par);
+        return NULL;
+    }
+    return par;
+}
+
+/* Report the chunks released since *reported (their entries not reused
+ * yet), in order, unless the replay has failed. */
+static void engine_par_progress(gm_replay_t *r, engine_par_t *par, uint64_t *reported,
+                                uint64_t released, int have_err, uint64_t total)
+{
+    for (; *reported < released; ++*reported) {
+        const engine_entry_t *e = &par->ring[*reported % ENGINE_RING];
+        if (r->cfg.progress && !have_err)
+            r->cfg.progress(r->cfg.progress_ctx, e->base + e->n, total);
+    }
+}
+
+/* The feed of engine_feed_prefetched with the runs on nworkers threads (see
+ * above).  1 when the threads could not be had (nothing read yet: the
+ * caller feeds on one thread); otherwise as engine_feed_prefetched. */
+static int engine_feed_parallel(gm_replay_t *r, gm_reader_t *rd, unsigned nworkers,
+                                int *replay_failed, gm_error_t *err)
+{
+    engine_worker_t *wk = calloc(nworkers, sizeof *wk);
+    engine_par_t *par = wk ? engine_par_start(r, nworkers, wk) : NULL;
+    if (par == NULL) {
+        free(wk);
+        return 1;
+    }
+    uint64_t total = gm_reader_info(rd)->events;
+    uint64_t reported = 0;
+    for (uint64_t seq = 0;; seq++) {
+        engine_entry_t *e = &par->ring[seq % ENGINE_RING];
+        pthread_mutex_lock(&par->mu);
+        while (e->pending)
+            pthread_cond_wait(&par->cv_reader, &par->mu);
+        uint64_t released = par->released;
+        int have_err = par->have_err;
+        int stop = have_err && par->err_block < r->events;
+        pthread_mutex_unlock(&par->mu);
+        engine_par_progress(r, par, &reported, released, have_err, total);
+        if (stop)
+            break;
+        gm_error_t e_err = {0};
+        size_t n = 0;
+        int rc = gm__reader_next_into(rd, e->ev, &n, &e_err);
+        if (rc) {
+            engine_par_fail(par, r->events, -2, rc, &e_err);
+            break;
+        }
+        if (n == 0)
+            break;
+        size_t good = 0;
+        rc = engine_start(r, &e_err);
+        for (size_t off = 0; rc == 0 && off < n; off += ENGINE_BLOCK) {
+            size_t m = n - off < ENGINE_BLOCK ? n - off : ENGINE_BLOCK;
+            rc = engine_pass1(r, e->ev + off, m, e->slot + off, e->req + off, e->stream + off,
+                              &e_err);
+            if (rc == 0) {
+                r->events += m;
+                good += m;
+            }
+        }
+        if (rc)
+            engine_par_fail(par, r->events, -1, rc, &e_err);
+        e->n = good;
+        e->base = r->events - good;
+        e->nslots = r->nslots;
+        e->pending = nworkers;
+        pthread_mutex_lock(&par->mu);
+        par->published = seq + 1;
+        pthread_cond_broadcast(&par->cv_worker);
+        pthread_mutex_unlock(&par->mu);
+        if (rc)
+            break;
+    }
+    pthread_mutex_lock(&par->mu);
+    par->end = 1;
+    pthread_cond_broadcast(&par->cv_worker);
+    pthread_mutex_unlock(&par->mu);
+    for (unsigned i = 0; i < nworkers; i++)
+        pthread_join(wk[i].thread, NULL);
+    engine_par_progress(r, par, &reported, par->released, par->have_err, total);
+    int rc = 0;
+    if (par->have_err) {
+        rc = par->err_rc;
+        if (err)
+            *err = par->err;
+        *replay_failed = par->err_stage != -2;
+        if (*replay_failed)
+            r->failed = 1;
+    }
+    if (r->events)
+        r->position = r->events - 1;
+    pthread_cond_destroy(&par->cv_worker);
+    pthread_cond_destroy(&par->cv_reader);
+    pthread_mutex_destroy(&par->mu);
+    engine_par_free(par);
+    free(wk);
+    return rc;
+}
+
 /* Every allocation's lifetime, from a first pass over the stored trace. */
 static int engine_lifetimes(gm_store_t *s, const char *name, gm_lifetime_t **out, size_t *nout,
                             gm_error_t *err)
@@ -1120,7 +1443,14 @@ int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t 
         return rc;
     }
     int replay_failed = 0;
-    rc = engine_feed_prefetched(r, rd, &replay_failed, err);
+    /* Policies on threads: not for one run (nothing to share), nor with
+     * device hooks (their context is one for every run). */
+    unsigned nworkers = r->cfg.threads < r->nruns ? r->cfg.threads : (unsigned)r->nruns;
+    rc = 1;
+    if (nworkers > 1 && r->cfg.device.hooks == NULL)
+        rc = engine_feed_parallel(r, rd, nworkers, &replay_failed, err);
+    if (rc == 1)
+        rc = engine_feed_prefetched(r, rd, &replay_failed, err);
     if (replay_failed)
         gm_error_prefix(err, "trace '%s'", name);
     gm_reader_close(rd);

@@ -293,6 +293,7 @@ static void sweep_worker_main(const gm_sweep_config_t *cfg, const sweep_trace_t 
     /* -j N is N cores: a worker decodes its trace itself (a decode thread
      * would only take time from another worker). */
     rcfg.decode_ahead = 0;
+    rcfg.threads = cfg->threads;
     rcfg.device = cfg->device;
     rcfg.timeline_points = cfg->timeline_points ? cfg->timeline_points : GM_SWEEP_TIMELINE_POINTS;
     for (;;) {

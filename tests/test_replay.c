@@ -1,7 +1,9 @@
 /*
  * tests/test_replay.c — the replay engine: exact metrics on hand-built
  * traces, OOM recording, bad events, one pass over many policies equal to
- * separate passes, the timeline, empty_cache marks, and store-fed replay.
+ * separate passes, the timeline, empty_cache marks, store-fed replay, and
+ * policies on threads equal to one thread (figures, timelines, compactions
+ * and errors) on every snapshot and a synthesized trace.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -616,4 +618,249 @@ Test(replay, tstar_hand_built)
      * [1K, 2K) live, [2K, 4K) live: the free KiB is one block */
     cr_assert_float_eq(m->external_frag_at_peak, 0.0, 1e-12);
     gm_replay_destroy(r);
+}
+
+/* ---- policies on threads (gm_replay_config_t.threads) ------------------------ */
+
+#include "realdata.h"
+
+/* Replay trace `name` of s through pols with `threads` threads (and a
+ * capacity and compactions every defrag_every events); *rc and err get
+ * the outcome, the engine is returned, finished on success. */
+static gm_replay_t *par_replay(gm_store_t *s, const char *name, const gm_policy_ops_t *const *pols,
+                               size_t npols, unsigned threads, uint64_t capacity,
+                               uint64_t defrag_every, int *rc, gm_error_t *err)
+{
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cfg.threads = threads;
+    cfg.device.capacity = capacity;
+    cfg.defrag_every = defrag_every;
+    cfg.timeline_points = 300;
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(&cfg, &r, err), 0);
+    for (size_t i = 0; i < npols; i++) {
+        gm_params_t p;
+        cr_assert_eq(gm_params_init(&p, pols[i], err), 0, "%s", err->msg);
+        cr_assert_eq(gm_replay_add(r, &p, err), 0, "%s", err->msg);
+        gm_params_release(&p);
+    }
+    *rc = gm_replay_trace(r, s, name, err);
+    return r;
+}
+
+/* Every figure of every run the same in a and b (the timing aside). */
+static void par_equal(gm_replay_t *a, gm_replay_t *b, const char *what)
+{
+    cr_assert_eq(gm_replay_count(a), gm_replay_count(b));
+    cr_assert_eq(gm_replay_load(a), gm_replay_load(b), "%s: load", what);
+    cr_assert_eq(gm_replay_events(a), gm_replay_events(b), "%s: events", what);
+    cr_assert_eq(gm_replay_position(a), gm_replay_position(b), "%s: position", what);
+    for (size_t i = 0; i < gm_replay_count(a); i++) {
+        const char *pol = gm_replay_params(a, i)->ops->name;
+        gm_metrics_t ma = *gm_replay_metrics(a, i), mb = *gm_replay_metrics(b, i);
+        ma.sim_ns_per_event = mb.sim_ns_per_event = 0;
+        cr_assert(memcmp(&ma, &mb, sizeof ma) == 0, "%s: %s: metrics differ", what, pol);
+        cr_assert(memcmp(gm_replay_defrag(a, i), gm_replay_defrag(b, i),
+                         sizeof(gm_defrag_stats_t)) == 0,
+                  "%s: %s: compactions differ", what, pol);
+        size_t na, nb;
+        const gm_timeline_point_t *ta = gm_replay_timeline(a, i, &na),
+                                  *tb = gm_replay_timeline(b, i, &nb);
+        cr_assert_eq(na, nb, "%s: %s: timeline length", what, pol);
+        cr_assert(na == 0 || memcmp(ta, tb, na * sizeof *ta) == 0, "%s: %s: timeline differs",
+                  what, pol);
+    }
+}
+
+/* The policies, one thread against 3 (one worker with a run more than
+ * another), with a planner (GM_POLICY_NEEDS_LIFETIMES) when `planners`;
+ * then without planners (each costs a planning per replay and per
+ * compaction): against as many threads as runs, and on devices of 3/4 and
+ * 5/4 of the load (OOMs) compacting three times, where the recorded layout
+ * does not fit, the same refusal. */
+static void par_check_trace(gm_store_t *s, const char *name, int planners)
+{
+    size_t np = 0, nonline = 0;
+    const gm_policy_ops_t *pols[64];
+    cr_assert_leq(gm_policy_count(), 64);
+    for (size_t i = 0; i < gm_policy_count(); i++)
+        if (!(gm_policy_at(i)->flags & GM_POLICY_NEEDS_LIFETIMES))
+            pols[np++] = gm_policy_at(i);
+    nonline = np;
+    for (size_t i = 0; planners && i < gm_policy_count(); i++)
+        if (gm_policy_at(i)->flags & GM_POLICY_NEEDS_LIFETIMES)
+            pols[np++] = gm_policy_at(i);
+    gm_error_t err = {0}, err1 = {0};
+    int rc, rc1;
+    gm_replay_t *one = par_replay(s, name, pols, np, 1, 0, 0, &rc, &err);
+    cr_assert_eq(rc, 0, "%s: %s", name, err.msg);
+    gm_replay_t *par = par_replay(s, name, pols, np, 3, 0, 0, &rc, &err);
+    cr_assert_eq(rc, 0, "%s, 3 threads: %s", name, err.msg);
+    par_equal(one, par, name);
+    gm_replay_destroy(one);
+    gm_replay_destroy(par);
+
+    one = par_replay(s, name, pols, nonline, 1, 0, 0, &rc, &err);
+    cr_assert_eq(rc, 0, "%s: %s", name, err.msg);
+    uint64_t load = gm_replay_load(one), every = gm_replay_events(one) / 4 + 1;
+    par = par_replay(s, name, pols, nonline, (unsigned)nonline, 0, 0, &rc, &err);
+    cr_assert_eq(rc, 0, "%s, %zu threads: %s", name, nonline, err.msg);
+    par_equal(one, par, name);
+    gm_replay_destroy(one);
+    gm_replay_destroy(par);
+    for (uint64_t q = 3; q <= 5; q += 2) {
+        uint64_t cap = load / 4 * q + 1;
+        one = par_replay(s, name, pols, nonline, 1, cap, every, &rc1, &err1);
+        par = par_replay(s, name, pols, nonline, 4, cap, every, &rc, &err);
+        cr_assert_eq(rc, rc1, "%s: %s / %s", name, err1.msg, err.msg);
+        if (rc == 0)
+            par_equal(one, par, name);
+        else
+            cr_assert_str_eq(err.msg, err1.msg);
+        gm_replay_destroy(one);
+        gm_replay_destroy(par);
+    }
+}
+
+Test(replay, threads_equal_one_thread_on_every_snapshot, .timeout = 600)
+{
+    const char *why = NULL;
+    gm_store_t *s = rd_store(&why);
+    if (s == NULL)
+        cr_skip_test("real snapshots not available: %s", why);
+    gm_error_t err = {0};
+    gm_trace_info_t *list;
+    size_t n;
+    cr_assert_eq(gm_store_list(s, &list, &n, &err), 0, "%s", err.msg);
+    cr_assert_gt(n, 0);
+    for (size_t i = 0; i < n; i++)
+        par_check_trace(s, list[i].name, 1);
+    gm_trace_info_free_list(list, n);
+}
+
+Test(replay, threads_equal_one_thread_on_a_synthesized_trace, .timeout = 600)
+{
+    gm_error_t err = {0};
+    gm_store_t *s;
+    cr_assert_eq(gm_store_open(gt_tmpfile("threads-synth.db"), GM_STORE_WRITE, &s, &err), 0,
+                 "%s", err.msg);
+    gm_synth_config_t c;
+    gm_synth_config_default(&c);
+    cr_assert_eq(gm_synth_apply_preset(&c, "gpt2", &err), 0, "%s", err.msg);
+    c.batch = 2;
+    c.seq = 256;
+    c.steps = 200; /* more chunks than the ring holds */
+    gm_writer_t *w;
+    cr_assert_eq(gm_writer_begin(s, "syn", GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_synth_write(&c, w, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+    gm_trace_info_t info;
+    cr_assert_eq(gm_store_find(s, "syn", &info, &err), 0, "%s", err.msg);
+    cr_assert_gt(info.events, 5 * GM_CHUNK_EVENTS, "%" PRIu64 " events", info.events);
+    gm_trace_info_release(&info);
+    par_check_trace(s, "syn", 0);
+    gm_store_close(s);
+}
+
+/* A policy that fails (GM_EINVAL, an error, not an OOM) at one allocation. */
+typedef struct {
+    gm_policy_t base;
+    uint64_t at;
+} failing_t;
+static const gm_policy_ops_t failing_early_ops, failing_late_ops, failing_early_b_ops;
+static int failing_create_early_b(gm_device_t *dev, const gm_param_value_t *v, gm_policy_t **out,
+                                  gm_error_t *err);
+static int failing_create_early(gm_device_t *dev, const gm_param_value_t *v, gm_policy_t **out,
+                                gm_error_t *err);
+static int failing_create_late(gm_device_t *dev, const gm_param_value_t *v, gm_policy_t **out,
+                               gm_error_t *err);
+static int failing_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
+{
+    failing_t *f = (failing_t *)p;
+    if (req->id == f->at)
+        return GM_EINVAL;
+    return counting_alloc(p, req, out);
+}
+static void failing_destroy(gm_policy_t *p) { free(p); }
+#define FAILING_OPS(var, nm, cr)                                                              \
+    static const gm_policy_ops_t var = {                                                      \
+        .name = nm, .help = "test policy", .create = cr, .alloc = failing_alloc,             \
+        .free = counting_free, .stats = counting_stats, .check = counting_check,             \
+        .destroy = failing_destroy}
+FAILING_OPS(failing_early_ops, "failing-early", failing_create_early);
+FAILING_OPS(failing_late_ops, "failing-late", failing_create_late);
+FAILING_OPS(failing_early_b_ops, "failing-early-b", failing_create_early_b);
+#define FAILING_EARLY_ID 60000
+#define FAILING_LATE_ID 80000
+static int failing_create(gm_device_t *dev, const gm_policy_ops_t *ops, uint64_t at,
+                          gm_policy_t **out)
+{
+    failing_t *f = calloc(1, sizeof *f);
+    f->base.ops = ops;
+    f->base.dev = dev;
+    f->at = at;
+    *out = &f->base;
+    return 0;
+}
+static int failing_create_early(gm_device_t *dev, const gm_param_value_t *v, gm_policy_t **out,
+                                gm_error_t *err)
+{
+    (void)v;
+    (void)err;
+    return failing_create(dev, &failing_early_ops, FAILING_EARLY_ID, out);
+}
+static int failing_create_early_b(gm_device_t *dev, const gm_param_value_t *v, gm_policy_t **out,
+                                  gm_error_t *err)
+{
+    (void)v;
+    (void)err;
+    return failing_create(dev, &failing_early_b_ops, FAILING_EARLY_ID, out);
+}
+static int failing_create_late(gm_device_t *dev, const gm_param_value_t *v, gm_policy_t **out,
+                               gm_error_t *err)
+{
+    (void)v;
+    (void)err;
+    return failing_create(dev, &failing_late_ops, FAILING_LATE_ID, out);
+}
+
+Test(replay, threads_report_the_error_one_thread_reports)
+{
+    size_t n = 400000;
+    gm_event_t *ev = random_events(n, 21);
+    gm_error_t err = {0};
+    gm_store_t *s;
+    cr_assert_eq(gm_store_open(gt_tmpfile("threads-err.db"), GM_STORE_WRITE, &s, &err), 0, "%s",
+                 err.msg);
+    gm_writer_t *w;
+    uint32_t idx;
+    cr_assert_eq(gm_writer_begin(s, "e", GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_stream(w, 0, &idx, &err), 0);
+    cr_assert_eq(gm_writer_stream(w, 1, &idx, &err), 0);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(gm_writer_add(w, &ev[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+    /* Run 3 fails before run 1 (whose worker runs ahead of run 3's); then
+     * runs 1 and 3 fail at the same event: the serial order names run 1. */
+    const gm_policy_ops_t *cases[2][4] = {
+        {gm_policy_find("native"), &failing_late_ops, gm_policy_find("buddy"), &failing_early_ops},
+        {gm_policy_find("native"), &failing_early_ops, gm_policy_find("buddy"),
+         &failing_early_b_ops},
+    };
+    const char *expect[2] = {"policy failing-early failed", "policy failing-early failed"};
+    for (size_t k = 0; k < 2; k++) {
+        int rc1, rc3;
+        gm_error_t e1 = {0}, e3 = {0};
+        gm_replay_t *one = par_replay(s, "e", cases[k], 4, 1, 0, 0, &rc1, &e1);
+        gm_replay_t *par = par_replay(s, "e", cases[k], 4, 3, 0, 0, &rc3, &e3);
+        cr_assert_eq(rc1, GM_EINVAL);
+        cr_assert_eq(rc1, rc3);
+        cr_assert_str_eq(e1.msg, e3.msg);
+        cr_assert(strstr(e1.msg, expect[k]) != NULL, "%s", e1.msg);
+        gm_replay_destroy(one);
+        gm_replay_destroy(par);
+    }
+    gm_store_close(s);
+    free(ev);
 }

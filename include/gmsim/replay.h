@@ -76,6 +76,15 @@ typedef struct gm_replay_config {
      * calling thread (0: one core, as a sweep's workers, each given a core
      * of their own, run).  The results are the same. */
     int decode_ahead;
+    /* Threads that run the policies in gm_replay_trace (0 or 1, the
+     * default: the calling thread runs them all in turn).  With N > 1 and
+     * several policies, the calling thread reads, decodes and validates the
+     * chunks into a bounded ring and min(N, policies) threads take them,
+     * each running its own policies (policy i on thread i mod N), none
+     * waiting for another but through the ring's bound.  Every metric,
+     * timeline and error is the same as with one thread (the timing
+     * sim_ns_per_event aside).  A device with hooks runs on one thread. */
+    unsigned threads;
 } gm_replay_config_t;
 
 /* What the compactions of one run bought and cost.  Reserved bytes are the

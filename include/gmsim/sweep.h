@@ -200,6 +200,8 @@ typedef struct gm_sweep_config {
     int results_traces;        /* 1: the results store's own traces are inputs
                                   too (traces the sweep synthesized there) */
     unsigned jobs;             /* worker processes; 0 or 1: one */
+    unsigned threads;          /* each worker's policy threads (gm_replay_config_t
+                                  .threads); 0 or 1: one */
     unsigned shard, nshards;   /* run slice `shard` of `nshards` (0-based); nshards 0: all */
     /* Called by the parent after each stored run (and once at the start). */
     void (*progress)(void *ctx, const gm_sweep_progress_t *p);

@@ -148,4 +148,5 @@ snapshot of torch.t, whose recorded 20 MiB segment serves every request):
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]

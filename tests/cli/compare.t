@@ -137,35 +137,35 @@ Errors:
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
                        [--param P.KEY=V[,V...]]... [--capacity SIZE]
                        [--granularity SIZE] [--by trace|seq_len] [--json|--csv]
-                       [--no-advice]
+                       [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db -p buddy --param native.x=1
   gmsim: --param 'native.x=1' is for a policy that is not selected (or unknown)
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
                        [--param P.KEY=V[,V...]]... [--capacity SIZE]
                        [--granularity SIZE] [--by trace|seq_len] [--json|--csv]
-                       [--no-advice]
+                       [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db -p buddy --param buddy.arena=1GiB,
   gmsim: invalid --param 'buddy.arena=1GiB,' (an empty value)
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
                        [--param P.KEY=V[,V...]]... [--capacity SIZE]
                        [--granularity SIZE] [--by trace|seq_len] [--json|--csv]
-                       [--no-advice]
+                       [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db --by model
   gmsim: invalid value for --by: 'model' (trace or seq_len)
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
                        [--param P.KEY=V[,V...]]... [--capacity SIZE]
                        [--granularity SIZE] [--by trace|seq_len] [--json|--csv]
-                       [--no-advice]
+                       [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db --json --csv
   gmsim: --json and --csv do not go together
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
                        [--param P.KEY=V[,V...]]... [--capacity SIZE]
                        [--granularity SIZE] [--by trace|seq_len] [--json|--csv]
-                       [--no-advice]
+                       [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db -t 'zz*'
   gmsim: no trace matches 'zz*' in the stores given

@@ -63,6 +63,7 @@ Bad values are usage errors:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy tlsf --defrag sometimes
   gmsim: invalid value for --defrag: 'sometimes' (expected every=N with N >= 1, or at=MARK)
@@ -71,6 +72,7 @@ Bad values are usage errors:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy tlsf --defrag at=
   gmsim: invalid value for --defrag: 'at=' (expected every=N with N >= 1, or at=MARK)
@@ -79,6 +81,7 @@ Bad values are usage errors:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy tlsf --defrag every=10 --on gpu
   gmsim: --defrag does not go with --on gpu
@@ -87,4 +90,5 @@ Bad values are usage errors:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]

@@ -115,6 +115,7 @@ policies and formats, bad --param:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy nosuch
   gmsim: unknown policy 'nosuch' \(known: all, native, .*; see 'gmsim policies'\) (re)
@@ -123,6 +124,7 @@ policies and formats, bad --param:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy native --param native
   gmsim: invalid --param 'native' (expected POLICY.KEY=VALUE)
@@ -131,6 +133,7 @@ policies and formats, bad --param:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy native --param buddy.arena=1GiB
   gmsim: --param 'buddy.arena=1GiB' is for policy 'buddy', which --policy does not select
@@ -139,6 +142,7 @@ policies and formats, bad --param:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy buddy --param buddy.arena=huge
   gmsim: invalid value 'huge' for buddy.arena: expected a size in bytes such as 512, 64KiB or 1.5GiB, or none
@@ -147,6 +151,7 @@ policies and formats, bad --param:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy buddy --param buddy.colour=red
   gmsim: unknown parameter 'buddy.colour' (buddy takes: min_block, arena, release)
@@ -155,6 +160,7 @@ policies and formats, bad --param:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy buddy --capacity 12parsecs
   gmsim: invalid value for --capacity: invalid size '12parsecs'
@@ -163,6 +169,7 @@ policies and formats, bad --param:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy buddy --capacity 12GiB parsecs
   gmsim: too many arguments: 'parsecs'
@@ -171,6 +178,7 @@ policies and formats, bad --param:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy buddy --granularity 1000
   gmsim: invalid value for --granularity: '1000' is not a power of two from 1 B to 1 TiB
@@ -179,6 +187,7 @@ policies and formats, bad --param:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim policies --all
   gmsim: unknown option '--all'
@@ -195,6 +204,7 @@ nothing or a granularity past the device's range:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --policy buddy --capacity 0.4 > /dev/null 2>&1
   [2]

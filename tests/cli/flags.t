@@ -50,6 +50,7 @@ picks none says so:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim export m.db --trace 'bert*'
   gmsim: no trace matches 'bert*' in 'm.db'

@@ -116,6 +116,7 @@ needed:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
   $ gmsim replay t.db --trace other --policy native | head -1
   trace 'other': 100 events, load 1.10 GiB (peak requested: the floor for every policy)
@@ -135,6 +136,7 @@ point per event for a short trace, the columns named once:
                       [--granularity SIZE] [--start warm|cold] [--check]
                       [--json [--timeline]] [--save] [--defrag every=N|at=MARK]
                       [--device-profile FILE] [--on gpu[:N] [--touch] [--force]]
+                      [--threads N]
   [2]
 
 --save keeps each run in the store's runs table (parameters, device and
