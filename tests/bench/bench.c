@@ -14,6 +14,10 @@
  *     mmap and trimming turned off (mallopt), every request from the heap,
  *     the user-space allocator alone (ratio_vs_malloc_heap);
  *   - end-to-end replay from the store (decode + replay) per policy;
+ *   - compare's pass: the online policies together from the store on every
+ *     core (gm_replay_config_t.threads) and on one, against the sum and the
+ *     maximum of their end-to-end times alone ("compare": ratio_vs_sum,
+ *     ratio_vs_max; issue 33's target on 2 cores: ≤ 0.6 × the sum);
  * and, with --rss-events N (default 100 million, 0 to skip), writes an
  * N-event trace with a bounded live set and replays it with the gmsim
  * binary (--gmsim PATH) as a child process, reporting its peak resident
@@ -122,6 +126,32 @@ static double bench_replay_store(const gm_policy_ops_t *ops, gm_store_t *s, cons
         bench_die("replay", &err);
     double dt = bench_now() - t0;
     gm_params_release(&params);
+    gm_replay_destroy(r);
+    return dt;
+}
+
+/* The online policies (no planner) of the trace in one replay from the
+ * store on `threads` threads (compare's pass); returns seconds. */
+static double bench_replay_store_all(const gm_policy_ops_t *const *ops, size_t n, unsigned threads,
+                                     gm_store_t *s, const char *trace)
+{
+    gm_error_t err;
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cfg.threads = threads;
+    gm_replay_t *r;
+    if (gm_replay_create(&cfg, &r, &err))
+        bench_die("replay setup", &err);
+    for (size_t i = 0; i < n; i++) {
+        gm_params_t params;
+        if (gm_params_init(&params, ops[i], &err) || gm_replay_add(r, &params, &err))
+            bench_die("replay setup", &err);
+        gm_params_release(&params);
+    }
+    double t0 = bench_now();
+    if (gm_replay_trace(r, s, trace, &err))
+        bench_die("replay", &err);
+    double dt = bench_now() - t0;
     gm_replay_destroy(r);
     return dt;
 }
@@ -254,14 +284,30 @@ static void bench_core(const bench_env_t *env, uint64_t rss_events, gm_json_t *j
 
     size_t np = gm_policy_count();
     bench_policy_t *pol = calloc(np, sizeof *pol);
+    const gm_policy_ops_t **online = calloc(np ? np : 1, sizeof *online);
+    size_t nonline = 0;
+    double sum_s = 0, max_s = 0;
     for (size_t i = 0; i < np; i++) {
         const gm_policy_ops_t *ops = gm_policy_at(i);
         pol[i].name = ops->name;
         double dt = bench_replay_memory(ops, ev, n, &pol[i].peak_reserved);
         pol[i].events_per_s = (double)n / dt;
         pol[i].ns_per_event = dt * 1e9 / (double)n;
-        pol[i].e2e_events_per_s = (double)n / bench_replay_store(ops, s, "bench");
+        double e2e = bench_replay_store(ops, s, "bench");
+        pol[i].e2e_events_per_s = (double)n / e2e;
+        if (!(ops->flags & GM_POLICY_NEEDS_LIFETIMES)) {
+            online[nonline++] = ops;
+            sum_s += e2e;
+            max_s = e2e > max_s ? e2e : max_s;
+        }
     }
+    /* compare's pass over the online policies: on every core, and on one
+     * (the chunks still decoded ahead on a second thread). */
+    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned cores = ncores > 1 ? (unsigned)ncores : 1;
+    double all_s = bench_replay_store_all(online, nonline, cores, s, "bench");
+    double all1_s = bench_replay_store_all(online, nonline, 1, s, "bench");
+    free(online);
     gm_store_close(s);
     unlink(path);
 
@@ -335,6 +381,25 @@ static void bench_core(const bench_env_t *env, uint64_t rss_events, gm_json_t *j
             gm_json_double(&j, rss_s);
             gm_json_end_object(&j);
         }
+        gm_json_key(&j, "compare");
+        gm_json_begin_object(&j);
+        gm_json_key(&j, "policies");
+        gm_json_u64(&j, nonline);
+        gm_json_key(&j, "threads");
+        gm_json_u64(&j, cores);
+        gm_json_key(&j, "seconds");
+        gm_json_double(&j, all_s);
+        gm_json_key(&j, "one_thread_seconds");
+        gm_json_double(&j, all1_s);
+        gm_json_key(&j, "sum_single_seconds");
+        gm_json_double(&j, sum_s);
+        gm_json_key(&j, "max_single_seconds");
+        gm_json_double(&j, max_s);
+        gm_json_key(&j, "ratio_vs_sum");
+        gm_json_double(&j, all_s / sum_s);
+        gm_json_key(&j, "ratio_vs_max");
+        gm_json_double(&j, all_s / max_s);
+        gm_json_end_object(&j);
         *jout = j;
     } else {
         printf("workload: %zu events (seed %llu), checksum %llu\n", n, (unsigned long long)seed,
@@ -349,6 +414,9 @@ static void bench_core(const bench_env_t *env, uint64_t rss_events, gm_json_t *j
             printf("%-10s %14.2f %10.2f %15.2f %18.2f\n", pol[i].name, pol[i].events_per_s / 1e6,
                    pol[i].ns_per_event / malloc_ns, pol[i].ns_per_event / heap_ns,
                    pol[i].e2e_events_per_s / 1e6);
+        printf("compare: %zu policies from the store, %u threads %.2f s (1 thread %.2f s); "
+               "alone: sum %.2f s, max %.2f s; %.2fx the sum, %.2fx the max\n",
+               nonline, cores, all_s, all1_s, sum_s, max_s, all_s / sum_s, all_s / max_s);
         if (rss_kib >= 0)
             printf("long replay: %llu events, buddy, %.1f s, max RSS %.1f MiB\n",
                    (unsigned long long)rss_events, rss_s, (double)rss_kib / 1024.0);
