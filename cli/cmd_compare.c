@@ -21,13 +21,14 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/start.h"
 #include "gmsim/sweep.h"
 
 static const char compare_usage[] =
     "usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]\n"
     "                     [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
-    "                     [--granularity SIZE] [--by trace|seq_len] [--json|--csv]\n"
-    "                     [--no-advice] [--threads N]\n"
+    "                     [--granularity SIZE] [--start warm|cold]\n"
+    "                     [--by trace|seq_len] [--json|--csv] [--no-advice] [--threads N]\n"
     "\n"
     "Replay every trace of the stores through every policy (each trace read\n"
     "once, all policies in the same pass) and compare peak reserved memory,\n"
@@ -43,6 +44,11 @@ static const char compare_usage[] =
     "      --capacity SIZE     device capacity (default unlimited)\n"
     "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
     "      --granularity SIZE  device allocation granularity (default 512)\n"
+    "      --start warm|cold   policies that can start from the trace's recorded\n"
+    "                          layout (caching) start from it (warm) or from an\n"
+    "                          empty allocator (cold, the default: the start that\n"
+    "                          shows what a setting changes); recorded and empty\n"
+    "                          say the same; an explicit --param P.start=... wins\n"
     "      --by trace|seq_len  one table per trace (default), or one pivot per\n"
     "                          figure with sequence lengths across\n"
     "      --json              print JSON (every metric of every run)\n"
@@ -60,6 +66,7 @@ static const char compare_usage[] =
 
 typedef struct compare_item {
     const char *store;
+    uint64_t capacity; /* the device's, for the line a layout that did not fit gets */
     gm_compare_trace_t res;
 } compare_item_t;
 
@@ -115,12 +122,12 @@ static void compare_block(const compare_item_t *it)
     printf("\n\n");
     /* The names and order of replay's table (cli/cmd_replay.c), less the
      * columns only a replay prints. */
-    static const char *const head[] = {"policy",   "peak reserved", "util",     "efficiency",
-                                       "overhead", "frag@peak",     "ext frag", "waste",
-                                       "dev mallocs", "ooms"};
+    static const char *const head[] = {"policy",   "start",     "peak reserved", "util",
+                                       "efficiency", "overhead", "frag@peak",   "ext frag",
+                                       "waste",    "dev mallocs", "ooms"};
     enum { NCOLS = sizeof head / sizeof head[0] };
     gm__cli_table_t tab;
-    gm__cli_table_init(&tab, NCOLS, "lrrrrrrrrr");
+    gm__cli_table_init(&tab, NCOLS, "llrrrrrrrrr");
     for (size_t i = 0; i < NCOLS; i++)
         gm__cli_table_cell(&tab, "%s", head[i]);
     const char **peers = compare_labels(t);
@@ -131,6 +138,7 @@ static void compare_block(const compare_item_t *it)
         gm_label_cut(r->label, peers, peers ? t->nruns : 0, GM_LABEL_MAX, "...", cut,
                      sizeof cut);
         gm__cli_table_cell(&tab, "%s", cut);
+        gm__cli_table_cell(&tab, "%s", gm__cli_start_name(r->warm));
         gm__cli_table_cell(&tab, "%s", gm__cli_size(m->peak_reserved));
         compare_percent(&tab, m->utilization, 0);
         compare_percent(&tab, m->efficiency, 0);
@@ -144,6 +152,9 @@ static void compare_block(const compare_item_t *it)
     free(peers);
     gm__cli_table_print(&tab, stdout, NULL);
     gm__cli_table_release(&tab);
+    for (size_t i = 0; i < t->nruns; i++)
+        if (t->runs[i].layout_unfit)
+            gm__cli_start_unfit(t->runs[i].label, t->runs[i].layout_unfit, it->capacity);
     /* a planner's plan: how good it is known to be, as replay says it */
     for (size_t i = 0; i < t->nruns; i++)
         if (t->runs[i].has_plan)
@@ -322,6 +333,12 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
             gm_json_str(&j, r->label);
             gm_json_key(&j, "params");
             gm_json_raw(&j, r->params);
+            gm_json_key(&j, "start");
+            gm_json_str(&j, gm__cli_start_name(r->warm));
+            if (r->layout_unfit) { /* the recorded layout's bytes, above the capacity */
+                gm_json_key(&j, "layout_unfit");
+                gm_json_u64(&j, r->layout_unfit);
+            }
             gm_json_key(&j, "metrics");
             char *m = gm_metrics_json(&r->metrics);
             gm_json_raw(&j, m ? m : "null");
@@ -361,7 +378,7 @@ static void compare_csv_field(const char *s, int sep)
 
 static void compare_csv(const compare_item_t *items, size_t n)
 {
-    fputs("store,trace,digest,seq_len,events,load,policy,label,params", stdout);
+    fputs("store,trace,digest,seq_len,events,load,policy,label,start,params", stdout);
 #define COMPARE_CSV_HEAD(name, type) fputs("," #name, stdout);
     GM_METRICS(COMPARE_CSV_HEAD)
 #undef COMPARE_CSV_HEAD
@@ -385,6 +402,7 @@ static void compare_csv(const compare_item_t *items, size_t n)
             compare_csv_field(num, ',');
             compare_csv_field(r->ops->name, ',');
             compare_csv_field(r->label, ',');
+            compare_csv_field(gm__cli_start_name(r->warm), ',');
             compare_csv_field(r->params, 0); /* the metrics follow, each after a comma */
             const gm_metrics_t *m = &r->metrics;
 #define COMPARE_CSV_U64(v) printf(",%" PRIu64, v)
@@ -410,7 +428,7 @@ static void compare_csv(const compare_item_t *items, size_t n)
 int gm__cmd_compare(int argc, char **argv)
 {
     enum { OPT_CAPACITY = 256, OPT_DEVICE, OPT_GRANULARITY, OPT_BY, OPT_JSON, OPT_CSV,
-           OPT_NO_ADVICE, OPT_THREADS };
+           OPT_NO_ADVICE, OPT_THREADS, OPT_START };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policies", required_argument, NULL, 'p'},
@@ -424,13 +442,14 @@ int gm__cmd_compare(int argc, char **argv)
         {"csv", no_argument, NULL, OPT_CSV},
         {"no-advice", no_argument, NULL, OPT_NO_ADVICE},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"start", required_argument, NULL, OPT_START},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
     cfg.threads = gm__cli_cores();
-    const char *glob = NULL;
+    const char *glob = NULL, *start = "empty"; /* one start for all: cold by default */
     int json = 0, csv = 0, by_seq = 0, advise = 1, c, rc = GM_CLI_OK;
     size_t npol = 0, nparams = 0, nsets = 0, nitems = 0;
     const gm_policy_ops_t **pol = calloc(gm_policy_count() + 1, sizeof *pol);
@@ -473,6 +492,7 @@ int gm__cmd_compare(int argc, char **argv)
         case OPT_CSV: csv = 1; break;
         case OPT_NO_ADVICE: advise = 0; break;
         case OPT_THREADS: rc = gm__cli_threads_arg(compare_usage, optarg, &cfg.threads); break;
+        case OPT_START: rc = gm__cli_start_arg(compare_usage, optarg, &start); break;
         case 'h': rc = gm__cli_help(compare_usage); goto out;
         default: rc = gm__cli_option_error(compare_usage, argv, c); break;
         }
@@ -490,6 +510,7 @@ int gm__cmd_compare(int argc, char **argv)
     rc = gm__cli_configs(compare_usage, pol, npol, params, nparams, &cfg.device, &sets, &nsets);
     if (rc)
         goto out;
+    gm__cli_start_apply(sets, nsets, start);
 
     char label[512] = "comparing";
     cfg.progress = gm__cli_progress;
@@ -522,6 +543,7 @@ int gm__cmd_compare(int argc, char **argv)
                      list[k].name, nsets, nsets == 1 ? "" : "s");
             gm__cli_status("%s...", label);
             items[nitems].store = argv[a];
+            items[nitems].capacity = cfg.device.capacity;
             if (gm_compare_trace(s, list[k].name, sets, nsets, &cfg, &items[nitems].res,
                                  &err) != 0) {
                 gm__cli_status_clear();

@@ -24,6 +24,7 @@
 
 #include "cli/cli.h"
 #include "cli/scaleopt.h"
+#include "cli/start.h"
 #include "cli/synthopt.h"
 
 static const char fit_usage[] =
@@ -49,6 +50,11 @@ static const char fit_usage[] =
     "      --at batch=LIST   --from: the captures' batch sizes, in order\n"
     "      --base N          --from: the capture (1-based) whose events are\n"
     "                        scaled (default: the largest)\n"
+    "      --start warm|cold --from: policies that can start from the capture's\n"
+    "                        recorded layout, scaled (caching), start every probe\n"
+    "                        from it (warm, the default: a probe whose layout does\n"
+    "                        not fit the device does not fit) or from an empty\n"
+    "                        allocator (cold); recorded and empty say the same\n"
     "      --force           --from: go on despite a poor alignment or\n"
     "                        contradicting laws\n"
     "      --capacity SIZE   device capacity (e.g. 80GiB), or a device preset\n"
@@ -104,6 +110,7 @@ typedef struct fit_job {
     gm_synth_config_t cfg;
     const char **params; /* --param texts, checked */
     size_t nparams;
+    const char *start;   /* --start: "recorded" or "empty", NULL: the policy's */
     int vary_seq;
     uint64_t capacity;
     fit_events_t buf;
@@ -142,6 +149,11 @@ static int fit_synth(fit_job_t *j, uint64_t v, gm_synth_stats_t *st, gm_error_t 
 /* Apply the --param settings meant for p's policy; 0 or GM_EINVAL. */
 static int fit_apply_params(const fit_job_t *j, gm_params_t *p, gm_error_t *err)
 {
+    if (j->start && gm_policy_has_start(p->ops)) {
+        int rc = gm_params_set(p, "start", j->start, err); /* a --param wins: set after */
+        if (rc)
+            return rc;
+    }
     for (size_t i = 0; i < j->nparams; i++) {
         const char *t = j->params[i], *dot = strchr(t, '.'), *eq = strchr(t, '=');
         size_t np = (size_t)(dot - t), nk = (size_t)(eq - dot - 1);
@@ -234,7 +246,11 @@ static int fit_replay_probe(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t c
     if ((rc = fit_apply_params(j, &p, err)) == 0 && (rc = gm_replay_create(&rcfg, &r, err)) == 0 &&
         (rc = gm_replay_add(r, &p, err)) == 0 && (rc = gm_replay_trace(r, j->mem, "probe", err)) == 0) {
         *m = *gm_replay_metrics(r, 0);
-        *ok = m->ooms == 0;
+        uint64_t unfit;
+        gm_replay_started_warm(r, 0, &unfit);
+        /* one start for every probe: a warm probe whose scaled layout does
+         * not fit the device (replayed cold instead) does not fit */
+        *ok = m->ooms == 0 && unfit == 0;
     }
     if (r)
         gm_replay_destroy(r);
@@ -563,7 +579,7 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
 int gm__cmd_fit(int argc, char **argv)
 {
     enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE, OPT_VARY, OPT_MAX, OPT_FROM, OPT_AT, OPT_BASE,
-           OPT_FORCE, OPT_RESERVE };
+           OPT_FORCE, OPT_RESERVE, OPT_START };
     static const struct option own[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
@@ -578,6 +594,7 @@ int gm__cmd_fit(int argc, char **argv)
         {"at", required_argument, NULL, OPT_AT},
         {"base", required_argument, NULL, OPT_BASE},
         {"force", no_argument, NULL, OPT_FORCE},
+        {"start", required_argument, NULL, OPT_START},
         {"help", no_argument, NULL, 'h'},
     };
     enum { NOWN = sizeof own / sizeof own[0] };
@@ -626,6 +643,7 @@ int gm__cmd_fit(int argc, char **argv)
             break;
         case OPT_FROM: from = 1; break;
         case OPT_FORCE: force = 1; break;
+        case OPT_START: rc = gm__cli_start_arg(fit_usage, optarg, &job.start); break;
         case OPT_BASE:
             rc = gm__cli_count_arg(fit_usage, "--base", optarg, 1, GM_SCALE_MAX_CAPTURES, &base);
             break;

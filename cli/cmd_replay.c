@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/start.h"
 #include "gmsim/sweep.h"
 
 static const char replay_usage[] =
@@ -226,13 +227,13 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     printf("\n\n");
 
     static const char *const head[] = {
-        "policy",   "peak reserved", "peak allocated", "util",    "efficiency",
+        "policy",   "start", "peak reserved", "peak allocated", "util",    "efficiency",
         "overhead", "frag@peak",     "ext frag",       "waste",   "dev mallocs",
         "dev frees", "dev time",     "ooms",           "ns/event",
     };
     enum { NCOLS = sizeof head / sizeof head[0] };
     gm__cli_table_t t;
-    gm__cli_table_init(&t, NCOLS, "lrrrrrrrrrrrrr");
+    gm__cli_table_init(&t, NCOLS, "llrrrrrrrrrrrrr");
     for (size_t i = 0; i < NCOLS; i++)
         gm__cli_table_cell(&t, "%s", head[i]);
     size_t n = gm_replay_count(r);
@@ -250,6 +251,7 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
         else
             snprintf(cut, sizeof cut, "%s", gm_replay_params(r, i)->ops->name);
         gm__cli_table_cell(&t, "%s", cut);
+        gm__cli_table_cell(&t, "%s", gm__cli_start_name(gm_replay_started_warm(r, i, NULL)));
         gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_reserved));
         gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_allocated));
         replay_percent(&t, m->utilization, 0);
@@ -270,6 +272,13 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
         char margin[256];
         gm__cli_margin(gm_replay_metrics(r, i)->peak_reserved, margin, sizeof margin);
         printf("'%s' %s\n", labels ? labels[i] : gm_replay_params(r, i)->ops->name, margin);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t unfit;
+        gm_replay_started_warm(r, i, &unfit);
+        if (unfit)
+            gm__cli_start_unfit(labels ? labels[i] : gm_replay_params(r, i)->ops->name, unfit,
+                                dev->capacity);
     }
     for (size_t i = 0; i < n; i++) {
         const gm_metrics_t *m = gm_replay_metrics(r, i);
@@ -390,6 +399,8 @@ typedef struct replay_advice_run {
     gm_start_compare_t starts;
     int oom;
     gm_oom_report_t oom_report;
+    uint64_t fits_with; /* an OOM run: its peak reserved on an unlimited
+                           device, started as it was (0: not known) */
 } replay_advice_run_t;
 
 typedef struct replay_advice {
@@ -456,6 +467,12 @@ static int replay_advice(const replay_args_t *a, const gm_replay_config_t *cfg, 
             if (rc)
                 return gm__cli_error("%s", err.msg);
             ar->oom = 1;
+            gm__cli_status("replaying '%s' on an unlimited device...", p->ops->name);
+            rc = gm__cli_unlimited_peak(s, name, p, gm_replay_started_warm(r, i, NULL), &c,
+                                        &ar->fits_with, &err);
+            gm__cli_status_clear();
+            if (rc)
+                return gm__cli_error("%s", err.msg);
         }
     }
     return GM_CLI_OK;
@@ -593,6 +610,13 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
         }
         gm_json_key(&j, "params");
         gm_params_write_json(&j, p);
+        uint64_t unfit;
+        gm_json_key(&j, "start");
+        gm_json_str(&j, gm__cli_start_name(gm_replay_started_warm(r, i, &unfit)));
+        if (unfit) { /* the recorded layout's bytes, above the capacity */
+            gm_json_key(&j, "layout_unfit");
+            gm_json_u64(&j, unfit);
+        }
         gm_json_key(&j, "metrics");
         gm_metrics_write_json(&j, gm_replay_metrics(r, i));
         if (d->given) { /* total − reserve − peak reserved; negative: short */
@@ -611,6 +635,10 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
             replay_json_starts(&j, &adv[i].starts);
         if (adv && adv[i].oom)
             replay_json_oom(&j, &adv[i].oom_report);
+        if (adv && adv[i].fits_with) {
+            gm_json_key(&j, "fits_with");
+            gm_json_u64(&j, adv[i].fits_with);
+        }
         if (timeline)
             replay_json_timeline(&j, r, i);
         gm_json_end_object(&j);
@@ -644,7 +672,10 @@ static int replay_save(const char *path, const char *name, gm_replay_t *r,
         gm_policy_t *pol = gm_replay_policy(r, i);
         gm_plan_info_t pi;
         int planned = pol != NULL && pol->ops->plan != NULL && pol->ops->plan(pol, &pi) == 0;
-        char *metrics = gm_run_metrics_json(gm_replay_metrics(r, i), planned ? &pi : NULL);
+        uint64_t unfit;
+        int warm = gm_replay_started_warm(r, i, &unfit);
+        char *metrics = gm_run_result_json(gm_replay_metrics(r, i), planned ? &pi : NULL, warm,
+                                           unfit);
         int found = 0;
         gm_run_record_t run = {.trace = name, .trace_digest = info.digest,
                                .policy = p->ops->name, .params = params, .device = device,
@@ -835,13 +866,7 @@ int gm__cmd_replay(int argc, char **argv)
         case OPT_PROFILE: profile_path = optarg; break;
         case OPT_THREADS: rc = gm__cli_threads_arg(replay_usage, optarg, &cfg.threads); break;
         case OPT_START:
-            if (strcmp(optarg, "warm") == 0)
-                a.start = "recorded";
-            else if (strcmp(optarg, "cold") == 0)
-                a.start = "empty";
-            else
-                rc = gm__cli_usage_error(replay_usage,
-                                         "invalid value for --start: '%s' (warm or cold)", optarg);
+            rc = gm__cli_start_arg(replay_usage, optarg, &a.start);
             break;
         case 'h': rc = gm__cli_help(replay_usage); goto out;
         default: rc = gm__cli_option_error(replay_usage, argv, c); break;
@@ -942,6 +967,21 @@ int gm__cmd_replay(int argc, char **argv)
         for (size_t i = 0; adv.runs && i < gm_replay_count(r); i++) {
             if (adv.runs[i].oom)
                 gm__cli_oom_print(&adv.runs[i].oom_report);
+            if (adv.runs[i].fits_with) {
+                const gm__cli_device_t *d = gm__cli_device();
+                char need[64];
+                snprintf(need, sizeof need, "%s", gm__cli_size(adv.runs[i].fits_with));
+                if (d->given && d->reserve) /* the device holds the reserve too */
+                    printf("  it fits on a device of %s or more: %s for the allocator (its peak "
+                           "reserved on an unlimited device, %s) and the reserve of %s\n",
+                           gm__cli_size(adv.runs[i].fits_with + d->reserve), need,
+                           gm_replay_started_warm(r, i, NULL) ? "warm" : "cold",
+                           gm__cli_size(d->reserve));
+                else
+                    printf("  it fits on a device of %s or more (its peak reserved on an "
+                           "unlimited device, %s)\n",
+                           need, gm_replay_started_warm(r, i, NULL) ? "warm" : "cold");
+            }
             if (adv.runs[i].start)
                 gm__cli_start_print(gm_replay_params(r, i)->ops->name, adv.runs[i].given,
                                     &adv.runs[i].starts);

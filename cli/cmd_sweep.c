@@ -19,6 +19,11 @@
  * grid, and then --results is required (shards run apart, each into its
  * own file; `gmsim merge` combines them).
  *
+ * Policies that can start from a trace's recorded layout (caching) start
+ * cold, from an empty allocator, unless --start warm (or P.start) says
+ * otherwise: a sweep compares settings, and a setting acts on the
+ * segments made after it is set (docs/metrics.md, "Warm and cold").
+ *
  * --synth 'OPTIONS' runs `gmsim synth OPTIONS --replace -o OUT` first (its
  * report on stderr), and OUT's traces join the inputs: the results store
  * then holds the traces and their runs, all a report needs.  Rerunning
@@ -35,13 +40,15 @@
 
 #include "cli/cli.h"
 #include "cli/slurm.h"
+#include "cli/start.h"
 #include "gmsim/sweep.h"
 
 static const char sweep_usage[] =
     "usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]\n"
     "                   [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
     "                   [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]\n"
-    "                   [--timeline-points N] [--threads N] [--json]\n"
+    "                   [--start warm|cold] [--timeline-points N] [--threads N]\n"
+    "                   [--json]\n"
     "       gmsim sweep --synth 'SYNTH OPTIONS'... -o OUT [DB...] [options]\n"
     "       gmsim sweep DB... -o OUT --slurm [--tasks N] [--partition P] [--time T]\n"
     "                   [--sbatch-arg ARG]... [--dry-run] [options]\n"
@@ -62,6 +69,11 @@ static const char sweep_usage[] =
     "      --capacity SIZE     device capacity (default unlimited)\n"
     "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
     "      --granularity SIZE  device allocation granularity (default 512)\n"
+    "      --start warm|cold   policies that can start from the trace's recorded\n"
+    "                          layout (caching) start from it (warm) or from an\n"
+    "                          empty allocator (cold, the default: the start that\n"
+    "                          shows what a setting changes); recorded and empty\n"
+    "                          say the same; a --param P.start=... list wins\n"
     "  -j, --jobs N            worker processes (default: the number of CPUs)\n"
     "      --threads N         each worker's threads for its policies (default:\n"
     "                          the CPUs over the workers, at least 1); the\n"
@@ -144,7 +156,7 @@ static int sweep_synth(const char *options, const char *results)
  * an input of every task), then write and submit the jobs (cli/slurm.c). */
 static int sweep_slurm(gm__slurm_t *so, const gm_sweep_config_t *cfg, char **dbs, size_t ndbs,
                        const char **synth, size_t nsynth, const gm_policy_ops_t **pol,
-                       size_t npol, const char **params, size_t nparams,
+                       size_t npol, const char **params, size_t nparams, const char *start,
                        const char **sbatch_args, int json)
 {
     const char **inputs = calloc(ndbs + 2, sizeof *inputs);
@@ -195,6 +207,7 @@ static int sweep_slurm(gm__slurm_t *so, const gm_sweep_config_t *cfg, char **dbs
                             .policies = names,
                             .params = params,
                             .nparams = nparams,
+                            .start = start,
                             .device = &cfg->device,
                             .timeline_points = cfg->timeline_points,
                             .results = cfg->results};
@@ -240,7 +253,8 @@ int gm__cmd_sweep(int argc, char **argv)
         OPT_TIME,
         OPT_SBATCH_ARG,
         OPT_DRY_RUN,
-        OPT_THREADS
+        OPT_THREADS,
+        OPT_START
     };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
@@ -263,6 +277,7 @@ int gm__cmd_sweep(int argc, char **argv)
         {"sbatch-arg", required_argument, NULL, OPT_SBATCH_ARG},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"start", required_argument, NULL, OPT_START},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -282,6 +297,7 @@ int gm__cmd_sweep(int argc, char **argv)
     gm_param_value_t **given_values = NULL; /* the configurations given, before the defaults */
     char *results = NULL;
     int slurm = 0;
+    const char *start = "empty", *start_given = NULL; /* one start for all: cold by default */
     gm__slurm_t so;
     memset(&so, 0, sizeof so);
     const char **sbatch_args = calloc((size_t)argc + 1, sizeof *sbatch_args);
@@ -336,6 +352,10 @@ int gm__cmd_sweep(int argc, char **argv)
         case OPT_SBATCH_ARG: sbatch_args[so.nsbatch_args++] = optarg; break;
         case OPT_DRY_RUN: so.dry_run = 1; break;
         case OPT_THREADS: rc = gm__cli_threads_arg(sweep_usage, optarg, &cfg.threads); break;
+        case OPT_START:
+            rc = gm__cli_start_arg(sweep_usage, optarg, &start);
+            start_given = optarg;
+            break;
         case 'h': rc = gm__cli_help(sweep_usage); goto out;
         default: rc = gm__cli_option_error(sweep_usage, argv, c); break;
         }
@@ -386,6 +406,7 @@ int gm__cmd_sweep(int argc, char **argv)
         rc = gm__cli_error("%s", err.msg);
         goto out;
     }
+    gm__cli_start_apply(sets, nsets, start); /* the defaults too: one start for all */
     if (cfg.results == NULL) {
         results = gm__cli_runs_path(argv[optind]);
         if (results == NULL) {
@@ -400,7 +421,7 @@ int gm__cmd_sweep(int argc, char **argv)
         goto out;
     if (slurm) {
         rc = sweep_slurm(&so, &cfg, argv + first, (size_t)(argc - first), synth, nsynth, pol,
-                         npol, params, nparams, sbatch_args, json);
+                         npol, params, nparams, start_given, sbatch_args, json);
         goto out;
     }
     for (size_t i = 0; i < nsynth; i++)
@@ -471,7 +492,27 @@ int gm__cmd_sweep(int argc, char **argv)
                sum.traces == 1 ? "" : "s", nsets, nsets == 1 ? "" : "s", sum.grid);
         if (cfg.nshards > 1)
             printf(", shard %u/%u: %zu runs", cfg.shard + 1, cfg.nshards, sum.runs);
-        printf("\n%zu already done, %zu ran, %zu failed; results in '%s'\n", sum.reused, sum.ran,
+        printf("\n");
+        for (size_t i = 0; i < nsets; i++) {
+            if (!gm_policy_has_start(sets[i].ops))
+                continue;
+            int by_param = 0; /* a --param P.start=... list decides */
+            for (size_t k = 0; k < nparams; k++)
+                by_param |= strncmp(params[k], sets[i].ops->name, strlen(sets[i].ops->name)) == 0 &&
+                            strstr(params[k], ".start=") != NULL;
+            if (by_param)
+                printf("start of %s: as --param gives it, warm or cold per configuration\n",
+                       sets[i].ops->name);
+            else if (strcmp(start, "empty") == 0)
+                printf("start of %s: cold, from an empty allocator (the start that shows what a "
+                       "setting changes; --start warm for the recorded layout)\n",
+                       sets[i].ops->name);
+            else
+                printf("start of %s: warm, from each trace's recorded layout where it has one\n",
+                       sets[i].ops->name);
+            break;
+        }
+        printf("%zu already done, %zu ran, %zu failed; results in '%s'\n", sum.reused, sum.ran,
                sum.failed, gm__cli_s(cfg.results));
         if (nsets > given) {
             printf("added the default configuration of");

@@ -145,6 +145,10 @@ static void slurm_write_array(FILE *f, const gm__slurm_t *o, const gm__slurm_swe
         fputs(" \\\n  --param ", f);
         slurm_quote(f, sw->params[i]);
     }
+    if (sw->start) {
+        fputs(" \\\n  --start ", f);
+        slurm_quote(f, sw->start);
+    }
     gm_device_config_t def;
     gm_device_config_default(&def);
     if (sw->device->capacity != def.capacity || sw->device->granularity != def.granularity)

@@ -29,6 +29,7 @@ typedef struct gm__slurm_sweep {
     const char *policies;      /* "caching,bfc" or NULL for all */
     const char *const *params; /* --param texts */
     size_t nparams;
+    const char *start;         /* --start as given (warm|cold...), NULL: none */
     const gm_device_config_t *device;
     size_t timeline_points;    /* 0: the default */
     const char *results;       /* where the merged results go */

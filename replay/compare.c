@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gmsim/advice.h"
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
 #include "base/jsonfmt.h"
@@ -118,6 +119,8 @@ void gm_plan_write_json(gm_json_t *j, const gm_plan_info_t *pi)
 typedef struct compare_run_metrics {
     const gm_metrics_t *m;
     const gm_plan_info_t *plan;
+    int start;             /* -1: none written; 0 cold, 1 warm */
+    uint64_t layout_unfit;
 } compare_run_metrics_t;
 
 static void compare_run_metrics_fn(gm_json_t *j, const void *arg)
@@ -125,6 +128,14 @@ static void compare_run_metrics_fn(gm_json_t *j, const void *arg)
     const compare_run_metrics_t *a = arg;
     gm_json_begin_object(j);
     compare_metrics_members(j, a->m);
+    if (a->start >= 0) {
+        gm_json_key(j, "start");
+        gm_json_str(j, a->start ? "warm" : "cold");
+    }
+    if (a->layout_unfit) {
+        gm_json_key(j, "layout_unfit");
+        gm_json_u64(j, a->layout_unfit);
+    }
     if (a->plan != NULL) {
         gm_json_key(j, "plan");
         gm_plan_write_json(j, a->plan);
@@ -144,7 +155,14 @@ char *gm_device_json(const gm_device_config_t *dev)
 char *gm_metrics_json(const gm_metrics_t *m) { return compare_json_text(compare_metrics_fn, m); }
 char *gm_run_metrics_json(const gm_metrics_t *m, const gm_plan_info_t *plan)
 {
-    compare_run_metrics_t a = {m, plan};
+    compare_run_metrics_t a = {m, plan, -1, 0};
+    return compare_json_text(compare_run_metrics_fn, &a);
+}
+
+char *gm_run_result_json(const gm_metrics_t *m, const gm_plan_info_t *plan, int warm,
+                         uint64_t layout_unfit)
+{
+    compare_run_metrics_t a = {m, plan, warm != 0, layout_unfit};
     return compare_json_text(compare_run_metrics_fn, &a);
 }
 
@@ -438,6 +456,23 @@ int gm_configs_expand(const gm_policy_ops_t *const *policies, size_t npolicies,
     return 0;
 }
 
+int gm_run_start(const char *policy, const char *params_json, const char *metrics_json,
+                 uint64_t *layout_unfit)
+{
+    char v[64];
+    uint64_t u = 0;
+    if (layout_unfit)
+        *layout_unfit = metrics_json && gm_json_member(metrics_json, "layout_unfit", v, sizeof v) &&
+                                compare_u64(v, &u)
+                            ? u
+                            : 0;
+    if (metrics_json && gm_json_member(metrics_json, "start", v, sizeof v))
+        return strcmp(v, "warm") == 0;
+    const gm_policy_ops_t *ops = gm_policy_find(policy);
+    return ops && gm_policy_has_start(ops) && params_json &&
+           gm_json_member(params_json, "start", v, sizeof v) && strcmp(v, "recorded") == 0;
+}
+
 void gm_config_label(const char *policy, const char *params_json, char *buf, size_t len)
 {
     if (len == 0)
@@ -451,6 +486,10 @@ void gm_config_label(const char *policy, const char *params_json, char *buf, siz
         const gm_param_spec_t *spec = &ops->params[k];
         char want[512], have[512], dtext[512];
         if (!gm_json_member(params_json, spec->name, have, sizeof have))
+            continue;
+        /* the start is said beside the label (its own column, member or
+         * mark), not in it: configurations compare at one start */
+        if (strcmp(spec->name, "start") == 0 && gm_policy_has_start(ops))
             continue;
         gm_param_json(spec, def.values[k], dtext, sizeof dtext);
         /* Compare as the member reader gives it (strings unquoted). */
@@ -746,6 +785,7 @@ int gm_compare_trace(gm_store_t *s, const char *name, const gm_params_t *sets, s
             goto fail;
         }
         gm_config_label(run->ops->name, run->params, run->label, sizeof run->label);
+        run->warm = gm_replay_started_warm(r, i, &run->layout_unfit);
         gm_policy_t *pol = gm_replay_policy(r, i);
         if (pol != NULL && pol->ops->plan != NULL && pol->ops->plan(pol, &run->plan) == 0) {
             run->has_plan = 1;

@@ -51,6 +51,7 @@
 #include <time.h>
 
 #include "base/idmap.h"
+#include "gmsim/advice.h"
 #include "store/store.h"
 
 #define ENGINE_BLOCK 16384 /* events per block when several runs share a pass */
@@ -68,6 +69,10 @@ typedef struct engine_run {
     gm_block_t *blocks; /* by slot */
     size_t blocks_cap;
     int prepared;
+    int warm;               /* started from the trace's recorded layout */
+    uint64_t layout_unfit;  /* the layout's bytes when it did not fit the
+                               capacity and the run started cold instead */
+    gm_params_t cold;       /* then: params with start=empty (its policy's) */
 
     /* defragmentation: each slot's request, slots [0, ninit) initialized,
      * device counters of the states compacted away */
@@ -306,6 +311,76 @@ int gm_replay_needs_lifetimes(const gm_replay_t *r)
     return 0;
 }
 
+/* Whether params would start from ctx's recorded layout: a `start`
+ * parameter (gm_policy_has_start) at "recorded", and a layout with
+ * segments (the rule the policies with a start follow). */
+static int engine_would_start_warm(const gm_params_t *params, const gm_trace_context_t *ctx)
+{
+    if (ctx->layout == NULL || ctx->layout->nsegments == 0 || !gm_policy_has_start(params->ops))
+        return 0;
+    for (size_t k = 0; k < params->ops->nparams; k++)
+        if (strcmp(params->ops->params[k].name, "start") == 0)
+            return params->values[k].e == 0; /* "recorded|empty" */
+    return 0;
+}
+
+/*
+ * Run `run` failed (code failed) to prepare warm on r's finite device.
+ * If the same policy prepares warm on an unlimited device, the recorded
+ * layout does not fit the capacity: the run is replaced by one that starts
+ * from an empty allocator (its parameters with start=empty, prepared
+ * again), and run->layout_unfit records the bytes the layout holds.  Every
+ * question about a capacity then gets an answer (docs/cli.md, replay).
+ * Otherwise failed is returned as it was, err untouched; GM_ENOMEM, or the
+ * cold policy's refusal, leave run as it was.
+ */
+static int engine_start_cold(gm_replay_t *r, engine_run_t *run, const gm_trace_context_t *c,
+                             int failed, gm_error_t *err)
+{
+    const gm_policy_ops_t *ops = run->policy->ops;
+    gm_device_config_t unlimited = r->cfg.device;
+    unlimited.capacity = 0;
+    unlimited.hooks = NULL; /* a probe: no observer sees it */
+    unlimited.hooks_ctx = NULL;
+    gm_device_t probe_dev;
+    gm_device_init(&probe_dev, &unlimited);
+    gm_policy_t *probe = NULL;
+    gm_error_t perr = {0};
+    if (ops->create(&probe_dev, run->params.values, &probe, &perr) != 0)
+        return failed;
+    int fits_unlimited = ops->prepare(probe, c, &perr) == 0;
+    uint64_t layout = probe_dev.reserved;
+    probe->ops->destroy(probe);
+    if (!fits_unlimited)
+        return failed;
+
+    gm_params_t cold;
+    int rc = engine_params_copy(&cold, &run->params, err);
+    if (rc == 0 && (rc = gm_params_set(&cold, "start", "empty", err)) != 0)
+        gm_params_release(&cold);
+    if (rc)
+        return rc;
+    gm_device_t *dev = &run->devs[run->dev == &run->devs[0] ? 1 : 0];
+    gm_device_init(dev, &r->cfg.device);
+    gm_policy_t *np = NULL;
+    gm_trace_context_t cc = *c;
+    cc.params_set = cold.set;
+    rc = ops->create(dev, cold.values, &np, err);
+    if (rc == 0 && (rc = ops->prepare(np, &cc, err)) != 0)
+        np->ops->destroy(np);
+    if (rc) {
+        gm_params_release(&cold);
+        return rc;
+    }
+    run->policy->ops->destroy(run->policy);
+    run->policy = np;
+    run->dev = dev;
+    run->cold = cold;
+    run->warm = 0;
+    run->layout_unfit = layout;
+    return 0;
+}
+
 int gm_replay_prepare(gm_replay_t *r, const gm_trace_context_t *ctx, gm_error_t *err)
 {
     if (r->started)
@@ -319,7 +394,12 @@ int gm_replay_prepare(gm_replay_t *r, const gm_trace_context_t *ctx, gm_error_t 
             continue;
         gm_trace_context_t c = *ctx;
         c.params_set = run->params.set;
+        int warm = engine_would_start_warm(&run->params, ctx);
         int rc = ops->prepare(run->policy, &c, err);
+        if (rc && warm && r->cfg.device.capacity != 0)
+            rc = engine_start_cold(r, run, &c, rc, err);
+        else
+            run->warm = warm && rc == 0;
         if (rc) {
             gm_error_prefix(err, "policy %s", ops->name);
             return rc;
@@ -874,6 +954,13 @@ const gm_timeline_point_t *gm_replay_timeline(const gm_replay_t *r, size_t i, si
     return r->runs[i]->tl;
 }
 
+int gm_replay_started_warm(const gm_replay_t *r, size_t i, uint64_t *layout_unfit)
+{
+    if (layout_unfit)
+        *layout_unfit = i < r->nruns ? r->runs[i]->layout_unfit : 0;
+    return i < r->nruns && r->runs[i]->warm;
+}
+
 uint64_t gm_replay_load(const gm_replay_t *r) { return r->peak_requested; }
 uint64_t gm_replay_events(const gm_replay_t *r) { return r->events; }
 uint64_t gm_replay_position(const gm_replay_t *r) { return r->position; }
@@ -908,6 +995,8 @@ void gm_replay_destroy(gm_replay_t *r)
         engine_run_t *run = r->runs[k];
         run->policy->ops->destroy(run->policy);
         gm_params_release(&run->params);
+        if (run->layout_unfit)
+            gm_params_release(&run->cold);
         free(run->blocks);
         free(run->reqs);
         free(run->tl);

@@ -96,6 +96,8 @@ typedef struct sweep_run_msg {
     gm_metrics_t metrics;
     int32_t has_plan;    /* a planner's run: plan holds its figures */
     gm_plan_info_t plan; /* offset and size NULL */
+    int32_t warm;        /* started from the recorded layout */
+    uint64_t layout_unfit;
 } sweep_run_msg_t;
 
 /* ---- shards ----------------------------------------------------------------- */
@@ -329,7 +331,8 @@ static void sweep_worker_main(const gm_sweep_config_t *cfg, const sweep_trace_t 
         int bad = sweep_write(result_fd, &h, sizeof h);
         for (size_t i = 0; !bad && i < res.nruns; i++) {
             sweep_run_msg_t m = {ids[i], (uint32_t)res.runs[i].npoints, res.runs[i].metrics,
-                                 res.runs[i].has_plan, res.runs[i].plan};
+                                 res.runs[i].has_plan, res.runs[i].plan, res.runs[i].warm,
+                                 res.runs[i].layout_unfit};
             m.plan.offset = m.plan.size = NULL;
             bad = sweep_write(result_fd, &m, sizeof m) ||
                   sweep_write(result_fd, res.runs[i].timeline,
@@ -444,7 +447,8 @@ static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch
     const sweep_trace_t *t = &st->traces[task->trace];
     for (uint32_t i = 0; i < b->n; i++) {
         const sweep_run_msg_t *m = &b->runs[i];
-        char *metrics = gm_run_metrics_json(&m->metrics, m->has_plan ? &m->plan : NULL);
+        char *metrics = gm_run_result_json(&m->metrics, m->has_plan ? &m->plan : NULL, m->warm,
+                                           m->layout_unfit);
         gm_run_record_t rec = {.trace = t->name,
                                .trace_digest = t->digest,
                                .policy = st->cfg->sets[m->set].ops->name,

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gmsim/advice.h"
 #include "gmsim/attrs.h"
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
@@ -189,6 +190,12 @@ int report_collect_runs(report_t *R, gm_report_stats_t *stats)
             r->reference = r->ops && r->ops->role == GM_ROLE_REFERENCE;
             r->has_plan = gm_plan_parse(ri->metrics, &r->plan);
             gm_config_label(ri->policy, ri->params, r->label, sizeof r->label);
+            r->warm = gm_run_start(ri->policy, ri->params, ri->metrics, NULL);
+            if (r->ops && gm_policy_has_start(r->ops)) { /* the start, said beside the label */
+                size_t used = strlen(r->label);
+                snprintf(r->label + used, sizeof r->label - used, " (%s)",
+                         r->warm ? "warm" : "cold");
+            }
             char cap[64];
             r->capacity = gm_json_member(ri->device, "capacity", cap, sizeof cap)
                               ? strtoull(cap, NULL, 10)
@@ -196,6 +203,11 @@ int report_collect_runs(report_t *R, gm_report_stats_t *stats)
             if (r->ops && r->ops->role == GM_ROLE_BASELINE) {
                 gm_params_t def;
                 if (gm_params_init(&def, r->ops, NULL) == 0) {
+                    /* the defaults at the run's start: a sweep compares at one */
+                    char st[32];
+                    if (gm_policy_has_start(r->ops) &&
+                        gm_json_member(ri->params, "start", st, sizeof st))
+                        gm_params_set(&def, "start", st, NULL);
                     char *dj = gm_params_json(&def);
                     r->baseline = dj && strcmp(dj, ri->params) == 0;
                     free(dj);
@@ -302,6 +314,16 @@ int report_group_runs(report_t *R)
                 gr->bound = (ssize_t)gr->runs[k];
             if (r->baseline && gr->baseline < 0)
                 gr->baseline = (ssize_t)gr->runs[k];
+        }
+        /* A saving compares at one start: the baseline at the winner's,
+         * where the runs have both (caching.start=recorded,empty). */
+        for (size_t k = 0; gr->winner >= 0 && gr->baseline >= 0 && k < gr->nruns; k++) {
+            const report_run_t *r = &R->runs[gr->runs[k]];
+            if (r->baseline && R->runs[gr->baseline].warm != R->runs[gr->winner].warm &&
+                r->warm == R->runs[gr->winner].warm) {
+                gr->baseline = (ssize_t)gr->runs[k];
+                break;
+            }
         }
         /* Labels as charts and tables show them: cut to GM_LABEL_MAX,
          * told apart from the group's other labels. */

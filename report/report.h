@@ -37,6 +37,7 @@ typedef struct report_run {
     uint64_t capacity;
     int bound;    /* a planner: drawn as the offline bound */
     int baseline; /* caching with default parameters */
+    int warm;     /* started from the recorded layout (gm_run_start) */
     int reference; /* caches nothing (no empty_cache): not a contender */
     int has_plan;  /* a planner's run stored with its plan (gm_plan_parse) */
     gm_plan_info_t plan;

@@ -864,3 +864,64 @@ Test(replay, threads_report_the_error_one_thread_reports)
     gm_store_close(s);
     free(ev);
 }
+
+/* A trace's recorded layout that does not fit the capacity: the run of a
+ * policy that starts from it (caching, start=recorded) starts cold instead
+ * of failing, and says so (issue 28, item 1); one that fits starts warm;
+ * the other policies are cold either way (item 5). */
+Test(replay, layout_that_does_not_fit_starts_cold)
+{
+    const uint64_t MB = UINT64_C(1) << 20;
+    gm_layout_block_t blocks[] = {
+        {0, 5 * MB, 5 * MB - 100, 0},
+        {5 * MB, 35 * MB, 0, GM_LAYOUT_FREE},
+    };
+    gm_layout_segment_t segs[] = {
+        {.address = 0x10000000, .size = 40 * MB, .pool = GM_POOL_LARGE, .first_block = 0,
+         .nblocks = 2},
+    };
+    gm_layout_t l = {segs, 1, blocks, 2};
+    gm_event_t ev[] = {
+        {.op = GM_OP_ALLOC, .id = 0, .size = 5 * MB - 100, .flags = GM_EVENT_PREEXISTING},
+        {.op = GM_OP_ALLOC, .id = 1, .size = 2 * MB},
+        {.op = GM_OP_FREE, .id = 1},
+        {.op = GM_OP_FREE, .id = 0},
+    };
+    for (int fits = 0; fits < 2; fits++) {
+        gm_replay_config_t cfg;
+        gm_replay_config_default(&cfg);
+        cfg.device.capacity = fits ? 64 * MB : 32 * MB; /* the layout holds 40 MiB */
+        gm_replay_t *r;
+        gm_error_t err = {0};
+        cr_assert_eq(gm_replay_create(&cfg, &r, &err), 0);
+        const char *names[] = {"caching", "bfc"};
+        for (size_t i = 0; i < 2; i++) {
+            gm_params_t p;
+            cr_assert_eq(gm_params_init(&p, gm_policy_find(names[i]), &err), 0);
+            cr_assert_eq(gm_replay_add(r, &p, &err), 0, "%s", err.msg);
+            gm_params_release(&p);
+        }
+        gm_trace_context_t ctx = {.name = "t", .attrs = "{}", .layout = &l, .events = 4};
+        cr_assert_eq(gm_replay_prepare(r, &ctx, &err), 0, "%s", err.msg);
+        uint64_t unfit = 1;
+        cr_expect_eq(gm_replay_started_warm(r, 0, &unfit), fits, "fits %d", fits);
+        cr_expect_eq(unfit, fits ? 0 : 40 * MB, "the layout's bytes when it does not fit");
+        cr_expect_eq(gm_replay_started_warm(r, 1, &unfit), 0);
+        cr_expect_eq(unfit, 0);
+        /* the parameters stay as given: start=recorded, the run's key */
+        const gm_params_t *p0 = gm_replay_params(r, 0);
+        for (size_t k = 0; k < p0->ops->nparams; k++)
+            if (strcmp(p0->ops->params[k].name, "start") == 0)
+                cr_expect_eq(p0->values[k].e, 0);
+        cr_assert_eq(gm_replay_feed(r, ev, 4, &err), 0, "%s", err.msg);
+        cr_assert_eq(gm_replay_finish(r, &err), 0, "%s", err.msg);
+        const gm_metrics_t *m = gm_replay_metrics(r, 0);
+        cr_expect_eq(m->ooms, 0);
+        /* warm: the layout's 40 MiB; cold: one 20 MiB segment (PyTorch's
+         * for requests of 1 to 10 MiB) */
+        cr_expect_eq(m->peak_reserved, fits ? 40 * MB : 20 * MB);
+        cr_expect_leq(m->peak_reserved, cfg.device.capacity);
+        cr_expect_eq(m->device_mallocs > 0, !fits);
+        gm_replay_destroy(r);
+    }
+}

@@ -410,6 +410,11 @@ static size_t load_runs(const char *out, trun_t **runs)
         trun_t *r = &(*runs)[i];
         char label[160];
         gm_config_label(ri[i].policy, ri[i].params, label, sizeof label);
+        const gm_policy_ops_t *ops = gm_policy_find(ri[i].policy);
+        if (ops && gm_policy_has_start(ops)) /* the report says the start beside the label */
+            snprintf(label + strlen(label), sizeof label - strlen(label), " (%s)",
+                     gm_run_start(ri[i].policy, ri[i].params, ri[i].metrics, NULL) ? "warm"
+                                                                                   : "cold");
         esc(label, r->label, sizeof r->label);
         esc(ri[i].trace, r->trace, sizeof r->trace);
         snprintf(r->policy, sizeof r->policy, "%s", ri[i].policy);

@@ -166,6 +166,14 @@ size_t gm_replay_count(const gm_replay_t *r);
 const gm_params_t *gm_replay_params(const gm_replay_t *r, size_t i);
 const gm_metrics_t *gm_replay_metrics(const gm_replay_t *r, size_t i);
 const gm_timeline_point_t *gm_replay_timeline(const gm_replay_t *r, size_t i, size_t *n);
+/* How run i started, after gm_replay_prepare: 1 warm (from the trace's
+ * recorded layout: a policy with a `start` parameter at "recorded", on a
+ * trace with a layout), 0 cold (from an empty allocator: every other run).
+ * When the recorded layout did not fit the device's capacity, prepare
+ * starts such a run cold instead of failing: *layout_unfit (may be NULL)
+ * then gets the bytes the layout holds, else 0.  0 when i is out of
+ * range. */
+int gm_replay_started_warm(const gm_replay_t *r, size_t i, uint64_t *layout_unfit);
 uint64_t gm_replay_load(const gm_replay_t *r); /* peak requested (LOAD) */
 uint64_t gm_replay_events(const gm_replay_t *r);
 /* Index of the event being replayed, for observers called from inside a

@@ -72,6 +72,21 @@ void gm_plan_write_json(gm_json_t *j, const gm_plan_info_t *pi);
  * unchanged.  NULL when out of memory; the caller frees. */
 char *gm_run_metrics_json(const gm_metrics_t *m, const gm_plan_info_t *plan);
 
+/* As gm_run_metrics_json, with the run's start before the plan: "start":
+ * "warm" (warm 1: from the trace's recorded layout) or "cold", and, when
+ * the recorded layout did not fit the capacity (layout_unfit, its bytes,
+ * not 0), "layout_unfit".  What sweep and replay --save store. */
+char *gm_run_result_json(const gm_metrics_t *m, const gm_plan_info_t *plan, int warm,
+                         uint64_t layout_unfit);
+
+/* The start of a stored run: 1 warm, 0 cold, from its metrics' "start"
+ * member; a run stored before starts were kept reads as its parameters
+ * said (params_json's "start" of a policy that has one: "recorded" is
+ * warm), as those runs were replayed.  *layout_unfit (may be NULL) gets
+ * the member "layout_unfit", else 0. */
+int gm_run_start(const char *policy, const char *params_json, const char *metrics_json,
+                 uint64_t *layout_unfit);
+
 /* The plan stored with a run's metrics (gm_run_metrics_json) into *pi
  * (offset and size NULL, n 0): 1 when there is one whose status reads,
  * else 0 (a run of a policy that makes no plan, or one stored before plans
@@ -150,6 +165,8 @@ typedef struct gm_compare_run {
     size_t npoints;
     int has_plan;         /* a planner's run: its plan's status in plan */
     gm_plan_info_t plan;  /* offset and size NULL: only the figures are kept */
+    int warm;              /* gm_replay_started_warm: 1 from the recorded layout */
+    uint64_t layout_unfit; /* the layout's bytes when it did not fit the capacity */
 } gm_compare_run_t;
 
 typedef struct gm_compare_trace {

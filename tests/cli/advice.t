@@ -52,8 +52,8 @@ have let the job fit:
   $ gmsim replay s.db --policy caching --capacity 49.8GiB | cut -c1-150
   trace 'gpt2-medium': 8008 events, load 49.54 GiB (peak requested: the floor for every policy), capacity 49.80 GiB
   
-  policy   peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag   waste  dev mallocs  dev frees  dev time  ooms  ns/event
-  caching      48.46 GiB       48.01 GiB  99.1%      102.2%     -2.2%       0.9%     10.0%  1016 B          217          0   14.3 ms     1 * (glob)
+  policy   start  peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag   waste  dev mallocs  dev frees  dev time  ooms  ns/ev
+  caching  cold       48.46 GiB       48.01 GiB  99.1%      102.2%     -2.2%       0.9%     10.0%  1016 B          217          0   14.3 ms     1 * (glob)
   'caching' margin 1.34 GiB = 49.80 GiB - peak 48.46 GiB
   'caching' ran out of memory 1 time, first at event 5399
   
@@ -76,6 +76,7 @@ have let the job fit:
         8.00 MiB at +488.63 MiB   allocation 2807 (event 4691)
       and 1 more
     would fit (from an empty allocator, on the same device): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, peak 49.60 GiB; also: max_split_size_mb:1
+    it fits on a device of 50.00 GiB or more (its peak reserved on an unlimited device, cold)
 
 The setting it names does fit, replayed on its own on the same device:
 
@@ -142,7 +143,7 @@ snapshot of torch.t, whose recorded 20 MiB segment serves every request):
   $ gmsim replay run.db --trace run.dev0 --policy caching --start cold | awk '/^caching/ {print $1, $(NF-16), $(NF-15)}'
   caching 20.00 MiB
   $ gmsim replay run.db --trace run.dev0 --policy caching --start hot
-  gmsim: invalid value for --start: 'hot' (warm or cold)
+  gmsim: invalid value for --start: 'hot' (warm or cold; recorded and empty say the same)
   usage: gmsim replay DB [--trace NAME] --policy P[,P...] [--param P.KEY=VALUE]...
                       [--capacity SIZE|--device NAME] [--reserve SIZE]
                       [--granularity SIZE] [--start warm|cold] [--check]

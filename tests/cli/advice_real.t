@@ -13,12 +13,12 @@ warm-started caching and offline (one arena) reserve their peak at event 0,
 when little is allocated.  At t* they are a few percent fragmented, exactly
 1 − util (the allocated peak falls at the reserved peak), not 99.9%:
 
-  $ gmsim replay m.db --policy caching,offline | cut -c1-100
-  trace 'lmmedium_ctx128_train_fp32': 13497 events, load 6.53 GiB (peak requested: the floor for every
+  $ gmsim replay m.db --policy caching,offline | cut -c1-107
+  trace 'lmmedium_ctx128_train_fp32': 13497 events, load 6.53 GiB (peak requested: the floor for every policy
   
-  policy   peak reserved  peak allocated    util  efficiency  overhead  frag@peak  ext frag      waste
-  caching       6.74 GiB        6.54 GiB   97.1%       96.9%     +3.2%       2.9%     89.9%  12.66 MiB
-  offline       6.53 GiB        6.53 GiB  100.0%      100.0%     +0.0%       0.0%      0.0%      508 B
+  policy   start  peak reserved  peak allocated    util  efficiency  overhead  frag@peak  ext frag      waste
+  caching  warm        6.74 GiB        6.54 GiB   97.1%       96.9%     +3.2%       2.9%     89.9%  12.66 MiB
+  offline  cold        6.53 GiB        6.53 GiB  100.0%      100.0%     +0.0%       0.0%      0.0%      508 B
   'offline' plan: optimal, 6.53 GiB (proved: no plan needs fewer bytes)
 
 A parameter the recorded layout leaves nothing to act on is named, with
@@ -90,3 +90,4 @@ recorded frames; here no setting of the grid would have fit either:
        25.00 MiB at +25.00 MiB    allocation 5940 (event 11778) /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:84:step
        25.00 MiB at +50.00 MiB    allocation 5943 (event 11783) /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:82:step
     none of 8 settings tried (from an empty allocator, on the same device) avoids the OOM
+    it fits on a device of 56.91 GiB or more (its peak reserved on an unlimited device, warm)

@@ -6,6 +6,7 @@ shown, keeping what tells them apart.
   $ gmsim synth --model gpt2 --seq 128,256 --steps 1 -o synth.db > /dev/null
   $ gmsim sweep synth.db --policies all --param caching.max_split_size=none,128MiB -j 2
   sweep: 2 traces x (10|11) configurations = (20|22) runs (re)
+  start of caching: cold, from an empty allocator (the start that shows what a setting changes; --start warm for the recorded layout)
   0 already done, (20|22) ran, 0 failed; results in 'synth.runs.db' (re)
   ...
 
@@ -16,6 +17,7 @@ run once.)  A sweep of values none of which is the default:
   $ gmsim sweep synth.db --policies caching,bfc --param caching.max_split_size=128MiB,256MiB \
   >   --param bfc.memory_limit=8GiB -j 2 -o two.db
   sweep: 2 traces x 5 configurations = 10 runs
+  start of caching: cold, from an empty allocator (the start that shows what a setting changes; --start warm for the recorded layout)
   0 already done, 10 ran, 0 failed; results in 'two.db'
   added the default configuration of caching, bfc (the baseline of every saving)
 
@@ -29,7 +31,7 @@ run once.)  A sweep of values none of which is the default:
 The baseline is caching at its defaults, in the sweep's runs:
 
   $ gmsim compare synth.db --trace '*128' --policies caching | grep '^caching '
-  caching       2.49 GiB  94.0%       93.1%     +7.4%       6.0%     95.7%  24.53 MiB          100     0
+  caching  cold        2.49 GiB  94.0%       93.1%     +7.4%       6.0%     95.7%  24.53 MiB          100     0
 
 Sizes in labels: none, or the exact unit (never 18446744073709551615):
 
@@ -39,9 +41,8 @@ Sizes in labels: none, or the exact unit (never 18446744073709551615):
   0
   [1]
   $ grep -o '<td>caching[^<]*</td>' report.html | sort -u
-  <td>caching max_split_size=128MiB</td>
-  ...
-  <td>caching</td>
+  <td>caching (cold)</td>
+  <td>caching max_split_size=128MiB (cold)</td>
   $ gmsim compare synth.db --trace '*128' -p async,tlsf --param async.release_threshold=none,1EiB \
   >   --param tlsf.arena=1536MiB | grep -E '^(async|tlsf) ' | cut -c 1-30
   async release_threshold=none  
@@ -79,9 +80,9 @@ of the sweep shares go first:
   $ gmsim report long.db synth.db -o long.html
   wrote 'long.html': 2 traces, 6 runs
   $ grep -o '<td class="win"><span title="[^"]*">[^<]*</span>' long.html | sort -u
-  <td class="win"><span title="caching max_non_split_rounding=64MiB garbage_collection_threshold=0.5 expandable_segments=true">caching garbage_collection_thresh…=0.5 …</span>
-  $ grep -o '<text[^>]*>caching garbage_collection_thresh…=0.5 …<title>[^<]*</title>' long.html | sed 's/<text[^>]*>//' | sort -u
-  caching garbage_collection_thresh…=0.5 …<title>caching max_non_split_rounding=64MiB garbage_collection_threshold=0.5 expandable_segments=true</title>
+  <td class="win"><span title="caching max_non_split_rounding=64MiB garbage_collection_threshold=0.5 expandable_segments=true (cold)">caching garbage_c…=0.5 expandabl…=true …</span>
+  $ grep -o '<text[^>]*>caching garbage_c…=0.5 expandabl…=true …<title>[^<]*</title>' long.html | sed 's/<text[^>]*>//' | sort -u
+  caching garbage_c…=0.5 expandabl…=true …<title>caching max_non_split_rounding=64MiB garbage_collection_threshold=0.5 expandable_segments=true (cold)</title>
   $ grep -c '18446744073709551615\|max_non_split_rounding=67108864' long.html
   0
   [1]

@@ -31,8 +31,8 @@ nobody where setpriv is present):
   $ $as gmsim replay ro/s.db --policy buddy | cut -c1-30
   trace 'random': 100000 events,
   
-  policy  peak reserved  peak al
-  buddy        5.00 GiB        4
+  policy  start  peak reserved  
+  buddy   cold        5.00 GiB  
   $ $as gmsim export ro/s.db -o - | wc -l
   100001
   $ ls ro

@@ -9,8 +9,8 @@ column, is a measured time: sed drops it):
   $ gmsim replay t.db --policy buddy | sed 's/ *[0-9.]*$//'
   trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every policy)
   
-  policy  peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag       waste  dev mallocs  dev frees  dev time  ooms  ns/event
-  buddy        2.00 GiB        1.27 GiB  63.3%       42.7%   +134.0%      36.7%     31.8%  424.79 MiB            2          0    0.5 ms     0
+  policy  start  peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag       waste  dev mallocs  dev frees  dev time  ooms  ns/event
+  buddy   cold        2.00 GiB        1.27 GiB  63.3%       42.7%   +134.0%      36.7%     31.8%  424.79 MiB            2          0    0.5 ms     0
 
 A policy's figures do not depend on which other policies run beside it:
 
@@ -57,6 +57,7 @@ resolved parameter and exactly the metrics of docs/metrics.md:
           "arena": 268435456,
           "release": "empty"
         },
+        "start": "cold",
         "metrics": {
           "peak_requested": 917775268,
           "peak_allocated": [0-9.e+-]+, (re)
@@ -89,7 +90,7 @@ A finite device: requests beyond it are OOMs, a result and not an error:
   $ gmsim replay t.db --policy native,buddy --capacity 1536MiB | sed 's/ *[0-9.]*$//'
   trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every policy), capacity 1.50 GiB
   
-  policy +peak reserved +peak allocated +util +efficiency +overhead +frag@peak +ext frag +waste +dev mallocs +dev frees +dev time +ooms +ns/event (re)
+  policy +start +peak reserved +peak allocated +util +efficiency +overhead +frag@peak +ext frag +waste +dev mallocs +dev frees +dev time +ooms +ns/event (re)
   native .* 0 (re)
   buddy .* [1-9][0-9]* (re)
   'native' margin [0-9.]+ [KMG]iB = 1.50 GiB - peak .* (re)
@@ -99,6 +100,7 @@ A finite device: requests beyond it are OOMs, a result and not an error:
   at the first OOM of 'buddy' (event 191): a request of 45.32 MiB on stream 0; 1.00 GiB reserved of 1.50 GiB, 973.29 MiB in live blocks (741.87 MiB requested)
     (policy 'buddy' does not show its segments)
     would fit (from an empty allocator, on the same device): --policy tlsf, peak 1.07 GiB; also: caching, bfc, pool, async
+    it fits on a device of 2.00 GiB or more (its peak reserved on an unlimited device, cold)
 
 --check runs every policy's invariant checks after every event:
 
