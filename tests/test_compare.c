@@ -480,3 +480,28 @@ Test(compare, trace_match_is_a_name_or_a_glob)
     cr_expect(!gm_trace_match("run[1]", "run[2]"));
     cr_expect(gm_trace_match("run[12]", "run2"));
 }
+
+/* A stored run's start (issue 28, item 5): its metrics' "start" member;
+ * a run stored before starts were kept reads as its parameters said. */
+Test(compare, stored_run_start_reads_old_runs_as_their_params)
+{
+    uint64_t unfit = 1;
+    cr_expect_eq(gm_run_start("caching", "{\"start\":\"recorded\"}", "{\"ooms\":0}", &unfit), 1);
+    cr_expect_eq(unfit, 0);
+    cr_expect_eq(gm_run_start("caching", "{\"start\":\"empty\"}", "{\"ooms\":0}", NULL), 0);
+    cr_expect_eq(gm_run_start("bfc", "{}", "{\"ooms\":0}", NULL), 0);
+    cr_expect_eq(gm_run_start("caching", "{\"start\":\"recorded\"}",
+                              "{\"ooms\":0,\"start\":\"cold\",\"layout_unfit\":7235174400}", &unfit),
+                 0);
+    cr_expect_eq(unfit, UINT64_C(7235174400));
+    cr_expect_eq(gm_run_start("caching", "{\"start\":\"empty\"}", "{\"start\":\"warm\"}", NULL), 1);
+    /* the result JSON carries it before the plan */
+    gm_metrics_t m;
+    memset(&m, 0, sizeof m);
+    char *j = gm_run_result_json(&m, NULL, 0, 42);
+    cr_assert_not_null(j);
+    cr_expect(strstr(j, "\"start\":\"cold\",\"layout_unfit\":42}") != NULL, "%s", j);
+    cr_expect_eq(gm_run_start("caching", "{\"start\":\"recorded\"}", j, &unfit), 0);
+    cr_expect_eq(unfit, 42);
+    free(j);
+}
