@@ -31,6 +31,7 @@
 #include "gmsim/json.h"
 #include "base/jsonfmt.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -281,8 +282,13 @@ static int pk_need(pk_dec_t *d, size_t n)
 static uint64_t pk_le(const uint8_t *s, int n)
 {
     uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    assert(n >= 0 && n <= 8);
+    memcpy(&v, s, (size_t)n); /* the pickle's order is the host's */
+#else
     for (int i = n - 1; i >= 0; i--)
         v = v << 8 | s[i];
+#endif
     return v;
 }
 
