@@ -152,36 +152,6 @@ void gm__cli_torch_json(gm_json_t *j, const gm_torch_advice_t *a)
     gm_json_end_object(j);
 }
 
-/* Whether line l (up to its newline) contains s. */
-static int advice_line_has(const char *l, const char *s)
-{
-    const char *hit = strstr(l, s);
-    return hit != NULL && hit < l + strcspn(l, "\n");
-}
-
-/* The frame to show of a frames text (one "file:line:function" a line,
- * innermost first): the first in Python code (the application's), else
- * the first outside the allocator itself, else the first.  At most len. */
-static void advice_frame(const char *frames, char *buf, size_t len)
-{
-    const char *outside = NULL;
-    for (const char *l = frames; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0')) {
-        if (advice_line_has(l, ".py:")) {
-            outside = l;
-            break;
-        }
-        if (outside == NULL && !advice_line_has(l, "Allocator"))
-            outside = l;
-    }
-    if (outside != NULL)
-        frames = outside;
-    size_t n = strcspn(frames, "\n");
-    if (n >= len)
-        n = len - 1;
-    memcpy(buf, frames, n);
-    buf[n] = '\0';
-}
-
 static int advice_block_cmp(const void *x, const void *y)
 {
     const gm_oom_block_t *a = *(gm_oom_block_t *const *)x, *b = *(gm_oom_block_t *const *)y;
@@ -244,7 +214,7 @@ void gm__cli_oom_print(const gm_oom_report_t *o)
                     printf(" allocation %" PRIu64 " (event %" PRIu64 ")", b->id, b->event);
                     if (b->frames) {
                         char f[160];
-                        advice_frame(b->frames, f, sizeof f);
+                        gm_site_frame(b->frames, f, sizeof f);
                         printf(" %s", f);
                     }
                 } else {

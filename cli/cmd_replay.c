@@ -544,6 +544,14 @@ static void replay_json_oom(gm_json_t *j, const gm_oom_report_t *o)
                 gm_json_u64(j, b->id);
             else
                 gm_json_null(j);
+            gm_json_key(j, "site"); /* the frame the text and the report show */
+            if (b->frames) {
+                char f[512];
+                gm_site_frame(b->frames, f, sizeof f);
+                gm_json_str(j, f);
+            } else {
+                gm_json_null(j);
+            }
             gm_json_key(j, "frames");
             if (b->frames)
                 gm_json_str(j, b->frames);

@@ -82,6 +82,83 @@ static int advice_set(gm_params_t *dst, const char *name, const char *const *kv,
     return rc;
 }
 
+/* ---- the frame to show of a stack ------------------------------------------------- */
+
+/* Whether line[0..len) contains needle. */
+static int advice_line_has(const char *line, size_t len, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= len; i++)
+        if (memcmp(line + i, needle, k) == 0)
+            return 1;
+    return 0;
+}
+
+/* A Python frame of the application: a .py file named by an absolute path
+ * outside installed packages, or by a bare file name (a script run from its
+ * folder).  Snapshots write the frames of installed packages relative to
+ * site-packages ("torch/nn/modules/module.py:1750:_call_impl",
+ * "einops/einops.py:916:einsum"), so a relative path with a folder is a
+ * package's, and the standard library sits under ".../lib/pythonX.Y/". */
+static int advice_user_frame(const char *line, size_t len)
+{
+    size_t path = 0;
+    while (path + 4 <= len && memcmp(line + path, ".py:", 4) != 0)
+        path++;
+    if (path + 4 > len)
+        return 0;
+    if (advice_line_has(line, path, "site-packages/") ||
+        advice_line_has(line, path, "dist-packages/") || advice_line_has(line, path, "/lib/python"))
+        return 0;
+    return line[0] == '/' || !advice_line_has(line, path, "/");
+}
+
+size_t gm_site_frame(const char *frames, char *buf, size_t len)
+{
+    if (len == 0)
+        return 0;
+    const char *pick = NULL, *py = NULL, *node = NULL;
+    size_t pick_len = 0, py_len = 0, node_len = 0;
+    for (const char *p = frames ? frames : ""; *p && pick == NULL;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n && advice_user_frame(p, n)) {
+            pick = p;
+            pick_len = n;
+        } else if (n && py == NULL && advice_line_has(p, n, ".py:")) {
+            py = p;
+            py_len = n;
+        } else if (n && node == NULL && advice_line_has(p, n, "Backward")) {
+            node = p;
+            node_len = n;
+        }
+        p += n + (nl != NULL);
+    }
+    if (pick == NULL && py) {
+        pick = py;
+        pick_len = py_len;
+    }
+    if (pick == NULL && node) {
+        pick = node;
+        pick_len = node_len;
+    }
+    if (pick == NULL) {
+        pick = frames ? frames : "";
+        pick_len = strcspn(pick, "\n");
+    }
+    if (!advice_line_has(pick, pick_len, ".py:")) { /* a C++ frame without its arguments */
+        size_t paren = 0;
+        while (paren < pick_len && pick[paren] != '(')
+            paren++;
+        pick_len = paren;
+    }
+    if (pick_len >= len)
+        pick_len = len - 1;
+    memcpy(buf, pick, pick_len);
+    buf[pick_len] = '\0';
+    return pick_len;
+}
+
 int gm_policy_has_start(const gm_policy_ops_t *ops)
 {
     for (size_t i = 0; i < ops->nparams; i++)

@@ -398,87 +398,15 @@ static int report_mark_kind(const char *tag)
     return REPORT_MARK_OTHER;
 }
 
-/* Whether line[0..len) contains needle. */
-static int report_line_has(const char *line, size_t len, const char *needle)
-{
-    size_t k = strlen(needle);
-    for (size_t i = 0; i + k <= len; i++)
-        if (memcmp(line + i, needle, k) == 0)
-            return 1;
-    return 0;
-}
-
-/* A Python frame of the application: a .py file named by an absolute path
- * outside installed packages, or by a bare file name (a script run from its
- * folder).  Snapshots write the frames of installed packages relative to
- * site-packages ("torch/nn/modules/module.py:1750:_call_impl",
- * "einops/einops.py:916:einsum"), so a relative path with a folder is a
- * package's. */
-static int report_user_frame(const char *line, size_t len)
-{
-    size_t path = 0;
-    while (path + 4 <= len && memcmp(line + path, ".py:", 4) != 0)
-        path++;
-    if (path + 4 > len)
-        return 0;
-    if (report_line_has(line, path, "site-packages/") ||
-        report_line_has(line, path, "dist-packages/") || report_line_has(line, path, "/lib/python"))
-        return 0;
-    return line[0] == '/' || !report_line_has(line, path, "/");
-}
-
-/* The site of a stack (innermost frame first, one a line): its innermost
- * frame of the application, else its innermost Python frame, else (a C++
- * stack, such as autograd's backward thread) its innermost autograd node
- * ("...BmmBackward0::apply"), else its innermost frame; a C++ frame without
- * its argument list.  Returns a malloc'd line, NULL when out of memory. */
+/* The site of a stack (gm_site_frame), malloc'd, at most REPORT_LINE_CHARS;
+ * NULL when out of memory. */
 static char *report_site_frame(const char *text)
 {
     if (text == NULL)
         return strdup("(no frames recorded)");
-    const char *pick = NULL, *py = NULL, *node = NULL;
-    size_t pick_len = 0, py_len = 0, node_len = 0;
-    for (const char *p = text; *p && pick == NULL;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len && report_user_frame(p, len)) {
-            pick = p;
-            pick_len = len;
-        } else if (len && py == NULL && report_line_has(p, len, ".py:")) {
-            py = p;
-            py_len = len;
-        } else if (len && node == NULL && report_line_has(p, len, "Backward")) {
-            node = p;
-            node_len = len;
-        }
-        p += len + (nl != NULL);
-    }
-    if (pick == NULL && py) {
-        pick = py;
-        pick_len = py_len;
-    }
-    if (pick == NULL && node) {
-        pick = node;
-        pick_len = node_len;
-    }
-    if (pick == NULL) {
-        pick = text;
-        pick_len = strcspn(text, "\n");
-    }
-    if (!report_line_has(pick, pick_len, ".py:")) {
-        size_t paren = 0;
-        while (paren < pick_len && pick[paren] != '(')
-            paren++;
-        pick_len = paren;
-    }
-    if (pick_len > REPORT_LINE_CHARS)
-        pick_len = REPORT_LINE_CHARS;
-    char *out = malloc(pick_len + 1);
-    if (out) {
-        memcpy(out, pick, pick_len);
-        out[pick_len] = '\0';
-    }
-    return out;
+    char buf[REPORT_LINE_CHARS + 1];
+    gm_site_frame(text, buf, sizeof buf);
+    return strdup(buf);
 }
 
 /* Frames as shown: each line cut at REPORT_LINE_CHARS, at most

@@ -367,3 +367,35 @@ Test(advice, oom_explained_on_a_real_snapshot_with_frames)
     gm_params_release(&p);
     gm_store_close(s);
 }
+
+/* The frame a blocker or a site is named by (gm_site_frame): the user's
+ * line, not PyTorch's, a package's or the standard library's; in a C++
+ * stack (autograd's backward thread) the autograd node, without its
+ * arguments. */
+Test(advice, site_frame_is_the_users_code)
+{
+    char f[128];
+    const char *py = "??:0:at::detail::empty_strided_cuda(c10::ArrayRef<long>)\n"
+                     "torch/functional.py:373:einsum\n"
+                     "/usr/lib/python3.12/contextlib.py:81:inner\n"
+                     "/home/me/model.py:427:forward\n"
+                     "torch/nn/modules/module.py:1750:_call_impl\n";
+    gm_site_frame(py, f, sizeof f);
+    cr_assert_str_eq(f, "/home/me/model.py:427:forward");
+    const char *script = "torch/functional.py:373:einsum\ntrain.py:12:<module>\n";
+    gm_site_frame(script, f, sizeof f);
+    cr_assert_str_eq(f, "train.py:12:<module>");
+    const char *lib = "??:0:at::native::empty(long)\ntorch/functional.py:373:einsum\n";
+    gm_site_frame(lib, f, sizeof f); /* no user frame: the innermost Python one */
+    cr_assert_str_eq(f, "torch/functional.py:373:einsum");
+    const char *bwd = "??:0:at::detail::empty_cuda(c10::ArrayRef<long>)\n"
+                      "??:0:torch::autograd::generated::BmmBackward0::apply(std::vector<at::Tensor>&&)\n";
+    gm_site_frame(bwd, f, sizeof f);
+    cr_assert_str_eq(f, "??:0:torch::autograd::generated::BmmBackward0::apply");
+    gm_site_frame("??:0:at::cuda::getNewWorkspace()", f, sizeof f);
+    cr_assert_str_eq(f, "??:0:at::cuda::getNewWorkspace");
+    gm_site_frame(NULL, f, sizeof f);
+    cr_assert_str_eq(f, "");
+    cr_assert_eq(gm_site_frame(py, f, 8), 7, "cut to the buffer");
+    cr_assert_str_eq(f, "/home/m");
+}

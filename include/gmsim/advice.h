@@ -165,6 +165,16 @@ int gm_oom_explain(gm_store_t *s, const char *name, const gm_params_t *set,
                    const gm_replay_config_t *cfg, gm_oom_report_t *out, gm_error_t *err);
 void gm_oom_report_release(gm_oom_report_t *r);
 
+/* The frame to show of a stack (frames one a line, innermost first, as
+ * the store keeps them): its innermost frame of the application (a .py
+ * file outside installed packages and Python's standard library), else
+ * its innermost Python frame, else its innermost autograd node
+ * ("...Backward0::apply"), else its innermost frame; a C++ frame without
+ * its argument list.  Written to buf (at most len − 1 bytes and a NUL;
+ * frames NULL gives ""); returns its length.  The text, JSON ("site") and
+ * HTML outputs all name a block or a site by it. */
+size_t gm_site_frame(const char *frames, char *buf, size_t len);
+
 GM_API_END
 
 #endif

@@ -83,8 +83,8 @@ recorded frames; here no setting of the grid would have fit either:
     segment 0x10df5e00000, 100.00 MiB (large pool, stream 0): 75.00 MiB free in 1 block (largest 75.00 MiB), pinned by 1 live block
        25.00 MiB at +0 B          allocation 7068 (event 13724) /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:84:step
     segment 0x10494400000, 158.00 MiB (large pool, stream 0): 28.34 MiB free in 2 blocks (largest 24.53 MiB), pinned by 2 live blocks
-       97.66 MiB at +56.53 MiB    allocation 2414 (event 3888) ??:0:at::detail::empty_cuda(c10::ArrayRef<long>, c10::ScalarType, std::optional<c10::Device>, std::
-       32.00 MiB at +24.53 MiB    allocation 2413 (event 3887) :0:at::cuda::getNewWorkspace()
+       97.66 MiB at +56.53 MiB    allocation 2414 (event 3888) ??:0:torch::autograd::generated::BmmBackward0::apply
+       32.00 MiB at +24.53 MiB    allocation 2413 (event 3887) ??:0:torch::autograd::generated::BmmBackward0::apply
     segment 0x107d9c00000, 98.00 MiB (large pool, stream 0): 23.00 MiB free in 1 block (largest 23.00 MiB), pinned by 3 live blocks
        25.00 MiB at +0 B          allocation 5939 (event 11777) /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:82:step
        25.00 MiB at +25.00 MiB    allocation 5940 (event 11778) /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:84:step
