@@ -2,6 +2,11 @@
  * formats/torch.c — the PyTorch memory snapshot importer (gmsim/torch.h,
  * docs/formats.md for users).
  *
+ * Why above 1,500 lines: the rewinder's state already lives in
+ * formats/torch_state.c; what is left (reading the snapshot, undoing its
+ * entries, frames, writing a device's trace) shares one importer state, and
+ * its split into formats/torch/ is issue 31's next step.
+ *
  * Input: the pickle of torch.cuda.memory._snapshot() (PyTorch >= 2.0): a
  * dict with `segments` (the allocator's state when the snapshot was taken:
  * segments and the blocks tiling them) and `device_traces` (per device, a

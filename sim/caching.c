@@ -2,6 +2,12 @@
  * sim/caching.c — PyTorch's CUDA caching allocator (the native backend of
  * c10/cuda/CUDACachingAllocator.cpp, PyTorch 2.x), as a policy.
  *
+ * Why above 1,500 lines: one policy's private state (its treaps, free sets,
+ * expandable segments and the starting layout) is what every section
+ * touches, and a policy keeps everything static but its ops table (design.md,
+ * "Adding a policy"); splitting it along its sections with an internal
+ * header is issue 31's next step, before the recorded-OOM path grows it.
+ *
  * The rules (docs/policies.md, `caching`, for users; the original is the
  * authority, this is our own code; the size rules — rounding, pool, segment
  * size, split, page — are sim/torch_rules.h's, shared with the snapshot
