@@ -1,11 +1,13 @@
 /*
  * report/html.c — the report as one HTML page: its sections, the heat map,
  * the contents, the allocation sites, the table of every run, and the
- * page's CSS and script.
+ * page around them.
  *
- * Output.  One HTML file, no reference to anything outside it: inline CSS,
- * SVG drawn by report/svg.c (no xmlns attribute needed inline), one inline script
- * (the table sort, the hover, the legend toggles and a #selftest).  Links
+ * Output.  One HTML file, no reference to anything outside it: inline CSS
+ * (report/page.css), SVG drawn by report/svg.c (no xmlns attribute needed
+ * inline), one inline script (report/page.js: the table sort, the hover,
+ * the legend toggles and a #selftest); both files are embedded at build
+ * time (cmake/embed.cmake).  Links
  * are fragments only (the contents, the heat map's rows).  Every text from
  * a store goes through report_esc, which also writes ':' as a character
  * reference, so no text from a trace can form a URL scheme, a tag or an
@@ -36,6 +38,10 @@
 #include "gmsim/advice.h"
 #include "gmsim/version.h"
 #include "report/report.h"
+/* The page's style and script (report/page.css, report/page.js), C arrays
+ * made at build time by cmake/embed.cmake. */
+#include "report/page_css.h"
+#include "report/page_js.h"
 
 /* A planner's plan as the report shows it: "optimal" (proved), else the
  * status and how far above the lower bound it may be; "" without a plan. */
@@ -436,214 +442,15 @@ static void report_metrics_table(report_t *R)
     fputs("</tbody></table></div></section>\n", f);
 }
 
-static const char report_css[] =
-    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
-    "max-width:1100px;padding:0 16px 40px;color:#222}"
-    "h1{margin:18px 0 4px}h2{border-bottom:1px solid #ccc;padding-bottom:3px;margin-top:32px}"
-    "h3{margin:22px 0 6px;font-size:15px}"
-    "table{border-collapse:collapse;font-size:13px}td,th{padding:3px 8px;border-bottom:1px "
-    "solid #e4e4e4;text-align:right;white-space:nowrap}td:first-child,th:first-child{text-align:"
-    "left}th{background:#f3f3f3;cursor:pointer;user-select:none}td.win{font-weight:600;"
-    "text-align:left}.wide{overflow-x:auto}"
-    "svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}"
-    ".grid{stroke:#e6e6e6}.ax{font-size:11px;fill:#555}.lb{font-size:12px;fill:#222}"
-    ".load{stroke:#000;stroke-dasharray:6 4;stroke-width:1.2}"
-    ".bound{stroke:#9467bd;stroke-dasharray:2 3;stroke-width:1.5}"
-    ".s-req{fill:#9aa9b8}.s-int{fill:#f2a541}.s-ext{fill:#d64545}.s-free{fill:#9fd49f}"
-    ".legend{font-size:12px;margin:4px 0 10px}.lg{margin-right:14px;white-space:nowrap}"
-    ".note{color:#666}figure{margin:10px 0}figcaption{font-weight:600}"
-    "a{color:#1f5fa8;text-decoration:none}a:hover{text-decoration:underline}"
-    "#toc{background:#f7f7f7;border:1px solid #e4e4e4;padding:6px 12px;margin:12px 0;"
-    "font-size:13px}#toc ol{display:flex;flex-wrap:wrap;gap:2px 20px;margin:4px 0 2px;"
-    "padding-left:18px}"
-    ".tip{position:fixed;display:none;z-index:10;pointer-events:none;background:#fff;"
-    "border:1px solid #bbb;border-radius:4px;box-shadow:0 2px 6px rgba(0,0,0,.15);"
-    "padding:5px 8px;font-size:12px;max-width:460px}.tip .th{font-weight:600;margin-bottom:2px}"
-    ".tip .tr{display:flex;align-items:center;white-space:nowrap}.tip .tr b{margin-left:auto;"
-    "padding-left:14px}.tip .dd{color:#555}"
-    ".sw{display:inline-block;width:9px;height:9px;margin-right:5px;border-radius:2px}"
-    ".lg{cursor:pointer;user-select:none}.lg.off{opacity:.35;text-decoration:line-through}"
-    ".hid{display:none}svg.ln{cursor:crosshair}.cross{stroke:#888;stroke-width:.6}"
-    ".xa{stroke:#999}.marks path{fill:none}.mk-g{stroke:#c8c8c8;stroke-dasharray:3 3}"
-    "path.mk-s{stroke:#333;stroke-width:1.5}path.mk-f{stroke:#2a7f3f;stroke-width:1.5}"
-    "path.mk-b{stroke:#b5541c;stroke-width:1.5}path.mk-o{stroke:#aaa}text.mk-s{font-size:10px;fill:#333}"
-    "text.mk-f{font-size:10px;fill:#2a7f3f;font-weight:600}text.mk-b{font-size:10px;"
-    "fill:#b5541c;font-weight:600}"
-    "table.heat td{text-align:center;min-width:58px;border:1px solid #fff}"
-    "table.heat td:first-child{text-align:left;border:0;border-bottom:1px solid #e4e4e4}"
-    "table.heat th{cursor:default;text-align:center}table.heat td.win{font-weight:700;"
-    "text-align:center}table.heat td.oom{background:repeating-linear-gradient(45deg,#eee,"
-    "#eee 4px,#ddd 4px,#ddd 8px);color:#a00}table.heat td.na{color:#bbb}"
-    "table.heat td.ref{background:#f1f1f1;color:#777}"
-    ".sites summary{cursor:pointer;padding:2px 0;font-size:13px}details.site{border-bottom:"
-    "1px solid #eee}.sb{display:inline-block;width:110px;height:8px;background:#eee;"
-    "margin:0 8px 0 4px}.sb span{display:block;height:100%;background:#5b8bd0}"
-    ".sv{display:inline-block;width:76px;text-align:right}.sp{display:inline-block;width:52px;"
-    "text-align:right;color:#555}.sc{display:inline-block;width:150px;padding-left:10px;"
-    "color:#666;font-size:12px}.site code{font-size:12px}details.stack{margin:2px 0 2px 30px}"
-    "details.stack summary{font-size:12px;color:#444}pre.frames{font-size:11px;"
-    "margin:2px 0 6px 14px;white-space:pre-wrap;word-break:break-all;background:#fafafa;"
-    "padding:4px 6px}";
-
-static const char report_js[] =
-    "document.querySelectorAll('table.sortable th').forEach(function(th){"
-    "th.addEventListener('click',function(){var t=th.closest('table'),i=th.cellIndex,"
-    "b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows),asc=th.dataset.dir!=='asc';"
-    "th.dataset.dir=asc?'asc':'desc';rows.sort(function(a,c){var x=a.cells[i],y=c.cells[i];"
-    "var p=x.dataset.v!==undefined?parseFloat(x.dataset.v):x.textContent,"
-    "q=y.dataset.v!==undefined?parseFloat(y.dataset.v):y.textContent;"
-    "return (p<q?-1:p>q?1:0)*(asc?1:-1);});rows.forEach(function(r){b.appendChild(r);});});});";
-
-/* Hover, legend toggles and the #selftest of the charts (tests/test_report.c
- * loads the page with #selftest in headless Chromium and reads its result).
- * Texts from the page reach the hover through textContent only. */
-static const char report_js_ui[] =
-    "(function(){\n"
-    "'use strict';\n"
-    "var U=['KiB','MiB','GiB','TiB','PiB','EiB'];\n"
-    "/* Bytes as gmsim writes them (gm_format_size): 512 B, 1.50 GiB; ties to even, as printf. */\n"
-    "function size(b){\n"
-    "if(b<1024)return b+' B';\n"
-    "var u=0,v=b/1024;\n"
-    "while(u+1<U.length&&v>=1023.995){v/=1024;u++;}\n"
-    "var c=v*100,r=Math.round(c);\n"
-    "if(r-c===0.5&&r%2)r--;\n"
-    "return (r/100).toFixed(2)+' '+U[u];\n"
-    "}\n"
-    "function fmt(u,v){return u==='%'?(v*100).toFixed(1)+'%':size(v);}\n"
-    "/* A list attribute's numbers; a series' data-v is delta-coded in units of its data-q. */\n"
-    "function nums(el,a){\n"
-    "var k='_'+a;if(el[k])return el[k];\n"
-    "var v=(el.getAttribute(a)||'').split(' ').map(Number),q=el.getAttribute('data-q');\n"
-    "if(a==='data-v'&&q){q=+q;for(var i=0,s=0;i<v.length;i++){s+=v[i];v[i]=s*q;}}\n"
-    "return (el[k]=v);\n"
-    "}\n"
-    "var tip=document.createElement('div');\n"
-    "tip.className='tip';tip.setAttribute('role','tooltip');document.body.appendChild(tip);\n"
-    "function line(cls,color,name,value,key){\n"
-    "var d=document.createElement('div');d.className=cls;if(key)d.setAttribute('data-s',key);\n"
-    "if(color){var s=document.createElement('span');s.className='sw';s.style.background=color;d.appendChild(s);}\n"
-    "var n=document.createElement('span');n.textContent=name;d.appendChild(n);\n"
-    "if(value!==undefined){var b=document.createElement('b');b.textContent=value;d.appendChild(b);}\n"
-    "tip.appendChild(d);\n"
-    "}\n"
-    "function place(ev){\n"
-    "tip.style.display='block';\n"
-    "var x=ev.clientX+14,y=ev.clientY+14,w=tip.offsetWidth,h=tip.offsetHeight;\n"
-    "if(x+w>innerWidth-4)x=Math.max(4,ev.clientX-14-w);\n"
-    "if(y+h>innerHeight-4)y=Math.max(4,ev.clientY-14-h);\n"
-    "tip.style.left=x+'px';tip.style.top=y+'px';\n"
-    "}\n"
-    "function hide(){tip.style.display='none';}\n"
-    "/* Line charts: the point of each visible series nearest the pointer in x. */\n"
-    "function lineHover(svg,ev){\n"
-    "var m=svg.getScreenCTM();if(!m)return;\n"
-    "var p=svg.createSVGPoint();p.x=ev.clientX;p.y=ev.clientY;p=p.matrixTransform(m.inverse());\n"
-    "var ns=svg.namespaceURI,g=svg.querySelector('g.hov');\n"
-    "if(!g){g=document.createElementNS(ns,'g');g.setAttribute('class','hov');svg.appendChild(g);}\n"
-    "while(g.firstChild)g.removeChild(g.firstChild);\n"
-    "tip.textContent='';\n"
-    "var head=null,at=0,rows=[],u=svg.getAttribute('data-u'),all=svg.querySelectorAll('polyline.sr');\n"
-    "for(var i=0;i<all.length;i++){\n"
-    "var pl=all[i];if(pl.classList.contains('hid'))continue;\n"
-    "var pts=pl.points,n=pts.numberOfItems;if(!n)continue;\n"
-    "var lo=0,hi=n-1;\n"
-    "while(lo<hi){var mid=(lo+hi)>>1;if(pts.getItem(mid).x<p.x)lo=mid+1;else hi=mid;}\n"
-    "if(lo>0&&p.x-pts.getItem(lo-1).x<=pts.getItem(lo).x-p.x)lo--;\n"
-    "var q=pts.getItem(lo),ev_=pl.hasAttribute('data-e')?nums(pl,'data-e'):nums(svg,'data-e');\n"
-    "if(head===null){\n"
-    "head=svg.getAttribute('data-xn')+' '+ev_[lo];at=ev_[lo];\n"
-    "var x=document.createElementNS(ns,'line');\n"
-    "x.setAttribute('x1',q.x);x.setAttribute('x2',q.x);x.setAttribute('y1',0);x.setAttribute('y2',svg.viewBox.baseVal.height);\n"
-    "x.setAttribute('class','cross');g.appendChild(x);\n"
-    "}\n"
-    "var c=document.createElementNS(ns,'circle');\n"
-    "c.setAttribute('cx',q.x);c.setAttribute('cy',q.y);c.setAttribute('r',3.5);c.setAttribute('fill',pl.getAttribute('stroke'));\n"
-    "g.appendChild(c);\n"
-    "rows.push([nums(pl,'data-v')[lo],pl]);\n"
-    "}\n"
-    "if(head===null){hide();return;}\n"
-    "/* Highest first, as the lines lie on the chart. */\n"
-    "rows.sort(function(a,b){return b[0]-a[0];});\n"
-    "rows.forEach(function(r){line('tr',r[1].getAttribute('stroke'),r[1].getAttribute('data-n'),fmt(u,r[0]),r[1].getAttribute('data-s'));});\n"
-    "/* The last mark at or before the point: where in the step it is. */\n"
-    "var mk=svg.querySelectorAll('.marks path[data-e]'),last=null,le=-1;\n"
-    "for(var k=0;k<mk.length;k++){var es=nums(mk[k],'data-e');for(var j=0;j<es.length&&es[j]<=at;j++)if(es[j]>le){le=es[j];last=mk[k];}}\n"
-    "var h=document.createElement('div');h.className='th';\n"
-    "h.textContent=head+(last?' · after '+last.getAttribute('data-n')+' (event '+le+')':'');\n"
-    "tip.insertBefore(h,tip.firstChild);\n"
-    "place(ev);\n"
-    "}\n"
-    "document.querySelectorAll('svg.ln').forEach(function(svg){\n"
-    "svg.addEventListener('mousemove',function(ev){lineHover(svg,ev);});\n"
-    "svg.addEventListener('mouseleave',function(){hide();var g=svg.querySelector('g.hov');if(g)g.textContent='';});\n"
-    "});\n"
-    "/* Bars, waste segments, heat map cells, site sizes: their own value. */\n"
-    "function valued(t){return t&&t.closest?t.closest('[data-n][data-v]:not(polyline)'):null;}\n"
-    "document.addEventListener('mouseover',function(ev){\n"
-    "var t=valued(ev.target);if(!t)return;\n"
-    "tip.textContent='';\n"
-    "line('th',null,t.getAttribute('data-n'));\n"
-    "line('tr',null,'',size(+t.getAttribute('data-v')));\n"
-    "if(t.getAttribute('data-d'))line('dd',null,t.getAttribute('data-d'));\n"
-    "place(ev);\n"
-    "});\n"
-    "document.addEventListener('mouseout',function(ev){if(valued(ev.target))hide();});\n"
-    "/* Legend: an entry hides or shows every element of its figure with its key. */\n"
-    "function toggle(lg){\n"
-    "var fig=lg.closest('figure');if(!fig)return;\n"
-    "var off=lg.classList.toggle('off'),keys={};\n"
-    "lg.setAttribute('aria-pressed',off?'false':'true');\n"
-    "fig.querySelectorAll('.lg.off').forEach(function(l){keys[l.getAttribute('data-s')]=1;});\n"
-    "fig.querySelectorAll('svg [data-s]').forEach(function(el){\n"
-    "el.classList.toggle('hid',el.getAttribute('data-s').split(' ').some(function(k){return keys[k];}));\n"
-    "});\n"
-    "}\n"
-    "document.querySelectorAll('.lg[data-s]').forEach(function(lg){\n"
-    "lg.addEventListener('click',function(){toggle(lg);});\n"
-    "lg.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();toggle(lg);}});\n"
-    "});\n"
-    "/* #selftest: drive the handlers above with real events and write what the\n"
-    " * page shows into a pre element, id selftest (tests/test_report.c reads it). */\n"
-    "function selftest(){\n"
-    "var out=[];function put(k,v){out.push(k+'='+v);}\n"
-    "try{\n"
-    "var fig=document.querySelector('#memory-over-time figure'),svg=fig.querySelector('svg.ln');\n"
-    "var lg=fig.querySelector('.lg[data-s=\"r0\"]'),pl=svg.querySelector('polyline[data-s=\"r0\"]');\n"
-    "var al=svg.querySelector('polyline[data-s=\"r0 al\"]'),v=nums(pl,'data-v'),i=0;\n"
-    "for(var k=1;k<v.length;k++)if(v[k]>v[i])i=k;\n"
-    "var q=pl.points.getItem(i),pt=svg.createSVGPoint();\n"
-    "pt.x=q.x;pt.y=q.y;pt=pt.matrixTransform(svg.getScreenCTM());\n"
-    "function move(){svg.dispatchEvent(new MouseEvent('mousemove',{bubbles:true,clientX:pt.x,clientY:pt.y}));}\n"
-    "move();\n"
-    "var r=tip.querySelector('[data-s=\"r0\"] b');\n"
-    "put('series',pl.getAttribute('data-n'));put('value',v[i]);put('tip',r?r.textContent:'');\n"
-    "put('tip-display',getComputedStyle(tip).display);\n"
-    "lg.dispatchEvent(new MouseEvent('click',{bubbles:true}));\n"
-    "put('hidden',getComputedStyle(pl).display);put('hidden-allocated',getComputedStyle(al).display);\n"
-    "put('legend-pressed',lg.getAttribute('aria-pressed'));\n"
-    "move();put('tip-after-hide',tip.querySelector('[data-s=\"r0\"]')?'present':'absent');\n"
-    "lg.dispatchEvent(new MouseEvent('click',{bubbles:true}));\n"
-    "put('shown',getComputedStyle(pl).display);\n"
-    "var bar=document.querySelector('#peak-reserved svg rect[data-v]');\n"
-    "bar.dispatchEvent(new MouseEvent('mouseover',{bubbles:true,clientX:20,clientY:20}));\n"
-    "put('bar',bar.getAttribute('data-n'));put('bar-tip',(tip.querySelector('b')||{}).textContent);\n"
-    "bar.dispatchEvent(new MouseEvent('mouseout',{bubbles:true}));\n"
-    "put('bar-tip-after-out',getComputedStyle(tip).display);\n"
-    "}catch(e){put('error',e);}\n"
-    "var pre=document.createElement('pre');pre.id='selftest';pre.textContent=out.join('\\n');\n"
-    "document.body.appendChild(pre);\n"
-    "}\n"
-    "if(location.hash==='#selftest')selftest();\n"
-    "})();\n";
-
 int report_html(report_t *R)
 {
     FILE *f = R->f;
     const char *title = R->cfg->title ? R->cfg->title : "gmsim report";
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
     report_esc(f, title);
-    fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", report_css);
+    fputs("</title>\n<style>", f);
+    fwrite(report_page_css, 1, report_page_css_len, f);
+    fputs("</style>\n</head>\n<body>\n<h1>", f);
     report_esc(f, title);
     fprintf(f, "</h1>\n<p class=\"note\">%zu trace%s, %zu run%s, gmsim %s.</p>\n", R->ngroups,
             R->ngroups == 1 ? "" : "s", R->nruns, R->nruns == 1 ? "" : "s", gm_version());
@@ -704,6 +511,8 @@ int report_html(report_t *R)
 
     report_sites_section(R);
     report_metrics_table(R);
-    fprintf(f, "<script>%s\n%s</script>\n</body>\n</html>\n", report_js, report_js_ui);
+    fputs("<script>", f);
+    fwrite(report_page_js, 1, report_page_js_len, f);
+    fputs("</script>\n</body>\n</html>\n", f);
     return 0;
 }
