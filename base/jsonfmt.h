@@ -1,7 +1,7 @@
 /*
  * base/jsonfmt.h — the library's one JSON string escaper and one double
  * formatter (internal; implemented in base/json.c).  The streaming writer
- * of gmsim/json.h, the store's attrs (store/store.c) and gm_param_json
+ * of gmsim/json.h, the store's attrs (store/write.c) and gm_param_json
  * (sim/params.c) all print through these, so that every JSON text gmsim
  * writes escapes and rounds the same way.
  *

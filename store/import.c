@@ -5,7 +5,7 @@
  * The target opens one write transaction on the store's connection when it
  * is created (BEGIN IMMEDIATE; a SAVEPOINT when the caller already has a
  * transaction open) and every trace the importer begins is written by a
- * gm_writer that joins it (store/store.c: a writer begun inside a
+ * gm_writer that joins it (store/write.c: a writer begun inside a
  * transaction neither begins nor commits its own).  gm_import_commit
  * commits them all at once; gm_import_abort — or a writer failing, which
  * rolls the transaction back itself — leaves the store exactly as it was,
