@@ -70,14 +70,6 @@ typedef struct compare_item {
     gm_compare_trace_t res;
 } compare_item_t;
 
-static void compare_percent(gm__cli_table_t *t, double v, int sign)
-{
-    if (!isfinite(v))
-        gm__cli_table_cell(t, "-");
-    else
-        gm__cli_table_cell(t, sign ? "%+.1f%%" : "%.1f%%", v * 100.0);
-}
-
 /* Index of the run with the least peak reserved among the contenders,
  * without OOMs.  Left out unless nothing else ran: references
  * (GM_ROLE_REFERENCE, e.g. native: a device call per request, at load by
@@ -120,16 +112,18 @@ static void compare_block(const compare_item_t *it)
     if (t->seq_len >= 0)
         printf(", seq_len %" PRId64, t->seq_len);
     printf("\n\n");
-    /* The names and order of replay's table (cli/cmd_replay.c), less the
-     * columns only a replay prints. */
-    static const char *const head[] = {"policy",   "start",     "peak reserved", "util",
-                                       "efficiency", "overhead", "frag@peak",   "ext frag",
-                                       "waste",    "dev mallocs", "ooms"};
-    enum { NCOLS = sizeof head / sizeof head[0] };
+    /* policy, start, and the metrics of compare's table (GM_METRIC_BRIEF:
+     * replay's, less the columns only a replay prints) */
+    size_t cols[64], ncols = gm_metric_columns(GM_METRIC_BRIEF, cols);
+    char align[68] = "ll";
+    memset(align + 2, 'r', ncols);
+    align[2 + ncols] = '\0';
     gm__cli_table_t tab;
-    gm__cli_table_init(&tab, NCOLS, "llrrrrrrrrr");
-    for (size_t i = 0; i < NCOLS; i++)
-        gm__cli_table_cell(&tab, "%s", head[i]);
+    gm__cli_table_init(&tab, 2 + ncols, align);
+    gm__cli_table_cell(&tab, "policy");
+    gm__cli_table_cell(&tab, "start");
+    for (size_t c = 0; c < ncols; c++)
+        gm__cli_table_cell(&tab, "%s", gm_metric_at(cols[c])->label);
     const char **peers = compare_labels(t);
     for (size_t i = 0; i < t->nruns; i++) {
         const gm_compare_run_t *r = &t->runs[i];
@@ -139,15 +133,10 @@ static void compare_block(const compare_item_t *it)
                      sizeof cut);
         gm__cli_table_cell(&tab, "%s", cut);
         gm__cli_table_cell(&tab, "%s", gm__cli_start_name(r->warm));
-        gm__cli_table_cell(&tab, "%s", gm__cli_size(m->peak_reserved));
-        compare_percent(&tab, m->utilization, 0);
-        compare_percent(&tab, m->efficiency, 0);
-        compare_percent(&tab, m->overhead, 1);
-        compare_percent(&tab, m->frag_at_peak, 0);
-        compare_percent(&tab, m->external_frag_at_peak, 0);
-        gm__cli_table_cell(&tab, "%s", gm__cli_size(m->internal_waste_at_peak));
-        gm__cli_table_cell(&tab, "%" PRIu64, m->device_mallocs);
-        gm__cli_table_cell(&tab, "%" PRIu64, m->ooms);
+        for (size_t c = 0; c < ncols; c++) {
+            char cell[64];
+            gm__cli_table_cell(&tab, "%s", gm_metric_text(m, cols[c], cell, sizeof cell));
+        }
     }
     free(peers);
     gm__cli_table_print(&tab, stdout, NULL);
@@ -244,8 +233,8 @@ static int compare_pivot(compare_item_t *items, size_t n)
                 n - with == 1 ? "" : "s");
     qsort(items, n, sizeof *items, compare_by_seq);
     compare_item_t *first = items + (n - with);
-    static const char *const figures[] = {"peak reserved", "overhead above load",
-                                          "fragmentation at peak"};
+    /* the figures: the metrics marked GM_METRIC_PIVOT, in table order */
+    size_t figures[64], nfig = gm_metric_columns(GM_METRIC_PIVOT, figures);
     /* Configurations are the same for every trace, in the same order. */
     size_t nconf = first->res.nruns;
     char *align = malloc(with + 2); /* the policy left, the figures right */
@@ -254,11 +243,12 @@ static int compare_pivot(compare_item_t *items, size_t n)
     memset(align, 'r', with + 1);
     align[0] = 'l';
     align[with + 1] = '\0';
-    for (size_t f = 0; f < 3; f++) {
-        printf("%s%s by seq_len\n\n", f ? "\n" : "", figures[f]);
+    for (size_t f = 0; f < nfig; f++) {
+        const gm_metric_desc_t *fd = gm_metric_at(figures[f]);
+        printf("%s%s by seq_len\n\n", f ? "\n" : "", fd->title);
         gm__cli_table_t t;
         compare_pivot_head(&t, align, first, with);
-        if (f == 0) {
+        if (fd->kind == GM_METRIC_BYTES) { /* beside bytes, the floor */
             gm__cli_table_cell(&t, "load");
             for (size_t i = 0; i < with; i++)
                 gm__cli_table_cell(&t, "%s", gm__cli_size(first[i].res.load));
@@ -270,11 +260,9 @@ static int compare_pivot(compare_item_t *items, size_t n)
                          "...", cut, sizeof cut);
             gm__cli_table_cell(&t, "%s", cut);
             for (size_t i = 0; i < with; i++) {
-                const gm_metrics_t *m = &first[i].res.runs[c].metrics;
-                if (f == 0)
-                    gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_reserved));
-                else
-                    compare_percent(&t, f == 1 ? m->overhead : m->frag_at_peak, f == 1);
+                char cell[64];
+                gm__cli_table_cell(&t, "%s", gm_metric_text(&first[i].res.runs[c].metrics,
+                                                            figures[f], cell, sizeof cell));
             }
         }
         free(peers);
@@ -379,9 +367,8 @@ static void compare_csv_field(const char *s, int sep)
 static void compare_csv(const compare_item_t *items, size_t n)
 {
     fputs("store,trace,digest,seq_len,events,load,policy,label,start,params", stdout);
-#define COMPARE_CSV_HEAD(name, type) fputs("," #name, stdout);
-    GM_METRICS(COMPARE_CSV_HEAD)
-#undef COMPARE_CSV_HEAD
+    for (size_t k = 0; k < gm_metric_count(); k++)
+        printf(",%s", gm_metric_at(k)->name);
     fputs(",plan,plan_peak,plan_lower_bound,plan_gap,plan_capacity\n", stdout);
     for (size_t i = 0; i < n; i++) {
         const gm_compare_trace_t *t = &items[i].res;
@@ -404,16 +391,17 @@ static void compare_csv(const compare_item_t *items, size_t n)
             compare_csv_field(r->label, ',');
             compare_csv_field(gm__cli_start_name(r->warm), ',');
             compare_csv_field(r->params, 0); /* the metrics follow, each after a comma */
-            const gm_metrics_t *m = &r->metrics;
-#define COMPARE_CSV_U64(v) printf(",%" PRIu64, v)
-#define COMPARE_CSV_I64(v) printf(",%" PRId64, v)
-#define COMPARE_CSV_F64(v) printf(isfinite(v) ? ",%.17g" : ",", v)
-#define COMPARE_CSV_CELL(name, type) COMPARE_CSV_##type(m->name);
-            GM_METRICS(COMPARE_CSV_CELL)
-#undef COMPARE_CSV_CELL
-#undef COMPARE_CSV_U64
-#undef COMPARE_CSV_I64
-#undef COMPARE_CSV_F64
+            for (size_t mk = 0; mk < gm_metric_count(); mk++) {
+                double v = gm_metric_value(&r->metrics, mk);
+                if (!gm_metric_known(&r->metrics, mk))
+                    fputs(",", stdout);
+                else if (gm_metric_at(mk)->type == GM_METRIC_U64)
+                    printf(",%" PRIu64, gm_metric_u64(&r->metrics, mk));
+                else if (gm_metric_at(mk)->type == GM_METRIC_I64)
+                    printf(",%" PRId64, gm_metric_i64(&r->metrics, mk));
+                else
+                    printf(isfinite(v) ? ",%.17g" : ",", v);
+            }
             /* a planner's plan, empty for the other policies */
             if (r->has_plan)
                 printf(",%s,%" PRIu64 ",%" PRIu64 ",%.17g,%" PRIu64 "\n",

@@ -190,14 +190,6 @@ static int replay_apply_params(const replay_args_t *a, gm_params_t *sets)
     return 0;
 }
 
-static void replay_percent(gm__cli_table_t *t, double v, int sign)
-{
-    if (!isfinite(v))
-        gm__cli_table_cell(t, "-");
-    else
-        gm__cli_table_cell(t, sign ? "%+.1f%%" : "%.1f%%", v * 100.0);
-}
-
 /* Run i's label (gm_config_label: the policy and the settings that
  * differ from its defaults), as compare and report name it. */
 static void replay_label(gm_replay_t *r, size_t i, char *buf, size_t len)
@@ -226,16 +218,17 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
         printf(", capacity %s", gm__cli_size(dev->capacity));
     printf("\n\n");
 
-    static const char *const head[] = {
-        "policy",   "start", "peak reserved", "peak allocated", "util",    "efficiency",
-        "overhead", "frag@peak",     "ext frag",       "waste",   "dev mallocs",
-        "dev frees", "dev time",     "ooms",           "ns/event",
-    };
-    enum { NCOLS = sizeof head / sizeof head[0] };
+    /* policy, start, then the metrics of replay's table (GM_METRICS) */
+    size_t cols[64], ncols = gm_metric_columns(0, cols);
+    char align[68] = "ll";
+    memset(align + 2, 'r', ncols);
+    align[2 + ncols] = '\0';
     gm__cli_table_t t;
-    gm__cli_table_init(&t, NCOLS, "llrrrrrrrrrrrrr");
-    for (size_t i = 0; i < NCOLS; i++)
-        gm__cli_table_cell(&t, "%s", head[i]);
+    gm__cli_table_init(&t, 2 + ncols, align);
+    gm__cli_table_cell(&t, "policy");
+    gm__cli_table_cell(&t, "start");
+    for (size_t c = 0; c < ncols; c++)
+        gm__cli_table_cell(&t, "%s", gm_metric_at(cols[c])->label);
     size_t n = gm_replay_count(r);
     char(*labels)[160] = calloc(n ? n : 1, sizeof *labels);
     const char **peers = calloc(n ? n : 1, sizeof *peers);
@@ -252,19 +245,10 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
             snprintf(cut, sizeof cut, "%s", gm_replay_params(r, i)->ops->name);
         gm__cli_table_cell(&t, "%s", cut);
         gm__cli_table_cell(&t, "%s", gm__cli_start_name(gm_replay_started_warm(r, i, NULL)));
-        gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_reserved));
-        gm__cli_table_cell(&t, "%s", gm__cli_size(m->peak_allocated));
-        replay_percent(&t, m->utilization, 0);
-        replay_percent(&t, m->efficiency, 0);
-        replay_percent(&t, m->overhead, 1);
-        replay_percent(&t, m->frag_at_peak, 0);
-        replay_percent(&t, m->external_frag_at_peak, 0);
-        gm__cli_table_cell(&t, "%s", gm__cli_size(m->internal_waste_at_peak));
-        gm__cli_table_cell(&t, "%" PRIu64, m->device_mallocs);
-        gm__cli_table_cell(&t, "%" PRIu64, m->device_frees);
-        gm__cli_table_cell(&t, "%.1f ms", (double)m->device_time_ns / 1e6);
-        gm__cli_table_cell(&t, "%" PRIu64, m->ooms);
-        gm__cli_table_cell(&t, "%.1f", m->sim_ns_per_event);
+        for (size_t c = 0; c < ncols; c++) {
+            char cell[64];
+            gm__cli_table_cell(&t, "%s", gm_metric_text(m, cols[c], cell, sizeof cell));
+        }
     }
     gm__cli_table_print(&t, stdout, NULL);
     gm__cli_table_release(&t);

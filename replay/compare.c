@@ -6,8 +6,8 @@
  *
  * Canonical JSON: compact (no spaces), members in a fixed order — a
  * policy's parameters in its spec order, the device as capacity then
- * granularity, the metrics in GM_METRICS order — with numbers as the
- * library's JSON writer prints them.  Equal runs therefore have equal
+ * granularity, the metrics in GM_METRICS order (replay/metrics.c) — with
+ * numbers as the library's JSON writer prints them.  Equal runs therefore have equal
  * texts, which is what a run's key compares (store/runs.c).  `replay
  * --save` writes the same texts.
  *
@@ -17,8 +17,8 @@
  * what the labels beside it share.  gm_configs_with_defaults puts each
  * policy's defaults into a sweep's configurations.
  *
- * Reading JSON back (metrics, parameters) uses the scanner over one
- * object's top-level members in base/jsonscan.c.
+ * Reading JSON back (parameters, plans; the metrics in replay/metrics.c)
+ * uses the scanner over one object's top-level members in base/jsonscan.c.
  */
 #include "gmsim/sweep.h"
 
@@ -33,6 +33,7 @@
 #include "gmsim/json.h"
 #include "base/jsonfmt.h"
 #include "base/text.h"
+#include "replay/metrics.h"
 
 /* ---- canonical JSON -------------------------------------------------------- */
 
@@ -75,29 +76,6 @@ void gm_device_write_json(gm_json_t *j, const gm_device_config_t *dev)
     gm_json_end_object(j);
 }
 
-/* The members of a metrics object, in GM_METRICS order. */
-static void compare_metrics_members(gm_json_t *j, const gm_metrics_t *m)
-{
-#define COMPARE_JSON_U64(v) gm_json_u64(j, v)
-#define COMPARE_JSON_I64(v) gm_json_i64(j, v)
-#define COMPARE_JSON_F64(v) gm_json_double(j, v)
-#define COMPARE_METRIC(name, type) \
-    gm_json_key(j, #name);         \
-    COMPARE_JSON_##type(m->name);
-    GM_METRICS(COMPARE_METRIC)
-#undef COMPARE_METRIC
-#undef COMPARE_JSON_U64
-#undef COMPARE_JSON_I64
-#undef COMPARE_JSON_F64
-}
-
-void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m)
-{
-    gm_json_begin_object(j);
-    compare_metrics_members(j, m);
-    gm_json_end_object(j);
-}
-
 void gm_plan_write_json(gm_json_t *j, const gm_plan_info_t *pi)
 {
     gm_json_begin_object(j);
@@ -127,7 +105,7 @@ static void compare_run_metrics_fn(gm_json_t *j, const void *arg)
 {
     const compare_run_metrics_t *a = arg;
     gm_json_begin_object(j);
-    compare_metrics_members(j, a->m);
+    gm__metrics_write_members(j, a->m);
     if (a->start >= 0) {
         gm_json_key(j, "start");
         gm_json_str(j, a->start ? "warm" : "cold");
@@ -145,14 +123,12 @@ static void compare_run_metrics_fn(gm_json_t *j, const void *arg)
 
 static void compare_params_fn(gm_json_t *j, const void *arg) { gm_params_write_json(j, arg); }
 static void compare_device_fn(gm_json_t *j, const void *arg) { gm_device_write_json(j, arg); }
-static void compare_metrics_fn(gm_json_t *j, const void *arg) { gm_metrics_write_json(j, arg); }
 
 char *gm_params_json(const gm_params_t *p) { return compare_json_text(compare_params_fn, p); }
 char *gm_device_json(const gm_device_config_t *dev)
 {
     return compare_json_text(compare_device_fn, dev);
 }
-char *gm_metrics_json(const gm_metrics_t *m) { return compare_json_text(compare_metrics_fn, m); }
 char *gm_run_metrics_json(const gm_metrics_t *m, const gm_plan_info_t *plan)
 {
     compare_run_metrics_t a = {m, plan, -1, 0};
@@ -175,49 +151,6 @@ static int compare_u64(const char *t, uint64_t *out)
     char *end;
     *out = strtoull(t, &end, 10);
     return *end == '\0';
-}
-
-static int compare_i64(const char *t, int64_t *out)
-{
-    if (*t != '-' && (*t < '0' || *t > '9'))
-        return 0;
-    char *end;
-    *out = strtoll(t, &end, 10);
-    return *end == '\0';
-}
-
-static int compare_f64(const char *t, double *out)
-{
-    if (strcmp(t, "null") == 0) {
-        *out = NAN;
-        return 1;
-    }
-    if (*t != '-' && (*t < '0' || *t > '9'))
-        return 0;
-    char *end;
-    *out = strtod(t, &end);
-    return *end == '\0';
-}
-
-int gm_metrics_parse(const char *json, gm_metrics_t *out, gm_error_t *err)
-{
-    gm_metrics_t m;
-    char buf[64];
-#define COMPARE_PARSE_U64 compare_u64
-#define COMPARE_PARSE_I64 compare_i64
-#define COMPARE_PARSE_F64 compare_f64
-#define COMPARE_READ(name, type)                                                              \
-    if (!gm_json_member(json, #name, buf, sizeof buf))                                        \
-        return gm_error_set(err, GM_EFORMAT, "metrics have no '%s'", #name);                  \
-    if (!COMPARE_PARSE_##type(buf, &m.name))                                                  \
-        return gm_error_set(err, GM_EFORMAT, "metric '%s' is not a number of its kind", #name);
-    GM_METRICS(COMPARE_READ)
-#undef COMPARE_READ
-#undef COMPARE_PARSE_U64
-#undef COMPARE_PARSE_I64
-#undef COMPARE_PARSE_F64
-    *out = m;
-    return 0;
 }
 
 int gm_plan_parse(const char *metrics_json, gm_plan_info_t *pi)

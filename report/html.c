@@ -396,9 +396,8 @@ static void report_metrics_table(report_t *R)
           "class=\"sortable\"><thead><tr><th>trace</th><th>seq_len</th><th>configuration</th>"
           "<th>capacity</th><th>plan</th>",
           f);
-#define REPORT_TH(name, type) fputs("<th>" #name "</th>", f);
-    GM_METRICS(REPORT_TH)
-#undef REPORT_TH
+    for (size_t k = 0; k < gm_metric_count(); k++)
+        fprintf(f, "<th>%s</th>", gm_metric_at(k)->name);
     fputs("</tr></thead><tbody>\n", f);
     for (size_t g = 0; g < R->ngroups; g++) {
         const report_group_t *gr = &R->groups[g];
@@ -419,23 +418,25 @@ static void report_metrics_table(report_t *R)
             fputs("<td>", f);
             report_esc(f, r->has_plan ? report_plan_text(r, plan, sizeof plan) : "–");
             fputs("</td>", f);
-#define REPORT_TD_U64(v)                                                                       \
-    if (strstr(#v, "peak_") || strstr(#v, "waste"))                                            \
-        fprintf(f, "<td data-v=\"%" PRIu64 "\">%s</td>", v, report_size(v, b, sizeof b));      \
-    else                                                                                       \
-        fprintf(f, "<td data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", v, v);
-#define REPORT_TD_I64(v) fprintf(f, "<td data-v=\"%" PRId64 "\">%" PRId64 "</td>", v, v);
-#define REPORT_TD_F64(v)                                                                       \
-    if (isfinite(v))                                                                           \
-        fprintf(f, "<td data-v=\"%.6g\">%.4g</td>", v, v);                                     \
-    else                                                                                       \
-        fputs("<td data-v=\"0\">-</td>", f);
-#define REPORT_TD(name, type) REPORT_TD_##type(m->name)
-            GM_METRICS(REPORT_TD)
-#undef REPORT_TD
-#undef REPORT_TD_U64
-#undef REPORT_TD_I64
-#undef REPORT_TD_F64
+            for (size_t mk = 0; mk < gm_metric_count(); mk++) {
+                const gm_metric_desc_t *d = gm_metric_at(mk);
+                double v = gm_metric_value(m, mk);
+                if (!gm_metric_known(m, mk)) /* stored before the metric existed */
+                    fputs("<td data-v=\"0\" title=\"not stored with this run\">-</td>", f);
+                else if (d->type == GM_METRIC_U64 && d->kind == GM_METRIC_BYTES)
+                    fprintf(f, "<td data-v=\"%" PRIu64 "\">%s</td>", gm_metric_u64(m, mk),
+                            report_size(gm_metric_u64(m, mk), b, sizeof b));
+                else if (d->type == GM_METRIC_U64)
+                    fprintf(f, "<td data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", gm_metric_u64(m, mk),
+                            gm_metric_u64(m, mk));
+                else if (d->type == GM_METRIC_I64)
+                    fprintf(f, "<td data-v=\"%" PRId64 "\">%" PRId64 "</td>", gm_metric_i64(m, mk),
+                            gm_metric_i64(m, mk));
+                else if (isfinite(v))
+                    fprintf(f, "<td data-v=\"%.6g\">%.4g</td>", v, v);
+                else
+                    fputs("<td data-v=\"0\">-</td>", f);
+            }
             fputs("</tr>\n", f);
         }
     }

@@ -78,6 +78,12 @@ const char *report_size(uint64_t v, char *buf, size_t len)
     return buf;
 }
 
+int report_metric_known(const gm_metrics_t *m, const char *name)
+{
+    int k = gm_metric_find(name);
+    return k >= 0 && gm_metric_known(m, (size_t)k);
+}
+
 const char *report_policy_color(const char *policy)
 {
     for (size_t i = 0; i < REPORT_NPALETTE; i++)

@@ -112,6 +112,9 @@ typedef struct report {
 void report_esc(FILE *f, const char *s);
 void report_md_esc(FILE *f, const char *s);
 const char *report_size(uint64_t v, char *buf, size_t len);
+/* Whether m knows the metric named name (a run stored before it existed
+ * does not; gm_metric_known). */
+int report_metric_known(const gm_metrics_t *m, const char *name);
 const char *report_policy_color(const char *policy);
 const char *report_color(const report_run_t *r);
 size_t report_policy_rank(const char *policy);

@@ -461,7 +461,16 @@ void report_bars(report_t *R, const report_group_t *gr, int waste)
         const gm_metrics_t *m = &r->m;
         double R_ = (double)m->peak_reserved;
         char detail[160], b1[32], b2[32];
-        if (!waste) {
+        /* a run stored before the waste's metrics existed: its bar whole */
+        int unsplit = waste && !(report_metric_known(m, "frag_at_peak") &&
+                                 report_metric_known(m, "internal_waste_at_peak") &&
+                                 report_metric_known(m, "external_frag_at_peak"));
+        if (unsplit) {
+            char name[220];
+            snprintf(name, sizeof name, "%s: reserved at the peak", r->label);
+            report_bar_rect(f, lw, y, (int)(R_ * scale + 0.5), rowh - 6, "class=\"s-free\"", name,
+                            m->peak_reserved, "its waste was not stored with this run");
+        } else if (!waste) {
             char paint[64];
             snprintf(paint, sizeof paint, "fill=\"%s\"%s", report_color(r),
                      r->bound ? " opacity=\"0.5\"" : "");
@@ -500,7 +509,7 @@ void report_bars(report_t *R, const report_group_t *gr, int waste)
                 report_size(m->peak_reserved, b1, sizeof b1));
         if (!waste && gr->load)
             fprintf(f, " (%+.1f%%)", m->overhead * 100);
-        if (waste && m->peak_reserved) {
+        if (waste && m->peak_reserved && !unsplit) {
             char b3[32];
             double A = R_ * (1 - m->frag_at_peak), freeb = R_ - A;
             fprintf(f, " · rounding %s · unusable free %s",
@@ -565,7 +574,9 @@ void report_seq_chart(report_t *R, int frag)
                 const report_run_t *r = &R->runs[gr->shown[k]];
                 if (strcmp(r->info->policy, pols[p]) != 0)
                     continue;
-                double v = frag ? r->m.frag_at_peak : (double)r->m.peak_reserved;
+                double v = frag ? (report_metric_known(&r->m, "frag_at_peak") ? r->m.frag_at_peak
+                                                                                : NAN)
+                                : (double)r->m.peak_reserved;
                 if (!isfinite(v))
                     continue;
                 if (v > val[p * nl + l])

@@ -224,6 +224,40 @@ Test(compare, metrics_json_round_trip)
     cr_expect(strstr(err.msg, "peak_allocated") != NULL, "%s", err.msg);
 }
 
+/* A member missing from stored metrics (a run stored before the metric
+ * existed) reads as absent, shows as "-" and is written back without it;
+ * one of the wrong kind is an error naming it. */
+Test(compare, metrics_parse_reads_a_missing_metric_as_absent)
+{
+    const char *old = "{\"peak_requested\":1,\"peak_allocated\":2,\"peak_reserved\":4,"
+                      "\"utilization\":0.5,\"ooms\":0}";
+    gm_metrics_t m;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_metrics_parse(old, &m, &err), 0, "%s", err.msg);
+    int ext = gm_metric_find("external_frag_at_peak"), util = gm_metric_find("utilization");
+    cr_assert(ext >= 0 && util >= 0);
+    cr_expect(!gm_metric_known(&m, (size_t)ext));
+    cr_expect(gm_metric_known(&m, (size_t)util));
+    cr_expect_eq(m.peak_reserved, 4);
+    char cell[32];
+    cr_expect_str_eq(gm_metric_text(&m, (size_t)ext, cell, sizeof cell), "-");
+    cr_expect_str_eq(gm_metric_text(&m, (size_t)util, cell, sizeof cell), "50.0%");
+    char *back = gm_metrics_json(&m);
+    cr_assert_not_null(back);
+    cr_expect_str_eq(back, old);
+    free(back);
+    cr_expect_eq(gm_metrics_parse("{\"peak_requested\":1,\"peak_allocated\":2,"
+                                  "\"peak_reserved\":4,\"ooms\":\"x\"}",
+                                  &m, &err),
+                 GM_EFORMAT);
+    cr_expect(strstr(err.msg, "'ooms'") != NULL, "%s", err.msg);
+    /* every descriptor names a member of its own, and a table column a label */
+    for (size_t k = 0; k < gm_metric_count(); k++) {
+        cr_expect_eq(gm_metric_find(gm_metric_at(k)->name), (int)k);
+        cr_expect(gm_metric_at(k)->label[0] && gm_metric_at(k)->unit[0]);
+    }
+}
+
 /* A planner's run stores its plan as the metrics' last member; the
  * metrics read back the same, and runs without a plan store what they
  * stored before. */

@@ -231,7 +231,7 @@ Test(defrag, results_identical_without_a_compaction)
         cr_expect(!gm_replay_defrag_enabled(a));
         cr_expect(gm_replay_defrag_enabled(b));
         const gm_metrics_t *ma = gm_replay_metrics(a, 0), *mb = gm_replay_metrics(b, 0);
-#define DF_SAME(field, type)                                                                \
+#define DF_SAME(field, ...)                                                                 \
     if (strcmp(#field, "sim_ns_per_event") != 0)                                            \
         cr_expect(ma->field == mb->field, "%s: %s differs with defragmentation configured", \
                   ops->name, #field);

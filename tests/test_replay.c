@@ -174,7 +174,7 @@ static gm_event_t *random_events(size_t n, uint64_t seed)
 
 static void metrics_equal(const gm_metrics_t *a, const gm_metrics_t *b)
 {
-#define CMP(name, type) \
+#define CMP(name, ...) \
     if (strcmp(#name, "sim_ns_per_event") != 0) cr_assert(a->name == b->name, "metric " #name " differs");
     GM_METRICS(CMP)
 #undef CMP

@@ -764,6 +764,83 @@ Test(report, no_runs_is_not_found)
     fclose(f);
 }
 
+/* A run stored before a metric existed (its metrics JSON lacks the member)
+ * is shown, the metric as not known, beside a run that has it; a run
+ * without one of the metrics every stored run has is left out, counted. */
+Test(report, a_run_stored_before_a_metric_existed_is_shown)
+{
+    const char *path = gt_tmpfile("old-runs.db");
+    gm_store_t *s;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_store_open(path, GM_STORE_WRITE, &s, &err), 0, "%s", err.msg);
+    gm_writer_t *w;
+    cr_assert_eq(gm_writer_begin(s, "old", 0, &w, &err), 0, "%s", err.msg);
+    gm_workload_config_t wc;
+    gm_workload_config_default(&wc);
+    wc.events = 400;
+    cr_assert_eq(gm_workload_write(&wc, w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+    gm_trace_info_t ti;
+    cr_assert_eq(gm_store_find(s, "old", &ti, &err), 0, "%s", err.msg);
+    gm_metrics_t m = {.peak_requested = 1000, .peak_allocated = 1024, .peak_reserved = 2048,
+                      .utilization = 0.5, .efficiency = 1000.0 / 2048, .overhead = 1.048,
+                      .frag_at_peak = 0.5, .internal_waste_at_peak = 24,
+                      .external_frag_at_peak = 0.25, .device_mallocs = 3, .first_oom_event = -1,
+                      .events = 400};
+    char *now = gm_metrics_json(&m);
+    cr_assert_not_null(now);
+    /* the old format: the same, without external_frag_at_peak */
+    char old[2048];
+    const char *cut = strstr(now, ",\"external_frag_at_peak\":");
+    cr_assert_not_null(cut, "%s", now);
+    const char *rest = strchr(cut + 1, ',');
+    snprintf(old, sizeof old, "%.*s%s", (int)(cut - now), now, rest);
+    /* unreadable: no peak_reserved */
+    char bad[2048];
+    cut = strstr(now, ",\"peak_reserved\":");
+    snprintf(bad, sizeof bad, "%.*s%s", (int)(cut - now), now, strchr(cut + 1, ','));
+    const char *policy[3] = {"caching", "bfc", "tlsf"}, *metrics[3] = {now, old, bad};
+    for (int i = 0; i < 3; i++) {
+        const gm_policy_ops_t *ops = gm_policy_find(policy[i]);
+        cr_assert_not_null(ops);
+        gm_params_t p;
+        cr_assert_eq(gm_params_init(&p, ops, &err), 0, "%s", err.msg);
+        char *pj = gm_params_json(&p);
+        gm_params_release(&p);
+        gm_run_record_t rec = {.trace = "old", .trace_digest = ti.digest, .policy = policy[i],
+                               .params = pj, .device = "{\"capacity\":0,\"granularity\":512}",
+                               .metrics = metrics[i]};
+        cr_assert_eq(gm_store_save_run(s, &rec, NULL, &err), 0, "%s", err.msg);
+        free(pj);
+    }
+    gm_trace_info_release(&ti);
+    gm_store_close(s);
+
+    const char *stores[] = {path};
+    gm_report_config_t cfg = {.stores = stores, .nstores = 1, .format = GM_REPORT_HTML};
+    const char *html_path = gt_tmpfile("old-runs.html");
+    FILE *f = fopen(html_path, "w");
+    cr_assert_not_null(f);
+    gm_report_stats_t stats;
+    cr_assert_eq(gm_report_write(&cfg, f, &stats, &err), 0, "%s", err.msg);
+    fclose(f);
+    cr_expect_eq(stats.runs, 2, "runs shown: %zu", stats.runs);
+    cr_expect_eq(stats.skipped, 1, "runs left out: %zu", stats.skipped);
+    size_t len;
+    char *html = gt_read_file(html_path, &len);
+    cr_assert_not_null(html);
+    const char *sec = strstr(html, "<section id=\"metrics\">");
+    cr_assert_not_null(sec);
+    cr_expect_eq(count(sec, "<tr><td>"), 2);
+    cr_expect_eq(count(sec, "title=\"not stored with this run\""), 1);
+    /* the old run's row: its other metrics are shown */
+    const char *row = strstr(sec, ">bfc<");
+    cr_assert_not_null(row, "no row for the old run");
+    cr_expect(strstr(row, "not stored with this run") != NULL);
+    free(html);
+    free(now);
+}
+
 /* ---- the screenshot ------------------------------------------------------ */
 
 static uint32_t be32(const unsigned char *p)

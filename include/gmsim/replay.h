@@ -26,35 +26,114 @@
 
 GM_API_BEGIN
 
-/* X(name, type) with type U64, I64 or F64: exactly the names of
- * docs/metrics.md, in the order --json prints them. */
-#define GM_METRICS(X)                 \
-    X(peak_requested, U64)            \
-    X(peak_allocated, U64)            \
-    X(peak_reserved, U64)             \
-    X(utilization, F64)               \
-    X(efficiency, F64)                \
-    X(overhead, F64)                  \
-    X(frag_at_peak, F64)              \
-    X(internal_waste_at_peak, U64)    \
-    X(external_frag_at_peak, F64)     \
-    X(device_mallocs, U64)            \
-    X(device_frees, U64)              \
-    X(device_time_ns, U64)            \
-    X(ooms, U64)                      \
-    X(first_oom_event, I64)           \
-    X(events, U64)                    \
-    X(sim_ns_per_event, F64)
+/* The metrics (docs/metrics.md), one line each: the one table every
+ * figure of a run comes from.  The struct below, the descriptors
+ * (gm_metric_at), the JSON a run is written and stored as and read back
+ * from, the CSV columns, the tables of replay and compare and the
+ * report's table of every run are all made from it.
+ *
+ * X(name, type, kind, column, flags, label, title):
+ *   name    the member of gm_metrics_t, of the JSON and the CSV column,
+ *           in the order JSON and CSV give them
+ *   type    U64, I64 or F64: how it is held, written and read
+ *   kind    what it measures, so how it is shown (gm_metric_kind_t)
+ *   column  its place among the metrics of replay's table (0: in no table)
+ *   flags   GM_METRIC_BRIEF: compare's table too; GM_METRIC_PIVOT: a
+ *           figure of compare --by seq_len; GM_METRIC_REQUIRED: a stored
+ *           run without it is unreadable (the others read as absent: a
+ *           run stored before the metric existed)
+ *   label   its column's header; title: a phrase for a heading */
+#define GM_METRICS(X)                                                                          \
+    X(peak_requested, U64, BYTES, 0, GM_METRIC_REQUIRED, "peak requested", "peak requested")   \
+    X(peak_allocated, U64, BYTES, 20, GM_METRIC_REQUIRED, "peak allocated", "peak allocated")  \
+    X(peak_reserved, U64, BYTES, 10, GM_METRIC_REQUIRED | GM_METRIC_BRIEF | GM_METRIC_PIVOT,   \
+      "peak reserved", "peak reserved")                                                        \
+    X(utilization, F64, RATIO, 30, GM_METRIC_BRIEF, "util", "utilization")                     \
+    X(efficiency, F64, RATIO, 40, GM_METRIC_BRIEF, "efficiency", "efficiency")                 \
+    X(overhead, F64, EXCESS, 50, GM_METRIC_BRIEF | GM_METRIC_PIVOT, "overhead",                \
+      "overhead above load")                                                                   \
+    X(frag_at_peak, F64, RATIO, 60, GM_METRIC_BRIEF | GM_METRIC_PIVOT, "frag@peak",            \
+      "fragmentation at peak")                                                                 \
+    X(internal_waste_at_peak, U64, BYTES, 80, GM_METRIC_BRIEF, "waste",                        \
+      "internal waste at peak")                                                                \
+    X(external_frag_at_peak, F64, RATIO, 70, GM_METRIC_BRIEF, "ext frag",                      \
+      "external fragmentation at peak")                                                        \
+    X(device_mallocs, U64, COUNT, 90, GM_METRIC_BRIEF, "dev mallocs", "device mallocs")        \
+    X(device_frees, U64, COUNT, 100, 0, "dev frees", "device frees")                           \
+    X(device_time_ns, U64, DURATION, 110, 0, "dev time", "device time")                        \
+    X(ooms, U64, COUNT, 120, GM_METRIC_BRIEF, "ooms", "OOMs")                                  \
+    X(first_oom_event, I64, EVENT, 0, 0, "first oom", "first OOM")                             \
+    X(events, U64, COUNT, 0, 0, "events", "events")                                            \
+    X(sim_ns_per_event, F64, RATE, 130, 0, "ns/event", "simulation time per event")
 
 #define GM__METRIC_TYPE_U64 uint64_t
 #define GM__METRIC_TYPE_I64 int64_t
 #define GM__METRIC_TYPE_F64 double
 
 typedef struct gm_metrics {
-#define GM__METRIC_FIELD(name, type) GM__METRIC_TYPE_##type name;
+#define GM__METRIC_FIELD(name, type, ...) GM__METRIC_TYPE_##type name;
     GM_METRICS(GM__METRIC_FIELD)
 #undef GM__METRIC_FIELD
+    /* Bit k (GM_METRICS order): metric k is not known, for a stored run
+     * written before it existed (gm_metrics_parse).  0 from a replay. */
+    uint64_t absent;
 } gm_metrics_t;
+
+/* How a metric is held. */
+typedef enum gm_metric_type { GM_METRIC_U64, GM_METRIC_I64, GM_METRIC_F64 } gm_metric_type_t;
+
+/* What a metric measures, and so how a table shows it. */
+typedef enum gm_metric_kind {
+    GM_METRIC_BYTES,    /* bytes: 1.5 GiB */
+    GM_METRIC_RATIO,    /* a share, 0..1: 12.3% */
+    GM_METRIC_EXCESS,   /* a ratio above a floor, signed: +12.3% */
+    GM_METRIC_COUNT,    /* how many: 12 */
+    GM_METRIC_EVENT,    /* an event's index, -1 none */
+    GM_METRIC_DURATION, /* nanoseconds, shown as ms: 1.2 ms */
+    GM_METRIC_RATE      /* nanoseconds per event: 12.3 */
+} gm_metric_kind_t;
+
+enum {
+    GM_METRIC_BRIEF = 1,    /* in compare's table, beside replay's */
+    GM_METRIC_PIVOT = 2,    /* a figure of compare --by seq_len */
+    GM_METRIC_REQUIRED = 4, /* a stored run without it cannot be read */
+};
+
+typedef struct gm_metric_desc {
+    const char *name;  /* as JSON and CSV name it, and docs/metrics.md */
+    const char *label; /* a table column's header */
+    const char *title; /* a phrase for a heading or a chart */
+    const char *unit;  /* "B", "ratio", "count", "event", "ns", "ns/event" */
+    gm_metric_type_t type;
+    gm_metric_kind_t kind;
+    unsigned column; /* its place in replay's table; 0: in no table */
+    unsigned flags;  /* GM_METRIC_* */
+    size_t offset;   /* of its member in gm_metrics_t */
+} gm_metric_desc_t;
+
+/* The descriptors, in GM_METRICS order. */
+size_t gm_metric_count(void);
+const gm_metric_desc_t *gm_metric_at(size_t k);
+/* The index of the metric named name, or -1. */
+int gm_metric_find(const char *name);
+
+/* The metrics a table shows, in column order: replay's (flags 0: every
+ * metric with a column) or those with every bit of flags set (compare's:
+ * GM_METRIC_BRIEF).  Fills idx (room for gm_metric_count()) and returns
+ * how many. */
+size_t gm_metric_columns(unsigned flags, size_t *idx);
+
+/* Metric k of m: whether it is known (not absent), and its value as
+ * stored (the accessor of its type) or as a double (any type). */
+int gm_metric_known(const gm_metrics_t *m, size_t k);
+uint64_t gm_metric_u64(const gm_metrics_t *m, size_t k);
+int64_t gm_metric_i64(const gm_metrics_t *m, size_t k);
+double gm_metric_value(const gm_metrics_t *m, size_t k);
+
+/* Metric k of m as a table shows it ("1.5 GiB", "12.3%", "+12.3%", "12",
+ * "1.2 ms"; "-" for a ratio that is not a number or a metric not known).
+ * Returns buf. */
+const char *gm_metric_text(const gm_metrics_t *m, size_t k, char *buf, size_t len);
 
 typedef struct gm_replay_config {
     gm_device_config_t device; /* each policy gets a device with this config */

@@ -47,7 +47,9 @@ char *gm_params_json(const gm_params_t *p);
 char *gm_device_json(const gm_device_config_t *dev);
 
 /* The metrics of docs/metrics.md as a compact JSON object, in GM_METRICS
- * order; NULL when out of memory; caller frees. */
+ * order, a metric not known (gm_metric_known) left out; NULL when out of
+ * memory; caller frees.  These three and gm_metrics_parse are
+ * replay/metrics.c's. */
 char *gm_metrics_json(const gm_metrics_t *m);
 
 /* The same three objects written as one value to a JSON writer (pretty or
@@ -57,8 +59,10 @@ void gm_device_write_json(gm_json_t *j, const gm_device_config_t *dev);
 void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m);
 
 /* Read metrics written by gm_metrics_json (or any JSON object with those
- * members).  A missing member or a value of the wrong kind is GM_EFORMAT
- * naming it; *m is filled on success only. */
+ * members).  A missing member reads as absent (m->absent: a run stored
+ * before the metric existed) but for the GM_METRIC_REQUIRED ones, whose
+ * absence is GM_EFORMAT naming it, as is a value of the wrong kind; *m is
+ * filled on success only. */
 int gm_metrics_parse(const char *json, gm_metrics_t *m, gm_error_t *err);
 
 /* A planner's plan (docs/metrics.md, "The plan"): {"status":"optimal",
