@@ -470,8 +470,12 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
             gm_json_u64(&js, r->best ? r->load : 0);
             gm_json_key(&js, "peak_reserved");
             gm_json_u64(&js, r->best ? r->m.peak_reserved : 0);
-            gm_json_key(&js, "frag_at_peak");
-            gm_json_double(&js, r->best && r->ops ? r->m.frag_at_peak : 0.0);
+            gm_json_key(&js, "overhead"); /* and the shares of docs/metrics.md */
+            gm_json_double(&js, r->best && r->ops ? r->m.overhead : 0.0);
+            gm_json_key(&js, "internal_frag");
+            gm_json_double(&js, r->best && r->ops ? r->m.internal_frag : 0.0);
+            gm_json_key(&js, "external_frag");
+            gm_json_double(&js, r->best && r->ops ? r->m.external_frag : 0.0);
             uint64_t peak = r->ops ? r->m.peak_reserved : r->load;
             gm_json_key(&js, "margin"); /* capacity − reserve − peak (reserved; requested for
                                            the bound); null when nothing fits */
@@ -534,7 +538,7 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
     gm__cli_table_cell(&t, "peak requested");
     gm__cli_table_cell(&t, "peak reserved");
     gm__cli_table_cell(&t, "margin");
-    gm__cli_table_cell(&t, "frag@peak");
+    gm__cli_table_cell(&t, "overhead");
     gm__cli_table_cell(&t, "first OOM at");
     gm__cli_table_cell(&t, "probes");
     for (size_t i = 0; i < n; i++) {
@@ -547,7 +551,7 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         gm__cli_table_cell(&t, "%s", r->best && peak <= j->capacity
                                          ? gm__cli_size(j->capacity - peak) : "-");
         if (r->best && r->ops)
-            gm__cli_table_cell(&t, "%.1f%%", r->m.frag_at_peak * 100.0);
+            gm__cli_table_cell(&t, "%+.1f%%", r->m.overhead * 100.0);
         else
             gm__cli_table_cell(&t, "-");
         if (r->first_bad)

@@ -470,16 +470,26 @@ static int engine_check(engine_run_t *run, uint64_t index, gm_error_t *err)
     return 0;
 }
 
-/* Note the state at t* (docs/metrics.md): among the events at which
- * reserved equals its peak, the one with the most allocated bytes, the
- * first of those on a tie.  A new reserved peak at event i, or the peak
- * again with more allocated than at the t* so far, makes i the t*. */
+/* Note the state at t_L, the load peak, and at t* (docs/metrics.md):
+ * among the events at which reserved equals its peak, the one with the
+ * most allocated bytes, the first of those on a tie.  A new reserved peak
+ * at event i, or the peak again with more allocated than at the t* so
+ * far, makes i the t*. */
 static inline void engine_peak(engine_run_t *run, uint64_t requested)
 {
+    /* t_L (docs/metrics.md): the load peak with the most reserved, then
+     * the most allocated, the first of those on a tie */
+    if (requested >= run->load_requested &&
+        (requested > run->load_requested || run->dev->reserved > run->load_reserved ||
+         (run->dev->reserved == run->load_reserved && run->allocated > run->load_allocated))) {
+        run->load_requested = requested;
+        run->load_served = requested - run->failed_live;
+        run->load_reserved = run->dev->reserved;
+        run->load_allocated = run->allocated;
+    }
     if (run->dev->reserved > run->peak_reserved ||
         (run->dev->reserved == run->peak_reserved && run->allocated > run->allocated_at_peak)) {
         run->peak_reserved = run->dev->reserved;
-        run->requested_at_peak = requested - run->failed_live;
         run->allocated_at_peak = run->allocated;
         if (run->policy->ops->flags & GM_POLICY_LAZY_STATS) {
             run->peak_pending = 1; /* engine_peak_settle, before the state changes */
@@ -806,15 +816,16 @@ int gm_replay_finish(gm_replay_t *r, gm_error_t *err)
         m->overhead = r->peak_requested
                           ? (double)run->peak_reserved / (double)r->peak_requested - 1.0
                           : 0.0;
-        m->frag_at_peak = 1.0 - engine_ratio(run->allocated_at_peak, run->peak_reserved, 1.0);
-        m->internal_waste_at_peak = run->allocated_at_peak - run->requested_at_peak;
-        uint64_t unused = run->peak_reserved - run->allocated_at_peak;
-        m->external_frag_at_peak =
-            unused ? (double)(unused - (run->largest_free_at_peak < unused
-                                            ? run->largest_free_at_peak
-                                            : unused)) /
-                         (double)unused
-                   : 0.0;
+        /* the bytes above the floor, split at t_L: rounding, and what is
+         * reserved beyond the allocated bytes there (docs/metrics.md) */
+        uint64_t alloc_l = run->load_allocated;
+        m->rounding_waste = alloc_l > run->load_served ? alloc_l - run->load_served : 0;
+        m->reserved_at_load_peak = run->load_reserved;
+        m->largest_free_at_peak = run->largest_free_at_peak;
+        m->internal_frag = engine_ratio(m->rounding_waste, run->peak_reserved, 0.0);
+        m->external_frag = engine_ratio(
+            run->peak_reserved > alloc_l ? run->peak_reserved - alloc_l : 0, run->peak_reserved,
+            0.0);
         m->device_mallocs = run->dev_mallocs + run->dev->mallocs;
         m->device_frees = run->dev_frees + run->dev->frees;
         m->device_time_ns = (uint64_t)(run->dev_time_ns + run->dev->time_ns + 0.5);

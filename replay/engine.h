@@ -47,11 +47,16 @@ typedef struct engine_run {
     uint64_t allocated;
     uint64_t peak_allocated;
     uint64_t peak_reserved;
-    uint64_t requested_at_peak; /* state at t*: of the events at the reserved
+    uint64_t allocated_at_peak; /* state at t*: of the events at the reserved
                                    peak, the one with the most allocated */
-    uint64_t allocated_at_peak;
     uint64_t largest_free_at_peak;
     int peak_pending; /* GM_POLICY_LAZY_STATS: largest_free_at_peak not yet taken */
+    /* state at the load peak t_L: of the events at which requested is at
+     * its peak, the one with the most reserved (then the most allocated) */
+    uint64_t load_requested; /* requested then (the application's) */
+    uint64_t load_served;    /* of it, the requests served (not OOMed) */
+    uint64_t load_reserved;
+    uint64_t load_allocated;
     uint64_t ooms;
     int64_t first_oom;
     uint64_t failed_live; /* requested bytes of live allocations that OOMed */

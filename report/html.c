@@ -496,10 +496,12 @@ int report_html(report_t *R)
         fputs("</section>\n", f);
     }
 
-    fputs("<section id=\"waste-at-peak\"><h2>Waste at the peak</h2><p>At the moment each "
-          "policy's reservation peaks: bytes in use by the application (grey), rounding inside "
-          "blocks (internal, orange), free but unusable for a new request (external: outside "
-          "the largest free block, red) and the largest free block (green).</p>\n",
+    fputs("<section id=\"waste-at-peak\"><h2>Waste at the peak</h2><p>Each policy's peak "
+          "reservation, split at the load peak (the moment the application's live bytes are at "
+          "their maximum): bytes in use by the application (grey), rounding inside blocks "
+          "(internal fragmentation, orange), and the external fragmentation: free bytes the "
+          "policy held then (red) and what it reserved beyond that at another moment "
+          "(green).</p>\n",
           f);
     for (size_t g = 0; g < R->ngroups; g++) {
         fputs("<figure><figcaption>", f);

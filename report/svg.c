@@ -3,12 +3,12 @@
  * time, the bars of peak reserved and of waste at the peak, and the
  * figures against seq_len.
  *
- * Waste at the peak (t*: of the events at the reserved peak, the one with
- * the most allocated bytes; docs/metrics.md) is split from the stored
- * metrics: allocated = reserved × (1 − frag_at_peak); internal (rounding)
- * = internal_waste_at_peak; free = reserved − allocated, of which external
- * (free but unusable: not in the largest free block) = free ×
- * external_frag_at_peak, and the rest is the largest free block.
+ * Waste at the peak: the peak reserved bytes split at the load peak t_L
+ * (docs/metrics.md) from the stored metrics: allocated there =
+ * peak_reserved × (1 − external_frag), of which rounding_waste is
+ * rounding (internal) and the rest in use; reserved_at_load_peak −
+ * allocated is free but held at t_L, and peak_reserved −
+ * reserved_at_load_peak reserved at another moment (external).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -462,9 +462,9 @@ void report_bars(report_t *R, const report_group_t *gr, int waste)
         double R_ = (double)m->peak_reserved;
         char detail[160], b1[32], b2[32];
         /* a run stored before the waste's metrics existed: its bar whole */
-        int unsplit = waste && !(report_metric_known(m, "frag_at_peak") &&
-                                 report_metric_known(m, "internal_waste_at_peak") &&
-                                 report_metric_known(m, "external_frag_at_peak"));
+        int unsplit = waste && !(report_metric_known(m, "external_frag") &&
+                                 report_metric_known(m, "rounding_waste") &&
+                                 report_metric_known(m, "reserved_at_load_peak"));
         if (unsplit) {
             char name[220];
             snprintf(name, sizeof name, "%s: reserved at the peak", r->label);
@@ -480,17 +480,21 @@ void report_bars(report_t *R, const report_group_t *gr, int waste)
             report_bar_rect(f, lw, y, (int)(R_ * scale + 0.5), rowh - 6, paint, r->label,
                             m->peak_reserved, detail);
         } else {
-            double A = R_ * (1 - (isfinite(m->frag_at_peak) ? m->frag_at_peak : 0));
-            double internal = (double)m->internal_waste_at_peak;
+            double A = R_ * (1 - (isfinite(m->external_frag) ? m->external_frag : 0));
+            double internal = (double)m->rounding_waste;
             if (internal > A)
                 internal = A;
-            double freeb = R_ - A;
-            double ext = freeb * (isfinite(m->external_frag_at_peak) ? m->external_frag_at_peak : 0);
-            double seg[4] = {A - internal, internal, ext, freeb - ext};
+            double held = (double)m->reserved_at_load_peak;
+            if (held < A)
+                held = A;
+            if (held > R_)
+                held = R_;
+            double seg[4] = {A - internal, internal, held - A, R_ - held};
             static const char *const cls[4] = {"class=\"s-req\"", "class=\"s-int\"",
                                                "class=\"s-ext\"", "class=\"s-free\""};
-            static const char *const what[4] = {"in use", "rounding (internal)",
-                                                "unusable free (external)", "largest free block"};
+            static const char *const what[4] = {"in use at the load peak", "rounding (internal)",
+                                                "free at the load peak (external)",
+                                                "reserved at another moment (external)"};
             double x = lw;
             for (int s = 0; s < 4; s++) {
                 if (seg[s] > 0) {
@@ -511,11 +515,9 @@ void report_bars(report_t *R, const report_group_t *gr, int waste)
             fprintf(f, " (%+.1f%%)", m->overhead * 100);
         if (waste && m->peak_reserved && !unsplit) {
             char b3[32];
-            double A = R_ * (1 - m->frag_at_peak), freeb = R_ - A;
-            fprintf(f, " · rounding %s · unusable free %s",
-                    report_size(m->internal_waste_at_peak, b2, sizeof b2),
-                    report_size((uint64_t)(freeb * m->external_frag_at_peak + 0.5), b3,
-                                sizeof b3));
+            fprintf(f, " · rounding %s · external %s",
+                    report_size(m->rounding_waste, b2, sizeof b2),
+                    report_size((uint64_t)(R_ * m->external_frag + 0.5), b3, sizeof b3));
         }
         fputs("</text>", f);
     }
@@ -574,8 +576,10 @@ void report_seq_chart(report_t *R, int frag)
                 const report_run_t *r = &R->runs[gr->shown[k]];
                 if (strcmp(r->info->policy, pols[p]) != 0)
                     continue;
-                double v = frag ? (report_metric_known(&r->m, "frag_at_peak") ? r->m.frag_at_peak
-                                                                                : NAN)
+                double v = frag ? (report_metric_known(&r->m, "external_frag") &&
+                                           report_metric_known(&r->m, "internal_frag")
+                                       ? r->m.internal_frag + r->m.external_frag
+                                       : NAN)
                                 : (double)r->m.peak_reserved;
                 if (!isfinite(v))
                     continue;
@@ -594,7 +598,7 @@ void report_seq_chart(report_t *R, int frag)
     fprintf(f, "<figure><figcaption>%s against seq_len (best configuration of each "
                "policy)</figcaption><svg class=\"chart ln\" viewBox=\"0 0 %d %d\" role=\"img\" "
                "data-xn=\"seq_len\" data-u=\"%s\">",
-            frag ? "fragmentation at the peak" : "peak reserved", W, H, frag ? "%" : "b");
+            frag ? "fragmentation (internal + external)" : "peak reserved", W, H, frag ? "%" : "b");
     double top = report_y_axis(f, ymax > 0 ? ymax * 1.05 : 1, !frag);
     for (size_t l = 0; l < nl; l++) {
         int x = (int)(ML + 30 + (double)(W - ML - MR - 60) * (nl > 1 ? (double)l / (double)(nl - 1) : 0.5));

@@ -66,9 +66,12 @@ Test(replay, native_metrics_are_exact)
     cr_assert_float_eq(m->utilization, 1.0, 1e-12);
     cr_assert_float_eq(m->efficiency, 4000.0 / 4096.0, 1e-12);
     cr_assert_float_eq(m->overhead, 4096.0 / 4000.0 - 1.0, 1e-12);
-    cr_assert_float_eq(m->frag_at_peak, 0.0, 1e-12);
-    cr_assert_eq(m->internal_waste_at_peak, 96);
-    cr_assert_float_eq(m->external_frag_at_peak, 0.0, 1e-12);
+    /* t_L is event 1 (4000 requested, 4096 allocated and reserved) */
+    cr_assert_eq(m->rounding_waste, 96);
+    cr_assert_eq(m->reserved_at_load_peak, 4096);
+    cr_assert_float_eq(m->internal_frag, 96.0 / 4096.0, 1e-12);
+    cr_assert_float_eq(m->external_frag, 0.0, 1e-12);
+    cr_assert_float_eq(m->internal_frag + m->external_frag, 1.0 - m->efficiency, 1e-12);
     cr_assert_eq(m->device_mallocs, 3);
     cr_assert_eq(m->device_frees, 3);
     cr_assert_gt(m->device_time_ns, 0);
@@ -78,7 +81,7 @@ Test(replay, native_metrics_are_exact)
     gm_replay_destroy(r);
 }
 
-Test(replay, buddy_fragmentation_at_peak)
+Test(replay, buddy_fragmentation)
 {
     /* One 600-byte request in a 1 MiB arena: block 1024, largest free block
      * the 512 KiB buddy at the top. */
@@ -90,10 +93,13 @@ Test(replay, buddy_fragmentation_at_peak)
     uint64_t arena = 1 << 20;
     cr_assert_eq(m->peak_reserved, arena);
     cr_assert_eq(m->peak_allocated, 1024);
-    cr_assert_eq(m->internal_waste_at_peak, 1024 - 600);
-    cr_assert_float_eq(m->frag_at_peak, 1.0 - 1024.0 / (double)arena, 1e-12);
-    double unused = (double)(arena - 1024);
-    cr_assert_float_eq(m->external_frag_at_peak, (unused - (double)(arena / 2)) / unused, 1e-12);
+    cr_assert_eq(m->rounding_waste, 1024 - 600);
+    cr_assert_float_eq(m->internal_frag, (1024.0 - 600) / (double)arena, 1e-12);
+    /* the arena beyond the one block is reserved, never used: external */
+    cr_assert_float_eq(m->external_frag, 1.0 - 1024.0 / (double)arena, 1e-12);
+    cr_assert_float_eq(m->internal_frag + m->external_frag, 1.0 - m->efficiency, 1e-12);
+    cr_assert_eq(m->reserved_at_load_peak, arena);
+    cr_assert_eq(m->largest_free_at_peak, arena / 2);
     cr_assert_float_eq(m->utilization, 1024.0 / (double)arena, 1e-12);
     gm_replay_destroy(r);
 }
@@ -381,10 +387,11 @@ Test(replay, from_store_equals_from_memory)
     free(ev);
 }
 
-Test(replay, waste_at_peak_counts_only_served_requests)
+Test(replay, rounding_counts_only_served_requests)
 {
-    /* The 3000-byte request fails; at the peak the policy holds 1024 bytes
-     * for the 1000-byte request: waste 24, whatever failed beside it. */
+    /* The 3000-byte request fails; at the load peak the policy holds 1024
+     * bytes for the 1000-byte request: rounding 24, whatever failed beside
+     * it, and external 0: every reserved byte is allocated there. */
     gm_event_t ev[] = {ev_alloc(0, 1000), ev_alloc(1, 3000), ev_free(1), ev_free(0)};
     const char *pol[] = {"native"};
     gm_replay_t *r = replay_events(ev, 4, pol, 1, 2048, 2, NULL);
@@ -392,7 +399,8 @@ Test(replay, waste_at_peak_counts_only_served_requests)
     cr_assert_eq(m->ooms, 1);
     cr_assert_eq(m->first_oom_event, 1);
     cr_assert_eq(m->peak_reserved, 1024);
-    cr_assert_eq(m->internal_waste_at_peak, 24);
+    cr_assert_eq(m->rounding_waste, 24);
+    cr_assert_float_eq(m->external_frag, 0.0, 1e-12);
     cr_assert_eq(m->peak_requested, 4000);
     gm_replay_destroy(r);
 }
@@ -499,8 +507,10 @@ static gm_store_t *tstar_snapshot(const char *file, char *name, size_t len)
  * Every policy on a real snapshot, with a timeline of one point per event
  * (so it holds requested, allocated and reserved after each event): t* is,
  * of the events at which reserved equals its peak, the one with the most
- * allocated bytes (the first on a tie), and frag_at_peak and
- * internal_waste_at_peak are that event's, by their definitions.
+ * allocated bytes (the first on a tie); t_L, of the events at which
+ * requested equals the load, the one with the most reserved (then
+ * allocated) bytes, the first on a tie; rounding_waste,
+ * reserved_at_load_peak and external_frag are t_L's, by their definitions.
  */
 static void tstar_check(const char *file)
 {
@@ -540,21 +550,27 @@ static void tstar_check(const char *file)
                 best = k;
         cr_assert_eq(m->peak_reserved, peak, "%s %s", file, pol);
         cr_assert_neq(best, SIZE_MAX);
-        double frag = 1.0 - (double)tl[best].allocated / (double)peak;
-        cr_assert_float_eq(m->frag_at_peak, frag, 1e-12, "%s %s: frag_at_peak %g, at t* = event %zu %g",
-                           file, pol, m->frag_at_peak, best, frag);
-        cr_assert_eq(m->internal_waste_at_peak, tl[best].allocated - tl[best].requested,
-                     "%s %s: internal waste at t* = event %zu", file, pol, best);
-        /* never above what the first event at the peak would say, never
-         * below what the whole run's allocated peak allows */
+        /* t_L */
+        size_t tl_at = SIZE_MAX;
+        for (size_t k = 0; k < n; k++) {
+            if (tl[k].requested != m->peak_requested)
+                continue;
+            if (tl_at == SIZE_MAX || tl[k].reserved > tl[tl_at].reserved ||
+                (tl[k].reserved == tl[tl_at].reserved && tl[k].allocated > tl[tl_at].allocated))
+                tl_at = k;
+        }
+        cr_assert_neq(tl_at, SIZE_MAX);
+        cr_assert_eq(m->rounding_waste, tl[tl_at].allocated - tl[tl_at].requested,
+                     "%s %s: rounding at t_L = event %zu", file, pol, tl_at);
+        cr_assert_eq(m->reserved_at_load_peak, tl[tl_at].reserved, "%s %s", file, pol);
+        cr_assert_float_eq(m->external_frag, (double)(peak - tl[tl_at].allocated) / (double)peak,
+                           1e-12, "%s %s", file, pol);
+        /* t* is never before the first event at the peak's allocated */
         for (size_t k = 0; k < n; k++)
             if (tl[k].reserved == peak) {
                 cr_assert_geq(tl[best].allocated, tl[k].allocated);
                 break;
             }
-        cr_assert_geq(m->frag_at_peak, 1.0 - m->utilization - 1e-12);
-        cr_assert_geq(m->external_frag_at_peak, 0.0);
-        cr_assert_leq(m->external_frag_at_peak, 1.0);
     }
     gm_replay_destroy(r);
     gm_trace_info_release(&info);
@@ -562,8 +578,9 @@ static void tstar_check(const char *file)
 }
 
 /* The issue's case: warm-started caching and offline reserve at event 0
- * (lmmedium's layout holds its whole 6.74 GiB before the first event); t*
- * must be where the load is, not event 0, so frag_at_peak is small. */
+ * (lmmedium's layout holds its whole 6.74 GiB before the first event), so
+ * the first event at the reserved peak has almost nothing allocated; the
+ * fragmentation is what the run costs above its floor, a few percent. */
 Test(replay, tstar_is_the_most_allocated_event_at_the_peak_warm_start)
 {
     tstar_check("lmmedium_ctx128_train_fp32.pickle");
@@ -582,11 +599,11 @@ Test(replay, tstar_is_the_most_allocated_event_at_the_peak_warm_start)
     cr_assert_eq(gm_replay_trace(r, s, name, &err), 0, "%s", err.msg);
     for (size_t i = 0; i < 2; i++) {
         const gm_metrics_t *m = gm_replay_metrics(r, i);
-        /* allocated at t* is the run's allocated peak here: frag@peak is
-         * 1 − utilization, a few percent, where the first peak event gave
-         * 99.9% */
-        cr_assert_float_eq(m->frag_at_peak, 1.0 - m->utilization, 1e-12, "%s", pol[i]);
-        cr_assert_lt(m->frag_at_peak, 0.05, "%s: %g", pol[i], m->frag_at_peak);
+        /* where the first peak event's free share gave 99.9% */
+        double frag = m->internal_frag + m->external_frag;
+        cr_assert_float_eq(frag, 1.0 - m->efficiency, 1e-12, "%s", pol[i]);
+        cr_assert_leq(frag, m->overhead, "%s", pol[i]);
+        cr_assert_lt(frag, 0.05, "%s: %g", pol[i], frag);
         cr_assert_lt(m->overhead, 0.05);
     }
     gm_replay_destroy(r);
@@ -610,13 +627,16 @@ Test(replay, tstar_hand_built)
     gm_replay_t *r = replay_events(ev, 8, pol, 1, 0, 2, set);
     const gm_metrics_t *m = gm_replay_metrics(r, 0);
     cr_assert_eq(m->peak_reserved, 4096);
-    /* reserved is 4 KiB from event 0 to the end; allocated peaks at event
-     * 3 (1024 + 2048) and again at event 5 (2048 + 1024): the first */
-    cr_assert_float_eq(m->frag_at_peak, 1.0 - 3072.0 / 4096.0, 1e-12);
-    cr_assert_eq(m->internal_waste_at_peak, 0);
+    /* reserved is 4 KiB from event 0 to the end; requested and allocated
+     * peak at event 3 (1024 + 2048) and again at event 5 (2048 + 1024):
+     * t_L and t* are the first */
+    cr_assert_eq(m->rounding_waste, 0);
+    cr_assert_float_eq(m->internal_frag, 0.0, 1e-12);
+    cr_assert_float_eq(m->external_frag, 1.0 - 3072.0 / 4096.0, 1e-12);
+    cr_assert_eq(m->reserved_at_load_peak, 4096);
     /* at event 3: [0, 1K) free (0's block merged back with its buddy),
      * [1K, 2K) live, [2K, 4K) live: the free KiB is one block */
-    cr_assert_float_eq(m->external_frag_at_peak, 0.0, 1e-12);
+    cr_assert_eq(m->largest_free_at_peak, 1024);
     gm_replay_destroy(r);
 }
 
@@ -924,4 +944,83 @@ Test(replay, layout_that_does_not_fit_starts_cold)
         cr_expect_eq(m->device_mallocs > 0, !fits);
         gm_replay_destroy(r);
     }
+}
+
+/* ---- fragmentation on the real snapshots (docs/metrics.md) --------------- */
+
+/*
+ * Every policy, at its defaults, on every shared snapshot: the relations
+ * fragmentation's definitions promise.  The two shares split the bytes
+ * above the floor (internal + external = 1 − efficiency), so neither
+ * exceeds the overhead (a run a few percent above its floor has a few
+ * percent of fragmentation), external is at least 1 − utilization, and
+ * rounding is counted in bytes and as a share alike (buddy's powers of two
+ * show as internal fragmentation, not as a few percent).
+ */
+Test(replay, fragmentation_relations_on_every_snapshot_and_policy, .timeout = 900)
+{
+    const char *why = NULL;
+    gm_store_t *s = rd_store(&why);
+    if (s == NULL)
+        cr_skip_test("real snapshots not available: %s", why);
+    gm_error_t err = {0};
+    gm_trace_info_t *list;
+    size_t n;
+    cr_assert_eq(gm_store_list(s, &list, &n, &err), 0, "%s", err.msg);
+    size_t buddy_runs = 0;
+    for (size_t t = 0; t < n; t++) {
+        gm_replay_config_t cfg;
+        gm_replay_config_default(&cfg);
+        cfg.timeline_points = 0;
+        gm_replay_t *r;
+        cr_assert_eq(gm_replay_create(&cfg, &r, &err), 0, "%s", err.msg);
+        for (size_t i = 0; i < gm_policy_count(); i++) {
+            gm_params_t p;
+            cr_assert_eq(gm_params_init(&p, gm_policy_at(i), &err), 0, "%s", err.msg);
+            cr_assert_eq(gm_replay_add(r, &p, &err), 0, "%s", err.msg);
+            gm_params_release(&p);
+        }
+        cr_assert_eq(gm_replay_trace(r, s, list[t].name, &err), 0, "%s: %s", list[t].name,
+                     err.msg);
+        const gm_metrics_t *buddy = NULL;
+        for (size_t i = 0; i < gm_replay_count(r); i++) {
+            const char *pol = gm_replay_params(r, i)->ops->name, *tr = list[t].name;
+            const gm_metrics_t *m = gm_replay_metrics(r, i);
+            double R = (double)m->peak_reserved, in = m->internal_frag, ex = m->external_frag;
+            cr_assert_eq(m->ooms, 0, "%s on %s", pol, tr);
+            cr_expect_geq(in, 0.0, "%s on %s", pol, tr);
+            cr_expect_geq(ex, 0.0, "%s on %s", pol, tr);
+            cr_expect_float_eq(in + ex, 1.0 - m->efficiency, 1e-9,
+                               "%s on %s: internal %g + external %g, 1 - efficiency %g", pol, tr,
+                               in, ex, 1.0 - m->efficiency);
+            cr_expect_leq(in + ex, m->overhead + 1e-12, "%s on %s: fragmentation %g above the "
+                          "overhead %g", pol, tr, in + ex, m->overhead);
+            cr_expect_geq(ex, 1.0 - m->utilization - 1e-12, "%s on %s", pol, tr);
+            cr_expect_float_eq(in * R, (double)m->rounding_waste, 1e-6 * R + 1, "%s on %s", pol,
+                               tr);
+            /* allocated(t_L) ≤ reserved(t_L) ≤ peak reserved */
+            cr_expect_leq(m->reserved_at_load_peak, m->peak_reserved, "%s on %s", pol, tr);
+            cr_expect_geq((double)m->reserved_at_load_peak, R * (1 - ex) - 1e-6 * R - 1,
+                          "%s on %s", pol, tr);
+            cr_expect_leq(m->largest_free_at_peak, m->peak_reserved, "%s on %s", pol, tr);
+            if (strcmp(pol, "buddy") == 0)
+                buddy = m;
+        }
+        /* buddy hands out a block of 2^k for every request: its rounding
+         * is its cost, shown as such, above that of the policies that round
+         * to 512 bytes (binning's size classes may round more) */
+        cr_assert_not_null(buddy);
+        buddy_runs++;
+        for (size_t i = 0; i < gm_replay_count(r); i++)
+            if (strstr(" native caching async tlsf ", gm_replay_params(r, i)->ops->name))
+                cr_expect_gt(buddy->rounding_waste, gm_replay_metrics(r, i)->rounding_waste,
+                             "buddy on %s: rounding %" PRIu64 " not above %s's %" PRIu64,
+                             list[t].name, buddy->rounding_waste,
+                             gm_replay_params(r, i)->ops->name,
+                             gm_replay_metrics(r, i)->rounding_waste);
+        cr_expect_gt(buddy->internal_frag, 0.0, "buddy on %s", list[t].name);
+        gm_replay_destroy(r);
+    }
+    cr_expect_eq(buddy_runs, n);
+    gm_trace_info_free_list(list, n);
 }

@@ -784,14 +784,14 @@ Test(report, a_run_stored_before_a_metric_existed_is_shown)
     cr_assert_eq(gm_store_find(s, "old", &ti, &err), 0, "%s", err.msg);
     gm_metrics_t m = {.peak_requested = 1000, .peak_allocated = 1024, .peak_reserved = 2048,
                       .utilization = 0.5, .efficiency = 1000.0 / 2048, .overhead = 1.048,
-                      .frag_at_peak = 0.5, .internal_waste_at_peak = 24,
-                      .external_frag_at_peak = 0.25, .device_mallocs = 3, .first_oom_event = -1,
+                      .internal_frag = 0.01, .rounding_waste = 24, .external_frag = 0.5,
+                      .reserved_at_load_peak = 2048, .device_mallocs = 3, .first_oom_event = -1,
                       .events = 400};
     char *now = gm_metrics_json(&m);
     cr_assert_not_null(now);
-    /* the old format: the same, without external_frag_at_peak */
+    /* the old format: the same, without external_frag */
     char old[2048];
-    const char *cut = strstr(now, ",\"external_frag_at_peak\":");
+    const char *cut = strstr(now, ",\"external_frag\":");
     cr_assert_not_null(cut, "%s", now);
     const char *rest = strchr(cut + 1, ',');
     snprintf(old, sizeof old, "%.*s%s", (int)(cut - now), now, rest);

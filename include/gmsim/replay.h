@@ -52,12 +52,14 @@ GM_API_BEGIN
     X(efficiency, F64, RATIO, 40, GM_METRIC_BRIEF, "efficiency", "efficiency")                 \
     X(overhead, F64, EXCESS, 50, GM_METRIC_BRIEF | GM_METRIC_PIVOT, "overhead",                \
       "overhead above load")                                                                   \
-    X(frag_at_peak, F64, RATIO, 60, GM_METRIC_BRIEF | GM_METRIC_PIVOT, "frag@peak",            \
-      "fragmentation at peak")                                                                 \
-    X(internal_waste_at_peak, U64, BYTES, 80, GM_METRIC_BRIEF, "waste",                        \
-      "internal waste at peak")                                                                \
-    X(external_frag_at_peak, F64, RATIO, 70, GM_METRIC_BRIEF, "ext frag",                      \
-      "external fragmentation at peak")                                                        \
+    X(internal_frag, F64, RATIO, 60, GM_METRIC_BRIEF | GM_METRIC_PIVOT, "int frag",            \
+      "internal fragmentation (rounding)")                                                     \
+    X(external_frag, F64, RATIO, 70, GM_METRIC_BRIEF | GM_METRIC_PIVOT, "ext frag",            \
+      "external fragmentation")                                                                \
+    X(rounding_waste, U64, BYTES, 80, GM_METRIC_BRIEF, "rounding", "rounding at the load peak") \
+    X(reserved_at_load_peak, U64, BYTES, 0, 0, "reserved@load", "reserved at the load peak")   \
+    X(largest_free_at_peak, U64, BYTES, 0, 0, "largest free",                                  \
+      "largest free block at the reserved peak")                                               \
     X(device_mallocs, U64, COUNT, 90, GM_METRIC_BRIEF, "dev mallocs", "device mallocs")        \
     X(device_frees, U64, COUNT, 100, 0, "dev frees", "device frees")                           \
     X(device_time_ns, U64, DURATION, 110, 0, "dev time", "device time")                        \

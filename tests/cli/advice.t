@@ -52,8 +52,8 @@ have let the job fit:
   $ gmsim replay s.db --policy caching --capacity 49.8GiB | cut -c1-150
   trace 'gpt2-medium': 8008 events, load 49.54 GiB (peak requested: the floor for every policy), capacity 49.80 GiB
   
-  policy   start  peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag   waste  dev mallocs  dev frees  dev time  ooms  ns/ev
-  caching  cold       48.46 GiB       48.01 GiB  99.1%      102.2%     -2.2%       0.9%     10.0%  1016 B          217          0   14.3 ms     1 * (glob)
+  policy   start  peak reserved  peak allocated   util  efficiency  overhead  int frag  ext frag  rounding  dev mallocs  dev frees  dev time  ooms  ns/e
+  caching  cold       48.46 GiB       48.01 GiB  99.1%      102.2%     -2.2%      0.0%      0.9%     508 B          217          0   14.3 ms     1 * (glob)
   'caching' margin 1.34 GiB = 49.80 GiB - peak 48.46 GiB
   'caching' ran out of memory 1 time, first at event 5399
   

@@ -16,9 +16,9 @@ when little is allocated.  At t* they are a few percent fragmented, exactly
   $ gmsim replay m.db --policy caching,offline | cut -c1-107
   trace 'lmmedium_ctx128_train_fp32': 13497 events, load 6.53 GiB (peak requested: the floor for every policy
   
-  policy   start  peak reserved  peak allocated    util  efficiency  overhead  frag@peak  ext frag      waste
-  caching  warm        6.74 GiB        6.54 GiB   97.1%       96.9%     +3.2%       2.9%     89.9%  12.66 MiB
-  offline  cold        6.53 GiB        6.53 GiB  100.0%      100.0%     +0.0%       0.0%      0.0%      508 B
+  policy   start  peak reserved  peak allocated    util  efficiency  overhead  int frag  ext frag   rounding 
+  caching  warm        6.74 GiB        6.54 GiB   97.1%       96.9%     +3.2%      0.2%      2.9%  12.66 MiB 
+  offline  cold        6.53 GiB        6.53 GiB  100.0%      100.0%     +0.0%      0.0%      0.0%      508 B 
   'offline' plan: optimal, 6.53 GiB (proved: no plan needs fewer bytes)
 
 A parameter the recorded layout leaves nothing to act on is named, with

@@ -7,9 +7,9 @@ its label names.)
   wrote 'random' into 't.db': 20000 events (9997 allocs, 9997 frees, 6 marks), load 875.26 MiB
   $ row() { awk -v p="$1" '$1 == p { s = p; for (i = NF - 16; i < NF; i++) s = s " " $i; print s " " }'; }
   $ gmsim replay t.db --policy caching | row caching
-  caching 1.27 GiB 879.37 MiB 67.7% 67.4% +48.3% 32.4% 84.8% 2.75 MiB 34 0 0.7 ms 0 
+  caching 1.27 GiB 879.37 MiB 67.7% 67.4% +48.3% 0.2% 32.4% 2.75 MiB 34 0 0.7 ms 0 
   $ gmsim replay t.db --policy caching --param caching.expandable_segments=true | row caching
-  caching 1.09 GiB 875.26 MiB 78.4% 78.4% +27.5% 21.6% 29.6% 5.59 KiB 31 0 0.6 ms 0 
+  caching 1.09 GiB 875.26 MiB 78.4% 78.4% +27.5% 0.0% 21.6% 5.59 KiB 31 0 0.6 ms 0 
 
 The conf string gives the same run as the parameters it names:
 

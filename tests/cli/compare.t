@@ -10,28 +10,28 @@ per value; the winner is the least peak reserved without OOMs:
   $ gmsim compare m.db r.db --policies native,buddy --param buddy.arena=1GiB,4GiB
   trace 'gpt2.seq128' (m.db): 2184 events, load 2.32 GiB, seq_len 128
   
-  policy            start  peak reserved    util  efficiency  overhead  frag@peak  ext frag     waste  dev mallocs  ooms
-  native            cold        2.32 GiB  100.0%      100.0%     +0.0%       0.0%      0.0%       0 B         1386     0
-  buddy             cold        4.00 GiB   96.3%       57.9%    +72.6%       3.7%     16.2%  1.53 GiB            4     0
-  buddy arena=4GiB  cold        4.00 GiB   96.3%       57.9%    +72.6%       3.7%     16.2%  1.53 GiB            1     0
+  policy            start  peak reserved    util  efficiency  overhead  int frag  ext frag  rounding  dev mallocs  ooms
+  native            cold        2.32 GiB  100.0%      100.0%     +0.0%      0.0%      0.0%       0 B         1386     0
+  buddy             cold        4.00 GiB   96.3%       57.9%    +72.6%     38.3%      3.7%  1.53 GiB            4     0
+  buddy arena=4GiB  cold        4.00 GiB   96.3%       57.9%    +72.6%     38.3%      3.7%  1.53 GiB            1     0
   least reserved (of the policies that cache): buddy, 4.00 GiB (+72.6% above load)
   recommendation: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True saves 110.00 MiB (4.3%) against PyTorch's defaults: 2.38 GiB instead of 2.49 GiB, both replayed from an empty allocator as a new job starts
   
   trace 'gpt2.seq256' (m.db): 2184 events, load 3.80 GiB, seq_len 256
   
-  policy            start  peak reserved    util  efficiency  overhead  frag@peak  ext frag     waste  dev mallocs  ooms
-  native            cold        3.80 GiB  100.0%      100.0%     +0.0%       0.0%      0.0%     508 B         1386     0
-  buddy             cold        6.00 GiB   87.8%       63.4%    +57.8%      12.2%     31.5%  1.47 GiB            6     0
-  buddy arena=4GiB  cold        8.00 GiB   65.9%       47.5%   +110.4%      34.1%     26.7%  1.47 GiB            2     0
+  policy            start  peak reserved    util  efficiency  overhead  int frag  ext frag  rounding  dev mallocs  ooms
+  native            cold        3.80 GiB  100.0%      100.0%     +0.0%      0.0%      0.0%     508 B         1386     0
+  buddy             cold        6.00 GiB   87.8%       63.4%    +57.8%     24.5%     12.2%  1.47 GiB            6     0
+  buddy arena=4GiB  cold        8.00 GiB   65.9%       47.5%   +110.4%     18.4%     34.1%  1.47 GiB            2     0
   least reserved (of the policies that cache): buddy, 6.00 GiB (+57.8% above load)
   recommendation: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True saves 56.00 MiB (1.4%) against PyTorch's defaults: 3.81 GiB instead of 3.87 GiB, both replayed from an empty allocator as a new job starts
   
   trace 'rand' (r.db): 3000 events, load 62.75 MiB
   
-  policy            start  peak reserved    util  efficiency  overhead  frag@peak  ext frag      waste  dev mallocs  ooms
-  native            cold       62.76 MiB  100.0%      100.0%     +0.0%       0.0%      0.0%   5.12 KiB         1499     0
-  buddy             cold        1.00 GiB    7.3%        6.1%  +1531.7%      92.7%     46.0%  12.23 MiB            1     0
-  buddy arena=4GiB  cold        4.00 GiB    1.8%        1.5%  +6427.0%      98.2%     49.1%  12.23 MiB            1     0
+  policy            start  peak reserved    util  efficiency  overhead  int frag  ext frag   rounding  dev mallocs  ooms
+  native            cold       62.76 MiB  100.0%      100.0%     +0.0%      0.0%      0.0%   5.12 KiB         1499     0
+  buddy             cold        1.00 GiB    7.3%        6.1%  +1531.7%      1.2%     92.7%  12.23 MiB            1     0
+  buddy arena=4GiB  cold        4.00 GiB    1.8%        1.5%  +6427.0%      0.3%     98.2%  12.23 MiB            1     0
   least reserved (of the policies that cache): buddy, 1.00 GiB (+1531.7% above load)
 
 A policy's figures do not depend on the others run beside it (one pass
@@ -61,7 +61,13 @@ are left out, with a note):
   native   +0.0%   +0.0%
   buddy   +72.6%  +57.8%
   
-  fragmentation at peak by seq_len
+  internal fragmentation (rounding) by seq_len
+  
+  policy    128    256
+  native   0.0%   0.0%
+  buddy   38.3%  24.5%
+  
+  external fragmentation by seq_len
   
   policy   128    256
   native  0.0%   0.0%
@@ -86,7 +92,7 @@ JSON and CSV carry every metric of every run:
           {
             "policy": "buddy",
   $ gmsim compare r.db -p buddy --csv | head -1
-  store,trace,digest,seq_len,events,load,policy,label,start,params,peak_requested,peak_allocated,peak_reserved,utilization,efficiency,overhead,frag_at_peak,internal_waste_at_peak,external_frag_at_peak,device_mallocs,device_frees,device_time_ns,ooms,first_oom_event,events,sim_ns_per_event,plan,plan_peak,plan_lower_bound,plan_gap,plan_capacity
+  store,trace,digest,seq_len,events,load,policy,label,start,params,peak_requested,peak_allocated,peak_reserved,utilization,efficiency,overhead,internal_frag,external_frag,rounding_waste,reserved_at_load_peak,largest_free_at_peak,device_mallocs,device_frees,device_time_ns,ooms,first_oom_event,events,sim_ns_per_event,plan,plan_peak,plan_lower_bound,plan_gap,plan_capacity
 
 A planner's run (offline) says how good its plan is known to be, as
 replay does: a line under the table (optimal, or greedy/feasible with the
@@ -96,10 +102,10 @@ policies' rows are as before:
   $ gmsim compare r.db -p buddy,offline --param offline.effort=0,100000000 --no-advice
   trace 'rand' (r.db): 3000 events, load 62.75 MiB
   
-  policy            start  peak reserved    util  efficiency  overhead  frag@peak  ext frag      waste  dev mallocs  ooms
-  buddy             cold        1.00 GiB    7.3%        6.1%  +1531.7%      92.7%     46.0%  12.23 MiB            1     0
-  offline effort=0  cold       62.99 MiB   99.6%       99.6%     +0.4%       0.4%     14.7%   5.12 KiB            1     0
-  offline           cold       62.76 MiB  100.0%      100.0%     +0.0%       0.0%      0.0%   5.12 KiB            1     0
+  policy            start  peak reserved    util  efficiency  overhead  int frag  ext frag   rounding  dev mallocs  ooms
+  buddy             cold        1.00 GiB    7.3%        6.1%  +1531.7%      1.2%     92.7%  12.23 MiB            1     0
+  offline effort=0  cold       62.99 MiB   99.6%       99.6%     +0.4%      0.0%      0.4%   5.12 KiB            1     0
+  offline           cold       62.76 MiB  100.0%      100.0%     +0.0%      0.0%      0.0%   5.12 KiB            1     0
   'offline effort=0' plan: greedy, 62.99 MiB, 0.36% above the lower bound 62.76 MiB (not proved optimal)
   'offline' plan: optimal, 62.76 MiB (proved: no plan needs fewer bytes)
   least reserved (of the policies that cache): buddy, 1.00 GiB (+1531.7% above load)

@@ -12,9 +12,9 @@ is dropped):
   $ gmsim replay t.db --policy tlsf,offline --defrag every=5000 | sed 's/ *[^ ]*$//' | head -6
   trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every
   
-  policy   start  peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag     waste  dev mallocs  dev frees  dev time  ooms
-  tlsf     cold        1.07 GiB      875.26 MiB  80.1%       80.1%    +24.9%      19.9%     70.6%  5.14 KiB           62         62    2.4 ms     0
-  offline  cold      913.80 MiB      875.26 MiB  95.8%       95.8%     +4.4%       4.2%     60.4%  5.59 KiB            4          4    1.3 ms     0
+  policy   start  peak reserved  peak allocated   util  efficiency  overhead  int frag  ext frag  rounding  dev mallocs  dev frees  dev time  ooms
+  tlsf     cold        1.07 GiB      875.26 MiB  80.1%       80.1%    +24.9%      0.0%     19.9%  5.59 KiB           62         62    2.4 ms     0
+  offline  cold      913.80 MiB      875.26 MiB  95.8%       95.8%     +4.4%      0.0%      4.2%  5.59 KiB            4          4    1.3 ms     0
   'offline' plan: greedy, 913.80 MiB, 4.40% above the lower bound 875.26 MiB (not proved
   $ gmsim replay t.db --policy tlsf,offline --defrag every=5000 | sed -n '/^defrag/,$p'
   defragmentation (reserved before/after: summed over the compactions)

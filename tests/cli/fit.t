@@ -6,7 +6,7 @@ The first row is the bound with no allocator overhead at all:
   largest batch with no OOM: gpt2, seq 512, train fp32, 1 warm step, on capacity (8.00 GiB)
   configuration: train, fp32, zero 0, dp 1, tp 1, optimizer adamw, recompute none, attention eager, offload none, grad accum 1
   
-  policy       batch  peak requested  peak reserved      margin  frag@peak  first OOM at  probes
+  policy       batch  peak requested  peak reserved      margin  overhead  first OOM at  probes
   \(requested\) +[0-9]+ .* (re)
   native +[0-9]+ .* (re)
 
@@ -97,12 +97,12 @@ synthesizer's own answer, probe for probe:
 
   $ gmsim synth --model gpt2 --layers 2 --seq 64,128 --batch 2 --steps 1 --warm -o cap.db > /dev/null
   $ gmsim fit --from cap.db:gpt2.seq64 cap.db:gpt2.seq128 --vary seq --capacity 4GiB --policy caching | tail -3
-  (requested)  1482        4.00 GiB              -  1.12 MiB          -          1483      16
-  caching      1455        3.92 GiB       3.99 GiB  8.00 MiB       1.6%          1456      16
+  (requested)  1482        4.00 GiB              -  1.12 MiB         -          1483      16
+  caching      1455        3.92 GiB       3.99 GiB  8.00 MiB     +1.8%          1456      16
   'caching' seq 1455 is at the edge: 8.00 MiB left of 4.00 GiB (under 2%); anything more outside the allocator is an OOM
   $ gmsim fit --model gpt2 --layers 2 --batch 2 --vary seq --capacity 4GiB --policy caching | tail -3
-  (requested)  1482        4.00 GiB              -  1.12 MiB          -          1483      22
-  caching      1455        3.92 GiB       3.99 GiB  8.00 MiB       1.6%          1456      22
+  (requested)  1482        4.00 GiB              -  1.12 MiB         -          1483      22
+  caching      1455        3.92 GiB       3.99 GiB  8.00 MiB     +1.8%          1456      22
   'caching' seq 1455 is at the edge: 8.00 MiB left of 4.00 GiB (under 2%); anything more outside the allocator is an OOM
   $ gmsim fit --from cap.db:gpt2.seq64 cap.db:gpt2.seq128 --vary batch --capacity 4GiB --policy caching
   gmsim: the batch size does not vary among the captures (all 2): cannot scale to batch 3

@@ -74,9 +74,9 @@ order (replay has a few more):
   $ gmsim replay m.db --trace '*128' --policy buddy | sed -n 3p | sed -E 's/ {2,}/|/g' > r
   $ gmsim compare m.db --trace '*128' --policy buddy | sed -n 3p | sed -E 's/ {2,}/|/g' > c
   $ cat c
-  policy|start|peak reserved|util|efficiency|overhead|frag@peak|ext frag|waste|dev mallocs|ooms
+  policy|start|peak reserved|util|efficiency|overhead|int frag|ext frag|rounding|dev mallocs|ooms
   $ tr '|' '\n' < c > cc; tr '|' '\n' < r | grep -Fx -f cc | paste -sd'|'
-  policy|start|peak reserved|util|efficiency|overhead|frag@peak|ext frag|waste|dev mallocs|ooms
+  policy|start|peak reserved|util|efficiency|overhead|int frag|ext frag|rounding|dev mallocs|ooms
 
 The tool builds without Criterion, the unit-test framework: configuring
 with it hidden warns and turns the unit tests off, and nothing fails:

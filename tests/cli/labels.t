@@ -31,7 +31,7 @@ run once.)  A sweep of values none of which is the default:
 The baseline is caching at its defaults, in the sweep's runs:
 
   $ gmsim compare synth.db --trace '*128' --policies caching | grep '^caching '
-  caching  cold        2.49 GiB  94.0%       93.1%     +7.4%       6.0%     95.7%  24.53 MiB          100     0
+  caching  cold        2.49 GiB  94.0%       93.1%     +7.4%      1.0%      6.0%  24.53 MiB          100     0
 
 Sizes in labels: none, or the exact unit (never 18446744073709551615):
 

@@ -9,8 +9,8 @@ column, is a measured time: sed drops it):
   $ gmsim replay t.db --policy buddy | sed 's/ *[0-9.]*$//'
   trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every policy)
   
-  policy  start  peak reserved  peak allocated   util  efficiency  overhead  frag@peak  ext frag       waste  dev mallocs  dev frees  dev time  ooms  ns/event
-  buddy   cold        2.00 GiB        1.27 GiB  63.3%       42.7%   +134.0%      36.7%     31.8%  424.79 MiB            2          0    0.5 ms     0
+  policy  start  peak reserved  peak allocated   util  efficiency  overhead  int frag  ext frag    rounding  dev mallocs  dev frees  dev time  ooms  ns/event
+  buddy   cold        2.00 GiB        1.27 GiB  63.3%       42.7%   +134.0%     13.6%     43.6%  278.82 MiB            2          0    0.5 ms     0
 
 A policy's figures do not depend on which other policies run beside it:
 
@@ -65,9 +65,11 @@ resolved parameter and exactly the metrics of docs/metrics.md:
           "utilization": [0-9.e+-]+, (re)
           "efficiency": [0-9.e+-]+, (re)
           "overhead": [0-9.e+-]+, (re)
-          "frag_at_peak": [0-9.e+-]+, (re)
-          "internal_waste_at_peak": [0-9.e+-]+, (re)
-          "external_frag_at_peak": [0-9.e+-]+, (re)
+          "internal_frag": [0-9.e+-]+, (re)
+          "external_frag": [0-9.e+-]+, (re)
+          "rounding_waste": [0-9.e+-]+, (re)
+          "reserved_at_load_peak": [0-9.e+-]+, (re)
+          "largest_free_at_peak": [0-9.e+-]+, (re)
           "device_mallocs": [0-9.e+-]+, (re)
           "device_frees": [0-9.e+-]+, (re)
           "device_time_ns": [0-9.e+-]+, (re)
@@ -90,7 +92,7 @@ A finite device: requests beyond it are OOMs, a result and not an error:
   $ gmsim replay t.db --policy native,buddy --capacity 1536MiB | sed 's/ *[0-9.]*$//'
   trace 'random': 20000 events, load 875.26 MiB (peak requested: the floor for every policy), capacity 1.50 GiB
   
-  policy +start +peak reserved +peak allocated +util +efficiency +overhead +frag@peak +ext frag +waste +dev mallocs +dev frees +dev time +ooms +ns/event (re)
+  policy +start +peak reserved +peak allocated +util +efficiency +overhead +int frag +ext frag +rounding +dev mallocs +dev frees +dev time +ooms +ns/event (re)
   native .* 0 (re)
   buddy .* [1-9][0-9]* (re)
   'native' margin [0-9.]+ [KMG]iB = 1.50 GiB - peak .* (re)

@@ -57,7 +57,7 @@ start, cold by default: the start that shows what a setting changes.
 Warm, below the layout, it says so as replay does:
 
   $ gmsim compare m.db --policies caching --capacity 6.73GiB --no-advice | awk '$1 == "caching"'
-  caching  cold        6.72 GiB  97.3%       97.2%     +2.9%       2.7%     89.1%  12.66 MiB          373     0
+  caching  cold        6.72 GiB  97.3%       97.2%     +2.9%      0.2%      2.7%  12.66 MiB          373     0
   $ gmsim compare m.db --policies caching --capacity 6.73GiB --start recorded --no-advice | grep recorded
   'caching': the recorded layout (6.74 GiB) does not fit 6.73 GiB: replayed from an empty allocator
   $ gmsim compare m.db --policies caching --start warm --no-advice | awk '$1 == "caching" {print $1, $2, $3, $4}'
