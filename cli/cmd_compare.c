@@ -1,6 +1,6 @@
 /*
  * cli/cmd_compare.c — `gmsim compare DB... [--trace GLOB] [--policies
- * all|P,P] [--param P.KEY=V[,V...]]... [--capacity SIZE] [--granularity
+ * all|P,P] [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE] [--granularity
  * SIZE] [--by trace|seq_len] [--json|--csv]`.
  *
  * Every trace of the stores (those whose name matches GLOB) is read once
@@ -26,7 +26,7 @@
 
 static const char compare_usage[] =
     "usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]\n"
-    "                     [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
+    "                     [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]\n"
     "                     [--granularity SIZE] [--start warm|cold]\n"
     "                     [--by trace|seq_len] [--json|--csv] [--no-advice] [--threads N]\n"
     "\n"
@@ -44,6 +44,9 @@ static const char compare_usage[] =
     "                          gives one configuration per value; may be repeated\n"
     "      --capacity SIZE     device capacity (default unlimited)\n"
     "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
+    "      --reserve SIZE      held outside the allocator (the CUDA context;\n"
+    "                          default: the preset's, 0 with --capacity): the\n"
+    "                          policies get the capacity less this\n"
     "      --granularity SIZE  device allocation granularity (default 512)\n"
     "      --start warm|cold   policies that can start from the trace's recorded\n"
     "                          layout (caching) start from it (warm) or from an\n"
@@ -417,7 +420,7 @@ static void compare_csv(const compare_item_t *items, size_t n)
 int gm__cmd_compare(int argc, char **argv)
 {
     enum { OPT_CAPACITY = 256, OPT_DEVICE, OPT_GRANULARITY, OPT_BY, OPT_JSON, OPT_CSV,
-           OPT_NO_ADVICE, OPT_THREADS, OPT_START };
+           OPT_NO_ADVICE, OPT_THREADS, OPT_START, OPT_RESERVE };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
         {"policies", required_argument, NULL, 'p'},
@@ -425,6 +428,7 @@ int gm__cmd_compare(int argc, char **argv)
         {"param", required_argument, NULL, 'P'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"reserve", required_argument, NULL, OPT_RESERVE},
         {"granularity", required_argument, NULL, OPT_GRANULARITY},
         {"by", required_argument, NULL, OPT_BY},
         {"json", no_argument, NULL, OPT_JSON},
@@ -468,6 +472,7 @@ int gm__cmd_compare(int argc, char **argv)
         case OPT_GRANULARITY:
             rc = gm__cli_granularity_arg(compare_usage, optarg, &cfg.device.granularity);
             break;
+        case OPT_RESERVE: rc = gm__cli_reserve_arg(compare_usage, optarg); break;
         case OPT_BY:
             if (strcmp(optarg, "seq_len") == 0)
                 by_seq = 1;
@@ -487,6 +492,9 @@ int gm__cmd_compare(int argc, char **argv)
         }
     }
     if (rc)
+        goto out;
+    /* the capacity less the reserve, whichever came first (as replay) */
+    if ((rc = gm__cli_device_usable(compare_usage, &cfg.device.capacity)))
         goto out;
     if (optind >= argc) {
         rc = gm__cli_usage_error(compare_usage, "missing the store to read (DB)");

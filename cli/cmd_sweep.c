@@ -1,6 +1,6 @@
 /*
  * cli/cmd_sweep.c — `gmsim sweep DB... [--trace GLOB] [--policies LIST]
- * [--param P.KEY=V[,V...]]... [--capacity SIZE] [--granularity SIZE]
+ * [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE] [--granularity SIZE]
  * [-j N] [--results OUT] [--shard I/N] [--json]`.
  *
  * The grid traces × configurations runs in N worker processes and lands in
@@ -45,7 +45,7 @@
 
 static const char sweep_usage[] =
     "usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]\n"
-    "                   [--param P.KEY=V[,V...]]... [--capacity SIZE]\n"
+    "                   [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]\n"
     "                   [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]\n"
     "                   [--start warm|cold] [--timeline-points N] [--threads N]\n"
     "                   [--json]\n"
@@ -68,6 +68,9 @@ static const char sweep_usage[] =
     "                          per value (several keys: every combination)\n"
     "      --capacity SIZE     device capacity (default unlimited)\n"
     "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
+    "      --reserve SIZE      held outside the allocator (the CUDA context;\n"
+    "                          default: the preset's, 0 with --capacity): the\n"
+    "                          policies get the capacity less this\n"
     "      --granularity SIZE  device allocation granularity (default 512)\n"
     "      --start warm|cold   policies that can start from the trace's recorded\n"
     "                          layout (caching) start from it (warm) or from an\n"
@@ -254,7 +257,8 @@ int gm__cmd_sweep(int argc, char **argv)
         OPT_SBATCH_ARG,
         OPT_DRY_RUN,
         OPT_THREADS,
-        OPT_START
+        OPT_START,
+        OPT_RESERVE
     };
     static const struct option longopts[] = {
         {"trace", required_argument, NULL, 't'},
@@ -263,6 +267,7 @@ int gm__cmd_sweep(int argc, char **argv)
         {"param", required_argument, NULL, 'P'},
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"reserve", required_argument, NULL, OPT_RESERVE},
         {"granularity", required_argument, NULL, OPT_GRANULARITY},
         {"jobs", required_argument, NULL, 'j'},
         {"results", required_argument, NULL, 'o'},
@@ -325,6 +330,7 @@ int gm__cmd_sweep(int argc, char **argv)
         case OPT_GRANULARITY:
             rc = gm__cli_granularity_arg(sweep_usage, optarg, &cfg.device.granularity);
             break;
+        case OPT_RESERVE: rc = gm__cli_reserve_arg(sweep_usage, optarg); break;
         case 'j':
             rc = gm__cli_count_arg(sweep_usage, "--jobs", optarg, 1, 256, &v);
             cfg.jobs = (unsigned)v;
@@ -361,6 +367,9 @@ int gm__cmd_sweep(int argc, char **argv)
         }
     }
     if (rc)
+        goto out;
+    /* the capacity less the reserve, whichever came first (as replay) */
+    if ((rc = gm__cli_device_usable(sweep_usage, &cfg.device.capacity)))
         goto out;
     if (cfg.threads == 0) /* the CPUs the workers leave */
         cfg.threads = gm__cli_cores() / (cfg.jobs ? cfg.jobs : 1) ? gm__cli_cores() / (cfg.jobs ? cfg.jobs : 1) : 1;

@@ -141,35 +141,35 @@ Errors:
   $ gmsim compare m.db -p nosuch
   gmsim: unknown policy 'nosuch' (known: all, native, caching, bfc, pool, binning, async, buddy, tlsf, offline; see 'gmsim policies')
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
-                       [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                       [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                        [--granularity SIZE] [--start warm|cold]
                        [--by trace|seq_len] [--json|--csv] [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db -p buddy --param native.x=1
   gmsim: --param 'native.x=1' is for a policy that is not selected (or unknown)
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
-                       [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                       [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                        [--granularity SIZE] [--start warm|cold]
                        [--by trace|seq_len] [--json|--csv] [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db -p buddy --param buddy.arena=1GiB,
   gmsim: invalid --param 'buddy.arena=1GiB,' (an empty value)
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
-                       [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                       [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                        [--granularity SIZE] [--start warm|cold]
                        [--by trace|seq_len] [--json|--csv] [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db --by model
   gmsim: invalid value for --by: 'model' (trace or seq_len)
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
-                       [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                       [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                        [--granularity SIZE] [--start warm|cold]
                        [--by trace|seq_len] [--json|--csv] [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db --json --csv
   gmsim: --json and --csv do not go together
   usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]
-                       [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                       [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                        [--granularity SIZE] [--start warm|cold]
                        [--by trace|seq_len] [--json|--csv] [--no-advice] [--threads N]
   [2]
@@ -182,3 +182,13 @@ Errors:
   $ gmsim compare missing.db
   gmsim: cannot open 'missing.db': no such file
   [1]
+
+A reserve held outside the allocator (the CUDA context) comes off the
+capacity, as it does for replay; it needs a capacity to come off:
+
+  $ gmsim compare r.db -p native --capacity 4GiB --reserve 1GiB --json --no-advice | grep '"device"'
+    "device": {"capacity":3221225472,"granularity":512},
+  $ gmsim compare r.db -p native --reserve 1GiB 2>&1 | head -1
+  gmsim: --reserve needs --capacity or --device
+  $ gmsim compare r.db -p native --capacity 1GiB --reserve 2GiB > /dev/null 2>&1; echo $?
+  2

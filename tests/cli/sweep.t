@@ -228,7 +228,7 @@ rewrites the same traces and finds every run done:
   $ gmsim sweep --synth '--model gpt2 --seq 128' -p buddy
   gmsim: --synth needs --results (the store the traces and the runs go to)
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
-                     [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                     [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
                      [--start warm|cold] [--timeline-points N] [--threads N]
                      [--json]
@@ -244,7 +244,7 @@ Errors:
   $ gmsim sweep m.db -o m.db -p buddy
   gmsim: cannot write 'm.db': it is the input 'm.db' (name another file)
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
-                     [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                     [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
                      [--start warm|cold] [--timeline-points N] [--threads N]
                      [--json]
@@ -255,7 +255,7 @@ Errors:
   $ gmsim sweep m.db --shard 1/2
   gmsim: --shard needs --results (each shard writes its own file)
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
-                     [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                     [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
                      [--start warm|cold] [--timeline-points N] [--threads N]
                      [--json]
@@ -266,7 +266,7 @@ Errors:
   $ gmsim sweep m.db --shard 3/2 -o x.db
   gmsim: invalid value for --shard: '3/2' (I/N with 1 <= I <= N)
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
-                     [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                     [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
                      [--start warm|cold] [--timeline-points N] [--threads N]
                      [--json]
@@ -277,7 +277,7 @@ Errors:
   $ gmsim sweep m.db -j 0
   gmsim: invalid value for --jobs: '0' (1 to 256)
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
-                     [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                     [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
                      [--start warm|cold] [--timeline-points N] [--threads N]
                      [--json]
@@ -288,7 +288,7 @@ Errors:
   $ gmsim sweep m.db -p buddy --param buddy.min_block=3 -o x.db
   gmsim: invalid value '3' for buddy.min_block: not a power of two
   usage: gmsim sweep DB... [--trace GLOB] [--policies all|P[,P...]]
-                     [--param P.KEY=V[,V...]]... [--capacity SIZE]
+                     [--param P.KEY=V[,V...]]... [--capacity SIZE] [--reserve SIZE]
                      [--granularity SIZE] [-j N] [--results OUT] [--shard I/N]
                      [--start warm|cold] [--timeline-points N] [--threads N]
                      [--json]
@@ -307,3 +307,12 @@ Errors:
   gmsim: missing IN (the stores to merge)
   usage: gmsim merge OUT IN... [--allow-partial] [--json]
   [2]
+
+`--reserve` takes the memory outside the allocator off the capacity the
+runs are stored with, as for replay and compare:
+
+  $ gmsim sweep m.db -p native --trace rand --capacity 4GiB --reserve 1GiB -o reserve.db -j 1 > /dev/null
+  $ gmsim report reserve.db m.db --format md -o reserve.md > /dev/null; grep -o 'rand ([^)]*)' reserve.md
+  rand (3.00 GiB)
+  $ gmsim sweep m.db -p native --reserve 1GiB -o reserve.db 2>&1 | head -1
+  gmsim: --reserve needs --capacity or --device
