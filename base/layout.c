@@ -1,7 +1,7 @@
 /*
  * base/layout.c — recorded starting layouts (gmsim/layout.h): the checks a
  * layout must pass and its release.  Storing one in a store is
- * store/layout.c; policies that start from one (sim/caching.c) use only
+ * store/layout.c; policies that start from one (sim/caching/) use only
  * what is here.
  */
 #include <stdlib.h>

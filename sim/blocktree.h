@@ -82,7 +82,7 @@ typedef struct gm__bt_blk {
  * h->b is the array, h->n the high water (FIRST + handles ever taken),
  * h->cap its capacity, h->live the handles in use.  The array is aligned to
  * 64 bytes, so that records of a cache line's size each take one line.  The
- * heap of these blocks is gm__bt_heap_t (below); caching.c instantiates the
+ * heap of these blocks is gm__bt_heap_t (below); sim/caching/caching.h instantiates the
  * same machinery for its own one-line block record. */
 #define GM__BT_HEAP_OF(H, T, LINK, NONE, FIRST)                                          \
     typedef struct H {                                                                   \

@@ -2,7 +2,7 @@
  * sim/registry.c — the list of policies.
  *
  * GM_POLICY_LIST is the one place a policy is registered: adding
- * `X(caching)` declares `gm__policy_caching` (defined in sim/caching.c) and
+ * `X(caching)` declares `gm__policy_caching` (defined in sim/caching/caching.c) and
  * puts it in the table, in list order, which is the order `gmsim policies`
  * prints and the contract tests run.
  */

@@ -4,7 +4,7 @@
  * get_allocation_size, should_split, roundup_power2_next_division and the
  * k* constants; docs/policies.md, `caching`, states them for users),
  * written once for the two places that apply them:
- * the `caching` policy (sim/caching.c), which runs them forwards, and the
+ * the `caching` policy (sim/caching/), which runs them forwards, and the
  * snapshot rewinder (formats/torch.c), which undoes a snapshot's trace and
  * must cut blocks exactly as the allocator did.  If the two disagreed, a
  * rebuilt starting layout would not be the one the policy replays from.
