@@ -311,15 +311,26 @@ static int report_has_sites(const report_t *R)
     return 0;
 }
 
+/* Whether the active-memory section is drawn: a trace in the stores. */
+static int report_has_active(const report_t *R)
+{
+    for (size_t g = 0; g < R->ngroups; g++)
+        if (R->groups[g].attrs != NULL)
+            return 1;
+    return 0;
+}
+
 /* The table of contents: the sections written, in order. */
 static void report_toc(report_t *R)
 {
     FILE *f = R->f;
     fputs("<nav id=\"toc\"><b>Contents</b><ol>", f);
     fputs("<li><a href=\"#heatmap\">At a glance</a></li><li><a href=\"#summary\">Summary</a></li>"
-          "<li><a href=\"#memory-over-time\">Memory over time</a></li>"
-          "<li><a href=\"#peak-reserved\">Peak reserved</a></li>",
+          "<li><a href=\"#memory-over-time\">Memory over time</a></li>",
           f);
+    if (report_has_active(R))
+        fputs("<li><a href=\"#active-memory\">Active memory</a></li>", f);
+    fputs("<li><a href=\"#peak-reserved\">Peak reserved</a></li>", f);
     if (report_has_seq(R))
         fputs("<li><a href=\"#seq-len\">Against sequence length</a></li>", f);
     fputs("<li><a href=\"#waste-at-peak\">Waste at the peak</a></li>", f);
@@ -476,7 +487,28 @@ int report_html(report_t *R)
             return rc;
         fputs("</figure>\n", f);
     }
-    fputs("</section>\n<section id=\"peak-reserved\"><h2>Peak reserved</h2><p>The most each "
+    fputs("</section>\n", f);
+    if (report_has_active(R)) {
+        fputs("<section id=\"active-memory\"><h2>Active memory</h2><p>Every allocation of "
+              "the trace as a band, stacked in the order they were made (a band drops as older "
+              "ones are freed); the height is the bytes the application held.  Bands thinner "
+              "than a pixel merge; zoom to split them.  Hover a band for its size, lifetime, "
+              "stream and stack (the application's own frame first); click to pin it.  Wheel "
+              "to zoom, drag to pan, drag on the strip below to pick a window, double-click to "
+              "reset: the trace's memory chart above follows.</p>\n",
+              f);
+        uint64_t budget = REPORT_ACTIVE_BUDGET;
+        for (size_t g = 0; g < R->ngroups; g++) {
+            const report_group_t *gr = &R->groups[g];
+            if (gr->trace_of != g || gr->attrs == NULL)
+                continue;
+            int rc = report_active_figure(R, gr, g, &budget);
+            if (rc)
+                return rc;
+        }
+        fputs("</section>\n", f);
+    }
+    fputs("<section id=\"peak-reserved\"><h2>Peak reserved</h2><p>The most each "
           "policy held from the device, against load (★ the winner; the offline bound "
           "faded).</p>\n",
           f);

@@ -1,6 +1,7 @@
 /* report/page.js — the report page's script, embedded in the page at build time
  * (cmake/embed.cmake; report/html.c writes it into the page's script element): the
- * table sort, the hover, the legend toggles and the #selftest.  Texts from
+ * table sort, the hover, the legend toggles and the #selftest; then the
+ * views of a trace (active memory, zoom and pan, the address space).  Texts from
  * the page reach the hover through textContent only. */
 /* Tables: a click on a header sorts by that column (data-v, else the text). */
 document.querySelectorAll('table.sortable th').forEach(function(th){
@@ -51,6 +52,8 @@ function hide(){tip.style.display='none';}
 function lineHover(svg,ev){
 var m=svg.getScreenCTM();if(!m)return;
 var p=svg.createSVGPoint();p.x=ev.clientX;p.y=ev.clientY;p=p.matrixTransform(m.inverse());
+/* a zoomed chart: its series are stretched by x*zk+zb (the views below) */
+var zk=svg._k||1,zb=svg._b||0;p.x=(p.x-zb)/zk;
 var ns=svg.namespaceURI,g=svg.querySelector('g.hov');
 if(!g){g=document.createElementNS(ns,'g');g.setAttribute('class','hov');svg.appendChild(g);}
 while(g.firstChild)g.removeChild(g.firstChild);
@@ -66,11 +69,11 @@ var q=pts.getItem(lo),ev_=pl.hasAttribute('data-e')?nums(pl,'data-e'):nums(svg,'
 if(head===null){
 head=svg.getAttribute('data-xn')+' '+ev_[lo];at=ev_[lo];
 var x=document.createElementNS(ns,'line');
-x.setAttribute('x1',q.x);x.setAttribute('x2',q.x);x.setAttribute('y1',0);x.setAttribute('y2',svg.viewBox.baseVal.height);
+x.setAttribute('x1',q.x*zk+zb);x.setAttribute('x2',q.x*zk+zb);x.setAttribute('y1',0);x.setAttribute('y2',svg.viewBox.baseVal.height);
 x.setAttribute('class','cross');g.appendChild(x);
 }
 var c=document.createElementNS(ns,'circle');
-c.setAttribute('cx',q.x);c.setAttribute('cy',q.y);c.setAttribute('r',3.5);c.setAttribute('fill',pl.getAttribute('stroke'));
+c.setAttribute('cx',q.x*zk+zb);c.setAttribute('cy',q.y);c.setAttribute('r',3.5);c.setAttribute('fill',pl.getAttribute('stroke'));
 g.appendChild(c);
 rows.push([nums(pl,'data-v')[lo],pl]);
 }
@@ -147,4 +150,244 @@ var pre=document.createElement('pre');pre.id='selftest';pre.textContent=out.join
 document.body.appendChild(pre);
 }
 if(location.hash==='#selftest')selftest();
+})();
+/* ---- views of a trace: active memory, zoom and pan, the address space ----
+ * Each trace (data-t: the index of its first group) has one window of
+ * events [t0,t1) that all its views show: the active-memory canvas and its
+ * overview strip, and every memory-over-time chart of the trace (g.zx is
+ * stretched to the window; g.xj gets the axis labels).  window.gmsim gives
+ * the tests (tests/report_browser.py) read access to the state. */
+(function(){
+'use strict';
+var U=['KiB','MiB','GiB','TiB','PiB','EiB'];
+function size(b){
+if(b<1024)return b+' B';
+var u=0,v=b/1024;
+while(u+1<U.length&&v>=1023.995){v/=1024;u++;}
+var c=v*100,r=Math.round(c);
+if(r-c===0.5&&r%2)r--;
+return (r/100).toFixed(2)+' '+U[u];
+}
+function count(v){return v<10000?String(Math.round(v)):v<1e6?(v/1e3).toFixed(v%1000?1:0)+'k':(v/1e6).toFixed(v%1e6?1:0)+'M';}
+function nice(v){if(v<=0)return 1;var p=Math.pow(10,Math.floor(Math.log10(v))),m=v/p;return (m<=1?1:m<=2?2:m<=5?5:10)*p;}
+function usec(v){return v<1000?v+' µs':v<1e6?(v/1e3).toFixed(2)+' ms':(v/1e6).toFixed(3)+' s';}
+var traces={};
+window.gmsim={traces:traces,errors:[]};
+/* ---- decoding ---- */
+function b64(s){
+var bin=atob(s.replace(/\s+/g,'')),n=bin.length,out=new Uint8Array(n);
+for(var i=0;i<n;i++)out[i]=bin.charCodeAt(i);
+return out;
+}
+function decode(el){
+var n=+el.getAttribute('data-n'),N=+el.getAttribute('data-events'),q=+el.getAttribute('data-q');
+var timed=el.getAttribute('data-timed')==='1',buf=b64(el.textContent),p=0;
+function vi(){var v=0,m=1,c;do{c=buf[p++];v+=(c&127)*m;m*=128;}while(c&128);return v;}
+var T={n:n,N:N,start:new Float64Array(n),end:new Float64Array(n),size:new Float64Array(n),
+stack:new Int32Array(n),stream:new Int32Array(n),ts0:timed?new Float64Array(n):null,ts1:timed?new Float64Array(n):null};
+var s=0,ts=0;
+for(var i=0;i<n;i++){
+s+=vi();T.start[i]=s;T.end[i]=s+vi();T.size[i]=vi()*q;T.stack[i]=vi();T.stream[i]=vi();
+if(timed){ts+=vi();T.ts0[i]=ts;T.ts1[i]=ts+vi();}
+}
+/* Per event: the allocation it makes (id+1) or frees (-(id+1)); the live bytes after it. */
+var ev=new Int32Array(N+1),tot=new Float64Array(N+1);
+for(i=0;i<n;i++){if(T.start[i]<N)ev[T.start[i]]=i+1;if(T.end[i]<N)ev[T.end[i]]=-(i+1);}
+var cur=0,peak=0;
+for(var e=0;e<N;e++){var x=ev[e];if(x>0)cur+=T.size[x-1];else if(x<0)cur-=T.size[-x-1];tot[e]=cur;if(cur>peak)peak=cur;}
+T.ev=ev;T.tot=tot;T.peak=peak||1;
+return T;
+}
+/* ---- the band renderer: per pixel column, the live allocations stacked
+ * in the order they were made; each pixel row belongs to the allocation
+ * under its centre (so bands under a pixel merge into their neighbours). ---- */
+var PAL=[[31,119,180],[255,127,14],[44,160,44],[214,39,40],[148,103,189],[140,86,75],[227,119,194],
+[127,127,127],[188,189,34],[23,190,207],[57,59,121],[99,121,57],[140,109,49],[132,60,57],[123,65,115],[49,130,189]];
+function colorOf(T,id){var k=T.stack[id]?T.stack[id]*7+3:id;var c=PAL[k%PAL.length];return 0xff000000|(c[2]<<16)|(c[1]<<8)|c[0];}
+var ML=80,MB=22;
+function render(V){
+var T=V.T,cv=V.canvas,W=cv.clientWidth|0,H=cv.height;
+if(W<ML+20)return;
+cv.width=W;
+var ctx=cv.getContext('2d'),PW=W-ML,PH=H-MB;
+ctx.fillStyle='#fcfcfc';ctx.fillRect(0,0,W,H);
+var img=ctx.createImageData(PW,PH),px=new Uint32Array(img.data.buffer);
+var owner=new Int32Array(PW*PH).fill(-1);
+var t0=V.w[0],t1=V.w[1],N=T.N,ev=T.ev,tot=T.tot,bpp=T.peak*1.05/PH,n=T.n,size_=T.size;
+/* the live bytes by allocation id in a Fenwick tree: the band under a
+ * pixel row is found in log n steps, whatever the number live */
+var fw=new Float64Array(n+1),top=1,e=0;while(top*2<=n)top*=2;
+function add(i,v){for(i++;i<=n;i+=i&-i)fw[i]+=v;}
+function step(upto){for(;e<upto&&e<N;e++){var x=ev[e];if(x>0)add(x-1,size_[x-1]);else if(x<0)add(-x-1,-size_[-x-1]);}}
+step(Math.floor(t0));
+for(var c=0;c<PW;c++){
+var a=t0+(t1-t0)*c/PW,b=t0+(t1-t0)*(c+1)/PW,ea=Math.floor(a),eb=Math.max(ea+1,Math.floor(b));
+/* the event of the column with the most live bytes: its state is drawn */
+var best=ea,bv=-1;for(var k=ea;k<eb&&k<N;k++)if(tot[k]>bv){bv=tot[k];best=k;}
+step(best+1);
+var total=best<N?tot[best]:0,row=0;
+while(row<PH){
+var target=(row+0.5)*bpp;if(target>=total)break;
+var pos=0,rem=target;
+for(var st=top;st>0;st>>=1)if(pos+st<=n&&fw[pos+st]<=rem){pos+=st;rem-=fw[pos];}
+if(pos>=n)break;
+var id=pos,end=target-rem+size_[id],col=id===V.pin?0xff00d7ff:colorOf(T,id);
+while(row<PH&&(row+0.5)*bpp<end){var y=PH-1-row;px[y*PW+c]=col;owner[y*PW+c]=id;row++;}
+}
+step(eb);
+}
+ctx.putImageData(img,ML,0);
+V.owner=owner;V.PW=PW;V.PH=PH;V.bpp=bpp;
+/* axes */
+ctx.fillStyle='#555';ctx.font='11px system-ui,sans-serif';ctx.textAlign='right';
+var un=1;while(un*1024<=T.peak/4)un*=1024;var ys=nice(T.peak/4/un)*un;
+for(var v=0;v<=T.peak*1.05;v+=ys){var yy=PH-v/bpp;ctx.fillText(size(v),ML-4,Math.max(10,yy+4));ctx.fillRect(ML-3,yy,3,1);}
+ctx.textAlign='center';
+var xs=nice((t1-t0)/8);
+for(var t=Math.ceil(t0/xs)*xs;t<=t1;t+=xs){var xx=ML+(t-t0)/(t1-t0)*PW;ctx.fillRect(xx,PH,1,4);ctx.fillText(count(t),Math.min(W-14,xx),PH+15);}
+V.xlabels=[];for(t=Math.ceil(t0/xs)*xs;t<=t1;t+=xs)V.xlabels.push(t);
+}
+function overview(V){
+var T=V.T,cv=V.ov,W=cv.clientWidth|0,H=cv.height;
+if(W<ML+20)return;
+cv.width=W;
+var ctx=cv.getContext('2d'),PW=W-ML,N=T.N;
+ctx.fillStyle='#fff';ctx.fillRect(0,0,W,H);
+if(!V.ovmax||V.ovmax.length!==PW){
+V.ovmax=new Float64Array(PW);
+for(var c=0;c<PW;c++){var a=Math.floor(N*c/PW),b=Math.max(a+1,Math.floor(N*(c+1)/PW)),m=0;for(var k=a;k<b&&k<N;k++)if(T.tot[k]>m)m=T.tot[k];V.ovmax[c]=m;}
+}
+ctx.fillStyle='#9aa9b8';
+for(c=0;c<PW;c++){var h=V.ovmax[c]/T.peak*(H-4);ctx.fillRect(ML+c,H-h,1,h);}
+var x0=ML+V.w[0]/N*PW,x1=ML+V.w[1]/N*PW;
+ctx.fillStyle='rgba(31,95,168,0.18)';ctx.fillRect(x0,0,Math.max(2,x1-x0),H);
+ctx.strokeStyle='#1f5fa8';ctx.strokeRect(x0+0.5,0.5,Math.max(2,x1-x0)-1,H-1);
+ctx.fillStyle='#555';ctx.font='10px system-ui,sans-serif';ctx.textAlign='right';ctx.fillText('whole trace',ML-4,H/2+4);
+}
+/* ---- the memory-over-time charts of a trace follow its window ---- */
+function zoomSvg(svg,w){
+var n=+svg.getAttribute('data-n')||1,ml=+svg.getAttribute('data-ml'),pw=+svg.getAttribute('data-pw');
+var zx=svg.querySelector('g.zx'),xj=svg.querySelector('g.xj');
+if(!zx)return;
+var full=w[0]<=0&&w[1]>=n,k=n/(w[1]-w[0]),b=ml-k*(ml+w[0]/n*pw);
+svg._k=full?1:k;svg._b=full?0:b;
+if(full){zx.removeAttribute('transform');svg.classList.remove('zoomed');}
+else{zx.setAttribute('transform','matrix('+k+' 0 0 1 '+b+' 0)');svg.classList.add('zoomed');}
+while(xj.firstChild)xj.removeChild(xj.firstChild);
+if(full)return;
+var ns=svg.namespaceURI,y0=svg.viewBox.baseVal.height-36,xs=nice((w[1]-w[0])/8);
+for(var t=Math.ceil(w[0]/xs)*xs;t<=w[1];t+=xs){
+var x=ml+(t-w[0])/(w[1]-w[0])*pw,tx=document.createElementNS(ns,'text');
+tx.setAttribute('x',x.toFixed(1));tx.setAttribute('y',y0+14);tx.setAttribute('class','ax');tx.setAttribute('text-anchor','middle');
+tx.textContent=count(t);xj.appendChild(tx);
+}
+}
+function setWindow(t,a,b){
+var V=traces[t];if(!V)return;
+var N=V.N,span=Math.max(4,b-a);
+if(span>=N){a=0;b=N;}else{if(a<0)a=0;if(a+span>N)a=N-span;b=a+span;}
+V.w=[a,b];
+if(V.canvas){render(V);overview(V);}
+document.querySelectorAll('svg.ln[data-t="'+t+'"]').forEach(function(s){zoomSvg(s,V.w);});
+}
+/* ---- hover, pin ---- */
+var tip=document.createElement('div');tip.className='tip amtip';tip.setAttribute('role','tooltip');document.body.appendChild(tip);
+function describe(V,id,into){
+var T=V.T,S=V.S;
+while(into.firstChild)into.removeChild(into.firstChild);
+function add(cls,text){var d=document.createElement('div');d.className=cls;d.textContent=text;into.appendChild(d);return d;}
+add('th',size(T.size[id])+' · allocation '+id);
+var end=T.end[id]>=T.N?'not freed':'freed at event '+T.end[id];
+add('tr','lifetime: event '+T.start[id]+' → '+end+' ('+count(T.end[id]-T.start[id])+' events'+
+(T.ts0&&T.end[id]<T.N?', '+usec(T.ts1[id]-T.ts0[id]):'')+')');
+add('tr','stream '+(S.streams[T.stream[id]]!==undefined?S.streams[T.stream[id]]:T.stream[id]));
+var st=T.stack[id]?S.stacks[T.stack[id]-1]:null;
+if(!st){add('dd','(no frames recorded)');return;}
+add('site',S.frames[st[0]]);
+var pre=document.createElement('pre');pre.className='frames';
+pre.textContent=st.slice(1).map(function(f){return S.frames[f];}).join('\n');
+into.appendChild(pre);
+}
+function at(V,ev){
+var r=V.canvas.getBoundingClientRect(),x=Math.floor(ev.clientX-r.left)-ML,y=Math.floor(ev.clientY-r.top);
+if(x<0||y<0||x>=V.PW||y>=V.PH||!V.owner)return -1;
+return V.owner[y*V.PW+x];
+}
+function place(ev){
+tip.style.display='block';
+var x=ev.clientX+14,y=ev.clientY+14,w=tip.offsetWidth,h=tip.offsetHeight;
+if(x+w>innerWidth-4)x=Math.max(4,ev.clientX-14-w);
+if(y+h>innerHeight-4)y=Math.max(4,ev.clientY-14-h);
+tip.style.left=x+'px';tip.style.top=y+'px';
+}
+function pin(V,id){
+V.pin=id;render(V);
+describe(V,id,V.pinbox);V.pinbox.classList.add('pinned');
+document.querySelectorAll('.as[data-t="'+V.t+'"]').forEach(function(el){if(el._pin)el._pin(id);});
+}
+/* ---- interaction: wheel zooms, drag pans, the strip brushes, double-click resets ---- */
+function interact(el,t,plotLeft,plotWidth){
+function frac(ev){var r=el.getBoundingClientRect(),L=plotLeft(r),P=plotWidth(r);return Math.min(1,Math.max(0,(ev.clientX-r.left-L)/P));}
+el.addEventListener('wheel',function(ev){
+var V=traces[t];ev.preventDefault();
+var f=frac(ev),c=V.w[0]+f*(V.w[1]-V.w[0]),z=ev.deltaY<0?0.8:1.25,span=(V.w[1]-V.w[0])*z;
+setWindow(t,c-f*span,c-f*span+span);
+},{passive:false});
+var drag=null;
+el.addEventListener('mousedown',function(ev){if(ev.button===0){drag={x:ev.clientX,w:traces[t].w.slice(),moved:false};ev.preventDefault();}});
+window.addEventListener('mousemove',function(ev){
+if(!drag)return;
+var r=el.getBoundingClientRect(),dx=ev.clientX-drag.x;if(Math.abs(dx)>2)drag.moved=true;
+if(!drag.moved)return;
+var span=drag.w[1]-drag.w[0],d=-dx/plotWidth(r)*span;
+setWindow(t,drag.w[0]+d,drag.w[0]+d+span);
+});
+window.addEventListener('mouseup',function(ev){
+if(!drag)return;var moved=drag.moved;drag=null;
+if(!moved&&el._click)el._click(ev);
+});
+el.addEventListener('dblclick',function(){setWindow(t,0,traces[t].N);});
+}
+function brush(V){
+var cv=V.ov,b=null;
+function ev2t(ev){var r=cv.getBoundingClientRect();return Math.min(1,Math.max(0,(ev.clientX-r.left-ML)/(r.width-ML)))*V.N;}
+cv.addEventListener('mousedown',function(ev){b=ev2t(ev);ev.preventDefault();});
+window.addEventListener('mouseup',function(ev){
+if(b===null)return;var a=b,c=ev2t(ev);b=null;
+if(Math.abs(c-a)<V.N/500){var span=V.w[1]-V.w[0];setWindow(V.t,c-span/2,c+span/2);}
+else setWindow(V.t,Math.min(a,c),Math.max(a,c));
+});
+cv.addEventListener('dblclick',function(){setWindow(V.t,0,V.N);});
+}
+function init(){
+document.querySelectorAll('script.amd').forEach(function(el){
+var t=el.getAttribute('data-t'),fig=document.getElementById('am'+t);
+var sj=document.querySelector('script.ams[data-t="'+t+'"]');
+var T=decode(el),S=JSON.parse(sj.textContent);
+var V={t:t,T:T,S:S,N:T.N,w:[0,T.N],pin:-1,canvas:fig.querySelector('canvas.amc'),ov:fig.querySelector('canvas.amo'),pinbox:fig.querySelector('.pin')};
+traces[t]=V;
+render(V);overview(V);
+var cv=V.canvas;
+cv.addEventListener('mousemove',function(ev){
+var id=at(V,ev);if(id<0){tip.style.display='none';return;}
+if(tip._id!==id){describe(V,id,tip);tip._id=id;}
+place(ev);
+});
+cv.addEventListener('mouseleave',function(){tip.style.display='none';tip._id=-1;});
+cv._click=function(ev){var id=at(V,ev);if(id>=0)pin(V,id);};
+interact(cv,t,function(){return ML;},function(r){return r.width-ML;});
+brush(V);
+});
+/* memory-over-time charts: zoom and pan them too (a trace without
+ * active-memory data zooms its charts alone) */
+document.querySelectorAll('svg.ln[data-t]').forEach(function(svg){
+var t=svg.getAttribute('data-t'),n=+svg.getAttribute('data-n');
+if(!traces[t])traces[t]={t:t,N:n,w:[0,n]};
+var vb=svg.viewBox.baseVal;
+interact(svg,t,function(r){return +svg.getAttribute('data-ml')*r.width/vb.width;},function(r){return +svg.getAttribute('data-pw')*r.width/vb.width;});
+});
+addEventListener('resize',function(){for(var t in traces)if(traces[t].canvas){render(traces[t]);overview(traces[t]);}});
+}
+try{init();}catch(e){window.gmsim.errors.push(String(e));throw e;}
+window.gmsim.setWindow=setWindow;window.gmsim.render=render;window.gmsim.overview=overview;
 })();

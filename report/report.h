@@ -2,7 +2,8 @@
  * report/report.h — the report's internals, shared by its files: the stores,
  * runs and groups it loads (report/load.c) and the functions each file gives
  * the others (report/report.c: escaping and colours; svg.c: the charts;
- * html.c and md.c: the two outputs).  Each function's comment is at its
+ * active.c: the active-memory view's data; html.c and md.c: the two
+ * outputs).  Each function's comment is at its
  * definition.
  */
 #ifndef GM_REPORT_REPORT_H
@@ -135,6 +136,14 @@ void report_label(FILE *f, const report_run_t *r, int svg);
 int report_memory_chart(report_t *R, const report_group_t *gr);
 void report_bars(report_t *R, const report_group_t *gr, int waste);
 void report_seq_chart(report_t *R, int frag);
+
+/* ---- the active-memory view's data (active.c) ------------------------------ */
+
+/* The allocations a page embeds, over all its traces (about 12 bytes
+ * each): a trace that would pass it is named, not drawn. */
+#define REPORT_ACTIVE_BUDGET 700000u
+
+int report_active_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget);
 
 /* ---- outputs (html.c, md.c) ----------------------------------------------- */
 

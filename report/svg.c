@@ -362,12 +362,21 @@ int report_memory_chart(report_t *R, const report_group_t *gr)
          * series with others carries its own. */
         uint64_t shared[REPORT_POINTS], scratch[REPORT_POINTS];
         size_t nshared = report_buckets(tl[first], ntl[first], 0, shared, scratch);
+        /* data-t: the trace (its first group), whose views zoom together;
+         * data-n: the events across the x axis; g.zx: what the page's zoom
+         * stretches (report/page.js), in a nested svg that clips it to the plot
+         * when zoomed (svg.zc; its overflow is visible otherwise);
+         * g.xj: the axis labels the page writes for a zoomed window. */
         fprintf(f, "<svg class=\"chart ln\" viewBox=\"0 0 %d %d\" role=\"img\" data-xn=\"event\" "
-                   "data-u=\"b\"",
-                W, H);
+                   "data-u=\"b\" data-t=\"%zu\" data-n=\"%" PRIu64 "\" data-ml=\"%d\" "
+                   "data-pw=\"%d\"",
+                W, H, gr->trace_of, events, ML, W - ML - MR);
         report_u64_list(f, "data-e", shared, nshared);
         fputc('>', f);
         double top = report_y_axis(f, ymax * 1.05, 1);
+        fprintf(f, "<svg class=\"zc\" x=\"%d\" y=\"0\" width=\"%d\" height=\"%d\" "
+                   "viewBox=\"%d 0 %d %d\"><g class=\"zx\">",
+                ML, W - ML - MR, H, ML, W - ML - MR, H);
         report_x_axis(f, &R->groups[gr->trace_of], events);
         for (size_t k = 0; k < gr->nshown; k++) {
             const report_run_t *r = &R->runs[gr->shown[k]];
@@ -388,6 +397,7 @@ int report_memory_chart(report_t *R, const report_group_t *gr)
         }
         report_line(f, tl[first], ntl[first], events, top, 0, "#000", "stroke-width=\"1.2\"", "rq",
                     "requested", shared, nshared);
+        fputs("</g></svg><g class=\"xj\"></g>", f);
         report_hline(f, (double)gr->load, top, "load", "load", "ld");
         if (gr->bound >= 0)
             report_hline(f, (double)R->runs[gr->bound].m.peak_reserved, top, "bound",

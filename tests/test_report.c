@@ -275,8 +275,20 @@ Test(report, html_has_every_section_and_is_self_contained)
     }
     cr_expect(links >= 4 + 6, "the contents and the heat map rows link: %zu links", links);
     cr_expect(strstr(html, "<nav id=\"toc\">") != NULL, "no table of contents");
-    /* One script (the table sort), no script from a trace. */
-    cr_expect_eq(count(html, "<script"), 1);
+    /* One script (report/page.js), no script from a trace; the views'
+     * data in inert elements (types the browser does not run), two a
+     * trace, their text with no '<' (base64, and JSON with \u003c). */
+    cr_expect_eq(count(html, "<script>"), 1);
+    size_t data = count(html, "<script type=\"application/octet-stream\"") +
+                  count(html, "<script type=\"application/json\"");
+    cr_expect_eq(count(html, "<script"), 1 + data);
+    cr_expect(data >= 2 && data % 2 == 0, "%zu data elements", data);
+    for (const char *p = strstr(html, "<script type=\"application/"); p;
+         p = strstr(p + 1, "<script type=\"application/")) {
+        const char *body = strchr(p, '>') + 1, *end = strstr(body, "</script>");
+        cr_assert_not_null(end);
+        cr_expect(memchr(body, '<', (size_t)(end - body)) == NULL, "a '<' in the views' data");
+    }
     cr_expect(strstr(html, "<script>alert") == NULL, "a hostile script came through");
     cr_expect(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;.pt") != NULL,
               "the hostile name is not shown escaped");

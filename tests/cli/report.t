@@ -14,6 +14,7 @@ frames):
   <section id="heatmap">
   <section id="summary">
   <section id="memory-over-time">
+  <section id="active-memory">
   <section id="peak-reserved">
   <section id="seq-len">
   <section id="waste-at-peak">
@@ -29,7 +30,7 @@ Links stay inside the file: the table of contents and the heat map's rows
 (one per trace, a cell per policy):
 
   $ grep -o 'href="[^"]*"' report.html | tr '\n' ' '; echo
-  href="#heatmap" href="#summary" href="#memory-over-time" href="#peak-reserved" href="#seq-len" href="#waste-at-peak" href="#metrics" href="#g0" href="#g1" href="#g2" 
+  href="#heatmap" href="#summary" href="#memory-over-time" href="#active-memory" href="#peak-reserved" href="#seq-len" href="#waste-at-peak" href="#metrics" href="#g0" href="#g1" href="#g2" 
   $ grep -o '<td class="na">\|<td style=\|<td class="oom"\|<td class="ref"' report.html | wc -l
   6
 
@@ -54,8 +55,11 @@ trace are ticks on the x axis:
   $ grep -o '>step [0-9]*</text>' report.html | sort | uniq -c
         3 >step 1</text>
         1 >step 2</text>
-  $ grep -c '<script' report.html
+  $ grep -c '<script>' report.html
   1
+  $ grep -o '<script type="[a-z/-]*"' report.html | sort | uniq -c
+        3 <script type="application/json"
+        3 <script type="application/octet-stream"
   $ grep -o '&lt;script&gt;alert(1)&lt;/script&gt;' report.html | head -1
   &lt;script&gt;alert(1)&lt;/script&gt;
   $ ls report.html*

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""tests/report/browser.py — the report's views in a real browser (headless
+Chromium driven through the DevTools protocol, tests/report/cdp.py), with
+real input events: hover a band of the active-memory view and read its
+tooltip (checked against the trace's own events, `gmsim export`), pin it,
+zoom with the wheel and check both axes, pan by dragging, brush a window on
+the overview strip, reset with a double-click, pick an instant for the
+address space and check it against the stored run, toggle a policy in a
+legend; no element wider than a 1280-pixel window.  Any exception or
+console error of the page fails the test.  Screenshots are kept in --out
+for a person to look at.
+
+    browser.py --gmsim build/h/gmsim --data ../shared/data --out build/h/report-browser
+    browser.py ... --big      # a 1M-event synthesized trace: size and open time
+
+Exit 0 passed, 1 failed, 77 skipped (no chromium: `scripts/deps chromium`).
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+WIDTH = 1280
+failures = []
+
+
+def check(cond, what):
+    print('%s: %s' % ('ok' if cond else 'FAIL', what))
+    if not cond:
+        failures.append(what)
+
+
+def run(*args, cwd):
+    r = subprocess.run(list(args), cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit('%s failed (%d): %s' % (' '.join(args), r.returncode, r.stderr))
+    return r.stdout
+
+
+def size_text(b):
+    """Bytes as gmsim writes them (gm_format_size)."""
+    if b < 1024:
+        return '%d B' % b
+    units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB']
+    u, v = 0, b / 1024
+    while u + 1 < len(units) and v >= 1023.995:
+        v /= 1024
+        u += 1
+    return '%.2f %s' % (v, units[u])
+
+
+def band_point(b, t, want_frames):
+    """Page coordinates of the middle of the tallest band of trace t (with
+    frames when want_frames) in a few columns, and its allocation id."""
+    return b.eval('''(function(){
+var V=gmsim.traces[%s],r=V.canvas.getBoundingClientRect(),best=null,bl=0;
+for(var x=V.PW>>2;x<V.PW;x+=17){var run=0,prev=-2;
+for(var y=V.PH-1;y>=-1;y--){var id=y>=0?V.owner[y*V.PW+x]:-3;
+if(id===prev){run++;continue;}
+if(prev>=0&&run>bl&&(!%s||V.T.stack[prev]>0)){bl=run;best=[r.left+80+x+0.5,r.top+y+1+run/2,prev];}
+run=1;prev=id;}}
+return best;})()''' % (json.dumps(t), 'true' if want_frames else 'false'))
+
+
+def views(b, gmsim, tmp, out, trace, ntrace):
+    """The checks on trace index ntrace (the page's data-t) named trace."""
+    t = str(ntrace)
+    b.scroll_to('#am' + t)
+    want_frames = b.eval('gmsim.traces[%s].S.stacks.length>0' % json.dumps(t))
+    pt = band_point(b, t, want_frames)
+    check(pt is not None, '%s: a band 3 pixels tall to hover' % trace)
+    if pt is None:
+        return
+    x, y, aid = pt
+    b.mouse('mouseMoved', x, y)
+    tip = b.eval('(function(){var t=document.querySelector(".amtip");'
+                 'return getComputedStyle(t).display==="none"?"":t.innerText;})()')
+    lines = tip.split('\n')
+    # The trace's own record of that allocation.
+    rows = list(csv.DictReader(io.StringIO(run(gmsim, 'export', 'r.db', '-t', trace, cwd=tmp))))
+    start = next(i for i, r in enumerate(rows) if r['op'] == 'alloc' and int(r['id']) == aid)
+    end = next((i for i, r in enumerate(rows) if r['op'] == 'free' and int(r['id']) == aid), None)
+    size = int(rows[start]['size'])
+    check(lines[0] == '%s · allocation %d' % (size_text(size), aid),
+          '%s: the tooltip names the allocation and its size (%r)' % (trace, lines[0]))
+    life = 'lifetime: event %d → %s (' % (start, 'not freed' if end is None else
+                                             'freed at event %d' % end)
+    check(len(lines) > 1 and lines[1].startswith(life),
+          '%s: the tooltip gives its lifetime from the trace (%r)' % (trace, lines[1:2]))
+    stream = int(rows[start]['stream'], 16)
+    check(len(lines) > 2 and lines[2] == 'stream %d' % stream,
+          '%s: the tooltip gives its stream (%r)' % (trace, lines[2:3]))
+    if want_frames:
+        site, frames = lines[3], lines[4:]
+        check(any(f.startswith(site.split('(')[0][:40]) for f in frames) or site in tip,
+              '%s: the first frame shown (%r) is one of the stack' % (trace, site))
+        py = [f for f in frames if '.py' in f]
+        check(not py or '.py' in site,
+              '%s: a stack with Python frames shows a Python frame first (%r)' % (trace, site))
+    b.screenshot(os.path.join(out, 'active-memory-hover-%s.png' % t), full=False)
+    # Click pins it: the panel under the view shows it, its band turns gold.
+    b.click(x, y)
+    pinned = b.eval('document.querySelector("#am%s .pin").innerText' % t)
+    check(pinned.split('\n')[0] == lines[0], '%s: a click pins the band (%r)' % (trace, pinned[:60]))
+    px = b.eval('(function(){var V=gmsim.traces[%s],r=V.canvas.getBoundingClientRect();'
+                'return Array.from(V.canvas.getContext("2d").getImageData(%f-r.left,%f-r.top,1,1)'
+                '.data);})()' % (json.dumps(t), x, y))
+    check(px[:3] == [255, 215, 0], '%s: the pinned band is drawn gold (%r)' % (trace, px))
+    # Zoom: two wheel steps at the pointer narrow the window around it; the
+    # canvas' and the memory chart's axes follow.
+    n = b.eval('gmsim.traces[%s].N' % json.dumps(t))
+    before = b.eval('(function(){var V=gmsim.traces[%s],r=V.canvas.getBoundingClientRect();'
+                    'return V.w[0]+(%f-r.left-80)/(r.width-80)*(V.w[1]-V.w[0]);})()'
+                    % (json.dumps(t), x))
+    b.mouse('mouseWheel', x, y, delta_y=-100)
+    b.mouse('mouseWheel', x, y, delta_y=-100)
+    w = b.eval('gmsim.traces[%s].w' % json.dumps(t))
+    check(abs((w[1] - w[0]) - n * 0.64) < 2 and w[0] <= before <= w[1],
+          '%s: the wheel zooms to 64%% around the pointer (%r of %d)' % (trace, w, n))
+    labels = b.eval('gmsim.traces[%s].xlabels' % json.dumps(t))
+    check(labels and min(labels) >= w[0] and max(labels) <= w[1],
+          '%s: the x axis labels the window (%r)' % (trace, labels))
+    svg = b.eval('Array.from(document.querySelectorAll(\'svg.ln[data-t="%s"] g.xj text\'))'
+                 '.map(function(e){return e.textContent;})' % t)
+    check(len(svg) >= 3, '%s: the memory chart relabels its axis (%r)' % (trace, svg))
+    b.screenshot(os.path.join(out, 'active-memory-zoomed-%s.png' % t), full=False)
+    # Pan: a drag of 200 pixels to the left moves the window later by
+    # 200 pixels' worth of events.
+    pw = b.eval('gmsim.traces[%s].PW' % json.dumps(t))
+    b.drag(x, y, x - 200)
+    w2 = b.eval('gmsim.traces[%s].w' % json.dumps(t))
+    want = min(200 / pw * (w[1] - w[0]), n - w[1])
+    check(abs((w2[0] - w[0]) - want) < 0.02 * (w[1] - w[0]) + 1,
+          '%s: a drag pans (%r -> %r)' % (trace, w, w2))
+    # Brush: a drag on the overview strip from a quarter to a half.
+    r = b.eval('(function(){var r=gmsim.traces[%s].ov.getBoundingClientRect();'
+               'return [r.left,r.top,r.width,r.height];})()' % json.dumps(t))
+    ox = lambda f: r[0] + 80 + f * (r[2] - 80)
+    b.drag(ox(0.25), r[1] + r[3] / 2, ox(0.5))
+    w3 = b.eval('gmsim.traces[%s].w' % json.dumps(t))
+    check(abs(w3[0] - 0.25 * n) < 0.01 * n and abs(w3[1] - 0.5 * n) < 0.01 * n,
+          '%s: a brush on the strip picks the window (%r)' % (trace, w3))
+    b.click(x, y, clicks=2)
+    w4 = b.eval('gmsim.traces[%s].w' % json.dumps(t))
+    check(w4 == [0, n], '%s: a double-click resets (%r)' % (trace, w4))
+    b.mouse('mouseMoved', 2, 2)
+
+
+def legend(b):
+    """A click on a legend entry hides its series."""
+    b.scroll_to('#memory-over-time figure .lg[data-s="r0"]')
+    r = b.eval('(function(){var e=document.querySelector(\'#memory-over-time figure '
+               '.lg[data-s="r0"]\').getBoundingClientRect();return [e.left+e.width/2,'
+               'e.top+e.height/2];})()')
+    b.click(r[0], r[1])
+    d = b.eval('getComputedStyle(document.querySelector(\'#memory-over-time figure '
+               'polyline[data-s="r0"]\')).display')
+    check(d == 'none', 'a legend click hides its policy (%s)' % d)
+    b.click(r[0], r[1])
+
+
+def overflow(b):
+    """Nothing wider than the window: the page, every figure and table."""
+    wide = b.eval('''(function(){var out=[],W=document.documentElement.clientWidth;
+document.querySelectorAll('body *').forEach(function(e){var r=e.getBoundingClientRect();
+if(r.width&&r.right>W+0.5&&!e.closest('.wide'))out.push(e.tagName+'.'+e.className+' '+Math.round(r.right));});
+return out.slice(0,5).concat([document.documentElement.scrollWidth]);})()''')
+    check(wide == [WIDTH], 'nothing overflows at %d px (%r)' % (WIDTH, wide))
+
+
+def small(b, gmsim, data, out):
+    with tempfile.TemporaryDirectory(prefix='gmsim-browser-') as tmp:
+        real = os.path.join(data, 'snapshots', 'lmmedium_ctx128_train_fp32.pickle')
+        traces = []
+        if os.path.exists(real):
+            run(gmsim, 'import', real, '-o', 'r.db', cwd=tmp)
+            traces.append('lmmedium_ctx128_train_fp32')
+        else:
+            print('note: %s absent: a synthesized trace only' % real)
+        run(gmsim, 'synth', '--events', '3000', '--seed', '4', '--live-max', '64MiB',
+            '-o', 'r.db', '--name', 'small', cwd=tmp)
+        traces.append('small')
+        run(gmsim, 'sweep', 'r.db', '-p', 'caching,bfc,native', '-j', '2', cwd=tmp)
+        run(gmsim, 'report', 'r.runs.db', 'r.db', '-o', 'r.html', cwd=tmp)
+        b.open('file://' + os.path.join(tmp, 'r.html'))
+        check(b.eval('gmsim.errors.length') == 0, 'the views start')
+        overflow(b)
+        b.screenshot(os.path.join(out, 'report.png'))
+        names = b.eval('Array.from(document.querySelectorAll("figure.am")).map(function(f){'
+                       'return [f.getAttribute("data-t"),f.getAttribute("data-name")];})')
+        for t, name in names:
+            views(b, gmsim, tmp, out, name, int(t))
+        legend(b)
+
+
+def big(b, gmsim, out):
+    with tempfile.TemporaryDirectory(prefix='gmsim-browser-big-') as tmp:
+        run(gmsim, 'synth', '--events', '1000000', '--seed', '7', '-o', 'b.db', '--name',
+            'big', cwd=tmp)
+        run(gmsim, 'sweep', 'b.db', '-p', 'caching,native', '-j', '2', cwd=tmp)
+        run(gmsim, 'report', 'b.runs.db', 'b.db', '-o', 'b.html', cwd=tmp)
+        mib = os.path.getsize(os.path.join(tmp, 'b.html')) / 2**20
+        check(mib < 10, 'a 1M-event trace\'s report is under 10 MiB (%.2f MiB)' % mib)
+        b.open('about:blank')
+        t0 = b.task_seconds()
+        secs = b.open('file://' + os.path.join(tmp, 'b.html'))
+        cpu = b.task_seconds() - t0
+        # The main thread's CPU time: the wall time grows with the machine's
+        # load (both are printed; scripts/bench reports the wall time).
+        check(cpu < 3, 'it opens in under 3 s of the page\'s CPU time (%.2f s; %.2f s of '
+              'wall time to its load event)' % (cpu, secs))
+        b.scroll_to('#am0')
+        b.screenshot(os.path.join(out, 'active-memory-1m.png'), full=False)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--gmsim', required=True)
+    ap.add_argument('--data', default='')
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--big', action='store_true')
+    a = ap.parse_args()
+    if cdp.find_chromium() is None:
+        print('skipped: chromium is not installed (run \'scripts/deps chromium\')')
+        return 77
+    os.makedirs(a.out, exist_ok=True)
+    gmsim = os.path.abspath(a.gmsim)
+    with cdp.Browser(width=WIDTH, height=900) as b:
+        if a.big:
+            big(b, gmsim, a.out)
+        else:
+            small(b, gmsim, a.data, a.out)
+        check(not b.errors, 'no error from the page\'s script (%r)' % b.errors[:3])
+    print('screenshots in %s' % a.out)
+    if failures:
+        print('%d check(s) failed' % len(failures))
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
