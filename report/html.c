@@ -36,6 +36,8 @@
 #include "gmsim/device.h"
 #include "gmsim/replay.h"
 #include "gmsim/advice.h"
+#include "gmsim/attrs.h"
+#include "gmsim/json.h"
 #include "gmsim/version.h"
 #include "report/report.h"
 /* The page's style and script (report/page.css, report/page.js), C arrays
@@ -61,10 +63,31 @@ const char *report_plan_text(const report_run_t *r, char *buf, size_t len)
 
 /* ---- sections ---------------------------------------------------------------------- */
 
+/* What a trace is, from its "source" attribute: predicted (scale, synth:
+ * the trace is a model's), a random workload (synth --events), else
+ * captured (a snapshot, a capture, an import); "" when unknown. */
+const char *report_trace_kind(const report_group_t *gr, char *buf, size_t len)
+{
+    char src[64];
+    if (gr->attrs == NULL || !gm_json_member(gr->attrs, GM_ATTR_SOURCE, src, sizeof src))
+        return "";
+    int predicted = strcmp(src, "scale") == 0 || strcmp(src, "synth") == 0;
+    if (strcmp(src, "random") == 0)
+        snprintf(buf, len, "random workload");
+    else
+        snprintf(buf, len, "%s (%s)", predicted ? "predicted" : "captured", src);
+    return buf;
+}
+
 static void report_trace_title(report_t *R, const report_group_t *gr)
 {
     FILE *f = R->f;
     report_esc(f, gr->name);
+    char kind[96];
+    if (report_trace_kind(gr, kind, sizeof kind)[0]) {
+        fputs(" · ", f);
+        report_esc(f, kind);
+    }
     if (gr->seq_len >= 0)
         fprintf(f, " · seq_len %" PRId64, gr->seq_len);
     if (gr->model[0]) {
@@ -330,6 +353,8 @@ static void report_toc(report_t *R)
           f);
     if (report_has_active(R))
         fputs("<li><a href=\"#active-memory\">Active memory</a></li>", f);
+    if (report_has_space(R))
+        fputs("<li><a href=\"#address-space\">Address space</a></li>", f);
     fputs("<li><a href=\"#peak-reserved\">Peak reserved</a></li>", f);
     if (report_has_seq(R))
         fputs("<li><a href=\"#seq-len\">Against sequence length</a></li>", f);
@@ -503,6 +528,24 @@ int report_html(report_t *R)
             if (gr->trace_of != g || gr->attrs == NULL)
                 continue;
             int rc = report_active_figure(R, gr, g, &budget);
+            if (rc)
+                return rc;
+        }
+        fputs("</section>\n", f);
+    }
+    if (report_has_space(R)) {
+        fputs("<section id=\"address-space\"><h2>Address space</h2><p>The segments each "
+              "policy holds from the device, side by side on one scale, with their blocks: "
+              "live allocations (grey; gold when pinned in the view above) and free blocks "
+              "coloured by why they could not serve the request that made the policy take a "
+              "new segment at its peak.  Pick an instant to see every policy then (one of a "
+              "dozen spread over the trace, the nearest to the event picked; a click on the "
+              "trace's memory chart picks it too).  Hover a block for its bytes and "
+              "allocation.</p>\n",
+              f);
+        uint64_t budget = REPORT_SPACE_BUDGET;
+        for (size_t g = 0; g < R->ngroups; g++) {
+            int rc = report_space_figure(R, &R->groups[g], g, &budget);
             if (rc)
                 return rc;
         }

@@ -1,7 +1,11 @@
 /*
- * report/md.c — the report's summary as Markdown (gmsim report --format md).
+ * report/md.c — the report's summary as Markdown (gmsim report --format md):
+ * the summary table and the recommendation lines of the HTML summary
+ * (gm_torch_advise; left out with --no-sites, as there).
  */
 #include <inttypes.h>
+
+#include "gmsim/advice.h"
 #include "report/report.h"
 
 int report_md(report_t *R)
@@ -52,6 +56,27 @@ int report_md(report_t *R)
             fprintf(f, "%s |\n", report_size(R->runs[gr->bound].m.peak_reserved, b, sizeof b));
         else
             fputs("not run |\n", f);
+    }
+    /* The recommendation lines of the HTML summary. */
+    int first = 1;
+    for (size_t g = 0; g < R->ngroups && !R->cfg->no_sites; g++) {
+        const report_group_t *gr = &R->groups[g];
+        gm_torch_advice_t a;
+        gm_replay_config_t rc;
+        gm_replay_config_default(&rc);
+        rc.device.capacity = gr->capacity;
+        char text[768];
+        if (gr->attrs == NULL || gm_torch_advise(R->stores[gr->store].s, gr->name, &rc, &a, NULL) ||
+            !a.torch)
+            continue;
+        gm_torch_advice_text(&a, text, sizeof text);
+        fputs(first ? "\n" : "", f);
+        first = 0;
+        fputs("- **recommendation** for ", f);
+        report_md_esc(f, gr->name);
+        fputs(": ", f);
+        report_md_esc(f, text);
+        fputc('\n', f);
     }
     return 0;
 }

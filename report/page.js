@@ -388,6 +388,97 @@ interact(svg,t,function(r){return +svg.getAttribute('data-ml')*r.width/vb.width;
 });
 addEventListener('resize',function(){for(var t in traces)if(traces[t].canvas){render(traces[t]);overview(traces[t]);}});
 }
-try{init();}catch(e){window.gmsim.errors.push(String(e));throw e;}
-window.gmsim.setWindow=setWindow;window.gmsim.render=render;window.gmsim.overview=overview;
+/* ---- the address space: segments and blocks per policy (report/space.c) ---- */
+var WHY=[['live','#9aa9b8'],['free','#9fd49f'],['too small','#d64545'],['another stream','#8e6bbf'],
+['another pool','#17becf'],['rounding: big enough for the bytes asked, not for the rounded size','#f2a541'],
+['big enough, not split (split limit or the policy\'s choice)','#e377c2'],['rest of the new segment','#d9ead3']];
+var spaces={};window.gmsim.spaces=spaces;
+function spaceSnap(A,k){return A.mode==='peak'?(A.peaks[k]||{}).snap:A.D.instants[A.j].snaps[k];}
+function spaceDraw(A){
+var D=A.D,cv=A.canvas,W=cv.clientWidth|0,n=D.runs.length,RH=58;
+if(W<200)return;
+cv.width=W;cv.height=n*RH+6;
+var ctx=cv.getContext('2d'),LM=8,PW=W-2*LM,max=1,k,totals=[];
+ctx.fillStyle='#fcfcfc';ctx.fillRect(0,0,W,cv.height);
+for(k=0;k<n;k++){var sn=spaceSnap(A,k),tot=0;if(sn)sn.segs.forEach(function(s){tot+=s[1];});totals.push(tot);if(tot>max)max=tot;}
+var why={},boxes=[];
+for(k=0;k<n;k++){
+var s=spaceSnap(A,k),y=k*RH+18,run=D.runs[k],pk=A.peaks[k];
+ctx.fillStyle=run.color;ctx.fillRect(LM,y-11,9,9);
+ctx.fillStyle='#222';ctx.font='12px system-ui,sans-serif';ctx.textAlign='left';
+var head=run.label+' · reserved '+size(s?s.reserved:0)+(A.mode==='peak'&&pk?' at event '+pk.event+
+(pk.alloc?': a request of '+size(pk.request)+(size(pk.rounded)!==size(pk.request)?' ('+size(pk.rounded)+' rounded)':pk.rounded!==pk.request?' ('+pk.rounded+' B rounded)':'')+' on stream '+pk.stream+' took a new segment':''):'');
+ctx.fillText(head,LM+14,y-2);
+if(!s)continue;
+var bpp=max/(PW-2*s.segs.length),x=LM,rows=[];
+s.segs.forEach(function(sg,si){
+var sw=Math.max(1,sg[1]/bpp),bl=sg[4];
+ctx.fillStyle='#fff';ctx.fillRect(x,y+4,sw,26);
+for(var b=0;b<bl.length;b+=4){
+var bx=x+bl[b]/bpp,bw=Math.max(0.5,bl[b+1]/bpp),w_=bl[b+3],id=bl[b+2];
+ctx.fillStyle=w_===0&&id===A.pin?'#ffd700':WHY[w_][1];ctx.fillRect(bx,y+4,bw,26);
+why[w_]=(why[w_]||0)+bl[b+1];
+rows.push([bx,bx+bw,si,b]);
+}
+ctx.strokeStyle='#555';ctx.lineWidth=1;ctx.strokeRect(Math.round(x)+0.5,y+4.5,Math.max(1,Math.round(sw)-1),25);
+x+=sw+2;
+});
+boxes.push({y0:y+4,y1:y+30,rows:rows,snap:s,k:k});
+}
+A.boxes=boxes;A.totals=totals;
+var lg=A.fig.querySelector('.aslegend');lg.textContent='';
+WHY.forEach(function(w,i){if(!why[i])return;var sp=document.createElement('span');sp.className='lg2';
+var sw=document.createElement('span');sw.className='sw';sw.style.background=w[1];sp.appendChild(sw);
+sp.appendChild(document.createTextNode(w[0]+' '+size(why[i])));lg.appendChild(sp);});
+A.fig.querySelector('.ase').textContent=A.mode==='instant'?String(D.instants[A.j].event):'';
+var note=A.fig.querySelector('.asnote');
+note.textContent=A.mode==='peak'?'At its peak each policy holds its most; a check against the stored runs: '+
+D.runs.map(function(r,i){var s=spaceSnap(A,i);return r.label+' '+(s&&s.reserved===r.peak_reserved?'reproduces its peak ('+size(r.peak_reserved)+')':'stored '+size(r.peak_reserved)+', replayed '+size(s?s.reserved:0));}).join('; ')+'.'
+:'At event '+D.instants[A.j].event+' (the nearest of '+D.instants.length+' instants spread over the trace to the one picked).';
+}
+function spaceHover(A,ev){
+var r=A.canvas.getBoundingClientRect(),x=ev.clientX-r.left,y=ev.clientY-r.top;
+for(var i=0;i<A.boxes.length;i++){var B=A.boxes[i];if(y<B.y0||y>B.y1)continue;
+for(var j=0;j<B.rows.length;j++){var h=B.rows[j];if(x>=h[0]-0.5&&x<=h[1]+0.5){
+var sg=B.snap.segs[h[2]],bl=sg[4],b=h[3],id=bl[b+2],V=traces[A.t];
+tip.textContent='';
+if(bl[b+3]===0&&id>=0&&V&&V.T)describe(V,id,tip);
+else{var d=document.createElement('div');d.className='th';d.textContent=size(bl[b+1])+' · '+WHY[bl[b+3]][0];tip.appendChild(d);}
+var s2=document.createElement('div');s2.className='dd';
+s2.textContent='block at offset '+size(bl[b])+' of a segment of '+size(sg[1])+', stream '+sg[2]+(sg[3]>=0?', pool '+(sg[3]?'small':'large'):'');
+tip.appendChild(s2);tip._id=-1;place(ev);A.hover=[B.k,h[2],b];return;}}}
+tip.style.display='none';A.hover=null;
+}
+function spacePick(t,event){
+document.querySelectorAll('figure.as[data-t="'+t+'"]').forEach(function(fig){
+var A=spaces[fig.getAttribute('data-g')],best=0;
+A.D.instants.forEach(function(I,j){if(Math.abs(I.event-event)<Math.abs(A.D.instants[best].event-event))best=j;});
+A.mode='instant';A.j=best;A.fig.querySelector('input[value="instant"]').checked=true;A.fig.querySelector('.asr').value=best;spaceDraw(A);
+});
+}
+function spaceInit(){
+document.querySelectorAll('figure.as').forEach(function(fig){
+var g=fig.getAttribute('data-g'),D=JSON.parse(fig.querySelector('script.asd').textContent);
+var A={g:g,t:fig.getAttribute('data-t'),D:D,fig:fig,canvas:fig.querySelector('canvas.asv'),mode:'peak',j:0,pin:-1,peaks:[]};
+D.peaks.forEach(function(p){A.peaks[p.run]=p;});
+spaces[g]=A;spaceDraw(A);
+fig.querySelectorAll('input[type="radio"]').forEach(function(r){r.addEventListener('change',function(){A.mode=r.value;spaceDraw(A);});});
+fig.querySelector('.asr').addEventListener('input',function(e){A.j=+e.target.value;A.mode='instant';fig.querySelector('input[value="instant"]').checked=true;spaceDraw(A);});
+A.canvas.addEventListener('mousemove',function(ev){spaceHover(A,ev);});
+A.canvas.addEventListener('mouseleave',function(){tip.style.display='none';});
+A.canvas.addEventListener('click',function(){var h=A.hover;if(!h)return;var bl=spaceSnap(A,h[0]).segs[h[1]][4],id=bl[h[2]+2];
+if(bl[h[2]+3]===0&&id>=0&&traces[A.t]&&traces[A.t].T)pin(traces[A.t],id);});
+fig._pin=function(id){A.pin=id;spaceDraw(A);};
+fig.classList.add('as');
+});
+/* a click (not a drag) on a memory chart picks the instant */
+document.querySelectorAll('svg.ln[data-t]').forEach(function(svg){
+svg._click=function(ev){var t=svg.getAttribute('data-t'),V=traces[t],r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal;
+var L=+svg.getAttribute('data-ml')*r.width/vb.width,P=+svg.getAttribute('data-pw')*r.width/vb.width,f=(ev.clientX-r.left-L)/P;
+if(f<0||f>1)return;spacePick(t,V.w[0]+f*(V.w[1]-V.w[0]));};
+});
+addEventListener('resize',function(){for(var g in spaces)spaceDraw(spaces[g]);});
+}
+try{init();spaceInit();}catch(e){window.gmsim.errors.push(String(e));throw e;}
+window.gmsim.setWindow=setWindow;window.gmsim.pick=spacePick;window.gmsim.render=render;window.gmsim.overview=overview;
 })();

@@ -2,8 +2,8 @@
  * report/report.h — the report's internals, shared by its files: the stores,
  * runs and groups it loads (report/load.c) and the functions each file gives
  * the others (report/report.c: escaping and colours; svg.c: the charts;
- * active.c: the active-memory view's data; html.c and md.c: the two
- * outputs).  Each function's comment is at its
+ * active.c and space.c: the data of the active-memory and address-space
+ * views; html.c and md.c: the two outputs).  Each function's comment is at its
  * definition.
  */
 #ifndef GM_REPORT_REPORT_H
@@ -145,9 +145,19 @@ void report_seq_chart(report_t *R, int frag);
 
 int report_active_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget);
 
+/* ---- the address-space view's data (space.c) ------------------------------- */
+
+/* The events times runs a page replays for its address-space views (each
+ * replayed twice, one event a feed). */
+#define REPORT_SPACE_BUDGET 8000000u
+
+int report_has_space(const report_t *R);
+int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget);
+
 /* ---- outputs (html.c, md.c) ----------------------------------------------- */
 
 const char *report_plan_text(const report_run_t *r, char *buf, size_t len);
+const char *report_trace_kind(const report_group_t *gr, char *buf, size_t len);
 int report_html(report_t *R);
 int report_md(report_t *R);
 

@@ -276,19 +276,23 @@ Test(report, html_has_every_section_and_is_self_contained)
     cr_expect(links >= 4 + 6, "the contents and the heat map rows link: %zu links", links);
     cr_expect(strstr(html, "<nav id=\"toc\">") != NULL, "no table of contents");
     /* One script (report/page.js), no script from a trace; the views'
-     * data in inert elements (types the browser does not run), two a
-     * trace, their text with no '<' (base64, and JSON with \u003c). */
+     * data in inert elements (types the browser does not run): per trace
+     * its allocations (base64) and stacks (JSON), per address-space
+     * figure its JSON; their text with no '<' (JSON writes \u003c). */
     cr_expect_eq(count(html, "<script>"), 1);
-    size_t data = count(html, "<script type=\"application/octet-stream\"") +
-                  count(html, "<script type=\"application/json\"");
-    cr_expect_eq(count(html, "<script"), 1 + data);
-    cr_expect(data >= 2 && data % 2 == 0, "%zu data elements", data);
+    size_t bin = count(html, "<script type=\"application/octet-stream\""),
+           json = count(html, "<script type=\"application/json\"");
+    cr_expect_eq(count(html, "<script"), 1 + bin + json);
+    cr_expect(bin >= 1 && json >= bin, "%zu + %zu data elements", bin, json);
+    cr_expect_eq(count(html, "class=\"ams\""), bin, "a stacks element per trace");
+    size_t data = 0;
     for (const char *p = strstr(html, "<script type=\"application/"); p;
-         p = strstr(p + 1, "<script type=\"application/")) {
+         p = strstr(p + 1, "<script type=\"application/"), data++) {
         const char *body = strchr(p, '>') + 1, *end = strstr(body, "</script>");
         cr_assert_not_null(end);
         cr_expect(memchr(body, '<', (size_t)(end - body)) == NULL, "a '<' in the views' data");
     }
+    cr_expect_eq(data, bin + json);
     cr_expect(strstr(html, "<script>alert") == NULL, "a hostile script came through");
     cr_expect(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;.pt") != NULL,
               "the hostile name is not shown escaped");

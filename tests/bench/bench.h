@@ -32,6 +32,7 @@ typedef struct bench_env {
     X(nsys)               \
     X(placement)          \
     X(policies)           \
+    X(report)             \
     X(scale)              \
     X(sweep)              \
     X(synth)

@@ -153,6 +153,61 @@ def views(b, gmsim, tmp, out, trace, ntrace):
     b.mouse('mouseMoved', 2, 2)
 
 
+def space(b, tmp, out):
+    """The address space at each policy's peak, against the stored runs,
+    then at an instant picked with a click on the memory chart."""
+    import sqlite3
+    db = sqlite3.connect(os.path.join(tmp, 'r.runs.db'))
+    stored = {}
+    for trace, policy, metrics in db.execute('select trace_name, policy, metrics from runs'):
+        stored.setdefault((trace, policy), set()).add(json.loads(metrics)['peak_reserved'])
+    db.close()
+    figs = b.eval('Array.from(document.querySelectorAll("figure.as")).map(function(f){'
+                  'return [f.getAttribute("data-g"),f.getAttribute("data-t"),'
+                  'f.getAttribute("data-name")];})')
+    check(len(figs) > 0, 'an address-space view (%d)' % len(figs))
+    for g, t, trace in figs:
+        b.scroll_to('#as' + g)
+        got = b.eval('(function(){var A=gmsim.spaces[%s];return A.D.runs.map(function(r,k){'
+                     'var p=A.peaks[k];return [r.label,p?p.snap.reserved:-1,p?p.snap.segs.length:0,'
+                     'p?p.snap.segs.reduce(function(a,s){for(var i=3;i<s[4].length;i+=4)'
+                     'a[s[4][i]]=(a[s[4][i]]||0)+1;return a;},{}):{}];});})()' % json.dumps(g))
+        for label, reserved, nseg, why in got:
+            runs = stored.get((trace, label.split(' ')[0]), ())
+            check(reserved in runs, 'space %s: %s at its peak holds %d bytes, its stored run\'s '
+                  'peak (%s)' % (trace, label, reserved, sorted(runs)))
+            check(nseg > 0 and why.get('0', 0) > 0,
+                  'space %s: %s shows %d segments with live blocks (%r)' % (g, label, nseg, why))
+        b.screenshot(os.path.join(out, 'address-space-peak-%s.png' % g), full=False)
+        # A click on the trace's memory chart, at 40% of its plot, picks the
+        # instant nearest that event.
+        r = b.eval('(function(){var s=document.querySelector(\'svg.ln[data-t="%s"]\'),'
+                   'r=s.getBoundingClientRect(),vb=s.viewBox.baseVal;s.scrollIntoView({block:"center"});'
+                   'r=s.getBoundingClientRect();return [r.left+(+s.getAttribute("data-ml")+'
+                   '0.4*s.getAttribute("data-pw"))*r.width/vb.width,r.top+r.height/2,'
+                   '+s.getAttribute("data-n")];})()' % t)
+        b.click(r[0], r[1])
+        res = b.eval('(function(){var A=gmsim.spaces[%s];return [A.mode,A.j,A.D.instants.map('
+                     'function(i){return i.event;})];})()' % json.dumps(g))
+        want = min(range(len(res[2])), key=lambda j: abs(res[2][j] - 0.4 * r[2]))
+        check(res[0] == 'instant' and abs(res[2][res[1]] - 0.4 * r[2]) <=
+              abs(res[2][want] - 0.4 * r[2]) + r[2] / 500,
+              'space %s: a click on the chart at event %.0f picks instant %r (%r)'
+              % (g, 0.4 * r[2], res[2][res[1]], res[:2]))
+        b.scroll_to('#as' + g)
+        hov = b.eval('(function(){var A=gmsim.spaces[%s],B=A.boxes[0],r=A.canvas.'
+                     'getBoundingClientRect();if(!B||!B.rows.length)return null;var h=B.rows['
+                     'B.rows.length>>1];return [r.left+(h[0]+h[1])/2,r.top+(B.y0+B.y1)/2];})()'
+                     % json.dumps(g))
+        if hov:
+            b.mouse('mouseMoved', hov[0], hov[1])
+            tip = b.eval('(function(){var t=document.querySelector(".amtip");'
+                         'return getComputedStyle(t).display==="none"?"":t.innerText;})()')
+            check('segment of' in tip, 'space %s: a block\'s tooltip (%r)' % (g, tip[:80]))
+        b.screenshot(os.path.join(out, 'address-space-instant-%s.png' % g), full=False)
+        b.mouse('mouseMoved', 2, 2)
+
+
 def legend(b):
     """A click on a legend entry hides its series."""
     b.scroll_to('#memory-over-time figure .lg[data-s="r0"]')
@@ -197,6 +252,7 @@ def small(b, gmsim, data, out):
                        'return [f.getAttribute("data-t"),f.getAttribute("data-name")];})')
         for t, name in names:
             views(b, gmsim, tmp, out, name, int(t))
+        space(b, tmp, out)
         legend(b)
 
 
@@ -222,14 +278,32 @@ def big(b, gmsim, out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--gmsim', required=True)
+    ap.add_argument('--gmsim')
     ap.add_argument('--data', default='')
-    ap.add_argument('--out', required=True)
+    ap.add_argument('--out')
     ap.add_argument('--big', action='store_true')
+    ap.add_argument('--open', metavar='HTML', help='print "open_s S cpu_s C": the seconds '
+                    'Chromium takes to load HTML (its second load) and its main thread\'s CPU '
+                    'seconds in them, for scripts/bench')
     a = ap.parse_args()
     if cdp.find_chromium() is None:
         print('skipped: chromium is not installed (run \'scripts/deps chromium\')')
         return 77
+    if a.open:
+        with cdp.Browser(width=WIDTH, height=900) as b:
+            url = 'file://' + os.path.abspath(a.open)
+            b.open(url)
+            b.open('about:blank')
+            t0 = b.task_seconds()
+            secs = b.open(url)
+            cpu = b.task_seconds() - t0
+            if b.errors:
+                print('errors: %r' % b.errors[:3])
+                return 1
+        print('open_s %.3f cpu_s %.3f' % (secs, cpu))
+        return 0
+    if not a.gmsim or not a.out:
+        ap.error('--gmsim and --out are required')
     os.makedirs(a.out, exist_ok=True)
     gmsim = os.path.abspath(a.gmsim)
     with cdp.Browser(width=WIDTH, height=900) as b:

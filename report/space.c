@@ -1,0 +1,476 @@
+/*
+ * report/space.c — the data of the page's address-space view
+ * (docs/report.md, "Address space"): the segments and blocks of a policy
+ * at an instant, for the policies that show them (the optional walk op of
+ * gmsim/policy.h: caching, bfc, pool).
+ *
+ * Replay.  The runs shown for a trace whose policy walks (at most
+ * SPACE_RUNS) are replayed again here, together, with their stored
+ * parameters on their stored device, the trace fed one event at a time:
+ *
+ *  - pass 1 walks every run at SPACE_INSTANTS instants spread evenly over
+ *    the trace (the page shows the one nearest an instant picked on the
+ *    timeline), and finds each run's reserved peak: the first event after
+ *    which the run holds its most from the device;
+ *  - pass 2 walks each run just before and just after its peak event (an
+ *    ALLOC that needed a new segment) and says for every free block of the
+ *    segments held before it why it could not serve that request: another
+ *    pool (caching's small and large pools), another stream, too small,
+ *    large enough for the bytes asked but not for the policy's rounded
+ *    size (the block the request got), or large enough and still not used
+ *    (the policy would not split it: a split limit, or its own choice).
+ *    Free blocks in the new segment are its rest.
+ *
+ * A live block is named by its allocation id (gm_replay_live), which the
+ * active-memory view (report/active.c) describes.  The peak reserved each
+ * snapshot gives is the stored run's figure when the replay reproduces the
+ * run (tests/report/browser.py checks it against the store).
+ *
+ * Output: one JSON object in a script element of type application/json
+ * (numbers only, and labels with '<' and ':' escaped):
+ *   {"events":N,"runs":[{"label":L,"color":C,"peak_reserved":P}],
+ *    "instants":[{"event":E,"snaps":[SNAP per run]}],
+ *    "peaks":[{"event":E,"request":S,"stream":T,"rounded":R,"snap":SNAP}]}
+ * SNAP = {"reserved":R,"segs":[[addr,size,stream,pool,[offset,size,id,why,
+ * ...]],...]}, id -1 for a free block; why: 0 live, 1 free, 2 too small,
+ * 3 another stream, 4 another pool, 5 rounding, 6 not split, 7 the new
+ * segment's rest.
+ *
+ * Failure: GM_ENOMEM, and the errors of the reader and the engine.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gmsim/json.h"
+#include "gmsim/sweep.h"
+#include "report/report.h"
+#include "sim/torch_rules.h"
+
+#define SPACE_RUNS 4
+#define SPACE_INSTANTS 12
+
+enum { WHY_LIVE, WHY_FREE, WHY_SMALL, WHY_STREAM, WHY_POOL, WHY_ROUND, WHY_SPLIT, WHY_NEW };
+
+typedef struct space_blk {
+    uint64_t addr, size;
+    int allocated;
+} space_blk_t;
+
+typedef struct space_seg {
+    uint64_t addr, size;
+    uint32_t stream;
+    int pool;
+    size_t first, n;
+} space_seg_t;
+
+typedef struct space_walk {
+    space_seg_t *seg;
+    size_t nseg, segcap;
+    space_blk_t *b;
+    size_t n, cap;
+    int nomem;
+} space_walk_t;
+
+typedef struct space_live {
+    uint64_t addr, id, size;
+} space_live_t;
+
+typedef struct space_lives {
+    space_live_t *v;
+    size_t n, cap;
+    int nomem;
+} space_lives_t;
+
+static void space_walk_fn(void *ctx, const gm_walk_block_t *w)
+{
+    space_walk_t *a = ctx;
+    if (a->nomem)
+        return;
+    if (a->nseg == 0 || a->seg[a->nseg - 1].addr != w->seg_addr) {
+        if (a->nseg == a->segcap) {
+            size_t cap = a->segcap ? 2 * a->segcap : 64;
+            space_seg_t *s = realloc(a->seg, cap * sizeof *s);
+            if (s == NULL) {
+                a->nomem = 1;
+                return;
+            }
+            a->seg = s;
+            a->segcap = cap;
+        }
+        a->seg[a->nseg++] = (space_seg_t){w->seg_addr, w->seg_size, w->stream, w->pool, a->n, 0};
+    }
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 256;
+        space_blk_t *b = realloc(a->b, cap * sizeof *b);
+        if (b == NULL) {
+            a->nomem = 1;
+            return;
+        }
+        a->b = b;
+        a->cap = cap;
+    }
+    a->b[a->n++] = (space_blk_t){w->addr, w->size, w->allocated};
+    a->seg[a->nseg - 1].n++;
+}
+
+static void space_live_fn(void *ctx, uint64_t id, const gm_block_t *blk)
+{
+    space_lives_t *l = ctx;
+    if (l->nomem || blk->addr == UINT64_MAX)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        space_live_t *v = realloc(l->v, cap * sizeof *v);
+        if (v == NULL) {
+            l->nomem = 1;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (space_live_t){blk->addr, id, blk->size};
+}
+
+static int space_live_cmp(const void *x, const void *y)
+{
+    const space_live_t *a = x, *b = y;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* The request a peak's snapshot explains its free blocks against; NULL
+ * for an instant (every free block is "free"). */
+typedef struct space_request {
+    uint64_t size, rounded;
+    uint32_t stream;
+    int pool;                 /* caching's pool for it; -1 none */
+    const space_walk_t *before; /* the segments held before it */
+} space_request_t;
+
+static int space_existed(const space_walk_t *before, uint64_t addr)
+{
+    for (size_t i = 0; i < before->nseg; i++)
+        if (before->seg[i].addr == addr)
+            return 1;
+    return 0;
+}
+
+static int space_why(const space_seg_t *s, const space_blk_t *b, const space_request_t *q)
+{
+    if (b->allocated)
+        return WHY_LIVE;
+    if (q == NULL)
+        return WHY_FREE;
+    if (!space_existed(q->before, s->addr))
+        return WHY_NEW;
+    if (q->pool >= 0 && s->pool >= 0 && s->pool != q->pool)
+        return WHY_POOL;
+    if (s->stream != q->stream)
+        return WHY_STREAM;
+    if (b->size < q->size)
+        return WHY_SMALL;
+    if (b->size < q->rounded)
+        return WHY_ROUND;
+    return WHY_SPLIT;
+}
+
+/* Run i's segments and blocks (w) and live allocations by address (l). */
+static int space_take(report_t *R, gm_replay_t *r, size_t i, space_walk_t *w, space_lives_t *l)
+{
+    gm_policy_t *p = gm_replay_policy(r, i);
+    memset(w, 0, sizeof *w);
+    memset(l, 0, sizeof *l);
+    p->ops->walk(p, space_walk_fn, w);
+    gm_replay_live(r, i, space_live_fn, l);
+    if (w->nomem || l->nomem)
+        return gm_error_set(R->err, GM_ENOMEM, "out of memory");
+    if (l->n)
+        qsort(l->v, l->n, sizeof *l->v, space_live_cmp);
+    return 0;
+}
+
+/* SNAP of a walk, its live blocks named by their allocation ids. */
+static void space_write(FILE *f, uint64_t reserved, const space_walk_t *w, const space_lives_t *l,
+                        const space_request_t *q)
+{
+    fprintf(f, "{\"reserved\":%" PRIu64 ",\"segs\":[", reserved);
+    for (size_t k = 0; k < w->nseg; k++) {
+        const space_seg_t *s = &w->seg[k];
+        fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%d,[", k ? "," : "", s->addr, s->size,
+                s->stream, s->pool);
+        for (size_t j = 0; j < s->n; j++) {
+            const space_blk_t *b = &w->b[s->first + j];
+            int64_t id = -1;
+            if (b->allocated && l->n) {
+                space_live_t key = {b->addr, 0, 0};
+                const space_live_t *hit = bsearch(&key, l->v, l->n, sizeof *l->v, space_live_cmp);
+                if (hit)
+                    id = (int64_t)hit->id;
+            }
+            fprintf(f, "%s%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%d", j ? "," : "",
+                    b->addr - s->addr, b->size, id, space_why(s, b, q));
+        }
+        fputs("]]", f);
+    }
+    fputs("]}", f);
+}
+
+static void space_walk_free(space_walk_t *w, space_lives_t *l)
+{
+    free(w->seg);
+    free(w->b);
+    memset(w, 0, sizeof *w);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* A replay of the chosen runs, prepared as advice.c's OOM replay is. */
+static int space_open(report_t *R, const report_group_t *gr, const size_t *runs, size_t n,
+                      gm_reader_t **rd, gm_replay_t **rp, gm_layout_t **layout)
+{
+    gm_store_t *s = R->stores[gr->store].s;
+    int rc = gm_reader_open(s, gr->name, rd, R->err);
+    if (rc)
+        return rc;
+    gm_replay_config_t c;
+    gm_replay_config_default(&c);
+    c.timeline_points = 0;
+    c.progress = NULL;
+    const report_run_t *first = &R->runs[runs[0]];
+    c.device.capacity = first->capacity;
+    char gran[32];
+    if (gm_json_member(first->info->device, "granularity", gran, sizeof gran))
+        c.device.granularity = strtoull(gran, NULL, 10);
+    if ((rc = gm_replay_create(&c, rp, R->err)))
+        return rc;
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        const report_run_t *r = &R->runs[runs[k]];
+        gm_params_t set;
+        if ((rc = gm_params_init(&set, r->ops, R->err)))
+            break;
+        for (size_t i = 0; rc == 0 && i < r->ops->nparams; i++) {
+            char v[512];
+            if (gm_json_member(r->info->params, r->ops->params[i].name, v, sizeof v))
+                rc = gm_params_set(&set, r->ops->params[i].name, v, R->err);
+        }
+        if (rc == 0)
+            rc = gm_replay_add(*rp, &set, R->err);
+        gm_params_release(&set);
+    }
+    if (rc == 0)
+        rc = gm_store_layout(s, gr->name, layout, R->err);
+    if (rc)
+        return rc;
+    gm_replay_set_empty_cache_tag(*rp, gm_reader_find_tag(*rd, "empty_cache"));
+    gm_replay_set_sync_tag(*rp, gm_reader_find_tag(*rd, "synchronize"));
+    const gm_trace_info_t *info = gm_reader_info(*rd);
+    gm_trace_context_t ctx = {.name = gr->name, .attrs = info->attrs, .layout = *layout,
+                              .events = info->events};
+    return gm_replay_prepare(*rp, &ctx, R->err);
+}
+
+static void space_close(gm_reader_t *rd, gm_replay_t *r, gm_layout_t *layout)
+{
+    gm_layout_free(layout);
+    gm_replay_destroy(r);
+    gm_reader_close(rd);
+}
+
+/* A JSON string with '<', '>', '&' and ':' escaped (inside a script). */
+static void space_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == ':' || *p == 0x7f)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+/* Pass 1: the instants, and each run's peak event (-1: never reserved). */
+static int space_pass1(report_t *R, const report_group_t *gr, const size_t *runs, size_t n,
+                       int64_t *peak)
+{
+    FILE *f = R->f;
+    gm_reader_t *rd = NULL;
+    gm_replay_t *r = NULL;
+    gm_layout_t *layout = NULL;
+    int rc = space_open(R, gr, runs, n, &rd, &r, &layout);
+    uint64_t events = rc == 0 ? gm_reader_info(rd)->events : 0, index = 0, most[SPACE_RUNS] = {0};
+    size_t next = 0;
+    for (size_t k = 0; k < n; k++)
+        peak[k] = -1;
+    fputs("\"instants\":[", f);
+    const gm_event_t *ev;
+    size_t m;
+    while (rc == 0 && (rc = gm_reader_next(rd, &ev, &m, R->err)) == 0 && m > 0) {
+        for (size_t i = 0; rc == 0 && i < m; i++, index++) {
+            if ((rc = gm_replay_feed(r, &ev[i], 1, R->err)))
+                break;
+            for (size_t k = 0; k < n; k++) {
+                uint64_t res = gm_replay_policy(r, k)->dev->reserved;
+                if (res > most[k]) {
+                    most[k] = res;
+                    peak[k] = (int64_t)index;
+                }
+            }
+            /* instant j at event (j + 1) * events / (SPACE_INSTANTS + 1) */
+            while (rc == 0 && next < SPACE_INSTANTS &&
+                   index + 1 >= (next + 1) * events / (SPACE_INSTANTS + 1)) {
+                fprintf(f, "%s{\"event\":%" PRIu64 ",\"snaps\":[", next ? "," : "", index);
+                for (size_t k = 0; rc == 0 && k < n; k++) {
+                    space_walk_t w;
+                    space_lives_t l;
+                    if ((rc = space_take(R, r, k, &w, &l)) == 0) {
+                        if (k)
+                            fputc(',', f);
+                        space_write(f, gm_replay_policy(r, k)->dev->reserved, &w, &l, NULL);
+                    }
+                    space_walk_free(&w, &l);
+                }
+                fputs("]}", f);
+                next++;
+            }
+        }
+    }
+    fputs("]", f);
+    space_close(rd, r, layout);
+    return rc;
+}
+
+/* Pass 2: each run before and after its peak event. */
+static int space_pass2(report_t *R, const report_group_t *gr, const size_t *runs, size_t n,
+                       const int64_t *peak)
+{
+    FILE *f = R->f;
+    gm_reader_t *rd = NULL;
+    gm_replay_t *r = NULL;
+    gm_layout_t *layout = NULL;
+    int rc = space_open(R, gr, runs, n, &rd, &r, &layout);
+    int64_t last = -1;
+    for (size_t k = 0; k < n; k++)
+        if (peak[k] > last)
+            last = peak[k];
+    space_walk_t before[SPACE_RUNS];
+    space_lives_t before_l[SPACE_RUNS];
+    memset(before, 0, sizeof before);
+    memset(before_l, 0, sizeof before_l);
+    int written = 0;
+    fputs(",\"peaks\":[", f);
+    const gm_event_t *ev;
+    size_t m;
+    int64_t index = 0;
+    while (rc == 0 && index <= last && (rc = gm_reader_next(rd, &ev, &m, R->err)) == 0 && m > 0) {
+        for (size_t i = 0; rc == 0 && i < m && index <= last; i++, index++) {
+            for (size_t k = 0; rc == 0 && k < n; k++)
+                if (peak[k] == index)
+                    rc = space_take(R, r, k, &before[k], &before_l[k]);
+            if (rc || (rc = gm_replay_feed(r, &ev[i], 1, R->err)))
+                break;
+            for (size_t k = 0; rc == 0 && k < n; k++) {
+                if (peak[k] != index)
+                    continue;
+                const gm_event_t *e = &ev[i];
+                space_request_t q = {.size = e->size, .rounded = e->size, .stream = e->stream,
+                                     .pool = -1, .before = &before[k]};
+                if (strcmp(R->runs[runs[k]].info->policy, "caching") == 0)
+                    q.pool = e->size > GM_TORCH_SMALL_SIZE ? 0 : 1;
+                space_walk_t w;
+                space_lives_t l;
+                if ((rc = space_take(R, r, k, &w, &l)) == 0) {
+                    /* the rounded size: the block the request got */
+                    for (size_t j = 0; e->op == GM_OP_ALLOC && j < l.n; j++)
+                        if (l.v[j].id == e->id)
+                            q.rounded = l.v[j].size;
+                    fprintf(f, "%s{\"run\":%zu,\"event\":%" PRId64 ",\"alloc\":%d,"
+                               "\"id\":%" PRIu64 ",\"request\":%" PRIu64 ",\"stream\":%" PRIu32
+                               ",\"rounded\":%" PRIu64 ",\"snap\":",
+                            written++ ? "," : "", k, index, e->op == GM_OP_ALLOC, e->id, e->size,
+                            e->stream, q.rounded);
+                    space_write(f, gm_replay_policy(r, k)->dev->reserved, &w, &l, &q);
+                    fputc('}', f);
+                }
+                space_walk_free(&w, &l);
+            }
+        }
+    }
+    fputs("]", f);
+    for (size_t k = 0; k < n; k++)
+        space_walk_free(&before[k], &before_l[k]);
+    space_close(rd, r, layout);
+    return rc;
+}
+
+/* Whether the address-space section is drawn: a trace in the stores with
+ * a shown run of a policy that walks. */
+int report_has_space(const report_t *R)
+{
+    for (size_t g = 0; g < R->ngroups; g++) {
+        const report_group_t *gr = &R->groups[g];
+        for (size_t k = 0; gr->attrs && k < gr->nshown; k++) {
+            const report_run_t *r = &R->runs[gr->shown[k]];
+            if (r->ops && r->ops->walk)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* The address-space figure of trace group g: its canvas, its controls and
+ * its data; nothing for a group with no run of a policy that walks, and a
+ * note naming the trace when its events times its runs would pass what is
+ * left of *budget (taken from it). */
+int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget)
+{
+    FILE *f = R->f;
+    size_t runs[SPACE_RUNS], n = 0;
+    for (size_t k = 0; gr->attrs && k < gr->nshown && n < SPACE_RUNS; k++) {
+        const report_run_t *r = &R->runs[gr->shown[k]];
+        if (r->ops && r->ops->walk && r->capacity == R->runs[gr->shown[0]].capacity)
+            runs[n++] = gr->shown[k];
+    }
+    if (n == 0)
+        return 0;
+    if (gr->events * n > *budget) {
+        fputs("<p class=\"note\">", f);
+        report_esc(f, gr->name);
+        fprintf(f, ": %zu run%s of %" PRIu64 " events, more than the %" PRIu64 " events left of "
+                   "this page's budget for these replays (%u): not drawn.  A report of this "
+                   "trace alone (--trace NAME) draws it.</p>\n",
+                n, n == 1 ? "" : "s", gr->events, *budget, REPORT_SPACE_BUDGET);
+        return 0;
+    }
+    *budget -= gr->events * n;
+    fprintf(f, "<figure class=\"as\" id=\"as%zu\" data-t=\"%zu\" data-g=\"%zu\" data-name=\"",
+            g, gr->trace_of, g);
+    report_esc(f, gr->name);
+    fputs("\"><figcaption>", f);
+    report_esc(f, gr->name);
+    fputs("</figcaption><div class=\"asc\"><label><input type=\"radio\" name=\"asm", f);
+    fprintf(f, "%zu\" value=\"peak\" checked> at each policy's peak</label> <label><input "
+               "type=\"radio\" name=\"asm%zu\" value=\"instant\"> at event <input "
+               "type=\"range\" class=\"asr\" min=\"0\" max=\"%d\" value=\"0\"> <span "
+               "class=\"ase\"></span></label></div><canvas class=\"asv\" height=\"40\"></canvas>"
+               "<div class=\"aslegend\"></div><div class=\"asnote note\"></div>\n"
+               "<script type=\"application/json\" class=\"asd\" data-g=\"%zu\">",
+            g, g, SPACE_INSTANTS - 1, g);
+    fprintf(f, "{\"events\":%" PRIu64 ",\"runs\":[", gr->events);
+    for (size_t k = 0; k < n; k++) {
+        const report_run_t *r = &R->runs[runs[k]];
+        fprintf(f, "%s{\"label\":", k ? "," : "");
+        space_json_str(f, r->cut);
+        fprintf(f, ",\"color\":\"%s\",\"peak_reserved\":%" PRIu64 "}", report_color(r),
+                r->m.peak_reserved);
+    }
+    fputs("],", f);
+    int64_t peak[SPACE_RUNS];
+    int rc = space_pass1(R, gr, runs, n, peak);
+    if (rc == 0)
+        rc = space_pass2(R, gr, runs, n, peak);
+    fputs("}</script></figure>\n", f);
+    return rc;
+}
