@@ -957,7 +957,7 @@ Test(replay, layout_that_does_not_fit_starts_cold)
  * rounding is counted in bytes and as a share alike (buddy's powers of two
  * show as internal fragmentation, not as a few percent).
  */
-Test(replay, fragmentation_relations_on_every_snapshot_and_policy, .timeout = 900)
+Test(replay, fragmentation_relations_on_every_snapshot_and_policy)
 {
     const char *why = NULL;
     gm_store_t *s = rd_store(&why);
