@@ -13,7 +13,9 @@
  * optimum (their capacity, or their load where that is below it and
  * reached), generated perfect packings (tests/util.c gt_perfect_packing,
  * many seeds) are packed exactly within the default budgets, the plan's
- * status says what is proved, the placement export (gm_placement_export)
+ * status says what is proved, the quick tries at the bound (early) stop
+ * where the greedy orders miss an easy bound with the plans early=0 makes,
+ * the placement export (gm_placement_export)
  * is checked row by row without the planner, and the window repair plans
  * perfect packings inside long traces and a long synthesized job at their
  * bound.
@@ -779,6 +781,95 @@ Test(offline, a_long_synthesized_job_is_planned_at_its_bound)
     ot_release(&o);
     free(lt);
     free(e.ev);
+}
+
+/* Plan the events of a minimalloc CSV twice, with the defaults and with
+ * early=0, capacity attrs given: *peak, *work of each, and whether the two
+ * plans are the same offsets. */
+static int ot_early_pair(const char *path, const char *attrs, uint64_t peak[2], uint64_t work[2],
+                         uint64_t *load, int status[2])
+{
+    size_t n, na;
+    uint64_t cap;
+    gm_event_t *ev = gt_minimalloc_events(path, &n, &cap);
+    cr_assert_not_null(ev, "%s", path);
+    gm_lifetime_t *lt = ot_lifetimes(ev, n, &na, load);
+    static const char *const none[] = {"early", "0", NULL};
+    ot_run_t o[2];
+    gm_plan_info_t pi[2];
+    for (int k = 0; k < 2; k++) {
+        ot_plan_attrs(&o[k], lt, na, k ? none : NULL, attrs);
+        pi[k] = ot_info(&o[k]);
+        peak[k] = pi[k].peak;
+        work[k] = pi[k].work;
+        status[k] = pi[k].status;
+    }
+    int same = pi[0].n == pi[1].n &&
+               memcmp(pi[0].offset, pi[1].offset, pi[0].n * sizeof *pi[0].offset) == 0;
+    for (int k = 0; k < 2; k++)
+        ot_release(&o[k]);
+    free(lt);
+    free(ev);
+    return same;
+}
+
+/* The quick tries at the bound (offline.early): guillotine packings the
+ * greedy orders miss are filled at their bound by the bottom-left fill
+ * before the heuristics, in a sliver of the work of early=0 (which spends
+ * the heuristics' 10^8 units first), and the plan is the very one early=0
+ * finds after the heuristics; minimalloc's C and F (when the shared data
+ * is there) by the search at the bound: the same plans, in a few million
+ * units instead of hundreds of millions.  Work, not time: the same on
+ * every machine. */
+Test(offline, quick_tries_stop_at_the_bound)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    static const uint64_t seeds[] = {16};
+    const size_t nfiles = 1;
+#else
+    static const uint64_t seeds[] = {1, 2, 16, 21};
+    const size_t nfiles = 2;
+#endif
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "early%" PRIu64 ".1048576.csv", seeds[i]);
+        const char *path = gt_tmpfile(name);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        gt_perfect_packing(f, seeds[i], 0, 1048576, 1048576, 1024, 250);
+        fclose(f);
+        uint64_t peak[2], work[2], load;
+        int status[2];
+        int same = ot_early_pair(path, "{\"capacity\": 1048576}", peak, work, &load, status);
+        cr_expect_eq(peak[0], load, "seed %" PRIu64 ": at the bound", seeds[i]);
+        cr_expect_eq(status[0], GM_PLAN_OPTIMAL);
+        cr_expect_eq(peak[1], peak[0], "seed %" PRIu64 ": the same peak with early=0", seeds[i]);
+        cr_expect(same, "seed %" PRIu64 ": the plan early=0 finds after the heuristics",
+                  seeds[i]);
+        cr_expect_lt(work[0], UINT64_C(1) << 24, "seed %" PRIu64 ": %" PRIu64 " units", seeds[i],
+                     work[0]);
+        cr_expect_gt(work[1], UINT64_C(100000000), "seed %" PRIu64 ": the greedy orders pack it",
+                     seeds[i]);
+    }
+    const char *why = NULL;
+    const char *dir = gt_data_path("minimalloc", &why);
+    if (dir == NULL) {
+        fprintf(stderr, "quick tries: minimalloc instances not available: %s\n", why);
+        return;
+    }
+    static const char *const files[] = {"F.1048576.csv", "C.1048576.csv"};
+    for (size_t i = 0; i < nfiles; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        uint64_t peak[2], work[2], load;
+        int status[2];
+        int same = ot_early_pair(path, "{\"capacity\": 1048576}", peak, work, &load, status);
+        cr_expect_eq(peak[0], peak[1], "%s: the same peak", files[i]);
+        cr_expect(same, "%s: the same plan", files[i]);
+        cr_expect_eq(status[0], GM_PLAN_OPTIMAL, "%s", files[i]);
+        cr_expect_lt(work[0], UINT64_C(1) << 24, "%s: %" PRIu64 " units", files[i], work[0]);
+        cr_expect_gt(work[1], UINT64_C(100000000), "%s: %" PRIu64 " units", files[i], work[1]);
+    }
 }
 
 /* The plan's status: proved optimal at the load; "greedy" when no search

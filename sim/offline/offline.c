@@ -38,6 +38,7 @@ typedef struct offline {
     int64_t effort;
     uint64_t seed;
     int64_t search;
+    int64_t early;
 
     /* the plan */
     int planned;
@@ -80,6 +81,10 @@ static int offline_create(gm_device_t *dev, const gm_param_value_t *values, gm_p
         return gm_error_set(err, GM_EINVAL,
                             "invalid value '%" PRId64 "' for offline.search: negative",
                             values[3].i);
+    if (values[5].i < 0)
+        return gm_error_set(err, GM_EINVAL,
+                            "invalid value '%" PRId64 "' for offline.early: negative",
+                            values[5].i);
     offline_t *o = calloc(1, sizeof *o);
     if (o == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'offline'");
@@ -90,6 +95,7 @@ static int offline_create(gm_device_t *dev, const gm_param_value_t *values, gm_p
     o->seed = (uint64_t)values[2].i;
     o->search = values[3].i;
     o->capacity = values[4].size;
+    o->early = values[5].i;
     gm__idmap_init(&o->live);
     *out = &o->base;
     return 0;
@@ -169,7 +175,7 @@ static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
         gm_jv_free(root);
     }
     int rc;
-    o->peak = offline_plan(buf, n, o->align, o->effort, o->search, o->seed, o->cap_used,
+    o->peak = offline_plan(buf, n, o->align, o->effort, o->search, o->early, o->seed, o->cap_used,
                            o->offset, &o->passes, &o->work, &o->lb, &o->status, &rc);
     free(buf);
     if (rc)
@@ -355,6 +361,12 @@ static const gm_param_spec_t offline_params[] = {
     {"capacity", GM_PARAM_SIZE, "0",
      "the arena size to fit, tried first by the exact search; 0 = the trace's capacity "
      "attribute (a placement instance's), if any",
+     NULL},
+    {"early", GM_PARAM_INT, "16777216",
+     "work budget of the exact search's quick try at the bound before the heuristics, for "
+     "traces of up to 1,024 allocations the greedy orders leave above it (a perfect packing's "
+     "bottom-left fill; else the search at the bound, with half of it); a plan at the bound "
+     "ends the planning; 0 = none",
      NULL},
 };
 

@@ -64,7 +64,7 @@ uint64_t offline_pass(plan_t *pl, const uint32_t *order, const uint64_t *at, int
                       size_t *critical);
 void offline_sort_keys(offline_key_t *k, offline_key_t *tmp, size_t n);
 uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_t effort,
-                      int64_t search, uint64_t seed, uint64_t capacity, uint64_t *off,
+                      int64_t search, int64_t early, uint64_t seed, uint64_t capacity, uint64_t *off,
                       uint64_t *passes, uint64_t *work, uint64_t *lb_out, int *status,
                       int *rc);
 
@@ -92,6 +92,7 @@ uint64_t skyline_pass(skyline_t *sk, const offline_buf_t *buf, uint64_t *off,
 /* ---- exact search (exact.c) --------------------------------------------------------- */
 
 #define OFFLINE_EXACT_MAX 1024
+
 
 enum { EXACT_FOUND = 1, EXACT_NONE = 0, EXACT_ABORT = -1 };
 
@@ -146,12 +147,30 @@ void offline_exact_keep(const exact_t *m, const offline_buf_t *buf, size_t n, ui
 
 /* ---- perfect packings and the exact search's targets (packing.c) ----------------- */
 
+typedef struct corner corner_t;
+
+corner_t *corner_begin(const offline_buf_t *buf, size_t n, uint64_t lb, uint64_t *work, int *rc);
+int corner_run(corner_t *c, uint64_t stop, uint64_t limit, const uint32_t *ovs,
+               const uint32_t *ov, uint64_t *off, uint64_t *work);
+void corner_end(corner_t *c);
 int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs,
                   const uint32_t *ov, uint64_t lb, uint64_t limit, uint64_t *off,
                   uint64_t *work, int *rc);
-int offline_exact(const offline_buf_t *buf, size_t n, uint64_t align, uint64_t budget,
-                  uint64_t capacity, uint64_t *best, uint64_t *off, uint64_t *spent,
-                  uint64_t *lb_out, int *found);
+
+/* The bottom-left fill begun before the heuristics (offline_plan's early
+ * try), handed to offline_exact to go on with. */
+typedef struct offline_early {
+    exact_t m;      /* initialized (exact_init) */
+    corner_t *c;    /* NULL: not a perfect packing */
+    uint64_t work;  /* the fill's work so far (counted as the exact search's) */
+    uint64_t lo;    /* the bound it fills to */
+    uint64_t tried; /* the work of the exact search's try at lo (apart) */
+} offline_early_t;
+
+uint64_t offline_exact_lo(const exact_t *m, uint64_t align);
+int offline_exact(offline_early_t *e, const offline_buf_t *buf, size_t n, uint64_t align,
+                  uint64_t budget, uint64_t capacity, uint64_t *best, uint64_t *off,
+                  uint64_t *spent, uint64_t *lb_out, int *found);
 
 /* ---- window repair (repair.c) ------------------------------------------------------- */
 

@@ -36,7 +36,7 @@ static uint64_t offline_luby(uint64_t i)
     }
 }
 
-typedef struct corner {
+struct corner {
     size_t n, T;
     const offline_buf_t *buf;
     uint32_t *cs, *ce;     /* each buffer's time segments [cs, ce) */
@@ -45,7 +45,9 @@ typedef struct corner {
     uint64_t *off;         /* offsets, UINT64_MAX = unplaced */
     uint64_t target, work, limit;
     uint64_t rng; /* 0: candidates in order; else a seeded rotation at each node */
-} corner_t;
+    uint64_t k;   /* restarts made */
+    int done;     /* a restart ended, or the limit was reached: nothing more to run */
+};
 
 /* Whether every valley of the skyline (a step lower than both its
  * neighbours, or than one at the edge) can still be entered: its left cell
@@ -144,24 +146,24 @@ static void corner_sort(const corner_t *c, uint32_t *ids, size_t k)
 }
 
 /*
- * Look for a plan of lb bytes by bottom-left fill when buf is a perfect
- * packing of lb (else nothing is tried).  EXACT_FOUND with off filled (a
- * plan checked against the event overlaps ovs/ov), else EXACT_ABORT;
- * GM_ENOMEM through *rc.  *work grows by the work done, at most limit.
+ * The bottom-left fill of buf when it is a perfect packing of lb: a
+ * corner_t ready to run (corner_run), else NULL (not a perfect packing;
+ * GM_ENOMEM through *rc).  *work grows by the check's work.
  */
-int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs,
-                  const uint32_t *ov, uint64_t lb, uint64_t limit, uint64_t *off,
-                  uint64_t *work, int *rc)
+corner_t *corner_begin(const offline_buf_t *buf, size_t n, uint64_t lb, uint64_t *work, int *rc)
 {
-    corner_t c;
-    memset(&c, 0, sizeof c);
+    corner_t *c = calloc(1, sizeof *c);
     uint64_t *t = malloc(2 * n * sizeof *t);
-    c.cs = malloc(n * sizeof *c.cs);
-    c.ce = malloc(n * sizeof *c.ce);
-    c.ids = malloc(n * sizeof *c.ids);
-    c.off = malloc(n * sizeof *c.off);
-    int r = EXACT_ABORT;
-    if (!t || !c.cs || !c.ce || !c.ids || !c.off) {
+    int ok = 0;
+    if (c == NULL || t == NULL) {
+        *rc = GM_ENOMEM;
+        goto out;
+    }
+    c->cs = malloc(n * sizeof *c->cs);
+    c->ce = malloc(n * sizeof *c->ce);
+    c->ids = malloc(n * sizeof *c->ids);
+    c->off = malloc(n * sizeof *c->off);
+    if (!c->cs || !c->ce || !c->ids || !c->off) {
         *rc = GM_ENOMEM;
         goto out;
     }
@@ -172,89 +174,145 @@ int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs,
         t[2 * i + 1] = buf[i].t1;
     }
     size_t u = offline_unique(t, 2 * n);
-    c.T = u - 1;
-    c.first = calloc(c.T + 2, sizeof *c.first);
-    c.h = calloc(c.T + 1, sizeof *c.h);
-    if (!c.first || !c.h) {
+    c->T = u - 1;
+    c->first = calloc(c->T + 2, sizeof *c->first);
+    c->h = calloc(c->T + 1, sizeof *c->h);
+    if (!c->first || !c->h) {
         *rc = GM_ENOMEM;
         goto out;
     }
     /* totals per segment (in h for now): all must be lb */
     for (size_t i = 0; i < n; i++) {
-        c.cs[i] = (uint32_t)offline_coord(t, u, buf[i].t0);
-        c.ce[i] = (uint32_t)offline_coord(t, u, buf[i].t1);
-        c.first[c.cs[i] + 1]++;
-        for (uint32_t s = c.cs[i]; s < c.ce[i]; s++)
-            c.h[s] += buf[i].size;
-        *work += c.ce[i] - c.cs[i];
+        c->cs[i] = (uint32_t)offline_coord(t, u, buf[i].t0);
+        c->ce[i] = (uint32_t)offline_coord(t, u, buf[i].t1);
+        c->first[c->cs[i] + 1]++;
+        for (uint32_t s = c->cs[i]; s < c->ce[i]; s++)
+            c->h[s] += buf[i].size;
+        *work += c->ce[i] - c->cs[i];
     }
-    for (size_t s = 0; s < c.T; s++)
-        if (c.h[s] != lb)
+    for (size_t s = 0; s < c->T; s++)
+        if (c->h[s] != lb)
             goto out;
-    for (size_t s = 0; s < c.T; s++)
-        c.first[s + 1] += c.first[s];
+    for (size_t s = 0; s < c->T; s++)
+        c->first[s + 1] += c->first[s];
     {
-        uint32_t *fill = malloc((c.T + 1) * sizeof *fill);
+        uint32_t *fill = malloc((c->T + 1) * sizeof *fill);
         if (!fill) {
             *rc = GM_ENOMEM;
             goto out;
         }
-        memcpy(fill, c.first, (c.T + 1) * sizeof *fill);
+        memcpy(fill, c->first, (c->T + 1) * sizeof *fill);
         for (size_t i = 0; i < n; i++)
-            c.ids[fill[c.cs[i]]++] = (uint32_t)i;
+            c->ids[fill[c->cs[i]]++] = (uint32_t)i;
         free(fill);
     }
-    c.n = n;
-    c.buf = buf;
-    for (size_t s = 0; s < c.T; s++)
-        corner_sort(&c, c.ids + c.first[s], c.first[s + 1] - c.first[s]);
-    c.target = lb;
-    c.work = *work;
-    /* restarts under quotas of the Luby sequence (1 1 2 1 1 2 4 ... units of
-     * 16 (n + T) work), the first in order, the others with seeded
-     * rotations of each node's candidates: a wrong choice low down costs
-     * less to leave by a restart than by backtracking, and many short
-     * randomized tries find a fill where a few long ones thrash (a
-     * 400-piece guillotine cut that quotas growing by half from 64 (n + T)
-     * never filled in 10^9 units is filled in 10^8) */
-    r = EXACT_ABORT;
-    uint64_t unit = 16 * (uint64_t)(n + c.T);
-    for (uint64_t k = 0; r == EXACT_ABORT && c.work < limit; k++) {
-        uint64_t quota = unit * offline_luby(k + 1);
-        c.rng = k ? k * UINT64_C(0x9e3779b97f4a7c15) : 0;
-        c.limit = c.work + quota < limit ? c.work + quota : limit;
-        for (size_t i = 0; i < n; i++)
-            c.off[i] = UINT64_MAX;
-        memset(c.h, 0, (c.T + 1) * sizeof *c.h);
-        r = corner_dfs(&c, n);
-        if (r == EXACT_NONE)
-            break; /* with every candidate tried: none */
+    c->n = n;
+    c->buf = buf;
+    for (size_t s = 0; s < c->T; s++)
+        corner_sort(c, c->ids + c->first[s], c->first[s + 1] - c->first[s]);
+    c->target = lb;
+    ok = 1;
+out:
+    free(t);
+    if (!ok) {
+        corner_end(c);
+        return NULL;
     }
-    *work = c.work;
+    return c;
+}
+
+void corner_end(corner_t *c)
+{
+    if (c == NULL)
+        return;
+    free(c->cs);
+    free(c->ce);
+    free(c->ids);
+    free(c->off);
+    free(c->first);
+    free(c->h);
+    free(c);
+}
+
+/*
+ * Run c's restarts while none has ended and its work (carried in *work)
+ * is below stop, each restart cut at limit (stop <= limit: a run stopped
+ * at stop and run again later up to limit makes the same restarts as one
+ * run up to limit).  EXACT_FOUND with off filled (a plan checked against
+ * the event overlaps ovs/ov), else EXACT_ABORT; c->done once a restart
+ * ended (found, or every candidate tried: none found proves nothing here)
+ * or limit is reached.
+ *
+ * The restarts run under quotas of the Luby sequence (1 1 2 1 1 2 4 ...
+ * units of 16 (n + T) work), the first in order, the others with seeded
+ * rotations of each node's candidates: a wrong choice low down costs less
+ * to leave by a restart than by backtracking, and many short randomized
+ * tries find a fill where a few long ones thrash (a 400-piece guillotine
+ * cut that quotas growing by half from 64 (n + T) never filled in 10^9
+ * units is filled in 10^8).
+ */
+int corner_run(corner_t *c, uint64_t stop, uint64_t limit, const uint32_t *ovs,
+               const uint32_t *ov, uint64_t *off, uint64_t *work)
+{
+    if (c->done)
+        return EXACT_ABORT;
+    size_t n = c->n;
+    const offline_buf_t *buf = c->buf;
+    c->work = *work;
+    uint64_t unit = 16 * (uint64_t)(n + c->T);
+    int r = EXACT_ABORT;
+    for (; r == EXACT_ABORT && c->work < stop && c->work < limit; c->k++) {
+        uint64_t quota = unit * offline_luby(c->k + 1);
+        c->rng = c->k ? c->k * UINT64_C(0x9e3779b97f4a7c15) : 0;
+        c->limit = c->work + quota < limit ? c->work + quota : limit;
+        for (size_t i = 0; i < n; i++)
+            c->off[i] = UINT64_MAX;
+        memset(c->h, 0, (c->T + 1) * sizeof *c->h);
+        r = corner_dfs(c, n);
+        if (r == EXACT_NONE) {
+            c->k++;
+            break; /* with every candidate tried: none */
+        }
+    }
+    *work = c->work;
+    if (r == EXACT_ABORT && c->work < limit)
+        return EXACT_ABORT; /* stopped at stop: to be run again */
+    c->done = 1;
     if (r == EXACT_FOUND) {
         /* the plan against the event overlaps */
         for (size_t i = 0; i < n && r == EXACT_FOUND; i++)
             for (uint32_t q = ovs[i]; q < ovs[i + 1]; q++) {
                 uint32_t o = ov[q];
-                if (c.off[i] < c.off[o] + buf[o].size && c.off[o] < c.off[i] + buf[i].size) {
+                if (c->off[i] < c->off[o] + buf[o].size && c->off[o] < c->off[i] + buf[i].size) {
                     r = EXACT_ABORT;
                     break;
                 }
             }
         *work += ovs[n];
         if (r == EXACT_FOUND)
-            memcpy(off, c.off, n * sizeof *off);
+            memcpy(off, c->off, n * sizeof *off);
     } else {
         r = EXACT_ABORT; /* none found proves nothing here */
     }
-out:
-    free(t);
-    free(c.cs);
-    free(c.ce);
-    free(c.ids);
-    free(c.off);
-    free(c.first);
-    free(c.h);
+    return r;
+}
+
+/*
+ * Look for a plan of lb bytes by bottom-left fill when buf is a perfect
+ * packing of lb (else nothing is tried): corner_begin, corner_run up to
+ * limit, corner_end.  EXACT_FOUND with off filled (a plan checked against
+ * the event overlaps ovs/ov), else EXACT_ABORT; GM_ENOMEM through *rc.
+ * *work grows by the work done, at most limit.
+ */
+int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs,
+                  const uint32_t *ov, uint64_t lb, uint64_t limit, uint64_t *off,
+                  uint64_t *work, int *rc)
+{
+    corner_t *c = corner_begin(buf, n, lb, work, rc);
+    if (c == NULL)
+        return EXACT_ABORT;
+    int r = corner_run(c, limit, limit, ovs, ov, off, work);
+    corner_end(c);
     return r;
 }
 
@@ -275,74 +333,81 @@ out:
  *      capacity is met, targets below it get at most 1/16 of the budget:
  *      going below what was asked is a bonus, not the question.
  *
- * *lb_out gets lo (never above *best), *found whether a plan of the search
- * replaced the heuristics'.  GM_ENOMEM or 0; *spent gets the work.
+ * The search's sections are e->m's (exact_init, released by the caller);
+ * the bottom-left fill for perfect packings goes on from e->c (begun by
+ * offline_plan), with a quarter of the budget in all.  *lb_out gets lo
+ * (never above *best), *found whether a plan of the search replaced the
+ * heuristics'.  GM_ENOMEM or 0; *spent gets the work.
  */
-int offline_exact(const offline_buf_t *buf, size_t n, uint64_t align, uint64_t budget,
-                  uint64_t capacity, uint64_t *best, uint64_t *off, uint64_t *spent,
-                  uint64_t *lb_out, int *found)
+uint64_t offline_exact_lo(const exact_t *m, uint64_t align)
 {
-    exact_t m;
-    *found = 0;
-    if (exact_init(&m, buf, n) != 0)
-        return GM_ENOMEM;
     uint64_t lb = 0;
-    for (size_t s = 0; s < m.S; s++)
-        if (m.total0[s] > lb)
-            lb = m.total0[s];
-    uint64_t lo = (lb + align - 1) / align * align, before = *best;
+    for (size_t s = 0; s < m->S; s++)
+        if (m->total0[s] > lb)
+            lb = m->total0[s];
+    return (lb + align - 1) / align * align;
+}
+
+int offline_exact(offline_early_t *e, const offline_buf_t *buf, size_t n, uint64_t align,
+                  uint64_t budget, uint64_t capacity, uint64_t *best, uint64_t *off,
+                  uint64_t *spent, uint64_t *lb_out, int *found)
+{
+    exact_t *m = &e->m;
+    *found = 0;
+    uint64_t lo = offline_exact_lo(m, align), before = *best;
     uint64_t cap = capacity / align * align, limit = budget;
-    if (lo < *best) { /* a perfect packing: bottom-left fill, with a quarter of the budget */
-        int rc = 0;
-        if (corner_search(buf, n, m.ovs, m.ov, lo, m.work + budget / 4, m.sol, &m.work, &rc) ==
-            EXACT_FOUND)
-            offline_exact_keep(&m, buf, n, best, off);
-        if (rc)
-            m.oom = 1;
+    if (lo < *best) {
+        /* a perfect packing: bottom-left fill, with a quarter of the budget
+         * (begun by offline_plan before the heuristics: its work so far is
+         * the search's, and it goes on from where it stopped) */
+        m->work = e->work;
+        if (e->c != NULL &&
+            corner_run(e->c, budget / 4, budget / 4, m->ovs, m->ov, m->sol, &m->work) ==
+                EXACT_FOUND)
+            offline_exact_keep(m, buf, n, best, off);
     }
     if (capacity && cap >= lo && cap < *best) {
-        int r = exact_target(&m, cap, m.work + budget - budget / 8);
+        int r = exact_target(m, cap, m->work + budget - budget / 8);
         if (r == EXACT_FOUND)
-            offline_exact_keep(&m, buf, n, best, off);
+            offline_exact_keep(m, buf, n, best, off);
         else if (r == EXACT_NONE)
             lo = cap + align;
     }
     if (capacity && *best <= capacity) {
-        uint64_t below = m.work + budget / 16;
+        uint64_t below = m->work + budget / 16;
         if (below < limit)
             limit = below;
     }
-    uint64_t quota = limit > m.work ? (limit - m.work) / 64 : 0;
-    if (quota < 16 * (uint64_t)(n + m.S))
-        quota = 16 * (uint64_t)(n + m.S);
-    while (!m.oom && lo < *best && m.work < limit) {
-        uint64_t end = m.work + quota < limit ? m.work + quota : limit;
-        int r = exact_target(&m, lo, end);
+    uint64_t quota = limit > m->work ? (limit - m->work) / 64 : 0;
+    if (quota < 16 * (uint64_t)(n + m->S))
+        quota = 16 * (uint64_t)(n + m->S);
+    while (!m->oom && lo < *best && m->work < limit) {
+        uint64_t end = m->work + quota < limit ? m->work + quota : limit;
+        int r = exact_target(m, lo, end);
         if (r == EXACT_FOUND) {
-            offline_exact_keep(&m, buf, n, best, off);
+            offline_exact_keep(m, buf, n, best, off);
             break; /* at the bound: optimal */
         }
         if (r == EXACT_NONE) {
             lo += align;
             continue;
         }
-        if (m.oom)
+        if (m->oom)
             break;
         uint64_t t = (lo + (*best - lo) / 2) / align * align;
-        if (t > lo && t < *best && m.work < limit) {
-            end = m.work + quota < limit ? m.work + quota : limit;
-            r = exact_target(&m, t, end);
+        if (t > lo && t < *best && m->work < limit) {
+            end = m->work + quota < limit ? m->work + quota : limit;
+            r = exact_target(m, t, end);
             if (r == EXACT_FOUND)
-                offline_exact_keep(&m, buf, n, best, off);
+                offline_exact_keep(m, buf, n, best, off);
             else if (r == EXACT_NONE)
                 lo = t + align;
         }
         quota = quota < UINT64_MAX / 2 ? 2 * quota : quota;
     }
-    int oom = m.oom;
-    *spent = m.work;
+    int oom = m->oom;
+    *spent = m->work;
     *found = *best < before;
     *lb_out = lo < *best ? lo : *best;
-    exact_release(&m);
     return oom ? GM_ENOMEM : 0;
 }

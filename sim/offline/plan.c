@@ -577,7 +577,7 @@ static offline_buf_t *offline_rank(const offline_buf_t *buf, size_t n)
  * proved bound, *status the plan's GM_PLAN_* status.
  */
 uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_t effort,
-                      int64_t search, uint64_t seed, uint64_t capacity, uint64_t *off,
+                      int64_t search, int64_t early, uint64_t seed, uint64_t capacity, uint64_t *off,
                       uint64_t *passes, uint64_t *work, uint64_t *lb_out, int *status,
                       int *rc)
 {
@@ -619,6 +619,8 @@ uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_
     offline_buf_t *ranked = NULL;
     skyline_t sk;
     memset(&sk, 0, sizeof sk);
+    offline_early_t pre;
+    memset(&pre, 0, sizeof pre);
     if (!pl.by_start || !pl.starts || !pl.pos || !pl.node || !pl.off || !pl.range || !order ||
         !best_order || !trial) {
         *rc = GM_ENOMEM;
@@ -698,6 +700,46 @@ uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_
             memcpy(off, pl.off, n * sizeof *off);
         }
     }
+    /* Where the greedy orders miss the bound, the exact search's quick
+     * ways to it, before the heuristics spend their budget (a plan at the
+     * bound ends the planning at once), under `early`: for a perfect
+     * packing (every instant of the instance exactly full) its bottom-left
+     * fill, up to `early` of its work (when it has found none by then,
+     * offline_exact goes on from there, with the same restarts as one run:
+     * the plans are those of the fill run after the heuristics); for any
+     * other instance the search at the bound, with half of it (its work
+     * apart, so that the searches after the heuristics run as they would
+     * without it; on perfect packings it thrashes). */
+    int exact_on = effort > 0 && search > 0 && n > 1 && n <= OFFLINE_EXACT_MAX;
+    if (exact_on && best > lb) {
+        if (exact_init(&pre.m, buf, n) != 0) {
+            *rc = GM_ENOMEM;
+            goto out;
+        }
+        pre.lo = offline_exact_lo(&pre.m, align);
+        if (pre.lo < best) {
+            pre.c = corner_begin(buf, n, pre.lo, &pre.work, rc);
+            if (*rc)
+                goto out;
+            uint64_t lim = (uint64_t)search / 4, stop = (uint64_t)early;
+            if (pre.c != NULL &&
+                corner_run(pre.c, stop < lim ? stop : lim, lim,
+                           pre.m.ovs, pre.m.ov, pre.m.sol, &pre.work) == EXACT_FOUND)
+                offline_exact_keep(&pre.m, buf, n, &best, off);
+        }
+        if (pre.lo < best && pre.c == NULL && early > 1) {
+            uint64_t w = pre.m.work;
+            int r = exact_target(&pre.m, pre.lo, w + (uint64_t)early / 2);
+            pre.tried = pre.m.work - w;
+            pre.m.work = w;
+            if (pre.m.oom) {
+                *rc = GM_ENOMEM;
+                goto out;
+            }
+            if (r == EXACT_FOUND)
+                offline_exact_keep(&pre.m, buf, n, &best, off);
+        }
+    }
     /* Then, while the budget lasts: skyline passes (small instances: one
      * plain, then randomized ones with a quarter of what is left) and the
      * local search over the best greedy order (the rest). */
@@ -773,11 +815,12 @@ uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_
     }
     *lb_out = proved;
     *status = best <= proved ? GM_PLAN_OPTIMAL : GM_PLAN_GREEDY;
-    if (effort > 0 && search > 0 && n > 1 && n <= OFFLINE_EXACT_MAX && best > lb) {
+    if (exact_on && best > lb) {
         uint64_t spent = 0;
         int found = 0;
-        int src = offline_exact(buf, n, align, (uint64_t)search, capacity, &best, off, &spent,
-                                &proved, &found);
+        int src = offline_exact(&pre, buf, n, align, (uint64_t)search, capacity, &best, off,
+                                &spent, &proved, &found);
+        pre.work = 0; /* in spent */
         pl.work += spent;
         if (src) {
             *rc = src;
@@ -788,7 +831,9 @@ uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_
         *status = best <= *lb_out ? GM_PLAN_OPTIMAL : found ? GM_PLAN_FEASIBLE : GM_PLAN_GREEDY;
     }
 out:
-    *work = pl.work;
+    *work = pl.work + pre.work + pre.tried;
+    exact_release(&pre.m);
+    corner_end(pre.c);
     skyline_release(&sk);
     free(ranked);
     free(pl.by_start);

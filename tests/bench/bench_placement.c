@@ -9,6 +9,13 @@
  *     took (wall and CPU: planning is single-threaded, and the machine this
  *     runs on may be shared).  MiniMalloc itself cannot be built here, so
  *     its times are not beside ours; the figures are ours alone;
+ *   - the perfect packings tests/test_offline.c plans (58: 250-piece
+ *     guillotines and 300-piece bottom-left fills of seeds 1-24, the eight
+ *     hardest 400-piece guillotines, two more), each planned with the
+ *     defaults and with early=0 (the planner before its quick tries at the
+ *     bound, the heuristics' whole budget first, as it was): CPU seconds
+ *     of each and their ratio, how many are planned at their bound within
+ *     20 ms (issue 33's target: all);
  *   - generated perfect packings (tests/util.c gt_perfect_packing, seeds
  *     0-39: 40 guillotine cuts and 40 bottom-left fills of 400 pieces): how
  *     many are packed at their capacity, and the slowest one's seconds;
@@ -18,6 +25,7 @@
  */
 #include <dirent.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,8 +74,10 @@ typedef struct bpl_result {
     double wall_s, cpu_s;
 } bpl_result_t;
 
-/* Plan lifetimes with offline's defaults and attrs; the plan's figures. */
-static bpl_result_t bpl_plan(const gm_lifetime_t *lt, size_t na, uint64_t events, const char *attrs)
+/* Plan lifetimes with offline's defaults (but `early` when not NULL) and
+ * attrs; the plan's figures. */
+static bpl_result_t bpl_plan_early(const gm_lifetime_t *lt, size_t na, uint64_t events,
+                                   const char *attrs, const char *early)
 {
     const gm_policy_ops_t *off = gm_policy_find("offline");
     gm_error_t err;
@@ -76,6 +86,7 @@ static bpl_result_t bpl_plan(const gm_lifetime_t *lt, size_t na, uint64_t events
     gm_policy_t *p;
     gm_device_init(&dev, NULL);
     if (off == NULL || gm_params_init(&params, off, &err) ||
+        (early != NULL && gm_params_set(&params, "early", early, &err)) ||
         off->create(&dev, params.values, &p, &err))
         bench_die("offline", &err);
     gm_trace_context_t ctx = {.attrs = attrs, .lifetimes = lt, .nlifetimes = na, .events = events};
@@ -91,6 +102,126 @@ static bpl_result_t bpl_plan(const gm_lifetime_t *lt, size_t na, uint64_t events
     off->destroy(p);
     gm_params_release(&params);
     return r;
+}
+
+static bpl_result_t bpl_plan(const gm_lifetime_t *lt, size_t na, uint64_t events, const char *attrs)
+{
+    return bpl_plan_early(lt, na, events, attrs, NULL);
+}
+
+/* The perfect packings tests/test_offline.c plans (style, pieces, seed),
+ * in its order: perfect_packings_are_packed_exactly,
+ * hard_guillotine_packings_are_packed_exactly, plan_status_says_what_is_proved
+ * and placement_export_is_a_valid_plan. */
+static size_t bpl_test_packings(int *style, size_t *pieces, uint64_t *seed)
+{
+    static const uint64_t hard[] = {22, 51, 80, 91, 116, 4, 6, 8};
+    size_t k = 0;
+    for (int s = 0; s < 2; s++)
+        for (uint64_t q = 1; q <= 24; q++, k++) {
+            style[k] = s;
+            pieces[k] = s ? 300 : 250;
+            seed[k] = q;
+        }
+    for (size_t i = 0; i < sizeof hard / sizeof hard[0]; i++, k++) {
+        style[k] = 0;
+        pieces[k] = 400;
+        seed[k] = hard[i];
+    }
+    style[k] = 1, pieces[k] = 100, seed[k++] = 3;
+    style[k] = 0, pieces[k] = 200, seed[k++] = 7;
+    return k;
+}
+
+/* The tests' perfect packings, each planned with the defaults and with
+ * early=0 (the planner before its quick tries at the bound: the
+ * heuristics' whole budget first): CPU seconds of each, their ratio, and
+ * how many are planned at their bound within 20 ms. */
+static void bpl_test_perfect(const bench_env_t *env, gm_json_t *j)
+{
+    int style[64];
+    size_t pieces[64];
+    uint64_t seed[64];
+    size_t k = bpl_test_packings(style, pieces, seed);
+    size_t fast = 0, exact = 0;
+    double sum = 0, sum0 = 0, slowest = 0, logr = 0;
+    gm_json_key(j, "perfect_tests");
+    gm_json_begin_object(j);
+    gm_json_key(j, "plans");
+    gm_json_begin_array(j);
+    for (size_t i = 0; i < k; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/perfect.1048576.csv", env->dir);
+        FILE *f = fopen(path, "w");
+        if (f == NULL)
+            break;
+        gt_perfect_packing(f, seed[i], style[i], 1048576, 1048576, 1024, pieces[i]);
+        fclose(f);
+        size_t n, na;
+        uint64_t cap, load;
+        gm_event_t *ev = gt_minimalloc_events(path, &n, &cap);
+        remove(path);
+        if (ev == NULL)
+            break;
+        gm_lifetime_t *lt = bpl_lifetimes(ev, n, &na, &load);
+        bpl_result_t r = bpl_plan(lt, na, n, "{\"capacity\": 1048576}");
+        bpl_result_t r0 = bpl_plan_early(lt, na, n, "{\"capacity\": 1048576}", "0");
+        int at = r.pi.peak == load;
+        exact += at;
+        fast += at && r.cpu_s <= 0.020;
+        sum += r.cpu_s;
+        sum0 += r0.cpu_s;
+        slowest = r.cpu_s > slowest ? r.cpu_s : slowest;
+        double ratio = r0.cpu_s > 0 ? r.cpu_s / r0.cpu_s : 1.0;
+        logr += log(ratio > 1e-9 ? ratio : 1e-9);
+        fprintf(stderr,
+                "placement: test packing %s %zu #%" PRIu64 " (%zu buffers): %s, %.4f s of CPU, "
+                "%.4f s with early=0 (%.3fx)\n",
+                style[i] ? "bottom-left" : "guillotine", pieces[i], seed[i], na,
+                at ? "at its bound" : "ABOVE its bound", r.cpu_s, r0.cpu_s, ratio);
+        gm_json_begin_object(j);
+        gm_json_key(j, "style");
+        gm_json_str(j, style[i] ? "bottom-left" : "guillotine");
+        gm_json_key(j, "pieces");
+        gm_json_u64(j, pieces[i]);
+        gm_json_key(j, "seed");
+        gm_json_u64(j, seed[i]);
+        gm_json_key(j, "buffers");
+        gm_json_u64(j, na);
+        gm_json_key(j, "at_bound");
+        gm_json_bool(j, at);
+        gm_json_key(j, "cpu_s");
+        gm_json_double(j, r.cpu_s);
+        gm_json_key(j, "early0_cpu_s");
+        gm_json_double(j, r0.cpu_s);
+        gm_json_key(j, "ratio");
+        gm_json_double(j, ratio);
+        gm_json_end_object(j);
+        free(lt);
+        free(ev);
+    }
+    gm_json_end_array(j);
+    double geo = k ? exp(logr / (double)k) : 1.0;
+    fprintf(stderr,
+            "placement: the tests' %zu perfect packings: %zu at their bound, %zu of them within "
+            "20 ms; %.2f s of CPU in all (%.2f s with early=0: %.3fx), slowest %.4f s; "
+            "geometric mean of the ratios %.3f\n",
+            k, exact, fast, sum, sum0, sum0 > 0 ? sum / sum0 : 1.0, slowest, geo);
+    gm_json_key(j, "instances");
+    gm_json_u64(j, k);
+    gm_json_key(j, "at_bound");
+    gm_json_u64(j, exact);
+    gm_json_key(j, "within_20ms");
+    gm_json_u64(j, fast);
+    gm_json_key(j, "cpu_s");
+    gm_json_double(j, sum);
+    gm_json_key(j, "early0_cpu_s");
+    gm_json_double(j, sum0);
+    gm_json_key(j, "slowest_cpu_s");
+    gm_json_double(j, slowest);
+    gm_json_key(j, "ratio_geomean");
+    gm_json_double(j, geo);
+    gm_json_end_object(j);
 }
 
 static int bpl_name_cmp(const void *a, const void *b)
@@ -163,6 +294,10 @@ void bench_placement(const bench_env_t *env, gm_json_t *j)
         }
     }
     gm_json_end_object(j);
+
+    /* the tests' perfect packings, against the planner without its quick
+     * tries */
+    bpl_test_perfect(env, j);
 
     /* generated perfect packings */
     static const int styles[2] = {0, 1};
