@@ -15,7 +15,8 @@
  * many seeds) are packed exactly within the default budgets, the plan's
  * status says what is proved, the quick tries at the bound (early) stop
  * where the greedy orders miss an easy bound with the plans early=0 makes,
- * the placement export (gm_placement_export)
+ * plans beyond the window repair are pinned to the offset, ids out of
+ * start order plan as in order, the placement export (gm_placement_export)
  * is checked row by row without the planner, and the window repair plans
  * perfect packings inside long traces and a long synthesized job at their
  * bound.
@@ -287,6 +288,87 @@ Test(offline, event_indices_beyond_32_bits_give_the_same_plan)
         ot_release(&b);
     }
     free(wide);
+    free(lt);
+    free(ev);
+}
+
+/* FNV-1a of a plan's offsets. */
+static uint64_t ot_plan_hash(const gm_plan_info_t *pi)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < pi->n; i++) {
+        h ^= pi->offset[i];
+        h *= UINT64_C(1099511628211);
+    }
+    return h;
+}
+
+/* A trace beyond the window repair (79,980 allocations: the greedy passes
+ * read the lifetimes themselves, their orders sorted in the ranges' array,
+ * no offsets of their own): its plans are pinned, offset for offset, to
+ * those the planner made before its memory was cut to a third (issue 33,
+ * item 3); a change of plans must change them knowingly. */
+Test(offline, plans_beyond_the_repair_are_pinned)
+{
+    size_t n, na;
+    uint64_t load;
+    gm_event_t *ev = ot_workload(160000, 3, &n);
+    gm_lifetime_t *lt = ot_lifetimes(ev, n, &na, &load);
+    cr_assert_eq(na, 79980);
+    static const struct {
+        const char *effort;
+        uint64_t peak, hash;
+    } want[] = {
+        {"0", UINT64_C(1960092672), UINT64_C(0xffa43b9fb8adce13)},
+        {"20000000", UINT64_C(1895634432), UINT64_C(0x9f0c610d8cf41013)},
+#if !defined(__SANITIZE_ADDRESS__)
+        {"100000000", UINT64_C(1895505408), UINT64_C(0xd01ab8ffe3593e13)},
+#endif
+    };
+    for (size_t c = 0; c < sizeof want / sizeof want[0]; c++) {
+        const char *kv[] = {"effort", want[c].effort, NULL};
+        ot_run_t o;
+        ot_plan(&o, lt, na, kv);
+        gm_plan_info_t pi = ot_info(&o);
+        cr_expect_eq(pi.peak, want[c].peak, "effort %s: peak %" PRIu64, want[c].effort, pi.peak);
+        cr_expect_eq(ot_plan_hash(&pi), want[c].hash, "effort %s: plan %016" PRIx64,
+                     want[c].effort, ot_plan_hash(&pi));
+        ot_release(&o);
+    }
+    free(lt);
+    free(ev);
+}
+
+/* Ids out of start order (the greedy orders sorted through comparators,
+ * the tree's positions through by_start) give the plan of the same
+ * lifetimes in start order, id for id, where no order depends on the ids
+ * (every size distinct; beyond the skyline pass, no search). */
+Test(offline, ids_out_of_start_order_give_the_same_plan)
+{
+    size_t n, na;
+    uint64_t load;
+    gm_event_t *ev = ot_workload(40000, 9, &n);
+    gm_lifetime_t *lt = ot_lifetimes(ev, n, &na, &load);
+    cr_assert_gt(na, 16384, "beyond the skyline pass");
+    gm_lifetime_t *rev = malloc(na * sizeof *rev);
+    cr_assert_not_null(rev);
+    for (size_t i = 0; i < na; i++) {
+        lt[i].size = 512 * (uint64_t)(i + 1);
+        rev[na - 1 - i] = lt[i];
+    }
+    static const char *const kv[] = {"effort", "5000000", "search", "0", NULL};
+    ot_run_t a, b;
+    ot_plan(&a, lt, na, kv);
+    ot_plan(&b, rev, na, kv);
+    gm_plan_info_t pa = ot_info(&a), pb = ot_info(&b);
+    cr_expect_eq(pa.peak, pb.peak);
+    size_t differ = 0;
+    for (size_t i = 0; i < na; i++)
+        differ += pa.offset[i] != pb.offset[na - 1 - i];
+    cr_expect_eq(differ, 0, "%zu of %zu offsets differ", differ, na);
+    ot_release(&a);
+    ot_release(&b);
+    free(rev);
     free(lt);
     free(ev);
 }

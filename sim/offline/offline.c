@@ -44,8 +44,8 @@ typedef struct offline {
     int planned;
     size_t n;
     uint64_t *offset;   /* by allocation id */
-    uint64_t *size;     /* by allocation id, rounded */
-    uint64_t *reqsize;  /* by allocation id, as requested */
+    uint64_t *reqsize;  /* by allocation id, as requested (rounded: offline_size) */
+    uint64_t *size;     /* by allocation id, rounded: made when plan() asks, else NULL */
     uint64_t peak;      /* arena bytes the plan needs */
     uint64_t passes;    /* heuristic passes made while planning (diagnostics) */
     uint64_t work;      /* work units spent (diagnostics) */
@@ -64,6 +64,13 @@ typedef struct offline {
 extern const gm_policy_ops_t gm__policy_offline;
 
 #define OFFLINE(p) GM_POLICY_DOWNCAST(offline_t, p, gm__policy_offline)
+
+/* Allocation id's bytes as planned: its request rounded (offline_lt_size). */
+static inline uint64_t offline_size(const offline_t *o, uint64_t id)
+{
+    gm_lifetime_t l = {.size = o->reqsize[id]};
+    return offline_lt_size(&l, o->align);
+}
 
 static int offline_create(gm_device_t *dev, const gm_param_value_t *values, gm_policy_t **out,
                           gm_error_t *err)
@@ -114,19 +121,34 @@ static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
     size_t n = ctx->nlifetimes;
     if (n > UINT32_MAX - 1)
         return gm_error_set(err, GM_EINVAL, "offline: %zu allocations, more than it can plan", n);
-    offline_buf_t *buf = malloc((n ? n : 1) * sizeof *buf);
+    /* the planner's arrays beyond the lifetimes (issue 33: at most 64
+     * bytes an allocation at its peak): the plan's offsets and the
+     * requests, kept for the replay; the buffers with their times
+     * (offline_buf_t, 40 bytes) only where the steps that read them run
+     * (skyline, window repair, exact search: up to OFFLINE_REPAIR_MAX
+     * allocations) or where event indices need ranks (2^32 or more); the
+     * greedy passes read the lifetimes themselves */
+    int wide = 0;
+    for (size_t i = 0; i < n && !wide; i++) {
+        uint64_t end = offline_lt_end(&ctx->lifetimes[i]);
+        wide = ctx->lifetimes[i].start >= UINT32_MAX - 1 ||
+               (end != UINT64_MAX && end >= UINT32_MAX - 1);
+    }
+    int full = n <= OFFLINE_REPAIR_MAX || wide;
+    offline_buf_t *buf = full ? malloc((n ? n : 1) * sizeof *buf) : NULL;
     o->offset = malloc((n ? n : 1) * sizeof *o->offset);
-    o->size = malloc((n ? n : 1) * sizeof *o->size);
     o->reqsize = malloc((n ? n : 1) * sizeof *o->reqsize);
-    if (buf == NULL || o->offset == NULL || o->size == NULL || o->reqsize == NULL) {
+    if ((full && buf == NULL) || o->offset == NULL || o->reqsize == NULL) {
         free(buf);
         return gm_error_set(err, GM_ENOMEM, "offline: out of memory for %zu allocations", n);
     }
+    for (size_t i = 0; i < n; i++)
+        o->reqsize[i] = ctx->lifetimes[i].size;
     /* times: the lifetimes' timestamps when they say anything (some
      * lifetime has a length), else the event indices */
     int timed = 0;
     uint64_t tmax = 0, emax = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && full; i++) {
         const gm_lifetime_t *lt = &ctx->lifetimes[i];
         if (lt->end != GM_LIFETIME_OPEN && lt->end_ns > lt->start_ns)
             timed = 1;
@@ -139,16 +161,10 @@ static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
         if (lt->end != GM_LIFETIME_OPEN && lt->end > emax)
             emax = lt->end;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && full; i++) {
         const gm_lifetime_t *lt = &ctx->lifetimes[i];
-        uint64_t sz = lt->size;
-        if (sz > GM_SIZE_LIMIT)
-            sz = GM_SIZE_LIMIT;
-        uint64_t r = (sz + o->align - 1) & ~(o->align - 1);
-        uint64_t end = lt->end == GM_LIFETIME_OPEN || lt->end <= lt->start ? UINT64_MAX : lt->end;
-        if (lt->end != GM_LIFETIME_OPEN && lt->end <= lt->start)
-            end = lt->start + 1;
-        buf[i] = (offline_buf_t){r ? r : o->align, lt->start, end, 0, 0};
+        buf[i] = (offline_buf_t){offline_lt_size(lt, o->align), lt->start, offline_lt_end(lt), 0,
+                                 0};
         if (timed) {
             buf[i].t0 = lt->start_ns;
             buf[i].t1 = lt->end == GM_LIFETIME_OPEN ? tmax + 1 : lt->end_ns;
@@ -158,8 +174,6 @@ static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
         }
         if (buf[i].t1 < buf[i].t0)
             buf[i].t1 = buf[i].t0;
-        o->size[i] = buf[i].size;
-        o->reqsize[i] = lt->size;
     }
     /* the capacity to fit: the param, else the trace's "capacity"
      * attribute (a placement instance's); attributes that do not parse are
@@ -175,11 +189,19 @@ static int offline_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_err
         gm_jv_free(root);
     }
     int rc;
-    o->peak = offline_plan(buf, n, o->align, o->effort, o->search, o->early, o->seed, o->cap_used,
-                           o->offset, &o->passes, &o->work, &o->lb, &o->status, &rc);
+    o->peak = offline_plan(ctx->lifetimes, buf, n, o->align, o->effort, o->search, o->early,
+                           o->seed, o->cap_used, o->offset, &o->passes, &o->work, &o->lb,
+                           &o->status, &rc);
     free(buf);
     if (rc)
         return gm_error_set(err, rc, "offline: out of memory while planning %zu allocations", n);
+    /* the rounded sizes, for plan(): made once the planner's own arrays
+     * are gone */
+    o->size = malloc((n ? n : 1) * sizeof *o->size);
+    if (o->size == NULL)
+        return gm_error_set(err, GM_ENOMEM, "offline: out of memory for %zu allocations", n);
+    for (size_t i = 0; i < n; i++)
+        o->size[i] = offline_size(o, i);
     o->n = n;
     o->planned = 1;
     return 0;
@@ -194,6 +216,7 @@ static int offline_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *ou
         return GM_ESTATE;
     if (req->id >= o->n || req->size != o->reqsize[req->id])
         return GM_EINVAL; /* not the trace that was planned */
+    uint64_t size = o->size[req->id];
     if (o->arena_got == 0) {
         uint64_t addr, got;
         if (gm_device_malloc(p->dev, o->peak ? o->peak : o->align, o->align, &addr, &got) != 0)
@@ -204,9 +227,9 @@ static int offline_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *ou
     uint64_t addr = o->arena_addr + o->offset[req->id];
     if (gm__idmap_insert(&o->live, addr, req->id) != 0)
         return GM_EINVAL; /* its place is taken: a live allocation the plan did not expect */
-    o->allocated += o->size[req->id];
+    o->allocated += size;
     out->addr = addr;
-    out->size = o->size[req->id];
+    out->size = size;
     return 0;
 }
 
@@ -296,10 +319,11 @@ static int offline_check(gm_policy_t *p, char *why, size_t whylen)
         if (addr != o->arena_addr + o->offset[id])
             OFFLINE_BAD("allocation %" PRIu64 " at 0x%" PRIx64 ", planned at offset %" PRIu64, id,
                         addr, o->offset[id]);
-        if (o->offset[id] + o->size[id] > o->arena_got)
+        uint64_t size = o->size[id];
+        if (o->offset[id] + size > o->arena_got)
             OFFLINE_BAD("allocation %" PRIu64 " ends past the arena", id);
-        sum += o->size[id];
-        r[k++] = (offline_range_t){addr, addr + o->size[id]};
+        sum += size;
+        r[k++] = (offline_range_t){addr, addr + size};
     }
     offline_range_sort(r, k);
     for (size_t i = 1; i < k; i++)
@@ -327,6 +351,13 @@ static int offline_plan_info(gm_policy_t *p, gm_plan_info_t *out)
     offline_t *o = OFFLINE(p);
     if (o == NULL || !o->planned)
         return GM_ESTATE;
+    if (o->size == NULL) { /* the rounded sizes, made once asked for */
+        o->size = malloc((o->n ? o->n : 1) * sizeof *o->size);
+        if (o->size == NULL)
+            return GM_ENOMEM;
+        for (size_t i = 0; i < o->n; i++)
+            o->size[i] = offline_size(o, i);
+    }
     *out = (gm_plan_info_t){.status = o->status, .peak = o->peak, .lower_bound = o->lb,
                             .capacity = o->cap_used, .work = o->work, .n = o->n,
                             .offset = o->offset, .size = o->size};

@@ -15,11 +15,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gmsim/policy.h"
+#include "gmsim/trace.h"
+
 typedef struct offline_buf {
     uint64_t size; /* rounded to align */
     uint64_t start, end; /* event indices: which buffers overlap */
     uint64_t t0, t1;     /* times: how long each lives (the exact search's order) */
 } offline_buf_t;
+
+/* A lifetime as the planner reads it: its size rounded up to align (a
+ * request of 0 bytes takes align; above GM_SIZE_LIMIT, the limit), its end
+ * UINT64_MAX when it is never freed and start + 1 when it ends where (or
+ * before) it starts. */
+static inline uint64_t offline_lt_size(const gm_lifetime_t *l, uint64_t align)
+{
+    uint64_t sz = l->size > GM_SIZE_LIMIT ? GM_SIZE_LIMIT : l->size;
+    uint64_t r = (sz + align - 1) & ~(align - 1);
+    return r ? r : align;
+}
+
+static inline uint64_t offline_lt_end(const gm_lifetime_t *l)
+{
+    if (l->end == GM_LIFETIME_OPEN)
+        return UINT64_MAX;
+    return l->end <= l->start ? l->start + 1 : l->end;
+}
 
 typedef struct offline_range {
     uint64_t lo, hi; /* [lo, hi) in the arena */
@@ -32,10 +53,12 @@ typedef struct offline_range {
 
 typedef struct plan {
     size_t n;
-    const offline_buf_t *buf; /* by id */
-    uint32_t *by_start;       /* ids sorted by start */
-    uint64_t *starts;         /* starts in that order */
-    uint32_t *pos;            /* id → position in by_start */
+    const offline_buf_t *buf; /* by id (NULL beyond OFFLINE_REPAIR_MAX: the passes read lt) */
+    const gm_lifetime_t *lt;  /* the passes' instance, by id (offline_lt_size, offline_lt_end) */
+    uint64_t align;
+    uint32_t *by_start;       /* ids sorted by start (NULL: the ids are) */
+    uint64_t *starts;         /* starts in that order (NULL where before[] serves) */
+    uint32_t *pos;            /* id → position in by_start (NULL: the id) */
     size_t m;                 /* leaves of the tree (power of two ≥ n) */
     unsigned levels, top_fan; /* the tree's levels; the root's children (16, or fewer) */
     uint32_t *node;           /* the tree: per level (bottom first, at lvl[]) per node 16 max ends
@@ -44,8 +67,10 @@ typedef struct plan {
     size_t lvl[OFFLINE_LEVELS], nodes; /* each level's first entry; entries in all */
     uint32_t *before;         /* dense starts: before[e] = buffers starting before e (NULL: search) */
     uint64_t top;             /* before[] covers [0, top] */
-    uint64_t *off;            /* this pass's offsets, by id */
-    offline_range_t *range;   /* by position in by_start: the placed buffer's range */
+    uint64_t *off;            /* this pass's offsets, by id (NULL beyond OFFLINE_REPAIR_MAX:
+                               * range[] holds them) */
+    offline_range_t *range;   /* by position in by_start: the placed buffer's range (between
+                               * passes, the orders' sort keys) */
     offline_range_t *scratch; /* the conflicts of one query */
     size_t scratch_cap;
     uint64_t work;
@@ -63,7 +88,7 @@ void offline_range_sort(offline_range_t *a, size_t n);
 uint64_t offline_pass(plan_t *pl, const uint32_t *order, const uint64_t *at, int first_fit,
                       size_t *critical);
 void offline_sort_keys(offline_key_t *k, offline_key_t *tmp, size_t n);
-uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_t effort,
+uint64_t offline_plan(const gm_lifetime_t *lt, const offline_buf_t *buf, size_t n, uint64_t align, int64_t effort,
                       int64_t search, int64_t early, uint64_t seed, uint64_t capacity, uint64_t *off,
                       uint64_t *passes, uint64_t *work, uint64_t *lb_out, int *status,
                       int *rc);

@@ -92,6 +92,19 @@ static inline uint32_t offline_end32(uint64_t end)
     return end == UINT64_MAX ? UINT32_MAX : (uint32_t)end;
 }
 
+/* Buffer id of the lifetimes lt as the planner reads it (no times). */
+static inline offline_buf_t offline_view(const gm_lifetime_t *lt, uint64_t align, uint32_t id)
+{
+    return (offline_buf_t){offline_lt_size(&lt[id], align), lt[id].start, offline_lt_end(&lt[id]),
+                           0, 0};
+}
+
+/* Position of id in by_start. */
+static inline size_t offline_pos(const plan_t *pl, uint32_t id)
+{
+    return pl->pos != NULL ? pl->pos[id] : id;
+}
+
 uint64_t offline_rand(uint64_t *s)
 {
     uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
@@ -219,7 +232,7 @@ static void offline_visit(plan_t *pl, size_t *k, unsigned lv, size_t j, size_t f
         size_t c = 16 * j + (unsigned)__builtin_ctz(m);
         __builtin_prefetch(pl->node + pl->lvl[lv - 1] + 16 * c);
         if (lv == 1) /* and the ranges of its leaves: four lines */
-            for (unsigned q = 0; q < 16; q += 4)
+            for (unsigned q = 0; q < 16 && 16 * c + q < pl->n; q += 4)
                 __builtin_prefetch(&pl->range[16 * c + q]);
     }
     for (; mask != 0 && !pl->oom; mask &= mask - 1) {
@@ -260,12 +273,13 @@ static size_t offline_conflicts(plan_t *pl, uint32_t s, uint64_t e)
     return pl->oom ? 0 : k;
 }
 
-static void offline_place(plan_t *pl, uint32_t id, uint64_t off)
+static void offline_place(plan_t *pl, uint32_t id, const offline_buf_t *b, uint64_t off)
 {
-    pl->off[id] = off;
-    uint32_t e = offline_end32(pl->buf[id].end);
-    size_t pos = pl->pos[id];
-    pl->range[pos] = (offline_range_t){off, off + pl->buf[id].size};
+    if (pl->off != NULL)
+        pl->off[id] = off;
+    uint32_t e = offline_end32(b->end);
+    size_t pos = offline_pos(pl, id);
+    pl->range[pos] = (offline_range_t){off, off + b->size};
     pl->node[pos] = e; /* level 0: the leaves' ends */
     for (unsigned lv = 1; lv < pl->levels; lv++) {
         uint32_t *x = &pl->node[pl->lvl[lv] + (pos >> (4 * lv))];
@@ -296,20 +310,21 @@ uint64_t offline_pass(plan_t *pl, const uint32_t *order, const uint64_t *at, int
     *critical = 0;
     for (size_t i = 0; i < pl->n; i++) {
         uint32_t id = order[i];
-        const offline_buf_t *b = &pl->buf[id];
+        const offline_buf_t bv = offline_view(pl->lt, pl->align, id), *b = &bv;
         /* the order is by size, the ids at random: fetch what the next
-         * queries read by id (the buffer, then its position and prefix,
+         * queries read by id (the lifetime, then its position and prefix,
          * then its leaf) ahead of them, each from what came in before */
         if (i + 16 < pl->n)
-            __builtin_prefetch(&pl->buf[order[i + 16]]);
+            __builtin_prefetch(&pl->lt[order[i + 16]]);
         if (i + 8 < pl->n) {
-            const offline_buf_t *nb = &pl->buf[order[i + 8]];
-            __builtin_prefetch(&pl->pos[order[i + 8]]);
-            if (pl->before != NULL && nb->end <= pl->top)
-                __builtin_prefetch(&pl->before[nb->end]);
+            uint64_t ne = offline_lt_end(&pl->lt[order[i + 8]]);
+            if (pl->pos != NULL)
+                __builtin_prefetch(&pl->pos[order[i + 8]]);
+            if (pl->before != NULL && ne <= pl->top)
+                __builtin_prefetch(&pl->before[ne]);
         }
         if (i + 4 < pl->n) {
-            size_t np = pl->pos[order[i + 4]];
+            size_t np = offline_pos(pl, order[i + 4]);
             __builtin_prefetch(&pl->range[np], 1);
             __builtin_prefetch(&pl->node[np], 1);
         }
@@ -339,7 +354,7 @@ uint64_t offline_pass(plan_t *pl, const uint32_t *order, const uint64_t *at, int
             }
             off = best != UINT64_MAX ? best : cur;
         }
-        offline_place(pl, id, off);
+        offline_place(pl, id, b, off);
         if (off + b->size > peak) {
             peak = off + b->size;
             *critical = i;
@@ -388,16 +403,19 @@ static int offline_cmp_start(const offline_buf_t *x, const offline_buf_t *y)
 
 /* Stable bottom-up merge sort of ids by fn (ties keep id order); tmp holds
  * n ids.  O(n log n), no global state. */
-static void offline_sort_ids(uint32_t *ids, uint32_t *tmp, size_t n, const offline_buf_t *buf,
-                             offline_cmp_fn fn)
+static void offline_sort_ids(uint32_t *ids, uint32_t *tmp, size_t n, const gm_lifetime_t *lt,
+                             uint64_t align, offline_cmp_fn fn)
 {
     uint32_t *src = ids, *dst = tmp;
     for (size_t w = 1; w < n; w *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                dst[k++] = fn(&buf[src[j]], &buf[src[i]]) < 0 ? src[j++] : src[i++];
+            while (i < mid && j < hi) {
+                offline_buf_t x = offline_view(lt, align, src[j]);
+                offline_buf_t y = offline_view(lt, align, src[i]);
+                dst[k++] = fn(&x, &y) < 0 ? src[j++] : src[i++];
+            }
             while (i < mid)
                 dst[k++] = src[i++];
             while (j < hi)
@@ -445,35 +463,135 @@ void offline_sort_keys(offline_key_t *k, offline_key_t *tmp, size_t n)
         memcpy(k, src, n * sizeof *k);
 }
 
-/* The ids in the order fn gives (ties: the lower id).  The orders by size,
- * length and start sort their keys packed beside the ids (no comparator
- * call, no reading of the buffers at random: the sort of a million ids was
- * a twelfth of a pass); the others through fn. */
-static void offline_order(uint32_t *order, uint32_t *tmp, size_t n, const offline_buf_t *buf,
+/* A sort record of the orders: key, then tie (unique), and the id. */
+typedef struct offline_rec {
+    uint64_t key;
+    uint32_t tie, id;
+} offline_rec_t;
+
+static inline int offline_rec_before(const offline_rec_t *x, const offline_rec_t *y)
+{
+    return x->key != y->key ? x->key < y->key : x->tie < y->tie;
+}
+
+/* In-place quicksort of records by (key, tie) (median of three, insertion
+ * sort below 16; the ties are unique: a total order). */
+static void offline_rec_sort(offline_rec_t *a, size_t n)
+{
+    while (n > 16) {
+        size_t mid = n / 2;
+        offline_rec_t x = a[0], y = a[mid], z = a[n - 1];
+        offline_rec_t pivot = offline_rec_before(&x, &y)
+                                  ? (offline_rec_before(&y, &z) ? y
+                                     : offline_rec_before(&x, &z) ? z : x)
+                                  : (offline_rec_before(&x, &z) ? x
+                                     : offline_rec_before(&y, &z) ? z : y);
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (offline_rec_before(&a[i], &pivot))
+                i++;
+            while (offline_rec_before(&pivot, &a[j]))
+                j--;
+            if (i >= j)
+                break;
+            offline_rec_t t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+            i++;
+            j--;
+        }
+        size_t left = j + 1;
+        if (left < n - left) {
+            offline_rec_sort(a, left);
+            a += left;
+            n -= left;
+        } else {
+            offline_rec_sort(a + left, n - left);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        offline_rec_t t = a[i];
+        size_t j = i;
+        while (j > 0 && offline_rec_before(&t, &a[j - 1])) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = t;
+    }
+}
+
+enum { OFFLINE_KEY_LEN, OFFLINE_KEY_SIZE, OFFLINE_KEY_START };
+
+/* Lifetime id's key of one stage of an order: its length or size
+ * descending, or its start. */
+static inline uint64_t offline_stage_key(const gm_lifetime_t *lt, uint64_t align, uint32_t id,
+                                         int what)
+{
+    if (what == OFFLINE_KEY_SIZE)
+        return ~offline_lt_size(&lt[id], align);
+    if (what == OFFLINE_KEY_LEN)
+        return ~(offline_lt_end(&lt[id]) - lt[id].start);
+    return lt[id].start;
+}
+
+/* The ids in the order fn gives (ties: the lower id), of the lifetimes lt
+ * (the orders read the event indices themselves, not pl's ranks).  The
+ * orders by size, length and start, where the ids are in start order (pl
+ * without by_start: every recorded trace), sort 16-byte records in
+ * pl->range (free between passes: no memory of their own) one key at a
+ * time, least significant first, each stage's ties broken by the position
+ * the one before gave (by size: length, then size; by length: size, then
+ * length; by start: length, size, start; the id order is the start order);
+ * no comparator call, no reading of the lifetimes at random.  The others
+ * (and every order where the ids are not in start order) through fn,
+ * stable, tmp holding n ids. */
+static void offline_order(plan_t *pl, uint32_t *order, uint32_t *tmp, const gm_lifetime_t *lt,
                           offline_cmp_fn fn)
 {
-    int keyed = fn == offline_cmp_size || fn == offline_cmp_length || fn == offline_cmp_start;
-    offline_key_t *k = keyed ? malloc(2 * (n ? n : 1) * sizeof *k) : NULL;
-    if (k == NULL) {
+    size_t n = pl->n;
+    int stages[3], ns = 0;
+    if (fn == offline_cmp_size) {
+        stages[ns++] = OFFLINE_KEY_LEN;
+        stages[ns++] = OFFLINE_KEY_SIZE;
+    } else if (fn == offline_cmp_length) {
+        stages[ns++] = OFFLINE_KEY_SIZE;
+        stages[ns++] = OFFLINE_KEY_LEN;
+    } else if (fn == offline_cmp_start) {
+        stages[ns++] = OFFLINE_KEY_LEN;
+        stages[ns++] = OFFLINE_KEY_SIZE;
+        stages[ns++] = OFFLINE_KEY_START;
+    }
+    if (ns == 0 || pl->pos != NULL) {
         for (size_t i = 0; i < n; i++)
             order[i] = (uint32_t)i;
-        offline_sort_ids(order, tmp, n, buf, fn);
+        offline_sort_ids(order, tmp, n, lt, pl->align, fn);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        const offline_buf_t *b = &buf[i];
-        uint64_t size = ~b->size, len = ~offline_len(b); /* descending */
-        if (fn == offline_cmp_size)
-            k[i] = (offline_key_t){size, len, b->start, (uint32_t)i};
-        else if (fn == offline_cmp_length)
-            k[i] = (offline_key_t){len, size, b->start, (uint32_t)i};
-        else
-            k[i] = (offline_key_t){b->start, size, len, (uint32_t)i};
-    }
-    offline_sort_keys(k, k + n, n);
+    offline_rec_t *r = (offline_rec_t *)(void *)pl->range; /* n of them: 16 bytes each */
     for (size_t i = 0; i < n; i++)
-        order[i] = k[i].id;
-    free(k);
+        r[i] = (offline_rec_t){offline_stage_key(lt, pl->align, (uint32_t)i, stages[0]),
+                               (uint32_t)i, (uint32_t)i};
+    offline_rec_sort(r, n);
+    for (int st = 1; st < ns; st++) {
+        for (size_t i = 0; i < n; i++)
+            r[i] = (offline_rec_t){offline_stage_key(lt, pl->align, r[i].id, stages[st]),
+                                   (uint32_t)i, r[i].id};
+        offline_rec_sort(r, n);
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = r[i].id;
+}
+
+/* This pass's offsets into off (by id). */
+static void offline_take(const plan_t *pl, uint64_t *off)
+{
+    if (pl->off != NULL) {
+        memcpy(off, pl->off, pl->n * sizeof *off);
+        return;
+    }
+    for (size_t i = 0; i < pl->n; i++)
+        off[i] = pl->range[offline_pos(pl, (uint32_t)i)].lo;
 }
 
 /* ---- the plan --------------------------------------------------------------------- */
@@ -496,14 +614,15 @@ static int offline_edge_cmp(const void *a, const void *b)
  * bytes.  A difference array over the event indices when they are dense
  * (the usual case: at most 4n + 64 of them), else a sort of the 2n edges.
  * GM_ENOMEM through *rc. */
-static uint64_t offline_lower_bound(const offline_buf_t *buf, size_t n, int *rc)
+static uint64_t offline_lower_bound(const gm_lifetime_t *lt, size_t n, uint64_t align, int *rc)
 {
     uint64_t top = 0;
     for (size_t i = 0; i < n; i++) {
-        if (buf[i].start + 1 > top)
-            top = buf[i].start + 1;
-        if (buf[i].end != UINT64_MAX && buf[i].end + 1 > top)
-            top = buf[i].end + 1;
+        uint64_t end = offline_lt_end(&lt[i]);
+        if (lt[i].start + 1 > top)
+            top = lt[i].start + 1;
+        if (end != UINT64_MAX && end + 1 > top)
+            top = end + 1;
     }
     uint64_t live = 0, lb = 0;
     if (top <= 4 * (uint64_t)n + 64) {
@@ -513,9 +632,10 @@ static uint64_t offline_lower_bound(const offline_buf_t *buf, size_t n, int *rc)
             return 0;
         }
         for (size_t i = 0; i < n; i++) {
-            d[buf[i].start] += (int64_t)buf[i].size;
-            if (buf[i].end != UINT64_MAX)
-                d[buf[i].end] -= (int64_t)buf[i].size;
+            offline_buf_t b = offline_view(lt, align, (uint32_t)i);
+            d[b.start] += (int64_t)b.size;
+            if (b.end != UINT64_MAX)
+                d[b.end] -= (int64_t)b.size;
         }
         for (uint64_t t = 0; t < top; t++) {
             live += (uint64_t)d[t]; /* wraps back: the sum never goes below 0 */
@@ -532,9 +652,10 @@ static uint64_t offline_lower_bound(const offline_buf_t *buf, size_t n, int *rc)
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        e[k++] = (offline_edge_t){buf[i].start, (int64_t)buf[i].size};
-        if (buf[i].end != UINT64_MAX)
-            e[k++] = (offline_edge_t){buf[i].end, -(int64_t)buf[i].size};
+        offline_buf_t b = offline_view(lt, align, (uint32_t)i);
+        e[k++] = (offline_edge_t){b.start, (int64_t)b.size};
+        if (b.end != UINT64_MAX)
+            e[k++] = (offline_edge_t){b.end, -(int64_t)b.size};
     }
     qsort(e, k, sizeof *e, offline_edge_cmp);
     for (size_t i = 0; i < k; i++) {
@@ -570,16 +691,27 @@ static offline_buf_t *offline_rank(const offline_buf_t *buf, size_t n)
 }
 
 /*
- * Plan buf[0..n) into off (by id).  Returns the peak; GM_ENOMEM through
- * *rc.  effort bounds the work of the improvement passes, search that of
- * the exact search (up to OFFLINE_EXACT_MAX buffers; none with effort 0),
- * which tries capacity first when one is given (0: none).  *lb_out gets the
- * proved bound, *status the plan's GM_PLAN_* status.
+ * Plan the lifetimes lt[0..n) into off (by id); buf is the same buffers
+ * with their times, which the skyline, window repair and exact search read
+ * (NULL beyond OFFLINE_REPAIR_MAX allocations, where none of them runs,
+ * unless event indices reach 2^32 − 2).  Returns the peak; GM_ENOMEM
+ * through *rc.  effort bounds the work of the improvement passes, search
+ * that of the exact search (up to OFFLINE_EXACT_MAX buffers; none with
+ * effort 0), which tries capacity first when one is given (0: none), early
+ * that of its quick tries before the heuristics.  *lb_out gets the proved
+ * bound, *status the plan's GM_PLAN_* status.
+ *
+ * Memory (beyond lt, off and the caller's buf): per buffer, about 4.3–8.5
+ * bytes of tree, 16 of ranges (which hold the orders' sort records between
+ * passes), 12 of orders, 8 of dense starts (before[]), 8 of this pass's
+ * offsets only up to OFFLINE_REPAIR_MAX, 8 of by_start and pos only where
+ * the ids are not in start order, 8 of starts only where event indices are
+ * not dense; the bound's sweep (up to 32) comes and goes before them.
  */
-uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_t effort,
-                      int64_t search, int64_t early, uint64_t seed, uint64_t capacity, uint64_t *off,
-                      uint64_t *passes, uint64_t *work, uint64_t *lb_out, int *status,
-                      int *rc)
+uint64_t offline_plan(const gm_lifetime_t *lt, const offline_buf_t *buf, size_t n,
+                      uint64_t align, int64_t effort, int64_t search, int64_t early,
+                      uint64_t seed, uint64_t capacity, uint64_t *off, uint64_t *passes,
+                      uint64_t *work, uint64_t *lb_out, int *status, int *rc)
 {
     *rc = 0;
     *passes = 0;
@@ -592,6 +724,47 @@ uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_
     memset(&pl, 0, sizeof pl);
     pl.n = n;
     pl.buf = buf;
+    pl.lt = lt;
+    pl.align = align;
+    uint64_t best = UINT64_MAX, greedy_best = UINT64_MAX;
+    offline_buf_t *ranked = NULL;
+    gm_lifetime_t *ranked_lt = NULL;
+    uint32_t *order = NULL, *best_order = NULL, *trial = NULL;
+    skyline_t sk;
+    memset(&sk, 0, sizeof sk);
+    offline_early_t pre;
+    memset(&pre, 0, sizeof pre);
+
+    /* the bound no plan goes below: the busiest instant (first: its sweep
+     * comes and goes before the passes' arrays) */
+    uint64_t lb = offline_lower_bound(lt, n, align, rc);
+    if (*rc)
+        goto out;
+
+    /* the passes' ends are 32-bit (offline_end32): event indices beyond
+     * are replaced by their ranks, which keeps every overlap (the orders
+     * still read the indices themselves); buf is there (offline.c) */
+    int wide = 0;
+    for (size_t i = 0; i < n && !wide; i++) {
+        uint64_t end = offline_lt_end(&lt[i]);
+        wide = lt[i].start >= UINT32_MAX - 1 || (end != UINT64_MAX && end >= UINT32_MAX - 1);
+    }
+    if (wide) {
+        ranked = buf != NULL ? offline_rank(buf, n) : NULL;
+        ranked_lt = malloc(n * sizeof *ranked_lt);
+        if (ranked == NULL || ranked_lt == NULL) {
+            *rc = GM_ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+            ranked_lt[i] = (gm_lifetime_t){ranked[i].size, ranked[i].start,
+                                           ranked[i].end == UINT64_MAX ? GM_LIFETIME_OPEN
+                                                                       : ranked[i].end,
+                                           0, 0};
+        pl.buf = ranked;
+        pl.lt = ranked_lt;
+    }
+
     pl.m = 1;
     unsigned depth = 0;
     while (pl.m < n) {
@@ -607,73 +780,66 @@ uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_
         pl.lvl[lv] = pl.nodes;
         pl.nodes += e < 16 ? 16 : e;
     }
-    pl.by_start = malloc(n * sizeof *pl.by_start);
-    pl.starts = malloc(n * sizeof *pl.starts);
-    pl.pos = malloc(n * sizeof *pl.pos);
     pl.node = aligned_alloc(64, pl.nodes * sizeof *pl.node); /* a multiple of 64 bytes */
-    pl.off = malloc(n * sizeof *pl.off);
-    pl.range = malloc(pl.m * sizeof *pl.range);
-    uint32_t *order = malloc(n * sizeof *order), *best_order = malloc(n * sizeof *best_order);
-    uint32_t *trial = malloc(n * sizeof *trial);
-    uint64_t best = UINT64_MAX, greedy_best = UINT64_MAX;
-    offline_buf_t *ranked = NULL;
-    skyline_t sk;
-    memset(&sk, 0, sizeof sk);
-    offline_early_t pre;
-    memset(&pre, 0, sizeof pre);
-    if (!pl.by_start || !pl.starts || !pl.pos || !pl.node || !pl.off || !pl.range || !order ||
+    pl.off = n <= OFFLINE_REPAIR_MAX ? malloc(n * sizeof *pl.off) : NULL;
+    pl.range = malloc(n * sizeof *pl.range);
+    order = malloc(n * sizeof *order);
+    best_order = malloc(n * sizeof *best_order);
+    trial = malloc(n * sizeof *trial);
+    if (!pl.node || (n <= OFFLINE_REPAIR_MAX && !pl.off) || !pl.range || !order ||
         !best_order || !trial) {
         *rc = GM_ENOMEM;
         goto out;
     }
-    /* the passes' ends are 32-bit (offline_end32): event indices beyond
-     * are replaced by their ranks, which keeps every overlap (the orders
-     * still read the indices themselves) */
-    int wide = 0;
-    for (size_t i = 0; i < n && !wide; i++)
-        wide = buf[i].start >= UINT32_MAX - 1 ||
-               (buf[i].end != UINT64_MAX && buf[i].end >= UINT32_MAX - 1);
-    if (wide) {
-        ranked = offline_rank(buf, n);
-        if (ranked == NULL) {
+    /* by start: the ids themselves where they are in start order (every
+     * recorded trace: an id is given at its ALLOC), else sorted */
+    int sorted = 1;
+    uint64_t last = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && pl.lt[i].start < pl.lt[i - 1].start)
+            sorted = 0;
+        if (pl.lt[i].start > last)
+            last = pl.lt[i].start;
+    }
+    if (!sorted) {
+        pl.by_start = malloc(n * sizeof *pl.by_start);
+        pl.pos = malloc(n * sizeof *pl.pos);
+        if (!pl.by_start || !pl.pos) {
             *rc = GM_ENOMEM;
             goto out;
         }
-        pl.buf = ranked;
-    }
-    int sorted = 1;
-    for (size_t i = 0; i < n; i++) {
-        pl.by_start[i] = (uint32_t)i;
-        if (i > 0 && pl.buf[i].start < pl.buf[i - 1].start)
-            sorted = 0;
-    }
-    if (!sorted)
-        offline_sort_ids(pl.by_start, trial, n, pl.buf, offline_cmp_start);
-    for (size_t i = 0; i < n; i++) {
-        pl.starts[i] = pl.buf[pl.by_start[i]].start;
-        pl.pos[pl.by_start[i]] = (uint32_t)i;
+        for (size_t i = 0; i < n; i++)
+            pl.by_start[i] = (uint32_t)i;
+        offline_sort_ids(pl.by_start, trial, n, pl.lt, align, offline_cmp_start);
+        for (size_t i = 0; i < n; i++)
+            pl.pos[pl.by_start[i]] = (uint32_t)i;
     }
     /* event indices dense (the usual case, at most 4n + 64 of them): the
      * count of starts before each index, so that a query's prefix is one
      * lookup (a binary search over a million starts was a sixth of a
-     * pass, most of it cache misses) */
-    if (pl.starts[n - 1] < 4 * (uint64_t)n + 64) {
-        pl.top = pl.starts[n - 1] + 1;
+     * pass, most of it cache misses); else the starts for that search */
+    if (last < 4 * (uint64_t)n + 64) {
+        pl.top = last + 1;
         pl.before = malloc(((size_t)pl.top + 1) * sizeof *pl.before);
         if (pl.before != NULL) {
             size_t at = 0;
             for (uint64_t t = 0; t <= pl.top; t++) {
-                while (at < n && pl.starts[at] < t)
+                while (at < n && pl.lt[pl.by_start ? pl.by_start[at] : at].start < t)
                     at++;
                 pl.before[t] = (uint32_t)at;
             }
         }
     }
+    if (pl.before == NULL) {
+        pl.starts = malloc(n * sizeof *pl.starts);
+        if (pl.starts == NULL) {
+            *rc = GM_ENOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+            pl.starts[i] = pl.lt[pl.by_start ? pl.by_start[i] : i].start;
+    }
 
-    /* the bound no plan goes below: the busiest instant */
-    uint64_t lb = offline_lower_bound(buf, n, rc);
-    if (*rc)
-        goto out;
     static const offline_cmp_fn orders[] = {offline_cmp_size, offline_cmp_size, offline_cmp_area,
                                             offline_cmp_length, offline_cmp_start};
     static const int first_fit[] = {0, 1, 0, 0, 0};
@@ -685,7 +851,8 @@ uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_
     for (size_t v = 0; v < sizeof orders / sizeof orders[0]; v++) {
         if (v > 0 && (pl.work >= budget || best <= lb))
             break;
-        offline_order(order, trial, n, buf, orders[v]);
+        if (v == 0 || orders[v] != orders[v - 1]) /* the same order: as it is */
+            offline_order(&pl, order, trial, lt, orders[v]);
         uint64_t peak = offline_pass(&pl, order, NULL, first_fit[v], &critical);
         ++*passes;
         if (pl.oom) {
@@ -697,7 +864,7 @@ uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_
             best_critical = critical;
             best_ff = first_fit[v];
             memcpy(best_order, order, n * sizeof *order);
-            memcpy(off, pl.off, n * sizeof *off);
+            offline_take(&pl, off);
         }
     }
     /* Where the greedy orders miss the bound, the exact search's quick
@@ -801,7 +968,7 @@ uint64_t offline_plan(const offline_buf_t *buf, size_t n, uint64_t align, int64_
             memcpy(best_order, trial, n * sizeof *trial);
             if (peak < best) {
                 best = peak;
-                memcpy(off, pl.off, n * sizeof *off);
+                offline_take(&pl, off);
             }
         }
     }
@@ -836,6 +1003,7 @@ out:
     corner_end(pre.c);
     skyline_release(&sk);
     free(ranked);
+    free(ranked_lt);
     free(pl.by_start);
     free(pl.starts);
     free(pl.pos);

@@ -21,7 +21,12 @@
  *     many are packed at their capacity, and the slowest one's seconds;
  *   - one million allocations (the first 2 million events of the seeded
  *     random workload): the plan's seconds and its status (the bound there
- *     is the busiest instant's bytes).
+ *     is the busiest instant's bytes);
+ *   - the planner's memory: bytes per allocation at the peak of offline's
+ *     prepare beyond the trace's lifetimes (its peak resident size minus
+ *     the resident size before, in a child process, /proc/self/clear_refs
+ *     resetting the peak), on the first 2 and 8 million events of the same
+ *     workload (issue 33's target: <= 64).
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -30,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "bench/bench.h"
 #include "util.h"
@@ -224,6 +231,90 @@ static void bpl_test_perfect(const bench_env_t *env, gm_json_t *j)
     gm_json_end_object(j);
 }
 
+/* A /proc/self/status field in KiB (VmRSS, VmHWM), or -1. */
+static long bpl_status_kib(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    long v = -1;
+    size_t len = strlen(field);
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, field, len) == 0 && line[len] == ':') {
+            v = strtol(line + len + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+/* The planner's memory on the first `events` events of the seeded random
+ * workload (the bench trace's generator), in a child process: the
+ * lifetimes made (the trace's own array) and the events freed, the peak
+ * resident size reset (/proc/self/clear_refs 5), then offline's prepare;
+ * its bytes = the peak resident size after it minus the resident size
+ * before, over the allocations.  -1 where /proc cannot say. */
+static double bpl_plan_bytes(const bench_env_t *env, uint64_t events, size_t *nalloc)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        double per = -1;
+        size_t na = 0;
+        gm_error_t err;
+        gm_workload_config_t wc;
+        gm_workload_config_default(&wc);
+        wc.events = events;
+        wc.seed = env->seed;
+        gm_workload_t *wl;
+        gm_event_t *ev = malloc(events * sizeof *ev);
+        if (ev != NULL && gm_workload_create(&wc, &wl, &err) == 0) {
+            size_t n = 0;
+            for (size_t k; (k = gm_workload_next(wl, ev + n, events - n)) > 0;)
+                n += k;
+            gm_workload_destroy(wl);
+            uint64_t load;
+            gm_lifetime_t *lt = bpl_lifetimes(ev, n, &na, &load);
+            free(ev);
+            const gm_policy_ops_t *off = gm_policy_find("offline");
+            gm_params_t params;
+            gm_device_t dev;
+            gm_policy_t *p;
+            gm_device_init(&dev, NULL);
+            FILE *cr = fopen("/proc/self/clear_refs", "w");
+            int reset = cr != NULL && fputs("5", cr) >= 0;
+            if (cr != NULL && fclose(cr) != 0)
+                reset = 0;
+            long before = bpl_status_kib("VmRSS");
+            if (reset && before >= 0 && off != NULL && gm_params_init(&params, off, &err) == 0 &&
+                off->create(&dev, params.values, &p, &err) == 0) {
+                gm_trace_context_t ctx = {.lifetimes = lt, .nlifetimes = na, .events = n};
+                if (off->prepare(p, &ctx, &err) == 0) {
+                    long hwm = bpl_status_kib("VmHWM");
+                    if (hwm >= before && na > 0)
+                        per = (double)(hwm - before) * 1024.0 / (double)na;
+                }
+            }
+        }
+        double out[2] = {per, (double)na};
+        ssize_t w = write(fd[1], out, sizeof out);
+        _exit(w == (ssize_t)sizeof out ? 0 : 1);
+    }
+    close(fd[1]);
+    double in[2] = {-1, 0};
+    if (pid < 0 || read(fd[0], in, sizeof in) != (ssize_t)sizeof in)
+        in[0] = -1;
+    close(fd[0]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    *nalloc = (size_t)in[1];
+    return in[0];
+}
+
 static int bpl_name_cmp(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -379,5 +470,30 @@ void bench_placement(const bench_env_t *env, gm_json_t *j)
     gm_json_str(j, gm_plan_status_name(r.pi.status));
     free(lt);
     free(ev);
+
+    /* the planner's memory per allocation, on two sizes of the trace (the
+     * figure does not grow with it) */
+    static const uint64_t sizes[2] = {2000000, 8000000};
+    gm_json_key(j, "plan_bytes_per_allocation");
+    gm_json_begin_object(j);
+    for (int k = 0; k < 2; k++) {
+        size_t nalloc = 0;
+        double per = bpl_plan_bytes(env, sizes[k], &nalloc);
+        char key[32];
+        snprintf(key, sizeof key, "%" PRIu64, sizes[k]);
+        gm_json_key(j, key);
+        if (per < 0) {
+            gm_json_str(j, "not measured: /proc/self/clear_refs or VmHWM unavailable");
+            fprintf(stderr, "placement: planner memory not measured (no /proc/self/clear_refs)\n");
+            continue;
+        }
+        gm_json_double(j, per);
+        fprintf(stderr,
+                "placement: offline's planning of %zu allocations (%" PRIu64
+                " events): %.1f bytes per allocation at its peak, beyond the lifetimes "
+                "(target <= 64)\n",
+                nalloc, sizes[k], per);
+    }
+    gm_json_end_object(j);
     gm_json_end_object(j);
 }
