@@ -304,6 +304,33 @@ static const char *scale_sizes(uint64_t seq, uint64_t batch)
     return buf;
 }
 
+/* What the alignment with one capture took as hints: annotations that
+ * differ, stacks that differ in the script's own frames. */
+static void scale_print_hints(const gm_scale_pairing_t *p, const char *label)
+{
+    if (p->site_keys)
+        printf("  %s: the stacks differ in the script's own frames: aligned on the call sites "
+               "below them\n",
+               gm__cli_s(label));
+    if (p->marks_only_base + p->marks_only_other == 0)
+        return;
+    printf("  %s: annotations differ (hints, left out of the alignment):", gm__cli_s(label));
+    uint64_t listed = 0;
+    for (size_t i = 0; i < p->nnotes; i++) {
+        const gm_align_note_t *x = &p->notes[i];
+        printf("%s '%s'", i ? ";" : "", gm__cli_s(x->name));
+        if (x->in_a)
+            printf(" %" PRIu64 " in the base only", (uint64_t)x->in_a);
+        if (x->in_b)
+            printf("%s %" PRIu64 " in this capture only", x->in_a ? "," : "", (uint64_t)x->in_b);
+        listed += x->in_a + x->in_b;
+    }
+    uint64_t all = p->marks_only_base + p->marks_only_other;
+    if (listed < all)
+        printf("; %" PRIu64 " more", all - listed);
+    printf("\n");
+}
+
 static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *in)
 {
     printf("base '%s' (%s): %" PRIu64 " allocations, %s requested in all\n", gm__cli_s(in[r->base].label),
@@ -332,6 +359,9 @@ static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *
         if (k != r->base && r->pairing[k].where[0])
             printf("  %s: longest unpaired run at %s\n", gm__cli_s(in[k].label),
                    gm__cli_s(r->pairing[k].where));
+    for (size_t k = 0; k < r->ncaptures; k++)
+        if (k != r->base)
+            scale_print_hints(&r->pairing[k], in[k].label);
 
     gm__cli_table_init(&t, 4, "lrrr");
     gm__cli_table_cell(&t, "law");
@@ -424,6 +454,28 @@ static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const sc
             gm_json_u64(j, p->against);
             gm_json_key(j, "breaks_at");
             gm_json_str(j, p->where[0] ? p->where : NULL);
+            gm_json_key(j, "site_keys");
+            gm_json_bool(j, p->site_keys);
+            gm_json_key(j, "annotations_differ");
+            gm_json_begin_object(j);
+            gm_json_key(j, "base_only");
+            gm_json_u64(j, p->marks_only_base);
+            gm_json_key(j, "other_only");
+            gm_json_u64(j, p->marks_only_other);
+            gm_json_key(j, "names");
+            gm_json_begin_array(j);
+            for (size_t i = 0; i < p->nnotes; i++) {
+                gm_json_begin_object(j);
+                gm_json_key(j, "name");
+                gm_json_str(j, p->notes[i].name);
+                gm_json_key(j, "base_only");
+                gm_json_u64(j, p->notes[i].in_a);
+                gm_json_key(j, "other_only");
+                gm_json_u64(j, p->notes[i].in_b);
+                gm_json_end_object(j);
+            }
+            gm_json_end_array(j);
+            gm_json_end_object(j);
         }
         gm_json_end_object(j);
     }
@@ -669,6 +721,13 @@ int gm__cmd_scale(int argc, char **argv)
     plan = gm__cli_captures_plan(cap);
     const scale_input_t *in = cap->in;
     const gm_scale_report_t *rep = gm_scale_plan_report(plan);
+    if (rep->bytes && rep->law_bytes[GM_SCALE_LAW_NONE] * 100 >= rep->bytes)
+        fprintf(stderr, "gmsim: warning: %" PRIu64 " allocations, %s (%.1f%% of the base's "
+                        "bytes), follow no law (paired in no other capture, and no law at "
+                        "their call sites): every target keeps them at their captured size\n",
+                rep->law_allocs[GM_SCALE_LAW_NONE],
+                gm__cli_size(rep->law_bytes[GM_SCALE_LAW_NONE]),
+                100.0 * (double)rep->law_bytes[GM_SCALE_LAW_NONE] / (double)rep->bytes);
     size_t ns = tseq.n ? tseq.n : 1, nb = tbatch.n ? tbatch.n : 1;
     ntargets = ns * nb;
     names = calloc(ntargets, sizeof *names);

@@ -49,6 +49,17 @@
  * there (al_cross_pre), so ring buffers that began at different points
  * pair their tensors across the boundary.
  *
+ * Hints, not keys.  Annotations (record_function ranges, marks) come and
+ * go with small edits of a script: the marks are first diffed by name
+ * alone, and only the marks paired there enter the allocations' diff (as
+ * anchors); the others are left out, and those inside the aligned window
+ * are reported by name (notes).  An edit of the script itself (the loop
+ * moved into a function) changes the outer frames of every stack it
+ * holds, so every key: when the whole alignment pairs under 90% of the
+ * windows, it is done again with each allocation keyed by its call site
+ * (its frames less the outermost file's: synth/align_load.c) and the one
+ * pairing more is kept (site_keys).  Those keys are hashed only then.
+ *
  * Invariants: a_to_b and b_to_a are inverse partial maps; a pair never
  * mixes a pre-existing allocation with a later one, nor an allocation with
  * a mark; pairs of the main sequence preserve order (a crossing-free
@@ -67,7 +78,6 @@
 #define AL_DEFAULT_EDITS 4096
 #define AL_LCS_CELLS ((uint64_t)1 << 22)
 #define AL_NONE INT64_MIN
-#define AL_FNV_BASIS UINT64_C(0xcbf29ce484222325)
 
 typedef struct al_tok {
     uint64_t key;
@@ -80,213 +90,11 @@ typedef struct al_tok {
 
 typedef struct al_ctx {
     uint64_t seq_a, seq_b, batch_a, batch_b;
+    /* per allocation: its call site's key (gm_align_site_keys), or NULL:
+     * its whole stack's */
+    const uint64_t *site_a, *site_b;
+    const int64_t *mkeep_a, *mkeep_b; /* per mark: >= 0 to take part in the diff */
 } al_ctx_t;
-
-/* ---- loading ---------------------------------------------------------------- */
-
-static uint64_t al_hash(const char *s, uint64_t h)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        h ^= *p;
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
-/* The hash of a frames text ("file:line:name" per line) without its line
- * numbers and the file's directories: a script edited between two
- * captures moves lines, not calls, and a checkout moved moves paths. */
-static uint64_t al_hash_frames(const char *s)
-{
-    uint64_t h = AL_FNV_BASIS;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        const unsigned char *eol = p;
-        while (*eol && *eol != '\n')
-            eol++;
-        /* the last ":digits:" of the line is its line number */
-        const unsigned char *cut = NULL, *cut_end = NULL;
-        for (const unsigned char *q = p; q < eol; q++) {
-            if (*q != ':')
-                continue;
-            const unsigned char *d = q + 1;
-            while (d < eol && *d >= '0' && *d <= '9')
-                d++;
-            if (d > q + 1 && d < eol && *d == ':') {
-                cut = q;
-                cut_end = d;
-            }
-        }
-        /* the file's directories are left out too: a checkout moved
-         * between captures (another home, another machine) moves paths */
-        const unsigned char *start = p;
-        for (const unsigned char *q = p; q < (cut ? cut : eol); q++)
-            if (*q == '/')
-                start = q + 1;
-        for (const unsigned char *q = start; q < eol; q++) {
-            if (cut != NULL && q >= cut && q < cut_end)
-                continue;
-            h ^= *q;
-            h *= UINT64_C(0x100000001b3);
-        }
-        h ^= '\n';
-        h *= UINT64_C(0x100000001b3);
-        p = *eol ? eol + 1 : eol;
-    }
-    return h;
-}
-
-void gm_align_trace_free(gm_align_trace_t *t)
-{
-    if (t == NULL)
-        return;
-    free(t->name);
-    free(t->allocs);
-    for (size_t i = 0; i < t->nmarks; i++)
-        free(t->marks[i].name);
-    free(t->marks);
-    for (uint32_t i = 0; i < t->nframes; i++)
-        free(t->frames[i]);
-    free(t->frames);
-    free(t);
-}
-
-static char *al_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL)
-        memcpy(d, s, n);
-    return d;
-}
-
-static int al_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *np = realloc(*p, c * elem);
-    if (np == NULL)
-        return -1;
-    *p = np;
-    *cap = c;
-    return 0;
-}
-
-/* The hash of frames index f (texts copied into t as met); 0 for none. */
-static int al_frames_key(gm_align_trace_t *t, const gm_reader_t *r, uint32_t f,
-                         uint64_t **hashes, size_t *cap, uint64_t *out)
-{
-    if (f == 0) {
-        *out = 0;
-        return 0;
-    }
-    if (f >= t->nframes) {
-        size_t fc = *cap;
-        if (al_grow((void **)hashes, &fc, (size_t)f + 1, sizeof **hashes))
-            return -1;
-        size_t tc = *cap;
-        if (al_grow((void **)&t->frames, &tc, (size_t)f + 1, sizeof *t->frames))
-            return -1;
-        for (size_t i = t->nframes; i <= f; i++) {
-            t->frames[i] = NULL;
-            (*hashes)[i] = 0;
-        }
-        *cap = fc < tc ? fc : tc;
-        t->nframes = f + 1;
-    }
-    if (t->frames[f] == NULL) {
-        const char *text = gm_reader_frames(r, f);
-        if (text == NULL)
-            text = "";
-        if ((t->frames[f] = al_strdup(text)) == NULL)
-            return -1;
-        (*hashes)[f] = al_hash_frames(text) | 1u;
-    }
-    *out = (*hashes)[f];
-    return 0;
-}
-
-int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
-                        gm_error_t *err)
-{
-    *out = NULL;
-    gm_reader_t *r;
-    int rc = gm_reader_open(s, name, &r, err);
-    if (rc)
-        return rc;
-    gm_align_trace_t *t = calloc(1, sizeof *t);
-    uint64_t *hashes = NULL;
-    size_t hcap = 0, acap = 0, mcap = 0;
-    if (t == NULL || (t->name = al_strdup(name)) == NULL)
-        goto nomem;
-    const gm_trace_info_t *info = gm_reader_info(r);
-    if (al_grow((void **)&t->allocs, &acap, info->allocs + 1, sizeof *t->allocs))
-        goto nomem;
-    uint64_t index = 0;
-    for (;;) {
-        const gm_event_t *ev;
-        size_t n;
-        if ((rc = gm_reader_next(r, &ev, &n, err)))
-            goto fail;
-        if (n == 0)
-            break;
-        for (size_t i = 0; i < n; i++, index++) {
-            const gm_event_t *e = &ev[i];
-            if (e->op == GM_OP_ALLOC) {
-                if (e->id != t->nallocs) {
-                    rc = gm_error_set(err, GM_ECORRUPT,
-                                      "trace '%s': event %llu: allocation id %llu out of order",
-                                      name, (unsigned long long)index,
-                                      (unsigned long long)e->id);
-                    goto fail;
-                }
-                if (al_grow((void **)&t->allocs, &acap, t->nallocs + 1, sizeof *t->allocs))
-                    goto nomem;
-                uint64_t fk;
-                if (al_frames_key(t, r, e->frames, &hashes, &hcap, &fk))
-                    goto nomem;
-                gm_align_alloc_t *a = &t->allocs[t->nallocs++];
-                a->size = e->size;
-                a->event = index;
-                a->key = gm__fmix64(fk ^ gm__fmix64((uint64_t)e->stream + 1));
-                a->frames = e->frames;
-                a->mark = (uint32_t)t->nmarks;
-                a->preexisting = (e->flags & GM_EVENT_PREEXISTING) != 0;
-                a->free_event = UINT64_MAX;
-            } else if (e->op == GM_OP_FREE) {
-                if (e->id < t->nallocs)
-                    t->allocs[e->id].free_event = index;
-            } else if (e->op == GM_OP_MARK) {
-                if (al_grow((void **)&t->marks, &mcap, t->nmarks + 1, sizeof *t->marks))
-                    goto nomem;
-                const char *tag = gm_reader_tag(r, e->tag);
-                if (tag == NULL)
-                    tag = "";
-                gm_align_mark_t *m = &t->marks[t->nmarks];
-                m->event = index;
-                m->key = gm__fmix64(al_hash(tag, AL_FNV_BASIS) ^ UINT64_C(0x6d61726b));
-                if ((m->name = al_strdup(tag)) == NULL)
-                    goto nomem;
-                t->nmarks++;
-            }
-        }
-    }
-    t->events = index;
-    free(hashes);
-    gm_reader_close(r);
-    *out = t;
-    return 0;
-nomem:
-    rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-fail:
-    free(hashes);
-    gm_reader_close(r);
-    gm_align_trace_free(t);
-    return rc;
-}
 
 /* ---- sizes ------------------------------------------------------------------ */
 
@@ -564,11 +372,20 @@ void gm_align_result_release(gm_align_result_t *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The main-sequence tokens of t (non-pre-existing allocations and marks in
- * event order), reversed when rev. */
-static al_tok_t *al_main_tokens(const gm_align_trace_t *t, int rev, int64_t *n)
+/* An allocation's key: its whole stack's, or its innermost call sites'. */
+static uint64_t al_key(const gm_align_trace_t *t, const uint64_t *sites, size_t i)
 {
-    size_t cnt = t->nmarks;
+    return sites ? sites[i] : t->allocs[i].key;
+}
+
+/* The main-sequence tokens of t (non-pre-existing allocations and the
+ * marks kept, mkeep[m] >= 0, in event order), reversed when rev. */
+static al_tok_t *al_main_tokens(const gm_align_trace_t *t, int rev, const uint64_t *sites,
+                                const int64_t *mkeep, int64_t *n)
+{
+    size_t cnt = 0;
+    for (size_t m = 0; m < t->nmarks; m++)
+        cnt += mkeep[m] >= 0;
     for (size_t i = 0; i < t->nallocs; i++)
         cnt += !t->allocs[i].preexisting;
     al_tok_t *v = malloc((cnt ? cnt : 1) * sizeof *v);
@@ -578,12 +395,13 @@ static al_tok_t *al_main_tokens(const gm_align_trace_t *t, int rev, int64_t *n)
     for (size_t i = 0; i <= t->nallocs; i++) {
         uint64_t ev = i < t->nallocs ? t->allocs[i].event : UINT64_MAX;
         while (m < t->nmarks && t->marks[m].event < ev) {
-            v[k++] = (al_tok_t){t->marks[m].key, 0, m, AL_KIND_MARK, 1};
+            if (mkeep[m] >= 0)
+                v[k++] = (al_tok_t){t->marks[m].key, 0, m, AL_KIND_MARK, 1};
             m++;
         }
         if (i < t->nallocs && !t->allocs[i].preexisting)
-            v[k++] = (al_tok_t){t->allocs[i].key, t->allocs[i].size, i, AL_KIND_ALLOC,
-                                t->allocs[i].frames != 0};
+            v[k++] = (al_tok_t){al_key(t, sites, i), t->allocs[i].size, i,
+                                AL_KIND_ALLOC, t->allocs[i].frames != 0};
     }
     if (rev)
         for (size_t i = 0; i < cnt / 2; i++) {
@@ -605,7 +423,7 @@ static int al_tok_cmp(const void *x, const void *y)
     return a->ref < b->ref ? -1 : a->ref > b->ref;
 }
 
-static al_tok_t *al_pre_tokens(const gm_align_trace_t *t, int64_t *n)
+static al_tok_t *al_pre_tokens(const gm_align_trace_t *t, const uint64_t *sites, int64_t *n)
 {
     size_t cnt = 0;
     for (size_t i = 0; i < t->nallocs; i++)
@@ -616,8 +434,8 @@ static al_tok_t *al_pre_tokens(const gm_align_trace_t *t, int64_t *n)
     size_t k = 0;
     for (size_t i = 0; i < t->nallocs; i++)
         if (t->allocs[i].preexisting)
-            v[k++] = (al_tok_t){t->allocs[i].key, t->allocs[i].size, i, AL_KIND_ALLOC,
-                                t->allocs[i].frames != 0};
+            v[k++] = (al_tok_t){al_key(t, sites, i), t->allocs[i].size, i,
+                                AL_KIND_ALLOC, t->allocs[i].frames != 0};
     qsort(v, cnt, sizeof *v, al_tok_cmp);
     *n = (int64_t)cnt;
     return v;
@@ -637,8 +455,8 @@ static int al_main(al_diff_t *df, const al_ctx_t *c, const gm_align_trace_t *a,
                    al_tok_t **yb, int64_t *nb, int64_t **xm, uint64_t *edits, int *complete,
                    gm_error_t *err)
 {
-    *xa = al_main_tokens(a, rev, na);
-    *yb = al_main_tokens(b, rev, nb);
+    *xa = al_main_tokens(a, rev, c->site_a, c->mkeep_a, na);
+    *yb = al_main_tokens(b, rev, c->site_b, c->mkeep_b, nb);
     *xm = malloc((size_t)(*na ? *na : 1) * sizeof **xm);
     if (*xa == NULL || *yb == NULL || *xm == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory");
@@ -767,8 +585,9 @@ static int al_cross_cmp(const void *x, const void *y)
 
 static int al_cross_pre(const gm_align_trace_t *late, const gm_align_trace_t *early,
                         int64_t *late_map, int64_t *early_map, uint64_t s_late, uint64_t s_early,
-                        uint64_t b_late, uint64_t b_early, uint64_t *pairs, uint64_t *related,
-                        gm_error_t *err)
+                        uint64_t b_late, uint64_t b_early, const uint64_t *site_late,
+                        const uint64_t *site_early, uint64_t *pairs,
+                        uint64_t *related, gm_error_t *err)
 {
     uint64_t at = UINT64_MAX;
     for (size_t i = 0; i < late->nallocs; i++)
@@ -796,11 +615,11 @@ static int al_cross_pre(const gm_align_trace_t *late, const gm_align_trace_t *ea
     np = nc = 0;
     for (size_t i = 0; i < late->nallocs; i++)
         if (late->allocs[i].preexisting && late_map[i] < 0)
-            pv[np++] = (al_tok_t){late->allocs[i].key, late->allocs[i].size, i, 0, 0};
+            pv[np++] = (al_tok_t){al_key(late, site_late, i), late->allocs[i].size, i, 0, 0};
     for (size_t i = 0; i < early->nallocs && early->allocs[i].event < at; i++) {
         const gm_align_alloc_t *x = &early->allocs[i];
         if (!x->preexisting && early_map[i] < 0 && x->free_event > at)
-            cv[nc++] = (al_tok_t){x->key, x->size, i, 0, 0};
+            cv[nc++] = (al_tok_t){al_key(early, site_early, i), x->size, i, 0, 0};
     }
     qsort(pv, np, sizeof *pv, al_cross_cmp);
     qsort(cv, nc, sizeof *cv, al_cross_cmp);
@@ -829,15 +648,12 @@ static int al_cross_pre(const gm_align_trace_t *late, const gm_align_trace_t *ea
     return 0;
 }
 
-int gm_align_traces(const gm_align_trace_t *a, const gm_align_trace_t *b,
-                    const gm_align_options_t *opts, gm_align_result_t *out, gm_error_t *err)
+/* The alignment with one choice of keys and marks (c). */
+static int al_align(const gm_align_trace_t *a, const gm_align_trace_t *b, const al_ctx_t *cp,
+                    int64_t maxd, gm_align_result_t *out, gm_error_t *err)
 {
     memset(out, 0, sizeof *out);
-    gm_align_options_t o = {0};
-    if (opts != NULL)
-        o = *opts;
-    al_ctx_t c = {o.seq_a, o.seq_b, o.batch_a, o.batch_b};
-    int64_t maxd = o.max_edits ? (int64_t)o.max_edits : AL_DEFAULT_EDITS;
+    al_ctx_t c = *cp;
     int rc = 0;
     al_diff_t df = {0};
     al_tok_t *xa = NULL, *yb = NULL, *xa2 = NULL, *yb2 = NULL, *pa = NULL, *pb = NULL;
@@ -856,8 +672,8 @@ int gm_align_traces(const gm_align_trace_t *a, const gm_align_trace_t *b,
         out->b_to_a[i] = -1;
 
     /* pre-existing allocations */
-    pa = al_pre_tokens(a, &npa);
-    pb = al_pre_tokens(b, &npb);
+    pa = al_pre_tokens(a, c.site_a, &npa);
+    pb = al_pre_tokens(b, c.site_b, &npb);
     pm = malloc((size_t)(npa ? npa : 1) * sizeof *pm);
     if (pa == NULL || pb == NULL || pm == NULL)
         goto nomem;
@@ -922,9 +738,9 @@ int gm_align_traces(const gm_align_trace_t *a, const gm_align_trace_t *b,
      * pre-existing allocations against the other's window */
     uint64_t cross = 0;
     if ((rc = al_cross_pre(b, a, out->b_to_a, out->a_to_b, c.seq_b, c.seq_a, c.batch_b,
-                           c.batch_a, &cross, &out->matched_size, err)) ||
+                           c.batch_a, c.site_b, c.site_a, &cross, &out->matched_size, err)) ||
         (rc = al_cross_pre(a, b, out->a_to_b, out->b_to_a, c.seq_a, c.seq_b, c.batch_a,
-                           c.batch_b, &cross, &out->matched_size, err)))
+                           c.batch_b, c.site_a, c.site_b, &cross, &out->matched_size, err)))
         goto done;
     out->matched += cross;
     out->matched_pre += cross;
@@ -957,5 +773,200 @@ done:
     free(xm);
     free(xm2);
     free(pm);
+    return rc;
+}
+
+/* ---- marks as hints ------------------------------------------------------------ */
+
+/* The marks of t as tokens (keyed by name), reversed when rev. */
+static al_tok_t *al_mark_tokens(const gm_align_trace_t *t, int rev)
+{
+    size_t n = t->nmarks;
+    al_tok_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (v == NULL)
+        return NULL;
+    for (size_t m = 0; m < n; m++)
+        v[rev ? n - 1 - m : m] = (al_tok_t){t->marks[m].key, 0, m, AL_KIND_MARK, 1};
+    return v;
+}
+
+/*
+ * Pair the marks of a and b by name alone (anchored at the ends, else at
+ * the starts when that pairs more, as the allocations are): ma[m] / mb[m]
+ * get the partner's index or -1.  GM_ENOMEM.
+ */
+static int al_marks(const gm_align_trace_t *a, const gm_align_trace_t *b, int64_t maxd,
+                    int64_t *ma, int64_t *mb, gm_error_t *err)
+{
+    int64_t na = (int64_t)a->nmarks, nb = (int64_t)b->nmarks;
+    for (int64_t m = 0; m < na; m++)
+        ma[m] = -1;
+    for (int64_t m = 0; m < nb; m++)
+        mb[m] = -1;
+    if (na == 0 || nb == 0)
+        return 0;
+    al_diff_t df = {0};
+    al_ctx_t c = {0};
+    int64_t *xm[2] = {malloc((size_t)na * sizeof **xm), malloc((size_t)na * sizeof **xm)};
+    int64_t best = -1, got[2] = {0, 0};
+    int rc = 0;
+    for (int rev = 1; rev >= 0; rev--) {
+        al_tok_t *x = al_mark_tokens(a, rev), *y = al_mark_tokens(b, rev);
+        uint64_t edits;
+        int complete;
+        if (x == NULL || y == NULL || xm[rev] == NULL)
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        else if ((rc = al_myers(&df, &c, x, na, y, nb, 1, maxd, xm[rev], &edits, &complete,
+                                err)) == 0)
+            rc = al_pair_leftovers(x, na, y, nb, xm[rev], 1, 1, err);
+        free(x);
+        free(y);
+        if (rc)
+            break;
+        got[rev] = al_count_pairs(xm[rev], na);
+        if (best < 0 || got[rev] > got[best])
+            best = rev;
+        if (rev == 1 && got[1] * 10 >= (na < nb ? na : nb) * 9)
+            break;
+    }
+    if (rc == 0)
+        for (int64_t i = 0; i < na; i++) {
+            int64_t j = xm[best][i];
+            if (j < 0)
+                continue;
+            int64_t ia = best ? na - 1 - i : i, ib = best ? nb - 1 - j : j;
+            ma[ia] = ib;
+            mb[ib] = ia;
+        }
+    free(df.hist);
+    free(xm[0]);
+    free(xm[1]);
+    return rc;
+}
+
+/* The event span [lo, hi] of t's aligned window: from its first
+ * allocation paired with one made inside the other's window to the end
+ * when anchored at the ends, from the start to its last such allocation
+ * when anchored at the starts; lo > hi when none paired. */
+static void al_span(const gm_align_trace_t *t, const gm_align_trace_t *u, const int64_t *map,
+                    int end_anchored, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t first = UINT64_MAX, last = 0;
+    for (size_t i = 0; i < t->nallocs; i++)
+        if (!t->allocs[i].preexisting && map[i] >= 0 && !u->allocs[map[i]].preexisting) {
+            if (first == UINT64_MAX)
+                first = t->allocs[i].event;
+            last = t->allocs[i].event;
+        }
+    *lo = first;
+    *hi = last;
+    if (first != UINT64_MAX) {
+        if (end_anchored)
+            *hi = UINT64_MAX;
+        else
+            *lo = 0;
+    }
+}
+
+/* Count t's unpaired marks inside its span into out's notes (side 0: a). */
+static void al_note_marks(const gm_align_trace_t *t, const int64_t *mm, uint64_t lo, uint64_t hi,
+                          int side, gm_align_result_t *out)
+{
+    for (size_t m = 0; m < t->nmarks; m++) {
+        const gm_align_mark_t *x = &t->marks[m];
+        if (mm[m] >= 0 || x->event < lo || x->event > hi)
+            continue;
+        if (side == 0)
+            out->marks_only_a++;
+        else
+            out->marks_only_b++;
+        size_t k = 0;
+        const size_t cmp = sizeof out->notes[0].name - 1;
+        while (k < out->nnotes && strncmp(out->notes[k].name, x->name, cmp) != 0)
+            k++;
+        if (k == out->nnotes) {
+            if (k == GM_ALIGN_NOTES)
+                continue;
+            snprintf(out->notes[k].name, sizeof out->notes[k].name, "%s", x->name);
+            out->nnotes++;
+        }
+        if (side == 0)
+            out->notes[k].in_a++;
+        else
+            out->notes[k].in_b++;
+    }
+}
+
+/* 1 when some allocation's call site differs from its whole stack
+ * (keying by them may pair more). */
+static int al_sites_differ(const gm_align_trace_t *t, const uint64_t *sites)
+{
+    for (size_t i = 0; i < t->nallocs; i++)
+        if (sites[i] != t->allocs[i].key)
+            return 1;
+    return 0;
+}
+
+static int al_poor(const gm_align_result_t *r)
+{
+    uint64_t win = r->window_a > r->window_b ? r->window_a : r->window_b;
+    return r->matched * 10 < win * 9;
+}
+
+int gm_align_traces(const gm_align_trace_t *a, const gm_align_trace_t *b,
+                    const gm_align_options_t *opts, gm_align_result_t *out, gm_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    gm_align_options_t o = {0};
+    if (opts != NULL)
+        o = *opts;
+    int64_t maxd = o.max_edits ? (int64_t)o.max_edits : AL_DEFAULT_EDITS;
+    int64_t *ma = malloc((a->nmarks ? a->nmarks : 1) * sizeof *ma);
+    int64_t *mb = malloc((b->nmarks ? b->nmarks : 1) * sizeof *mb);
+    uint64_t *sa = NULL, *sb = NULL;
+    int rc = 0;
+    if (ma == NULL || mb == NULL) {
+        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = al_marks(a, b, maxd, ma, mb, err)))
+        goto done;
+    al_ctx_t c = {o.seq_a, o.seq_b, o.batch_a, o.batch_b, NULL, NULL, ma, mb};
+    if ((rc = al_align(a, b, &c, maxd, out, err)))
+        goto done;
+    if (al_poor(out)) { /* the call sites are hashed only then */
+        sa = malloc((a->nallocs ? a->nallocs : 1) * sizeof *sa);
+        sb = malloc((b->nallocs ? b->nallocs : 1) * sizeof *sb);
+        if (sa == NULL || sb == NULL || gm_align_site_keys(a, sa) || gm_align_site_keys(b, sb)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    if (sa != NULL && (al_sites_differ(a, sa) || al_sites_differ(b, sb))) {
+        gm_align_result_t alt;
+        c.site_a = sa;
+        c.site_b = sb;
+        if ((rc = al_align(a, b, &c, maxd, &alt, err))) {
+            gm_align_result_release(&alt);
+            goto done;
+        }
+        if (alt.matched > out->matched) {
+            gm_align_result_release(out);
+            *out = alt;
+            out->site_keys = 1;
+        } else {
+            gm_align_result_release(&alt);
+        }
+    }
+    uint64_t lo, hi;
+    al_span(a, b, out->a_to_b, out->end_anchored, &lo, &hi);
+    al_note_marks(a, ma, lo, hi, 0, out);
+    al_span(b, a, out->b_to_a, out->end_anchored, &lo, &hi);
+    al_note_marks(b, mb, lo, hi, 1, out);
+done:
+    free(ma);
+    free(mb);
+    free(sa);
+    free(sb);
     return rc;
 }

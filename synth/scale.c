@@ -10,7 +10,9 @@
  *   2. Alignment.  The base capture (by default the largest) gives the
  *      event sequence.  Every other capture is aligned with it allocation
  *      by allocation (synth/align.c: frames, marks and the action
- *      sequence, anchored at the windows' ends).  A capture of another
+ *      sequence, anchored at the windows' ends; marks that differ and
+ *      the script's own frames are hints, left out where they differ and
+ *      reported).  A capture of another
  *      precision (sc_against: pairs 2^k larger at the smaller size) is
  *      refused first.  A capture whose aligned windows pair less than
  *      min_matched of their allocations is refused, naming where the
@@ -32,8 +34,14 @@
  *                           allocations of its call site (stack frames)
  *                           of its size in the base, else two or more of
  *                           any size, all follow one power law: that law,
- *                           from its own size (sc_site_laws);
- *        none               paired in no other capture: the captured size.
+ *                           from its own size (sc_site_laws); a
+ *                           pre-existing one still without: its twin's
+ *                           among the allocations alive at the base's end
+ *                           (a warm-up's graph kept alive), else the law
+ *                           the paired allocations of its size agree on
+ *                           (sc_pre_laws);
+ *        none               paired in no other capture: the captured size
+ *                           (reported in bytes and as a share).
  *      Three or more points that fit neither a power law nor the verified
  *      polynomial contradict each other: refused, naming the allocation and
  *      its sizes, unless force (then kept at its captured size).
@@ -530,6 +538,11 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
         uint64_t win = r.window_a > r.window_b ? r.window_a : r.window_b;
         pr->share = win ? (double)r.matched / (double)win : 0.0;
         snprintf(pr->where, sizeof pr->where, "%s", r.where);
+        pr->site_keys = r.site_keys;
+        pr->marks_only_base = r.marks_only_a;
+        pr->marks_only_other = r.marks_only_b;
+        pr->nnotes = r.nnotes;
+        memcpy(pr->notes, r.notes, sizeof pr->notes);
         for (uint64_t i = 0; i < pl->nallocs; i++)
             if (r.a_to_b[i] >= 0)
                 pl->z[i * n + k] = pl->t[k]->allocs[r.a_to_b[i]].size;
@@ -573,7 +586,7 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
             goto fail;
         }
     }
-    if ((rc = sc_site_laws(pl, err)))
+    if ((rc = sc_site_laws(pl, err)) || (rc = sc_pre_laws(pl, err)))
         goto fail;
     for (uint64_t i = 0; i < pl->nallocs; i++) {
         const gm_align_alloc_t *a = &pl->t[b]->allocs[i];

@@ -62,6 +62,10 @@ long double sc_lagrange(const long double *xs, const long double *zs, size_t m, 
 /* Allocations of law NONE with stack frames take their call site's power
  * law (law SITE) where the site's paired allocations agree.  GM_ENOMEM. */
 int sc_site_laws(gm_scale_plan_t *pl, gm_error_t *err);
+/* Pre-existing allocations still of law NONE take the law of their twin
+ * alive at the base's end (a warm-up's graph kept alive), else of the
+ * paired allocations of their size (law SITE).  GM_ENOMEM. */
+int sc_pre_laws(gm_scale_plan_t *pl, gm_error_t *err);
 
 /* ---- synth/scale_band.c ----------------------------------------------------------- */
 

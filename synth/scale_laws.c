@@ -193,3 +193,105 @@ int sc_site_laws(gm_scale_plan_t *pl, gm_error_t *err)
     free(bykey);
     return 0;
 }
+
+/* ---- pre-existing allocations ------------------------------------------------------- */
+
+/* (size, id) of one allocation, for grouping by size in id order. */
+typedef struct sc_zid {
+    uint64_t size, id;
+} sc_zid_t;
+
+static int sc_zid_cmp(const void *x, const void *y)
+{
+    const sc_zid_t *a = x, *b = y;
+    if (a->size != b->size)
+        return a->size < b->size ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int sc_has_law(const gm_scale_plan_t *pl, uint64_t i)
+{
+    return pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER ||
+           pl->law[i] == GM_SCALE_LAW_SITE;
+}
+
+/*
+ * A pre-existing allocation of the base still without a law (no frames:
+ * made before the recording began; or frames whose call site has no law:
+ * the stack of the free that released it) is the tensor of an earlier
+ * pass kept alive: a warm-up's graph, held until the recorded pass
+ * replaces it, holds the tensors the recorded pass holds at its end.  So,
+ * by size: when the base's allocations of that size alive at its end and
+ * following a law are as many as these, the k-th of these takes the law
+ * of the k-th of those (in allocation order); else, when the paired
+ * allocations of that size in the base all agree on one law, that law.
+ * Otherwise it keeps its size (NONE).  GM_ENOMEM.
+ */
+int sc_pre_laws(gm_scale_plan_t *pl, gm_error_t *err)
+{
+    const gm_align_trace_t *t = pl->t[pl->base];
+    size_t nu = 0, ne = 0, nz = 0;
+    for (uint64_t i = 0; i < pl->nallocs; i++) {
+        const gm_align_alloc_t *a = &t->allocs[i];
+        nu += a->preexisting && pl->law[i] == GM_SCALE_LAW_NONE;
+        ne += !a->preexisting && a->free_event == UINT64_MAX && sc_has_law(pl, i);
+        nz += pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER;
+    }
+    if (nu == 0 || (ne == 0 && nz == 0))
+        return 0;
+    sc_zid_t *u = malloc(nu * sizeof *u), *e = malloc((ne ? ne : 1) * sizeof *e);
+    sc_site_t *byz = malloc((nz ? nz : 1) * sizeof *byz);
+    if (u == NULL || e == NULL || byz == NULL) {
+        free(u);
+        free(e);
+        free(byz);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    }
+    nu = ne = nz = 0;
+    for (uint64_t i = 0; i < pl->nallocs; i++) {
+        const gm_align_alloc_t *a = &t->allocs[i];
+        if (a->preexisting && pl->law[i] == GM_SCALE_LAW_NONE)
+            u[nu++] = (sc_zid_t){a->size, i};
+        if (!a->preexisting && a->free_event == UINT64_MAX && sc_has_law(pl, i))
+            e[ne++] = (sc_zid_t){a->size, i};
+        if (pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER)
+            byz[nz++] = (sc_site_t){0, a->size, pl->pe[i], pl->qe[i]};
+    }
+    qsort(u, nu, sizeof *u, sc_zid_cmp);
+    qsort(e, ne, sizeof *e, sc_zid_cmp);
+    qsort(byz, nz, sizeof *byz, sc_site_cmp);
+    size_t wz = sc_site_compact(byz, nz, 1);
+    size_t j = 0;
+    for (size_t i = 0; i < nu;) {
+        size_t i1 = i;
+        while (i1 < nu && u[i1].size == u[i].size)
+            i1++;
+        while (j < ne && e[j].size < u[i].size)
+            j++;
+        size_t j1 = j;
+        while (j1 < ne && e[j1].size == u[i].size)
+            j1++;
+        if (j1 - j == i1 - i) { /* the recorded pass's twins, one for one */
+            for (size_t k = 0; k < i1 - i; k++) {
+                uint64_t id = u[i + k].id, tw = e[j + k].id;
+                pl->law[id] = GM_SCALE_LAW_SITE;
+                pl->pe[id] = pl->pe[tw];
+                pl->qe[id] = pl->qe[tw];
+            }
+        } else {
+            sc_site_t probe = {0, u[i].size, 0, 0};
+            const sc_site_t *f = bsearch(&probe, byz, wz, sizeof *byz, sc_site_cmp);
+            if (f != NULL && f->p != INT8_MIN)
+                for (size_t k = i; k < i1; k++) {
+                    pl->law[u[k].id] = GM_SCALE_LAW_SITE;
+                    pl->pe[u[k].id] = f->p;
+                    pl->qe[u[k].id] = f->q;
+                }
+        }
+        i = i1;
+    }
+    free(u);
+    free(e);
+    free(byz);
+    return 0;
+}

@@ -580,3 +580,82 @@ Test(align, real_different_programs, .timeout = 120)
     gm_store_close(s1);
     gm_store_close(s2);
 }
+
+/*
+ * Annotations are hints, not keys: A holds a record_function range B
+ * lacks (and B one A lacks), and B was recorded by an edited script whose
+ * stacks hold one more frame of the script ("main").  Keyed by whole
+ * stacks nothing pairs; keyed by the call sites below the script's frames
+ * every allocation pairs with its own, the marks that differ are named
+ * and counted per trace, and the ones that agree still pair.
+ */
+Test(align, annotations_and_script_frames_are_hints)
+{
+    gm_store_t *s = ta_store();
+    const char *la = "/a/m.py:10:lin\n/a/run.py:30:<module>";
+    const char *lb = "/b/m.py:10:lin\n/b/run.py:20:main\n/b/run.py:40:<module>";
+    const char *xa = "/a/m.py:20:attn\n/a/run.py:30:<module>";
+    const char *xb = "/b/m.py:20:attn\n/b/run.py:20:main\n/b/run.py:40:<module>";
+    const ta_ev_t a[] = {
+        {'m', 0, "step"},          {'a', 128 * 8, la},  {'m', 0, "zero_grad"},
+        {'m', 0, "zero_grad"},     {'a', 128 * 128, xa}, {'f', 0, NULL},
+        {'a', 128 * 8, la},        {'f', 1, NULL},       {'f', 2, NULL},
+        {'m', 0, "step"},          {'a', 128 * 8, la},   {'f', 3, NULL},
+    };
+    const ta_ev_t b[] = {
+        {'m', 0, "step"},          {'a', 256 * 8, lb},   {'a', 256 * 256, xb},
+        {'f', 0, NULL},            {'m', 0, "b_only"},   {'a', 256 * 8, lb},
+        {'f', 1, NULL},            {'f', 2, NULL},       {'m', 0, "step"},
+        {'a', 256 * 8, lb},        {'f', 3, NULL},
+    };
+    ta_write(s, "a", a, sizeof a / sizeof a[0]);
+    ta_write(s, "b", b, sizeof b / sizeof b[0]);
+    gm_align_trace_t *ta = ta_load(s, "a"), *tb = ta_load(s, "b");
+    uint64_t sa[4], sb[4];
+    cr_assert_eq(gm_align_site_keys(ta, sa), 0);
+    cr_assert_eq(gm_align_site_keys(tb, sb), 0);
+    cr_assert_neq(ta->allocs[0].key, tb->allocs[0].key);
+    cr_assert_eq(sa[0], sb[0]);
+    cr_assert_neq(sa[0], sa[1]);
+    gm_align_options_t o = {.seq_a = 128, .seq_b = 256};
+    gm_align_result_t r;
+    gm_error_t err;
+    cr_assert_eq(gm_align_traces(ta, tb, &o, &r, &err), 0, "%s", err.msg);
+    cr_assert_eq(r.site_keys, 1);
+    cr_assert_eq(r.matched, 4);
+    for (int64_t i = 0; i < 4; i++)
+        cr_assert_eq(r.a_to_b[i], i);
+    cr_assert_eq(r.matched_size, 4);
+    cr_assert_eq(r.marks_matched, 2); /* the two "step" */
+    cr_assert_eq(r.marks_only_a, 2);
+    cr_assert_eq(r.marks_only_b, 1);
+    cr_assert_eq(r.nnotes, 2);
+    cr_assert_str_eq(r.notes[0].name, "zero_grad");
+    cr_assert_eq(r.notes[0].in_a, 2);
+    cr_assert_eq(r.notes[0].in_b, 0);
+    cr_assert_str_eq(r.notes[1].name, "b_only");
+    cr_assert_eq(r.notes[1].in_a, 0);
+    cr_assert_eq(r.notes[1].in_b, 1);
+    gm_align_result_release(&r);
+    gm_align_trace_free(ta);
+    gm_align_trace_free(tb);
+    gm_store_close(s);
+}
+
+/* A stack wholly in the script keeps its innermost frame as its call site. */
+Test(align, site_of_a_script_stack)
+{
+    gm_store_t *s = ta_store();
+    const ta_ev_t a[] = {{'a', 8, "/a/run.py:3:step\n/a/run.py:9:<module>"},
+                         {'a', 8, "/a/run.py:4:other\n/a/run.py:9:<module>"},
+                         {'a', 8, "/a/run.py:3:step\n/a/run.py:7:main\n/a/run.py:9:<module>"}};
+    ta_write(s, "a", a, 3);
+    gm_align_trace_t *ta = ta_load(s, "a");
+    uint64_t site[3];
+    cr_assert_eq(gm_align_site_keys(ta, site), 0);
+    cr_assert_neq(site[0], site[1]);
+    cr_assert_eq(site[0], site[2]);
+    cr_assert_neq(ta->allocs[0].key, ta->allocs[2].key);
+    gm_align_trace_free(ta);
+    gm_store_close(s);
+}

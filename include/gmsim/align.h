@@ -33,6 +33,7 @@ typedef struct gm_align_alloc {
     uint64_t event;  /* index of its ALLOC event in the trace */
     uint64_t key;    /* hash of its stack frames and stream (the same line of
                         the same program gives the same key in every trace) */
+    uint32_t stream; /* its stream's index in the trace */
     uint32_t frames; /* the trace's interned frames index, 0 = none */
     uint32_t mark;   /* 1 + index in marks[] of the last MARK before it; 0 none */
     uint8_t preexisting;
@@ -65,6 +66,16 @@ int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
                         gm_error_t *err);
 void gm_align_trace_free(gm_align_trace_t *t);
 
+/*
+ * The call-site key of every allocation of t into site[0..nallocs): the
+ * hash of its stack frames less those of the outermost frame's file (the
+ * script's own functions and their callers, which an edit of the script
+ * changes, e.g. the loop moved into a function; the innermost frame alone
+ * when every frame is the script's) and of its stream; equal to key for
+ * an allocation without frames.  -1 out of memory.
+ */
+int gm_align_site_keys(const gm_align_trace_t *t, uint64_t *site);
+
 typedef struct gm_align_options {
     /* The captures' sizes, where known: b's sizes relate to a's by a power
      * of seq_b/seq_a times a power of batch_b/batch_a for the allocations
@@ -75,6 +86,15 @@ typedef struct gm_align_options {
      * explores before it stops and reports where it broke; 0 = 4096. */
     uint64_t max_edits;
 } gm_align_options_t;
+
+#define GM_ALIGN_NOTES 6
+
+/* An annotation (MARK tag) found inside the aligned windows of one trace
+ * and not at the same place of the other. */
+typedef struct gm_align_note {
+    char name[64];       /* its tag name (cut to fit) */
+    uint32_t in_a, in_b; /* marks of that name without a partner, per trace */
+} gm_align_note_t;
 
 typedef struct gm_align_result {
     int64_t *a_to_b; /* per allocation id of a: the id in b, or -1 */
@@ -104,17 +124,33 @@ typedef struct gm_align_result {
     char where[320]; /* that place in words: "event E of 'A' (allocation I,
                         Z bytes, after mark 'M', frames 'F'), event E' of
                         'B'"; "" when none */
+    /* 1: keyed by the whole stacks the windows paired under 90%, and keyed
+     * by their call sites (gm_align_site_keys) they paired more:
+     * the stacks differ in their outer frames */
+    int site_keys;
+    /* Annotations are hints, not keys: the marks are aligned by name
+     * first, and only those that pair there take part in the allocations'
+     * diff.  The marks inside the aligned windows (between the first and
+     * the last pair of allocations made in them) that found no partner:
+     * their counts per trace and, by name, the first GM_ALIGN_NOTES. */
+    uint64_t marks_only_a, marks_only_b;
+    gm_align_note_t notes[GM_ALIGN_NOTES];
+    size_t nnotes;
 } gm_align_result_t;
 
 /*
- * Align a to b.  Pre-existing allocations are paired among themselves
+ * Align a to b.  The marks are diffed by name alone first; the marks that
+ * pair there are hints in what follows, the others are left out (and
+ * reported in notes when inside the windows).  Pre-existing allocations are paired among themselves
  * (sorted by key and size, then diffed); the others, with the marks, by a
  * diff over (kind, key, size class) tokens anchored at the windows' ends
  * (or at their starts when that pairs more), then allocations left over
  * between two pairs are paired by key in order; last, a pre-existing
  * allocation still unpaired pairs with one the other capture made before
  * this one's window began and had not freed by then (same key, related
- * size).  opts may be NULL.  Fills
+ * size).  When that pairs under 90% of the windows, the whole is done
+ * again with the allocations keyed by their call sites (gm_align_site_keys)
+ * and the better kept (site_keys).  opts may be NULL.  Fills
  * *out (released with gm_align_result_release, also after a failure).
  * GM_ENOMEM.
  */

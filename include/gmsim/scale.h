@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gmsim/align.h"
 #include "gmsim/error.h"
 #include "gmsim/store.h"
 
@@ -34,7 +35,8 @@ GM_API_BEGIN
                           "verified on it")                                      \
     X(AFFINE, "affine", "a + b*x through the two captures (unverified)")         \
     X(SITE, "site", "in the base capture only: the power law of its call site's "  \
-                    "paired allocations (of its size, else all of them) agree on") \
+                    "paired allocations (of its size, else all of them) agree on; "  \
+                    "pre-existing without one: that of the paired allocations of its size") \
     X(NONE, "none", "in the base capture only: kept at its captured size")
 
 typedef enum gm_scale_law {
@@ -103,6 +105,14 @@ typedef struct gm_scale_pairing {
                          2^k (the smaller capture's allocation 2x, 4x ...
                          larger): captures of different precision */
     char where[320]; /* where the alignment broke ("" when nowhere) */
+    int site_keys;   /* aligned on the innermost call sites: the stacks
+                        differ in the script's own frames (gmsim/align.h) */
+    /* annotations (marks) inside the aligned windows found in one capture
+     * and not the other: hints, not keys, they are left out of the
+     * alignment and reported (gm_align_result_t) */
+    uint64_t marks_only_base, marks_only_other;
+    gm_align_note_t notes[GM_ALIGN_NOTES]; /* in_a: the base's, in_b: the other's */
+    size_t nnotes;
 } gm_scale_pairing_t;
 
 typedef struct gm_scale_report {

@@ -46,6 +46,61 @@ prints it assumed:
   ctx256.db: seq 256 (from the name 'ctx256')
   largest seq with no OOM: 'ctx256.db:lmmedium_ctx256_train_fp32' scaled (laws from 'ctx128.db:lmmedium_ctx128_train_fp32' 'ctx256.db:lmmedium_ctx256_train_fp32'), on a100-80gb (79.15 GiB)
 
+Annotations and the script's own frames are hints, not keys (issue 30,
+item 1).  The ctx128 capture as another run of an edited script would
+record it: its optimizer step's record_function range gone, a zero_grad
+range added mid-step, and (the second file) the step moved into a
+function `main`, one more frame of the script in every stack.  Each
+aligns as the unedited pair does (7190 pairs, 98.7%), says what differs,
+and predicts the same load:
+
+  $ cat > edit.py <<'EOF'
+  > import pickle, sys
+  > d = pickle.load(open(sys.argv[1], 'rb'))
+  > t = d['device_traces'][0][3000]['time_us']
+  > d['external_annotations'] = [a for a in d['external_annotations'] if not a['name'].startswith('Optimizer.step')] + [
+  >     {'stage': s, 'name': 'Optimizer.zero_grad#AdamW.zero_grad', 'device': 0, 'time_us': t} for s in ('START', 'END')]
+  > pickle.dump(d, open('lmmedium_ctx128_annotated.pickle', 'wb'))
+  > def moved(f):
+  >     if f and f[-1]['filename'].endswith('.py'):
+  >         return f[:-1] + [{'name': 'main', 'filename': f[-1]['filename'], 'line': 300}, f[-1]]
+  >     return f
+  > for e in d['device_traces'][0]:
+  >     e['frames'] = moved(e.get('frames'))
+  > for s in d['segments']:
+  >     for b in s['blocks']:
+  >         if 'frames' in b:
+  >             b['frames'] = moved(b['frames'])
+  > pickle.dump(d, open('lmmedium_ctx128_edited.pickle', 'wb'))
+  > EOF
+  $ python3 edit.py $D/lmmedium_ctx128_train_fp32.pickle
+  $ gmsim import lmmedium_ctx128_annotated.pickle -o ann.db > /dev/null
+  $ gmsim import lmmedium_ctx128_edited.pickle -o ed.db > /dev/null
+  $ gmsim scale ann.db ctx256.db --seq 1024 -o ann_out.db 2>/dev/null | grep -E '^  ann|seq1024  seq'
+    ann.db:lmmedium_ctx128_annotated  128      -    7190    7288  98.7%
+    ann.db:lmmedium_ctx128_annotated: longest unpaired run at event 2739 of 'lmmedium_ctx256_train_fp32' (allocation 1971, 8388608 bytes, frames 'CUDACachingAllocator.cpp:0:c10::cuda::CUDACachingAllocator::Native::DeviceCachin'), event 2739 of 'lmmedium_ctx128_annotated'
+    ann.db:lmmedium_ctx128_annotated: annotations differ (hints, left out of the alignment): 'Optimizer.step#AdamW.step' 2 in the base only; 'Optimizer.zero_grad#AdamW.zero_grad' 2 in this capture only
+    lmmedium_ctx256_train_fp32.seq1024  seq 1024  13693 events  load 28.92 GiB
+  $ gmsim scale ed.db ctx256.db --seq 1024 -o ed_out.db 2>/dev/null | grep -E '^  ed|seq1024  seq'
+    ed.db:lmmedium_ctx128_edited  128      -    7190    7288  98.7%
+    ed.db:lmmedium_ctx128_edited: longest unpaired run at event 2739 of 'lmmedium_ctx256_train_fp32' (allocation 1971, 8388608 bytes, frames 'CUDACachingAllocator.cpp:0:c10::cuda::CUDACachingAllocator::Native::DeviceCachin'), event 2739 of 'lmmedium_ctx128_edited'
+    ed.db:lmmedium_ctx128_edited: the stacks differ in the script's own frames: aligned on the call sites below them
+    ed.db:lmmedium_ctx128_edited: annotations differ (hints, left out of the alignment): 'Optimizer.step#AdamW.step' 2 in the base only; 'Optimizer.zero_grad#AdamW.zero_grad' 2 in this capture only
+    lmmedium_ctx256_train_fp32.seq1024  seq 1024  13693 events  load 28.92 GiB
+
+Different programs stay refused; forced, what no law covers is said in
+bytes and as a share, and shown per target (the band's "captured size"):
+
+  $ gmsim import $D/lmmedium_ctx128_inference_fp32.pickle -o inf128.db > /dev/null
+  $ gmsim scale inf128.db ctx256.db --seq 512 -o forced.db 2>&1 | cut -c1-141
+  gmsim: 'inf128.db:lmmedium_ctx128_inference_fp32' does not align with 'ctx256.db:lmmedium_ctx256_train_fp32': 1503 of 7288 allocations paired
+  $ gmsim scale inf128.db ctx256.db --seq 512 -o forced.db --force 2>&1 | grep -E 'warning|^  (none|site) |seq512 '
+  gmsim: warning: 5782 allocations, 39.27 GiB (83.0% of the base's bytes), follow no law (paired in no other capture, and no law at their call sites): every target keeps them at their captured size
+    site                  3   8.17 MiB     0.02%
+    none               5782  39.27 GiB    83.02%
+    lmmedium_ctx256_train_fp32.seq512    2.0x      0.0%      32.6%  67.43% (39.27 GiB)  ±67.8%    ±9.21 GiB
+    lmmedium_ctx256_train_fp32.seq512  seq 512  13693 events  load 13.60 GiB
+
 --at overrides what a name says:
 
   $ gmsim scale ctx128.db ctx256.db --at seq=64,128 --seq 512 -o at.db 2>&1 | grep -E 'from the name|seq 512'

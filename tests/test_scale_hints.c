@@ -1,0 +1,458 @@
+/*
+ * tests/test_scale_hints.c — `gmsim scale` on captures that differ in what
+ * the alignment takes as hints (issue 30, items 1 and 2): annotations
+ * (record_function ranges) present in one capture and not the other, stack
+ * frames that differ in the script's own functions, and a warm-up pass's
+ * graph alive before the recording began.
+ *
+ * The differing captures are made here from the real lmmedium ctx128
+ * training snapshot of ../shared/data (skipped with a message where it is
+ * absent) and from synthesized forward passes; each prediction is held
+ * against the one the aligned captures give, allocation by allocation, and
+ * against the real capture at the target.
+ */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gmsim/align.h"
+#include "gmsim/scale.h"
+#include "gmsim/synth.h"
+#include "gmsim/torch.h"
+#include "util.h"
+
+#define TH_RANGE "Optimizer.zero_grad#AdamW.zero_grad"
+#define TH_STEP "Optimizer.step#AdamW.step"
+
+/* The lmmedium training snapshots at ctx128 and ctx256 as traces "c128"
+ * and "c256" of a new store; NULL (with *why) where the data is absent. */
+static gm_store_t *th_real(const char **why)
+{
+    static int nth;
+    char dbname[32];
+    snprintf(dbname, sizeof dbname, "hints%d.db", nth++);
+    gm_store_t *s = NULL;
+    gm_error_t err;
+    for (int i = 0; i < 2; i++) {
+        char rel[96];
+        snprintf(rel, sizeof rel, "snapshots/lmmedium_ctx%d_train_fp32.pickle", i ? 256 : 128);
+        const char *path = gt_data_path(rel, why);
+        if (path == NULL) {
+            if (s)
+                gm_store_close(s);
+            return NULL;
+        }
+        char *pc = strdup(path);
+        if (s == NULL)
+            cr_assert_eq(gm_store_open(gt_tmpfile(dbname), GM_STORE_WRITE, &s, &err), 0, "%s",
+                         err.msg);
+        FILE *f = fopen(pc, "rb");
+        cr_assert_not_null(f);
+        gm_import_target_t *t;
+        cr_assert_eq(gm_import_target_create(s, i ? "c256" : "c128", 0, &t, &err), 0);
+        cr_assert_eq(gm_torch_import(f, pc, t, &err), 0, "%s", err.msg);
+        cr_assert_eq(gm_import_commit(t, &err), 0, "%s", err.msg);
+        fclose(f);
+        free(pc);
+    }
+    return s;
+}
+
+enum { TH_ADD_RANGE, TH_DROP_STEP, TH_SCRIPT_EDIT };
+
+/*
+ * Copy trace src into dst (events, frames, tags, layout) as another run
+ * of the script would have recorded it:
+ *   TH_ADD_RANGE   a record_function range (start and end marks) the
+ *                  source lacks, before allocation `at`;
+ *   TH_DROP_STEP   without the optimizer step's range;
+ *   TH_SCRIPT_EDIT every stack whose outermost frame is the script's gets
+ *                  one more frame of the script below it (the loop moved
+ *                  into a function `main`).
+ */
+static void th_copy(gm_store_t *s, const char *src, const char *dst, int how, uint64_t at)
+{
+    gm_error_t err;
+    gm_reader_t *r;
+    gm_writer_t *w;
+    gm_layout_t *lay = NULL;
+    cr_assert_eq(gm_reader_open(s, src, &r, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_begin(s, dst, GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_store_layout(s, src, &lay, &err), 0, "%s", err.msg);
+    if (lay != NULL)
+        cr_assert_eq(gm_writer_layout(w, lay, &err), 0, "%s", err.msg);
+    gm_layout_free(lay);
+    uint32_t rtag;
+    cr_assert_eq(gm_writer_tag(w, TH_RANGE, &rtag, &err), 0, "%s", err.msg);
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap);
+    cr_assert_not_null(buf);
+    for (;;) {
+        const gm_event_t *ev;
+        size_t n;
+        cr_assert_eq(gm_reader_next(r, &ev, &n, &err), 0, "%s", err.msg);
+        if (n == 0)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            gm_event_t e = ev[i];
+            if (e.op == GM_OP_MARK) {
+                const char *tag = gm_reader_tag(r, e.tag);
+                if (how == TH_DROP_STEP && strcmp(tag, TH_STEP) == 0)
+                    continue;
+                cr_assert_eq(gm_writer_tag(w, tag, &e.tag, &err), 0, "%s", err.msg);
+            } else if (e.op == GM_OP_FREE || e.op == GM_OP_ALLOC) {
+                uint32_t st;
+                cr_assert_eq(gm_writer_stream(w, gm_reader_stream(r, e.stream), &st, &err), 0);
+                e.stream = st;
+            }
+            if (e.op == GM_OP_ALLOC) {
+                if (how == TH_ADD_RANGE && e.id == at) {
+                    gm_event_t m = {.op = GM_OP_MARK, .tag = rtag, .ts_ns = e.ts_ns};
+                    cr_assert_eq(gm_writer_add(w, &m, &err), 0, "%s", err.msg);
+                    cr_assert_eq(gm_writer_add(w, &m, &err), 0, "%s", err.msg);
+                }
+                const char *fr = e.frames ? gm_reader_frames(r, e.frames) : NULL;
+                e.frames = 0;
+                if (fr != NULL) {
+                    const char *nl = strrchr(fr, '\n');
+                    if (how == TH_SCRIPT_EDIT && nl != NULL && strstr(nl, ".py:") != NULL) {
+                        /* the outermost frame's file, another function of it */
+                        const char *colon = strchr(nl + 1, ':');
+                        cr_assert_not_null(colon);
+                        size_t need = strlen(fr) + (size_t)(colon - nl) + 32;
+                        if (need > cap) {
+                            cap = need;
+                            buf = realloc(buf, cap);
+                            cr_assert_not_null(buf);
+                        }
+                        snprintf(buf, cap, "%.*s%.*s:300:main%s", (int)(nl - fr), fr,
+                                 (int)(colon - nl), nl, nl);
+                        fr = buf;
+                    }
+                    cr_assert_eq(gm_writer_frames(w, fr, &e.frames, &err), 0, "%s", err.msg);
+                }
+            }
+            cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
+        }
+    }
+    free(buf);
+    gm_reader_close(r);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+}
+
+static uint64_t th_load(gm_store_t *s, const char *name)
+{
+    gm_trace_info_t info;
+    gm_error_t err;
+    cr_assert_eq(gm_store_find(s, name, &info, &err), 0, "%s", err.msg);
+    uint64_t load = info.load;
+    gm_trace_info_release(&info);
+    return load;
+}
+
+static gm_scale_plan_t *th_plan(gm_store_t *s, const char *a, uint64_t sa, const char *b,
+                                uint64_t sb, int base, double min_matched)
+{
+    gm_scale_capture_t caps[] = {{s, a, NULL, sa, 4, NULL}, {s, b, NULL, sb, 4, NULL}};
+    gm_scale_options_t o = {.base = base, .min_matched = min_matched};
+    gm_scale_plan_t *p;
+    gm_error_t err;
+    cr_assert_eq(gm_scale_plan_create(caps, 2, &o, &p, &err), 0, "%s", err.msg);
+    return p;
+}
+
+/* Every allocation of the base predicted at seq by p as by ref (the plan
+ * of the aligned captures): law and size. */
+static void th_same_predictions(const gm_scale_plan_t *p, const gm_scale_plan_t *ref, uint64_t n,
+                                uint64_t seq)
+{
+    gm_error_t err;
+    for (uint64_t i = 0; i < n; i++) {
+        gm_scale_law_t lp, lr;
+        uint64_t zp, zr;
+        cr_assert_eq(gm_scale_predict(p, i, seq, 0, &lp, NULL, NULL, &zp, &err), 0, "%s", err.msg);
+        cr_assert_eq(gm_scale_predict(ref, i, seq, 0, &lr, NULL, NULL, &zr, &err), 0, "%s",
+                     err.msg);
+        cr_assert_eq(zp, zr, "allocation %llu at seq %llu: %llu (%s), aligned %llu (%s)",
+                     (unsigned long long)i, (unsigned long long)seq, (unsigned long long)zp,
+                     gm_scale_law_name(lp), (unsigned long long)zr, gm_scale_law_name(lr));
+    }
+}
+
+static const gm_align_note_t *th_note(const gm_scale_pairing_t *pr, const char *name)
+{
+    for (size_t i = 0; i < pr->nnotes; i++)
+        if (strcmp(pr->notes[i].name, name) == 0)
+            return &pr->notes[i];
+    return NULL;
+}
+
+/*
+ * ctx128 with a zero_grad range added in the middle of its step and its
+ * optimizer step's range removed, against ctx256: both differences
+ * reported by name and capture, the allocations aligned as without them
+ * (7190 pairs, 98.7%), every allocation of the ctx256 base predicted at
+ * 128 and at 1024 as from the unedited pair, and the prediction at 128
+ * the real ctx128 capture's peak requested bytes.
+ */
+Test(scale_hints, real_annotations_differ, .timeout = 300)
+{
+    const char *why;
+    gm_store_t *s = th_real(&why);
+    if (s == NULL)
+        cr_skip_test("%s", why);
+    th_copy(s, "c128", "tmp128", TH_ADD_RANGE, 3000);
+    th_copy(s, "tmp128", "ann128", TH_DROP_STEP, 0);
+    gm_scale_plan_t *ref = th_plan(s, "c128", 128, "c256", 256, 1, 0);
+    gm_scale_plan_t *p = th_plan(s, "ann128", 128, "c256", 256, 1, 0);
+    const gm_scale_report_t *rr = gm_scale_plan_report(ref), *r = gm_scale_plan_report(p);
+    const gm_scale_pairing_t *pr = &r->pairing[0];
+    cr_assert_eq(rr->pairing[0].marks_only_base + rr->pairing[0].marks_only_other, 0);
+    cr_assert_eq(pr->matched, rr->pairing[0].matched);
+    cr_assert_gt(pr->share, 0.98, "%f", pr->share);
+    cr_assert_eq(pr->site_keys, 0);
+    /* the range added: in the other capture only; the step's: in the base only */
+    const gm_align_note_t *added = th_note(pr, TH_RANGE), *dropped = th_note(pr, TH_STEP);
+    cr_assert_not_null(added, "%zu notes", pr->nnotes);
+    cr_assert_not_null(dropped, "%zu notes", pr->nnotes);
+    cr_assert_eq(added->in_a, 0);
+    cr_assert_eq(added->in_b, 2);
+    cr_assert_eq(dropped->in_a, 2, "%u %u; %zu notes: %s %u %u", dropped->in_a, dropped->in_b,
+                 pr->nnotes, pr->notes[0].name, pr->notes[0].in_a, pr->notes[0].in_b);
+    cr_assert_eq(dropped->in_b, 0);
+    cr_assert_eq(pr->marks_only_base, 2);
+    cr_assert_eq(pr->marks_only_other, 2);
+    th_same_predictions(p, ref, r->allocs, 128);
+    th_same_predictions(p, ref, r->allocs, 1024);
+    gm_error_t err;
+    cr_assert_eq(gm_scale_write(p, 128, 0, s, "pred", GM_WRITE_REPLACE, &err), 0, "%s", err.msg);
+    cr_assert_eq(th_load(s, "pred"), th_load(s, "c128"));
+    gm_scale_plan_destroy(p);
+    /* and the other way: the edited capture as the base */
+    p = th_plan(s, "ann128", 128, "c256", 256, 0, 0);
+    r = gm_scale_plan_report(p);
+    pr = &r->pairing[1];
+    added = th_note(pr, TH_RANGE);
+    cr_assert_not_null(added);
+    cr_assert_eq(added->in_a, 2);
+    cr_assert_eq(added->in_b, 0);
+    cr_assert_gt(pr->share, 0.98, "%f", pr->share);
+    cr_assert_eq(gm_scale_write(p, 256, 0, s, "pred", GM_WRITE_REPLACE, &err), 0, "%s", err.msg);
+    cr_assert_eq(th_load(s, "pred"), th_load(s, "c256"));
+    gm_scale_plan_destroy(p);
+    gm_scale_plan_destroy(ref);
+    gm_store_close(s);
+}
+
+/*
+ * ctx128 recorded by an edited script (the step moved into a function:
+ * every stack from the script gains a frame) against ctx256: keyed by
+ * whole stacks under 90% pair, so the allocations are keyed by the call
+ * sites below the script's frames (site_keys), pair as the unedited
+ * captures do, and every prediction is the unedited pair's.
+ */
+Test(scale_hints, real_script_edited, .timeout = 300)
+{
+    const char *why;
+    gm_store_t *s = th_real(&why);
+    if (s == NULL)
+        cr_skip_test("%s", why);
+    th_copy(s, "c128", "ed128", TH_SCRIPT_EDIT, 0);
+    gm_scale_plan_t *ref = th_plan(s, "c128", 128, "c256", 256, 1, 0);
+    gm_scale_plan_t *p = th_plan(s, "ed128", 128, "c256", 256, 1, 0);
+    const gm_scale_report_t *rr = gm_scale_plan_report(ref), *r = gm_scale_plan_report(p);
+    cr_assert_eq(r->pairing[0].site_keys, 1);
+    cr_assert_eq(rr->pairing[0].site_keys, 0);
+    cr_assert_eq(r->pairing[0].matched, rr->pairing[0].matched);
+    th_same_predictions(p, ref, r->allocs, 128);
+    th_same_predictions(p, ref, r->allocs, 2048);
+    /* whole stacks alone: refused, as before call sites were tried */
+    gm_align_trace_t *ta, *tb;
+    gm_error_t err;
+    cr_assert_eq(gm_align_trace_load(s, "ed128", &ta, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_align_trace_load(s, "c256", &tb, &err), 0, "%s", err.msg);
+    size_t keyed = 0;
+    for (size_t i = 0; i < ta->nallocs; i++)
+        for (size_t j = 0; j < tb->nallocs && ta->allocs[i].frames; j++)
+            if (ta->allocs[i].key == tb->allocs[j].key) {
+                keyed++;
+                break;
+            }
+    cr_assert_lt(keyed * 10, ta->nallocs * 9, "%zu of %zu", keyed, ta->nallocs);
+    gm_align_trace_free(ta);
+    gm_align_trace_free(tb);
+    gm_scale_plan_destroy(p);
+    gm_scale_plan_destroy(ref);
+    gm_store_close(s);
+}
+
+/* ---- a warm-up's graph alive before the recording --------------------------------- */
+
+static void th_synth(gm_store_t *s, const char *name, uint64_t seq, uint32_t steps)
+{
+    gm_synth_config_t c;
+    gm_synth_config_default(&c);
+    gm_error_t err;
+    cr_assert_eq(gm_synth_apply_preset(&c, "gpt2", &err), 0, "%s", err.msg);
+    c.layers = 2;
+    c.mode = GM_SYNTH_MODE_FORWARD;
+    c.seq = seq;
+    c.batch = 2;
+    c.steps = steps;
+    gm_writer_t *w;
+    cr_assert_eq(gm_writer_begin(s, name, 0, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_synth_write(&c, w, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+}
+
+/* The index of the k-th MARK `tag` of trace name (k from 1). */
+static uint64_t th_mark(gm_store_t *s, const char *name, const char *tag, int k)
+{
+    gm_error_t err;
+    gm_reader_t *r;
+    cr_assert_eq(gm_reader_open(s, name, &r, &err), 0, "%s", err.msg);
+    int64_t t = gm_reader_find_tag(r, tag);
+    cr_assert_geq(t, 0);
+    uint64_t index = 0, at = UINT64_MAX;
+    for (;;) {
+        const gm_event_t *ev;
+        size_t n;
+        cr_assert_eq(gm_reader_next(r, &ev, &n, &err), 0, "%s", err.msg);
+        if (n == 0)
+            break;
+        for (size_t i = 0; i < n; i++, index++)
+            if (ev[i].op == GM_OP_MARK && ev[i].tag == (uint32_t)t && --k == 0)
+                at = index;
+    }
+    gm_reader_close(r);
+    cr_assert_neq(at, UINT64_MAX);
+    return at;
+}
+
+/* Copy trace src into dst as a recording begun at event `cut` holds it:
+ * the allocations alive then are pre-existing (without frames: made
+ * before the recording), the events before are dropped. */
+static void th_cut(gm_store_t *s, const char *src, const char *dst, uint64_t cut)
+{
+    gm_error_t err;
+    gm_trace_info_t info;
+    cr_assert_eq(gm_store_find(s, src, &info, &err), 0, "%s", err.msg);
+    uint64_t n = info.allocs;
+    gm_trace_info_release(&info);
+    uint64_t *size = calloc(n + 1, sizeof *size), *map = malloc((n + 1) * sizeof *map);
+    unsigned char *live = calloc(n + 1, 1);
+    cr_assert(size && map && live);
+    for (int pass = 0; pass < 2; pass++) {
+        gm_reader_t *r;
+        cr_assert_eq(gm_reader_open(s, src, &r, &err), 0, "%s", err.msg);
+        gm_writer_t *w = NULL;
+        uint64_t next = 0, index = 0;
+        if (pass == 1) {
+            cr_assert_eq(gm_writer_begin(s, dst, GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
+            uint32_t st;
+            cr_assert_eq(gm_writer_stream(w, 0, &st, &err), 0, "%s", err.msg);
+            for (uint64_t id = 0; id < n; id++) {
+                map[id] = UINT64_MAX;
+                if (!live[id])
+                    continue;
+                gm_event_t e = {.op = GM_OP_ALLOC, .id = next, .size = size[id],
+                                .flags = GM_EVENT_PREEXISTING};
+                map[id] = next++;
+                cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
+            }
+        }
+        for (;;) {
+            const gm_event_t *ev;
+            size_t k;
+            cr_assert_eq(gm_reader_next(r, &ev, &k, &err), 0, "%s", err.msg);
+            if (k == 0)
+                break;
+            for (size_t i = 0; i < k; i++, index++) {
+                gm_event_t e = ev[i];
+                if (pass == 0) {
+                    if (index < cut && e.op == GM_OP_ALLOC) {
+                        live[e.id] = 1;
+                        size[e.id] = e.size;
+                    } else if (index < cut && e.op == GM_OP_FREE)
+                        live[e.id] = 0;
+                    continue;
+                }
+                if (index < cut || (e.op != GM_OP_ALLOC && e.op != GM_OP_FREE &&
+                                    e.op != GM_OP_MARK))
+                    continue;
+                e.stream = 0;
+                if (e.op == GM_OP_MARK) {
+                    cr_assert_eq(gm_writer_tag(w, gm_reader_tag(r, e.tag), &e.tag, &err), 0);
+                } else if (e.op == GM_OP_ALLOC) {
+                    e.frames = 0;
+                    e.flags = 0;
+                    map[e.id] = next;
+                    e.id = next++;
+                } else {
+                    if (map[e.id] == UINT64_MAX)
+                        continue;
+                    e.id = map[e.id];
+                }
+                cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
+            }
+        }
+        gm_reader_close(r);
+        if (w)
+            cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+    }
+    free(size);
+    free(map);
+    free(live);
+}
+
+/*
+ * A forward pass with autograd on, recorded after a warm-up pass whose
+ * graph (saved activations, logits) is still alive: the capture at seq
+ * 256 begins at its second pass, the warm-up's tensors pre-existing and
+ * without frames; the capture at 128 is one pass recorded from the start
+ * (no warm-up).  The base's weights pair across the window's boundary;
+ * the warm-up's graph, a third of this small model's allocations, pairs
+ * with nothing (the share is taken at 60%: every pre-existing allocation
+ * counts in the window);
+ * the warm-up's tensors pair with nothing and take the law of the
+ * recorded pass's tensors of their size: the prediction at 128 is the
+ * real warmed-up capture at 128, allocation by allocation, and nothing is
+ * left at its captured size.
+ */
+Test(scale_hints, warm_up_graph_preexisting)
+{
+    gm_store_t *s;
+    gm_error_t err;
+    cr_assert_eq(gm_store_open(gt_tmpfile("warm.db"), GM_STORE_WRITE, &s, &err), 0, "%s",
+                 err.msg);
+    th_synth(s, "f256", 256, 2);
+    th_synth(s, "f128", 128, 2);
+    th_synth(s, "one128", 128, 1);
+    th_cut(s, "f256", "warm256", th_mark(s, "f256", "step", 2));
+    th_cut(s, "f128", "warm128", th_mark(s, "f128", "step", 2));
+    gm_scale_plan_t *p = th_plan(s, "one128", 128, "warm256", 256, 1, 0.6);
+    const gm_scale_report_t *r = gm_scale_plan_report(p);
+    cr_assert_gt(r->preexisting, 0);
+    /* the weights pair across the boundary, the warm-up's graph does not */
+    cr_assert_gt(r->preexisting_paired, 0);
+    cr_assert_lt(r->preexisting_paired, r->preexisting);
+    cr_assert_eq(r->law_allocs[GM_SCALE_LAW_NONE], 0, "%llu unscaled: %s",
+                 (unsigned long long)r->law_allocs[GM_SCALE_LAW_NONE], r->none_where);
+    cr_assert_eq(r->law_allocs[GM_SCALE_LAW_SITE], r->preexisting - r->preexisting_paired);
+    cr_assert_eq(gm_scale_write(p, 128, 0, s, "pred", GM_WRITE_REPLACE, &err), 0, "%s", err.msg);
+    gm_align_trace_t *a, *b;
+    cr_assert_eq(gm_align_trace_load(s, "pred", &a, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_align_trace_load(s, "warm128", &b, &err), 0, "%s", err.msg);
+    cr_assert_eq(a->nallocs, b->nallocs);
+    for (size_t i = 0; i < a->nallocs; i++)
+        cr_assert_eq(a->allocs[i].size, b->allocs[i].size, "allocation %zu%s: %llu, real %llu",
+                     i, b->allocs[i].preexisting ? " (pre-existing)" : "",
+                     (unsigned long long)a->allocs[i].size,
+                     (unsigned long long)b->allocs[i].size);
+    gm_align_trace_free(a);
+    gm_align_trace_free(b);
+    cr_assert_eq(th_load(s, "pred"), th_load(s, "warm128"));
+    gm_scale_plan_destroy(p);
+    gm_store_close(s);
+}
