@@ -108,6 +108,7 @@
 #include "gmsim/store.h"
 #include "gmsim/trace.h"
 #include "sim/torch_rules.h"
+#include "base/bulk.h"
 #include "base/idmap.h"
 #include "formats/pickle.h"
 #include "formats/torch_state.h"
@@ -1575,22 +1576,28 @@ int gm_torch_import(FILE *in, const char *filename, gm_import_target_t *t, gm_er
         if (at >= 0 && at <= st.st_size)
             cap = (size_t)(st.st_size - at) + 1;
     }
-    char *buf = malloc(cap);
-    if (buf == NULL)
+    /* huge pages for a large file (base/bulk.h): a 3.9 MB snapshot is 944
+     * page faults in small pages */
+    gm__bulk_t mem;
+    if (gm__bulk_alloc(&mem, cap))
         return gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'", name);
+    char *buf = mem.p;
     for (;;) {
         if (len == cap) {
+            gm__bulk_t more;
             if (cap >= TK_MAX_FILE) {
-                free(buf);
+                gm__bulk_release(&mem);
                 return gm_error_set(err, GM_EFORMAT, "'%s': larger than %zu bytes", name,
                                     (size_t)TK_MAX_FILE);
             }
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL) {
-                free(buf);
+            if (gm__bulk_alloc(&more, cap * 2)) {
+                gm__bulk_release(&mem);
                 return gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'", name);
             }
-            buf = nb;
+            memcpy(more.p, buf, len);
+            gm__bulk_release(&mem);
+            mem = more;
+            buf = mem.p;
             cap *= 2;
         }
         size_t n = fread(buf + len, 1, cap - len, in);
@@ -1600,11 +1607,11 @@ int gm_torch_import(FILE *in, const char *filename, gm_import_target_t *t, gm_er
     }
     if (ferror(in)) {
         int e = errno;
-        free(buf);
+        gm__bulk_release(&mem);
         return gm_error_set(err, GM_EIO, "cannot read '%s': %s", name,
                             e ? strerror(e) : "read error");
     }
     int rc = gm_torch_import_buffer(buf, len, name, t, err);
-    free(buf);
+    gm__bulk_release(&mem);
     return rc;
 }
