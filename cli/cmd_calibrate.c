@@ -1,8 +1,10 @@
 /*
  * cli/cmd_calibrate.c — `gmsim calibrate --on gpu[:N] [-o FILE] [--reps N]`:
- * measure cudaMalloc/cudaFree latency over sizes on a real GPU and write a
- * device cost profile that `--device-profile FILE` feeds to the simulated
- * device (its device_time_ns).
+ * measure cudaMalloc/cudaFree latency over sizes on a real GPU, and what
+ * the device charges (cudaMalloc's spacing and packing, a pool's chunks,
+ * cuMemCreate's granularity), and write a device profile that
+ * `--device-profile FILE` feeds to the simulation (its device_time_ns, the
+ * device granularity, native.chunk, async.granularity and async.align).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,8 +18,11 @@ static const char calibrate_usage[] =
     "usage: gmsim calibrate [--on gpu[:N]] [-o FILE] [--reps N]\n"
     "\n"
     "Measure how long cudaMalloc and cudaFree take on a GPU, from 512 B up to\n"
-    "a quarter of its free memory, and write the medians as a cost profile:\n"
-    "'gmsim replay --device-profile FILE' then models device time with it.\n"
+    "a quarter of its free memory, and what the device charges for memory\n"
+    "(cudaMalloc's spacing and packing of small requests, a memory pool's\n"
+    "chunks, cuMemCreate's granularity), and write them as a device profile:\n"
+    "'gmsim replay --device-profile FILE' then models device time, the device\n"
+    "granularity and the native and async policies' chunks with them.\n"
     "\n"
     "options:\n"
     "      --on gpu[:N]   the GPU (default gpu:0)\n"
@@ -73,9 +78,29 @@ int gm__cmd_calibrate(int argc, char **argv)
     if (gm_cost_profile_write(p, out.f) != 0)
         rc = gm__cli_out_error(&out, errno);
     rc = gm__cli_out_close(&out, rc);
-    if (rc == GM_CLI_OK && output && strcmp(output, "-") != 0)
+    if (rc == GM_CLI_OK && output && strcmp(output, "-") != 0) {
         fprintf(stderr, "wrote '%s': %zu sizes, %s\n", gm__cli_s(output), p->n,
                 p->source ? p->source : "measured");
+        if (p->has_granularity) {
+            const gm_device_granularity_t *g = &p->gran;
+            char ma[32], mc[32], ml[32], pa[32], pc[32], pl[32], vm[32];
+            gm_format_param_size(g->malloc_align, ma, sizeof ma);
+            gm_format_param_size(g->malloc_chunk, mc, sizeof mc);
+            gm_format_param_size(g->malloc_large, ml, sizeof ml);
+            gm_format_param_size(g->pool_align, pa, sizeof pa);
+            gm_format_param_size(g->pool_chunk, pc, sizeof pc);
+            gm_format_param_size(g->pool_large, pl, sizeof pl);
+            gm_format_param_size(g->vmm_minimum, vm, sizeof vm);
+            fprintf(stderr,
+                    "granularity: cudaMalloc %s apart in chunks of %s (%s above), pool %s apart "
+                    "in chunks of %s (%s above, %s at a synchronization), cuMemCreate %s\n",
+                    ma, mc, ml, pa, pc, pl,
+                    g->pool_releases_at_sync < 0 ? "release unknown"
+                    : g->pool_releases_at_sync   ? "released"
+                                                 : "kept",
+                    vm);
+        }
+    }
     gm_cost_profile_free(p);
     return rc;
 }

@@ -91,6 +91,7 @@ typedef struct replay_args {
     const char **params;         /* the --param texts, in order */
     size_t nparams;
     const char *start;           /* --start: "recorded" or "empty", NULL: each policy's own */
+    const gm_cost_profile_t *profile; /* --device-profile, NULL: none */
 } replay_args_t;
 
 static int replay_select(replay_args_t *a, const gm_policy_ops_t *ops)
@@ -143,14 +144,43 @@ static int replay_add_policies(replay_args_t *a, const char *text)
     return rc;
 }
 
-/* Apply --start, then every --param, to the selected policies' parameter
- * sets (an explicit --param P.start wins over --start). */
+/* Set key of set to the size v (v 0: not measured, left alone). */
+static int replay_profile_param(gm_params_t *set, const char *key, uint64_t v)
+{
+    if (v == 0)
+        return 0;
+    char text[32];
+    gm_error_t err = {0};
+    gm_format_param_size(v, text, sizeof text);
+    if (gm_params_set(set, key, text, &err) != 0)
+        return gm__cli_usage_error(replay_usage, "--device-profile: %s", err.msg);
+    return 0;
+}
+
+/* Apply --start, then the granularity a --device-profile measured (native's
+ * packing chunk, the async pool's chunk and spacing), then every --param,
+ * to the selected policies' parameter sets (an explicit --param wins over
+ * both). */
 static int replay_apply_params(const replay_args_t *a, gm_params_t *sets)
 {
     for (size_t k = 0; a->start && k < a->nops; k++) {
         gm_error_t err = {0};
         if (gm_policy_has_start(a->ops[k]) && gm_params_set(&sets[k], "start", a->start, &err))
             return gm__cli_usage_error(replay_usage, "%s", err.msg);
+    }
+    const gm_device_granularity_t *g =
+        a->profile && a->profile->has_granularity ? &a->profile->gran : NULL;
+    for (size_t k = 0; g && k < a->nops; k++) {
+        int rc = 0;
+        if (strcmp(a->ops[k]->name, "native") == 0 && g->malloc_chunk > g->malloc_align)
+            rc = replay_profile_param(&sets[k], "chunk", g->malloc_chunk);
+        else if (strcmp(a->ops[k]->name, "async") == 0 && g->pool_chunk) {
+            rc = replay_profile_param(&sets[k], "granularity", g->pool_chunk);
+            if (rc == 0 && g->pool_align <= g->pool_chunk)
+                rc = replay_profile_param(&sets[k], "align", g->pool_align);
+        }
+        if (rc)
+            return rc;
     }
     for (size_t i = 0; i < a->nparams; i++) {
         const char *text = a->params[i];
@@ -803,6 +833,7 @@ int gm__cmd_replay(int argc, char **argv)
     cfg.threads = gm__cli_cores();
     const char *trace = NULL;
     int json = 0, timeline = 0, save = 0, on_gpu = 0, ncapacity = 0, c, rc = GM_CLI_OK;
+    int granularity_given = 0;
     size_t kept = 0;
     gm_gpu_options_t gpu = {0};
     gm_gpu_measured_t measured;
@@ -842,6 +873,7 @@ int gm__cmd_replay(int argc, char **argv)
             break;
         case OPT_GRANULARITY:
             rc = gm__cli_granularity_arg(replay_usage, optarg, &cfg.device.granularity);
+            granularity_given = 1;
             break;
         case OPT_RESERVE: rc = gm__cli_reserve_arg(replay_usage, optarg); break;
         case OPT_CHECK: cfg.check_level = 2; break;
@@ -910,6 +942,11 @@ int gm__cmd_replay(int argc, char **argv)
             goto out;
         }
         cfg.device.cost.profile = profile;
+        a.profile = profile;
+        /* the measured cudaMalloc spacing is the device's rounding, unless
+         * --granularity says otherwise */
+        if (profile->has_granularity && profile->gran.malloc_align && !granularity_given)
+            cfg.device.granularity = profile->gran.malloc_align;
     }
 
     /* Arguments first (usage errors win over file errors), then the store. */

@@ -78,6 +78,10 @@ void gm__cli_gpu_table(const gm_gpu_measured_t *m, const gm_metrics_t *sim, uint
     gpu_diff(&t, (uint64_t)measured_ns, sim->device_time_ns);
     gm__cli_table_print(&t, stdout, NULL);
     gm__cli_table_release(&t);
+    if (m->adopted)
+        printf("\nthe recorded starting layout: %" PRIu64 " allocation%s (%s) made on the GPU "
+               "before the first event, not counted among its mallocs\n",
+               m->adopted, m->adopted == 1 ? "" : "s", gm__cli_size(m->adopted_bytes));
     printf("\nmalloc latency: median %.1f us, p99 %.1f us; free latency: median %.1f us, p99 "
            "%.1f us; wall %.2f s\n",
            m->malloc_latency.median_ns / 1e3, m->malloc_latency.p99_ns / 1e3,
@@ -122,6 +126,10 @@ void gm__cli_gpu_json(gm_json_t *j, const gm_gpu_measured_t *m, const gm_metrics
         gm_json_key(j, "pool_used_high");
         gm_json_u64(j, m->pool_used_high);
     }
+    gm_json_key(j, "adopted");
+    gm_json_u64(j, m->adopted);
+    gm_json_key(j, "adopted_bytes");
+    gm_json_u64(j, m->adopted_bytes);
     gpu_json_latency(j, "malloc_latency", &m->malloc_latency);
     gpu_json_latency(j, "free_latency", &m->free_latency);
     gm_json_key(j, "wall_s");

@@ -191,13 +191,17 @@ static int device_fits(const gm_device_t *dev, uint64_t bytes)
     return dev->reserved <= dev->cfg.capacity && bytes <= dev->cfg.capacity - dev->reserved;
 }
 
-/* Count bytes at addr as reserved if they fit and the hooks agree. */
-static int device_take(gm_device_t *dev, uint64_t addr, uint64_t bytes)
+/* Count bytes at addr as reserved if they fit and the hooks agree (their
+ * adopt for adopted memory, when they have one). */
+static int device_take(gm_device_t *dev, uint64_t addr, uint64_t bytes, int adopted)
 {
     if (!device_fits(dev, bytes))
         return GM_DEVICE_OOM;
-    if (dev->cfg.hooks != NULL && dev->cfg.hooks->malloc != NULL &&
-        dev->cfg.hooks->malloc(dev->cfg.hooks_ctx, addr, bytes) != 0)
+    const gm_device_hooks_t *h = dev->cfg.hooks;
+    int (*see)(void *, uint64_t, uint64_t) = NULL;
+    if (h != NULL)
+        see = adopted && h->adopt != NULL ? h->adopt : h->malloc;
+    if (see != NULL && see(dev->cfg.hooks_ctx, addr, bytes) != 0)
         return GM_DEVICE_OOM;
     dev->reserved += bytes;
     if (dev->reserved > dev->peak_reserved)
@@ -207,7 +211,7 @@ static int device_take(gm_device_t *dev, uint64_t addr, uint64_t bytes)
 
 int gm_device_map(gm_device_t *dev, uint64_t addr, uint64_t bytes)
 {
-    if (device_take(dev, addr, bytes) != 0) {
+    if (device_take(dev, addr, bytes, 0) != 0) {
         dev->failed++;
         dev->time_ns += gm_cost_malloc_ns(&dev->cfg.cost, 0);
         return GM_DEVICE_OOM;
@@ -219,7 +223,7 @@ int gm_device_map(gm_device_t *dev, uint64_t addr, uint64_t bytes)
 
 int gm_device_adopt(gm_device_t *dev, uint64_t addr, uint64_t bytes)
 {
-    return device_take(dev, addr, bytes);
+    return device_take(dev, addr, bytes, 1);
 }
 
 /* ---- sizes for people ---------------------------------------------------- */

@@ -15,6 +15,18 @@
  * UINT64_MAX (the map's reserved key): its addresses are non-zero multiples
  * of the granularity.
  *
+ * chunk (0 by default: off) models a driver that packs small requests:
+ * the real cudaMalloc hands out 1-byte requests 512 bytes apart while its
+ * in-use memory grows 2 MiB at a time (`gmsim calibrate` measures both;
+ * a profile with them sets chunk).  Then the device's memory comes in
+ * chunks of that size, and requests are carved from them as a stream-
+ * ordered pool with release threshold 0 carves its chunks (sim/async.c's
+ * model: rounded up to the device granularity, best fit, a request larger
+ * than a chunk maps its size rounded up to the chunk, a wholly free chunk
+ * is released): the policy is an async pool whose every free synchronizes
+ * (cudaFree does).  Which free space the driver reuses is not known; that
+ * part is the model's.
+ *
  * Invariants (check): the live blocks' sizes sum to `allocated`, which
  * equals the device's reserved bytes; their number equals the device's
  * mallocs minus frees; each is a non-empty multiple of the granularity and
@@ -31,24 +43,43 @@
 
 typedef struct native {
     gm_policy_t base;
+    gm_policy_t *packed; /* chunk mode: the pool that carves the chunks */
     gm__idmap_t live; /* live block address → device-rounded size */
     uint64_t allocated;
 } native_t;
 
 extern const gm_policy_ops_t gm__policy_native;
+extern const gm_policy_ops_t gm__policy_async;
 
 #define NATIVE(p) GM_POLICY_DOWNCAST(native_t, p, gm__policy_native)
 
 static int native_create(gm_device_t *dev, const gm_param_value_t *values, gm_policy_t **out,
                          gm_error_t *err)
 {
-    (void)values;
+    uint64_t chunk = values[0].size;
+    if (chunk != 0 && ((chunk & (chunk - 1)) != 0 || chunk > GM_DEVICE_GRANULARITY_MAX ||
+                       chunk < dev->cfg.granularity))
+        return gm_error_set(err, GM_EINVAL,
+                            "invalid value '%" PRIu64 "' for native.chunk: not 0 or a power of "
+                            "two from the device granularity (%" PRIu64 ") up to 1 TiB",
+                            chunk, dev->cfg.granularity);
     native_t *n = calloc(1, sizeof *n);
     if (n == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'native'");
     n->base.ops = &gm__policy_native;
     n->base.dev = dev;
     gm__idmap_init(&n->live);
+    if (chunk != 0) {
+        /* async's parameters in its order: release_threshold, reuse,
+         * granularity, align */
+        gm_param_value_t av[4] = {{.size = 0}, {.e = 0}, {.size = chunk},
+                                  {.size = dev->cfg.granularity}};
+        int rc = gm__policy_async.create(dev, av, &n->packed, err);
+        if (rc) {
+            free(n);
+            return rc;
+        }
+    }
     *out = &n->base;
     return 0;
 }
@@ -58,6 +89,12 @@ static int native_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out
     native_t *n = NATIVE(p);
     if (n == NULL)
         return GM_EINVAL;
+    if (n->packed != NULL) {
+        int rc = n->packed->ops->alloc(n->packed, req, out);
+        if (rc == 0)
+            n->allocated += out->size;
+        return rc;
+    }
     uint64_t addr, got;
     if (gm_device_malloc(p->dev, req->size, 0, &addr, &got) != 0)
         return GM_ALLOC_OOM;
@@ -79,6 +116,14 @@ static int native_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
     native_t *n = NATIVE(p);
     if (n == NULL || blk->addr == 0)
         return GM_EINVAL;
+    if (n->packed != NULL) {
+        int rc = n->packed->ops->free(n->packed, blk, stream);
+        if (rc == 0) {
+            n->allocated -= blk->size;
+            n->packed->ops->sync(n->packed);
+        }
+        return rc;
+    }
     uint64_t size;
     if (!gm__idmap_get(&n->live, blk->addr, &size) || size != blk->size)
         return GM_EINVAL;
@@ -91,6 +136,10 @@ static int native_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
 static void native_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     native_t *n = NATIVE(p);
+    if (n != NULL && n->packed != NULL) {
+        n->packed->ops->stats(n->packed, out);
+        return;
+    }
     out->allocated = n ? n->allocated : 0;
     out->largest_free = 0; /* nothing is cached */
     out->free_bytes = n && p->dev->reserved > n->allocated ? p->dev->reserved - n->allocated : 0;
@@ -111,6 +160,16 @@ static int native_check(gm_policy_t *p, char *why, size_t whylen)
     if (n == NULL) {
         NATIVE_BAD("not a native policy");
         return bad;
+    }
+    if (n->packed != NULL) {
+        gm_policy_stats_t st;
+        n->packed->ops->stats(n->packed, &st);
+        if (st.allocated != n->allocated)
+            NATIVE_BAD("the chunks hold %" PRIu64 " bytes in live blocks but allocated is %" PRIu64,
+                       st.allocated, n->allocated);
+        if (bad)
+            return bad;
+        return n->packed->ops->check(n->packed, why, whylen);
     }
     const gm_device_t *dev = p->dev;
     const gm__idmap_t *m = &n->live;
@@ -147,16 +206,24 @@ static void native_destroy(gm_policy_t *p)
     native_t *n = NATIVE(p);
     if (n == NULL)
         return;
+    if (n->packed != NULL)
+        n->packed->ops->destroy(n->packed);
     gm__idmap_release(&n->live);
     free(n);
 }
+
+static const gm_param_spec_t native_params[] = {
+    {"chunk", GM_PARAM_SIZE, "0",
+     "the driver packs requests into chunks of this size (0: none, each request its own device "
+     "malloc; a --device-profile from 'gmsim calibrate' sets the measured one)", NULL},
+};
 
 const gm_policy_ops_t gm__policy_native = {
     .name = "native",
     .help = "no caching: a device malloc per request, a device free per free "
             "(PYTORCH_NO_CUDA_MEMORY_CACHING=1)",
-    .params = NULL,
-    .nparams = 0,
+    .params = native_params,
+    .nparams = sizeof native_params / sizeof native_params[0],
     .create = native_create,
     .alloc = native_alloc,
     .free = native_free,

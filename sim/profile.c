@@ -5,8 +5,10 @@
  *
  * The file is JSON: {"source": "who/where/when", "points": [{"size": B,
  * "malloc_ns": T, "free_ns": T}, ...]} with sizes strictly ascending and
- * times finite and ≥ 0.  Anything else is refused with the file's name and
- * the point at fault.
+ * times finite and ≥ 0, and optionally "granularity": {"malloc_align": B,
+ * ...} (gm_device_granularity_t's fields, each a power of two up to 1 TiB
+ * or 0 for not measured; its two flags true, false or null).  Anything
+ * else is refused with the file's name and the point or field at fault.
  */
 #include <errno.h>
 #include <math.h>
@@ -69,6 +71,49 @@ static int profile_time(const gm_jv_t *v, double *out)
     return 0;
 }
 
+/* The sizes of "granularity", in gm_device_granularity_t's order. */
+#define PROFILE_GRAN_SIZES(X)                                                                 \
+    X(malloc_align) X(malloc_chunk) X(malloc_large) X(vmm_minimum) X(vmm_recommended)         \
+    X(pool_align) X(pool_chunk) X(pool_large)
+
+/* Read the optional "granularity" object g into p; GM_EFORMAT naming the
+ * field at fault. */
+static int profile_granularity(const gm_jv_t *g, gm_cost_profile_t *p, const char *path,
+                               gm_error_t *err)
+{
+    if (g == NULL)
+        return 0;
+    if (gm_jv_type(g) != GM_JV_OBJECT)
+        return gm_error_set(err, GM_EFORMAT, "'%s': \"granularity\" must be an object", path);
+    gm_device_granularity_t *d = &p->gran;
+#define PROFILE_GRAN_READ(f)                                                                  \
+    {                                                                                         \
+        const gm_jv_t *v = gm_jv_get(g, #f);                                                  \
+        if (v != NULL && (gm_jv_u64(v, &d->f) != 0 || (d->f & (d->f - 1)) != 0 ||             \
+                          d->f > GM_DEVICE_GRANULARITY_MAX))                                  \
+            return gm_error_set(err, GM_EFORMAT,                                              \
+                                "'%s': granularity." #f " must be a power of two up to 1 TiB " \
+                                "(or 0: not measured)",                                        \
+                                path);                                                        \
+    }
+    PROFILE_GRAN_SIZES(PROFILE_GRAN_READ)
+#undef PROFILE_GRAN_READ
+    static const char *const flags[] = {"pool_releases_at_sync", "pool_keeps_under_threshold"};
+    int *fv[] = {&d->pool_releases_at_sync, &d->pool_keeps_under_threshold};
+    for (size_t i = 0; i < 2; i++) {
+        const gm_jv_t *v = gm_jv_get(g, flags[i]);
+        if (v == NULL || gm_jv_type(v) == GM_JV_NULL)
+            *fv[i] = -1;
+        else if (gm_jv_type(v) == GM_JV_BOOL)
+            *fv[i] = gm_jv_bool(v);
+        else
+            return gm_error_set(err, GM_EFORMAT, "'%s': granularity.%s must be true, false or null",
+                                path, flags[i]);
+    }
+    p->has_granularity = 1;
+    return 0;
+}
+
 int gm_cost_profile_load(const char *path, gm_cost_profile_t **out, gm_error_t *err)
 {
     size_t len;
@@ -123,6 +168,7 @@ int gm_cost_profile_load(const char *path, gm_cost_profile_t **out, gm_error_t *
             goto out;
         }
     }
+    rc = profile_granularity(gm_jv_get(root, "granularity"), p, path, err);
 out:
     gm_jv_free(root);
     if (rc) {

@@ -38,6 +38,8 @@ static void gpu_env_reset(void)
     unsetenv("FAKE_CUDA_VMM_GRANULARITY");
     unsetenv("FAKE_CUDA_MEMSET_US");
     unsetenv("FAKE_CUDA_OLD_DRIVER_FOR");
+    unsetenv("FAKE_CUDA_POOL_CHUNK");
+    unsetenv("FAKE_CUDA_POOL_ALIGN");
 }
 
 /* A seeded workload (random sizes, bounded live set) and a small trace
@@ -106,6 +108,27 @@ static void gpu_setup(void)
     };
     for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++)
         cr_assert_eq(gm_writer_add(w, &pv[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
+
+    /* A recorded starting layout: one 20 MiB segment holding the
+     * pre-existing allocation 0 between two free blocks. */
+    cr_assert_eq(gm_writer_begin(gpu_store, "warm", 0, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_writer_stream(w, 0, &s0, &err), 0);
+    gm_event_t wv[] = {
+        {.op = GM_OP_ALLOC, .id = 0, .size = 6000000, .stream = s0, .flags = GM_EVENT_PREEXISTING},
+        {.op = GM_OP_ALLOC, .id = 1, .size = 30 * MiB, .stream = s0},
+        {.op = GM_OP_FREE, .id = 0, .stream = s0},
+        {.op = GM_OP_FREE, .id = 1, .stream = s0},
+    };
+    for (size_t i = 0; i < sizeof wv / sizeof wv[0]; i++)
+        cr_assert_eq(gm_writer_add(w, &wv[i], &err), 0, "%s", err.msg);
+    gm_layout_segment_t seg = {.address = 0x7f0000000000, .size = 20 * MiB,
+                               .pool = GM_POOL_LARGE, .first_block = 0, .nblocks = 3};
+    gm_layout_block_t blk[] = {{0, 2 * MiB, 0, GM_LAYOUT_FREE},
+                               {2 * MiB, 6 * MiB, 6000000, 0},
+                               {8 * MiB, 12 * MiB, 0, GM_LAYOUT_FREE}};
+    gm_layout_t lay = {&seg, 1, blk, 3};
+    cr_assert_eq(gm_writer_layout(w, &lay, &err), 0, "%s", err.msg);
     cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
 }
 
@@ -565,6 +588,90 @@ Test(gpu, calibrate_and_use_the_profile)
     gm_cost_profile_free(q);
 }
 
+/* What the device charges, measured: the fake set to granularities other
+ * than its defaults, and the profile carries them (written and read back). */
+Test(gpu, calibrate_measures_the_granularity)
+{
+    setenv("FAKE_CUDA_TOTAL", "4294967296", 1);
+    gm_gpu_options_t o = gpu_opts();
+    gm_cost_profile_t *p;
+    gm_error_t err;
+    cr_assert_eq(gm_gpu_calibrate(&o, 1, &p, &err), 0, "%s", err.msg);
+    cr_assert(p->has_granularity);
+    /* the fake's defaults: 512-byte cudaMalloc, 2 MiB pool chunks and pages */
+    cr_assert_eq(p->gran.malloc_align, 512);
+    cr_assert_eq(p->gran.malloc_chunk, 512, "the fake does not pack");
+    cr_assert_eq(p->gran.pool_chunk, 2 * MiB);
+    cr_assert_eq(p->gran.vmm_minimum, 2 * MiB);
+    gm_cost_profile_free(p);
+
+    setenv("FAKE_CUDA_GRANULARITY", "4096", 1);
+    setenv("FAKE_CUDA_POOL_CHUNK", "4194304", 1);
+    setenv("FAKE_CUDA_POOL_ALIGN", "1024", 1);
+    setenv("FAKE_CUDA_VMM_GRANULARITY", "8388608", 1);
+    cr_assert_eq(gm_gpu_calibrate(&o, 1, &p, &err), 0, "%s", err.msg);
+    const gm_device_granularity_t *g = &p->gran;
+    cr_assert_eq(g->malloc_align, 4096);
+    cr_assert_eq(g->malloc_chunk, 4096);
+    cr_assert_eq(g->malloc_large, 4096);
+    cr_assert_eq(g->pool_align, 1024);
+    cr_assert_eq(g->pool_chunk, 4 * MiB);
+    cr_assert_eq(g->pool_large, 4 * MiB);
+    cr_assert_eq(g->vmm_minimum, 8 * MiB);
+    cr_assert_eq(g->vmm_recommended, 8 * MiB);
+    cr_assert_eq(g->pool_releases_at_sync, 1);
+    cr_assert_eq(g->pool_keeps_under_threshold, 1);
+    cr_assert_eq(gpu_fake_live(), 0, "the measurement freed what it took");
+
+    const char *path = gt_tmpfile("gran-profile.json");
+    FILE *f = fopen(path, "w");
+    cr_assert_eq(gm_cost_profile_write(p, f), 0);
+    fclose(f);
+    gm_cost_profile_t *q;
+    cr_assert_eq(gm_cost_profile_load(path, &q, &err), 0, "%s", err.msg);
+    cr_assert(q->has_granularity);
+    cr_assert_eq(memcmp(&q->gran, &p->gran, sizeof q->gran), 0, "the granularity round-trips");
+    gm_cost_profile_free(p);
+    gm_cost_profile_free(q);
+
+    /* a profile without one (as written before) reads as not measured */
+    FILE *h = fopen(path, "w");
+    fputs("{\"points\": [{\"size\": 512, \"malloc_ns\": 1, \"free_ns\": 1}]}", h);
+    fclose(h);
+    cr_assert_eq(gm_cost_profile_load(path, &q, &err), 0, "%s", err.msg);
+    cr_assert_not(q->has_granularity);
+    gm_cost_profile_free(q);
+    h = fopen(path, "w");
+    fputs("{\"points\": [{\"size\": 512, \"malloc_ns\": 1, \"free_ns\": 1}], "
+          "\"granularity\": {\"pool_chunk\": 3000000}}", h);
+    fclose(h);
+    cr_assert_eq(gm_cost_profile_load(path, &q, &err), GM_EFORMAT);
+    cr_assert(strstr(err.msg, "granularity.pool_chunk") != NULL, "%s", err.msg);
+}
+
+/* A warm start allocates the recorded layout on the GPU before the first
+ * event: not one of the run's mallocs (the simulated device does not count
+ * it either), but said apart. */
+Test(gpu, adopted_layout_is_not_a_malloc_of_the_run)
+{
+    gm_gpu_options_t o = gpu_opts();
+    gm_replay_t *r;
+    gm_gpu_measured_t m;
+    gm_error_t err;
+    cr_assert_eq(gpu_run_with("warm", "caching", NULL, NULL, &o, &r, &m, &err), 0, "%s", err.msg);
+    const gm_metrics_t *sim = gm_replay_metrics(r, 0);
+    cr_assert(gm_replay_started_warm(r, 0, NULL), "caching starts from the recorded layout");
+    cr_assert_eq(m.adopted, 1);
+    cr_assert_eq(m.adopted_bytes, 20 * MiB);
+    cr_assert_eq(m.malloc_latency.count, sim->device_mallocs, "%llu measured, %llu simulated",
+                 (unsigned long long)m.malloc_latency.count,
+                 (unsigned long long)sim->device_mallocs);
+    cr_assert_eq(m.free_latency.count, sim->device_frees);
+    cr_assert_eq(m.peak_used, sim->peak_reserved, "the layout's memory is in both peaks");
+    cr_assert_eq(gpu_fake_live(), 0);
+    gm_replay_destroy(r);
+}
+
 #else
 
 Test(gpu, built_without_cuda)
@@ -582,7 +689,7 @@ Test(gpu_profile, interpolation_and_bad_files)
 {
     uint64_t sizes[] = {1000, 2000, 4000};
     double mns[] = {10, 20, 30}, fns[] = {1, 2, 3};
-    gm_cost_profile_t p = {3, sizes, mns, fns, NULL};
+    gm_cost_profile_t p = {.n = 3, .sizes = sizes, .malloc_ns = mns, .free_ns = fns};
     gm_cost_model_t m = {0};
     m.profile = &p;
     cr_assert_float_eq(gm_cost_malloc_ns(&m, 10), 10, 1e-9);

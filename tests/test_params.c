@@ -142,7 +142,7 @@ Test(params, unknown_key)
     cr_assert_not_null(native);
     cr_assert_eq(gm_params_init(&p, native, NULL), 0);
     cr_expect_eq(gm_params_set(&p, "native.x", "1", &err), GM_EINVAL);
-    cr_expect_str_eq(err.msg, "unknown parameter 'native.x' (native takes no parameters)");
+    cr_expect_str_eq(err.msg, "unknown parameter 'native.x' (native takes: chunk)");
     gm_params_release(&p);
 }
 

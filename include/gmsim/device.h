@@ -29,13 +29,35 @@ GM_API_BEGIN
  * time is interpolated linearly, beyond the last extrapolated from the last
  * two points (never below the last point's time), below the first the
  * first point's time.  sizes ascend strictly; n ≥ 1. */
-typedef struct gm_cost_profile {
+typedef struct gm_cost_profile gm_cost_profile_t;
+
+/* What a device charges for memory, measured by `gmsim calibrate` (a field
+ * of 0 was not measured; the flags are -1 then).  cudaMalloc hands small
+ * requests out malloc_align apart and its in-use memory grows by
+ * malloc_chunk at a time (the driver packs small requests into chunks of
+ * that size; malloc_chunk == malloc_align: no packing); a request above
+ * the chunk takes its size rounded up to malloc_large.  A memory pool
+ * (cudaMallocFromPoolAsync) hands requests out pool_align apart from
+ * chunks of pool_chunk bytes (a request above it: rounded up to
+ * pool_large).  cuMemCreate maps multiples of vmm_minimum
+ * (cuMemGetAllocationGranularity; vmm_recommended its recommended one). */
+typedef struct gm_device_granularity {
+    uint64_t malloc_align, malloc_chunk, malloc_large;
+    uint64_t vmm_minimum, vmm_recommended;
+    uint64_t pool_align, pool_chunk, pool_large;
+    int pool_releases_at_sync; /* release threshold 0: unused memory goes back at a sync */
+    int pool_keeps_under_threshold; /* threshold maximum: the pool keeps it */
+} gm_device_granularity_t;
+
+struct gm_cost_profile {
     size_t n;
     uint64_t *sizes;
     double *malloc_ns;
     double *free_ns;
     char *source; /* provenance: device name, driver, date (may be NULL) */
-} gm_cost_profile_t;
+    int has_granularity;              /* 1: gran was measured ("granularity" in the file) */
+    gm_device_granularity_t gran;
+};
 
 /* Latency model: time = base + per_gib × size / GiB, in ns, unless a
  * measured profile is given (then the profile alone). */
@@ -60,6 +82,9 @@ typedef struct gm_device_hooks {
     int (*malloc)(void *ctx, uint64_t addr, uint64_t size);
     void (*free)(void *ctx, uint64_t addr, uint64_t size);
     int (*reserve_va)(void *ctx, uint64_t addr, uint64_t size, uint64_t align);
+    /* Optional (NULL: malloc sees it): memory gm_device_adopt counts, held
+     * before the trace began, so not a malloc of the run; nonzero refuses. */
+    int (*adopt)(void *ctx, uint64_t addr, uint64_t size);
 } gm_device_hooks_t;
 
 /* Largest granularity (device addresses start at 1 TiB, aligned to it). */
@@ -120,7 +145,8 @@ void gm_device_free(gm_device_t *dev, uint64_t addr, uint64_t got);
  *
  * gm_device_adopt counts `bytes` at addr (from gm_device_reserve_va) as
  * reserved without a malloc or its time: memory the device held before the
- * trace began (a recorded starting layout); the hooks see it as a malloc.  GM_DEVICE_OOM (nothing changes) if it would exceed the capacity.
+ * trace began (a recorded starting layout); the hooks' adopt sees it (their malloc when they have none).
+ * GM_DEVICE_OOM (nothing changes) if it would exceed the capacity.
  */
 int gm_device_reserve_va(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *addr);
 int gm_device_map(gm_device_t *dev, uint64_t addr, uint64_t bytes);

@@ -59,7 +59,12 @@ typedef struct gm_gpu_measured {
     int pool;               /* 1: the async mode's pool figures below are set */
     uint64_t pool_reserved_high;
     uint64_t pool_used_high;
-    gm_gpu_latency_t malloc_latency; /* cudaMalloc / cudaMallocFromPoolAsync */
+    /* The recorded starting layout a warm start adopts, allocated on the
+     * GPU before the trace's first event: its allocations (cudaMalloc, or
+     * pages mapped) and bytes, not among the mallocs below. */
+    uint64_t adopted;
+    uint64_t adopted_bytes;
+    gm_gpu_latency_t malloc_latency; /* cudaMalloc / cudaMallocFromPoolAsync, the run's own */
     gm_gpu_latency_t free_latency;   /* cudaFree / cudaFreeAsync */
     double wall_s;                   /* the GPU pass, end to end */
 } gm_gpu_measured_t;
@@ -84,8 +89,12 @@ int gm_gpu_replay(gm_store_t *s, const char *name, const gm_params_t *params,
 /*
  * Measure cudaMalloc/cudaFree latency on the device over sizes from 512 B
  * up to a quarter of its free memory (powers of four), `reps` times each,
- * and return the medians as a cost profile whose source names the device,
- * driver and date.  The caller frees *out with gm_cost_profile_free.
+ * and what the device charges (the profile's gran, has_granularity set:
+ * cudaMalloc's spacing, packing chunk and large rounding from 1-byte and
+ * just-above-the-chunk requests against cudaMemGetInfo; a fresh pool's
+ * spacing, chunk, large rounding and release at a synchronization;
+ * cuMemGetAllocationGranularity), and return them as a cost profile whose
+ * source names the device, driver and date.  The caller frees *out with gm_cost_profile_free.
  * Errors as gm_gpu_replay's.
  */
 int gm_gpu_calibrate(const gm_gpu_options_t *opt, unsigned reps, gm_cost_profile_t **out,

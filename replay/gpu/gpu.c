@@ -46,45 +46,11 @@
 #include "gmsim/gpu.h"
 #include "gmsim/json.h"
 #include "base/idmap.h"
+#include "replay/gpu/runtime.h"
 
 /* ---- the runtime, loaded at run time --------------------------------------- */
 
-#define GPU_RUNTIME_FUNCS(X)                                                              \
-    X(GetDeviceCount, cudaError_t, (int *))                                             \
-    X(SetDevice, cudaError_t, (int))                                                    \
-    X(GetErrorString, const char *, (cudaError_t))                                      \
-    X(DriverGetVersion, cudaError_t, (int *))                                           \
-    X(Malloc, cudaError_t, (void **, size_t))                                           \
-    X(Free, cudaError_t, (void *))                                                      \
-    X(MemsetAsync, cudaError_t, (void *, int, size_t, cudaStream_t))                    \
-    X(StreamSynchronize, cudaError_t, (cudaStream_t))                                   \
-    X(MemGetInfo, cudaError_t, (size_t *, size_t *))                                    \
-    X(DeviceSynchronize, cudaError_t, (void))                                           \
-    X(StreamCreateWithFlags, cudaError_t, (cudaStream_t *, unsigned))                   \
-    X(StreamDestroy, cudaError_t, (cudaStream_t))                                       \
-    X(MemPoolCreate, cudaError_t, (cudaMemPool_t *, const struct cudaMemPoolProps *))   \
-    X(MemPoolDestroy, cudaError_t, (cudaMemPool_t))                                     \
-    X(MemPoolSetAttribute, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *))  \
-    X(MemPoolGetAttribute, cudaError_t, (cudaMemPool_t, enum cudaMemPoolAttr, void *))  \
-    X(MemPoolTrimTo, cudaError_t, (cudaMemPool_t, size_t))                              \
-    X(MallocFromPoolAsync, cudaError_t, (void **, size_t, cudaMemPool_t, cudaStream_t)) \
-    X(FreeAsync, cudaError_t, (void *, cudaStream_t))
-
-typedef struct gpu_rt {
-    void *lib;
-#define GPU_FIELD(name, ret, args) ret(*name) args;
-    GPU_RUNTIME_FUNCS(GPU_FIELD)
-#undef GPU_FIELD
-    /* Optional: the device's name. */
-    cudaError_t (*GetDeviceProperties)(struct cudaDeviceProp *, int);
-    /* Optional: the driver's entry points (virtual memory). */
-    cudaError_t (*GetDriverEntryPointByVersion)(const char *, void **, unsigned,
-                                                unsigned long long,
-                                                enum cudaDriverEntryPointQueryResult *);
-    void *driver; /* libcuda.so.1, when the runtime could not hand them out */
-} gpu_rt_t;
-
-static void gpu_rt_close(gpu_rt_t *rt)
+void gm__gpu_rt_close(gpu_rt_t *rt)
 {
     if (rt->driver != NULL)
         dlclose(rt->driver);
@@ -236,7 +202,7 @@ static int gpu_rt_load(gpu_rt_t *rt, const gm_gpu_options_t *opt, unsigned skip,
 #define GPU_RESOLVE(name, ret, args)                                                        \
     *(void **)(&rt->name) = dlsym(rt->lib, "cuda" #name);                                   \
     if (rt->name == NULL) {                                                                 \
-        gpu_rt_close(rt);                                                                   \
+        gm__gpu_rt_close(rt);                                                                   \
         return gm_error_set(err, GM_EUNSUPPORTED,                                           \
                             "no CUDA device: the CUDA runtime lacks cuda" #name);           \
     }
@@ -254,7 +220,7 @@ static int gpu_rt_load(gpu_rt_t *rt, const gm_gpu_options_t *opt, unsigned skip,
  * device: …" when any of it is missing.  A runtime found by the search
  * whose driver is too old for it is passed over for the next one found
  * (libcudart.so.13 on a CUDA 12 driver, libcudart.so.12 beside it). */
-static int gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *err)
+int gm__gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *err)
 {
     int count = 0, named = 0, rc;
     cudaError_t e = cudaSuccess;
@@ -273,29 +239,29 @@ static int gpu_rt_open(gpu_rt_t *rt, const gm_gpu_options_t *opt, gm_error_t *er
         e = rt->GetDeviceCount(&count);
         if (e != cudaErrorInsufficientDriver || named)
             break;
-        gpu_rt_close(rt);
+        gm__gpu_rt_close(rt);
     }
     if (e != cudaSuccess || count == 0) {
         const char *msg = e != cudaSuccess ? rt->GetErrorString(e) : "no CUDA-capable device";
         gm_error_set(err, GM_EUNSUPPORTED, "no CUDA device: %s", msg ? msg : "unknown error");
-        gpu_rt_close(rt);
+        gm__gpu_rt_close(rt);
         return GM_EUNSUPPORTED;
     }
     if (opt->device < 0 || opt->device >= count) {
-        gpu_rt_close(rt);
+        gm__gpu_rt_close(rt);
         return gm_error_set(err, GM_EUNSUPPORTED, "no CUDA device: gpu:%d asked for, %d present",
                             opt->device, count);
     }
     if ((e = rt->SetDevice(opt->device)) != cudaSuccess) {
         gm_error_set(err, GM_EUNSUPPORTED, "no CUDA device: gpu:%d: %s", opt->device,
                      rt->GetErrorString(e));
-        gpu_rt_close(rt);
+        gm__gpu_rt_close(rt);
         return GM_EUNSUPPORTED;
     }
     return 0;
 }
 
-static void gpu_device_name(gpu_rt_t *rt, int device, char *buf, size_t len)
+void gm__gpu_device_name(gpu_rt_t *rt, int device, char *buf, size_t len)
 {
     snprintf(buf, len, "gpu:%d", device);
     if (rt->GetDeviceProperties == NULL)
@@ -339,11 +305,13 @@ typedef struct gpu_pass {
     gpu_samples_t mallocs, frees;
     uint64_t event;       /* index of the event being replayed (direct mode) */
     const gm_replay_t *r; /* the hooked engine, which knows the event (hooked mode) */
+    int adopting;         /* the call is an adoption: untimed, not a malloc of the run */
+    uint64_t adopted, adopted_bytes; /* the starting layout's allocations and pages */
     int failed;           /* a CUDA error happened: issue nothing more */
     gm_error_t err;       /* the first error */
 } gpu_pass_t;
 
-static double gpu_now_ns(void)
+double gm__gpu_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -364,7 +332,7 @@ static int gpu_sample_add(gpu_samples_t *s, double ns)
     return 0;
 }
 
-static int gpu_cmp_double(const void *a, const void *b)
+int gm__gpu_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -376,7 +344,7 @@ static void gpu_latency(gpu_samples_t *s, gm_gpu_latency_t *out)
     out->count = s->n;
     if (s->n == 0)
         return;
-    qsort(s->ns, s->n, sizeof *s->ns, gpu_cmp_double);
+    qsort(s->ns, s->n, sizeof *s->ns, gm__gpu_cmp_double);
     for (size_t i = 0; i < s->n; i++)
         out->total_ns += s->ns[i];
     out->median_ns = s->n % 2 ? s->ns[s->n / 2] : (s->ns[s->n / 2 - 1] + s->ns[s->n / 2]) / 2;
@@ -476,14 +444,14 @@ static int gpu_alloc(gpu_pass_t *g, uint64_t key, uint64_t size, cudaMemPool_t p
     if (g->failed)
         return -1;
     void *ptr = NULL;
-    double t0 = gpu_now_ns();
+    double t0 = gm__gpu_now_ns();
     cudaError_t e = pool ? g->rt->MallocFromPoolAsync(&ptr, (size_t)size, pool, stream)
                          : g->rt->Malloc(&ptr, (size_t)size);
-    double dt = gpu_now_ns() - t0;
+    double dt = gm__gpu_now_ns() - t0;
     if (e != cudaSuccess)
         return gpu_fail(g, pool ? "cudaMallocFromPoolAsync" : "cudaMalloc", size, e);
     int in = gm__idmap_insert(&g->ptrs, key, (uint64_t)(uintptr_t)ptr);
-    if (in != 0 || gpu_sample_add(&g->mallocs, dt) != 0) {
+    if (in != 0 || (!g->adopting && gpu_sample_add(&g->mallocs, dt) != 0)) {
         if (in != 1)
             gm__idmap_remove(&g->ptrs, key, NULL);
         if (pool)
@@ -496,6 +464,10 @@ static int gpu_alloc(gpu_pass_t *g, uint64_t key, uint64_t size, cudaMemPool_t p
                                  "is still live,",
                                  (unsigned long long)key);
         return gpu_fail_with(g, GM_ENOMEM, "out of memory");
+    }
+    if (g->adopting) {
+        g->adopted++;
+        g->adopted_bytes += size;
     }
     if (gpu_touch(g, ptr, size, stream) != 0)
         return -1;
@@ -513,10 +485,10 @@ static void gpu_release(gpu_pass_t *g, uint64_t key, uint64_t size, int async,
         g->rt->Free((void *)(uintptr_t)ptr);
         return;
     }
-    double t0 = gpu_now_ns();
+    double t0 = gm__gpu_now_ns();
     cudaError_t e = async ? g->rt->FreeAsync((void *)(uintptr_t)ptr, stream)
                           : g->rt->Free((void *)(uintptr_t)ptr);
-    double dt = gpu_now_ns() - t0;
+    double dt = gm__gpu_now_ns() - t0;
     if (e != cudaSuccess) {
         gpu_fail(g, async ? "cudaFreeAsync" : "cudaFree", size, e);
         return;
@@ -620,7 +592,7 @@ static int gpu_map(gpu_pass_t *g, gpu_range_t *rg, uint64_t addr, uint64_t size)
     memset(&access, 0, sizeof access);
     access.location = prop.location;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    double t0 = gpu_now_ns();
+    double t0 = gm__gpu_now_ns();
     for (uint64_t at = addr; at < addr + size; at += rg->page) {
         CUmemGenericAllocationHandle h = 0;
         CUdeviceptr real = rg->real + (at - rg->sim);
@@ -644,8 +616,12 @@ static int gpu_map(gpu_pass_t *g, gpu_range_t *rg, uint64_t addr, uint64_t size)
         if ((r = g->drv.cuMemSetAccess(real, (size_t)rg->page, &access, 1)) != CUDA_SUCCESS)
             return gpu_fail_drv(g, "cuMemSetAccess", rg->page, r);
     }
-    if (gpu_sample_add(&g->mallocs, gpu_now_ns() - t0) != 0)
+    if (g->adopting) {
+        g->adopted++;
+        g->adopted_bytes += size;
+    } else if (gpu_sample_add(&g->mallocs, gm__gpu_now_ns() - t0) != 0) {
         return gpu_fail_with(g, GM_ENOMEM, "out of memory");
+    }
     if (gpu_touch(g, (void *)(uintptr_t)(rg->real + (addr - rg->sim)), size, NULL) != 0)
         return -1;
     gpu_sample_used(g);
@@ -655,7 +631,7 @@ static int gpu_map(gpu_pass_t *g, gpu_range_t *rg, uint64_t addr, uint64_t size)
 /* Unmap [addr, addr + size) of range rg, page by page. */
 static void gpu_unmap(gpu_pass_t *g, const gpu_range_t *rg, uint64_t addr, uint64_t size)
 {
-    double t0 = gpu_now_ns();
+    double t0 = gm__gpu_now_ns();
     for (uint64_t at = addr; at < addr + size; at += rg->page) {
         uint64_t h;
         if (gm__idmap_remove(&g->pages, at, &h) != 1) {
@@ -668,7 +644,7 @@ static void gpu_unmap(gpu_pass_t *g, const gpu_range_t *rg, uint64_t addr, uint6
         if (r != CUDA_SUCCESS && !g->failed)
             gpu_fail_drv(g, "cuMemUnmap", rg->page, r);
     }
-    if (!g->failed && gpu_sample_add(&g->frees, gpu_now_ns() - t0) != 0)
+    if (!g->failed && gpu_sample_add(&g->frees, gm__gpu_now_ns() - t0) != 0)
         gpu_fail_with(g, GM_ENOMEM, "out of memory");
 }
 
@@ -728,7 +704,24 @@ static void gpu_hook_free(void *ctx, uint64_t addr, uint64_t size)
     gpu_release(g, addr, size, 0, NULL);
 }
 
-static const gm_device_hooks_t gpu_hooks = {gpu_hook_malloc, gpu_hook_free, gpu_hook_reserve};
+/* The starting layout's memory (gm_device_adopt): allocated on the GPU as
+ * the policy's mallocs are, but untimed and counted apart, since the
+ * recorded allocator held it before the trace began. */
+static int gpu_hook_adopt(void *ctx, uint64_t addr, uint64_t size)
+{
+    gpu_pass_t *g = ctx;
+    g->adopting = 1;
+    int rc = gpu_hook_malloc(ctx, addr, size);
+    g->adopting = 0;
+    return rc;
+}
+
+static const gm_device_hooks_t gpu_hooks = {
+    .malloc = gpu_hook_malloc,
+    .free = gpu_hook_free,
+    .reserve_va = gpu_hook_reserve,
+    .adopt = gpu_hook_adopt,
+};
 
 /* Direct mode (native, async): read the trace and issue each request. */
 static int gpu_direct(gpu_pass_t *g, gm_store_t *s, const char *name, int async,
@@ -858,15 +851,15 @@ int gm_gpu_replay(gm_store_t *s, const char *name, const gm_params_t *params,
     }
     memset(m, 0, sizeof *m);
     gpu_rt_t rt;
-    int rc = gpu_rt_open(&rt, opt, err);
+    int rc = gm__gpu_rt_open(&rt, opt, err);
     if (rc)
         return rc;
-    gpu_device_name(&rt, opt->device, m->device_name, sizeof m->device_name);
+    gm__gpu_device_name(&rt, opt->device, m->device_name, sizeof m->device_name);
 
     /* The simulation first: its peak is what the GPU must hold. */
     gm_replay_t *sim = NULL;
     if ((rc = gpu_simulate(s, name, params, cfg, &sim, err)) != 0) {
-        gpu_rt_close(&rt);
+        gm__gpu_rt_close(&rt);
         return rc;
     }
     const char *policy = params->ops->name;
@@ -877,7 +870,7 @@ int gm_gpu_replay(gm_store_t *s, const char *name, const gm_params_t *params,
     if (e != cudaSuccess) {
         gm_replay_destroy(sim);
         gm_error_set(err, GM_EIO, "cudaMemGetInfo: %s", rt.GetErrorString(e));
-        gpu_rt_close(&rt);
+        gm__gpu_rt_close(&rt);
         return GM_EIO;
     }
     m->total_bytes = total;
@@ -886,7 +879,7 @@ int gm_gpu_replay(gm_store_t *s, const char *name, const gm_params_t *params,
         gm_format_size(expected, need, sizeof need);
         gm_format_size(free_b, have, sizeof have);
         gm_replay_destroy(sim);
-        gpu_rt_close(&rt);
+        gm__gpu_rt_close(&rt);
         return gm_error_set(err, GM_EINVAL,
                             "trace '%s' needs about %s under %s but %s (gpu:%d) has %s free "
                             "(--force to try anyway)",
@@ -901,7 +894,7 @@ int gm_gpu_replay(gm_store_t *s, const char *name, const gm_params_t *params,
     gm__idmap_init(&g.pages);
     g.baseline = (uint64_t)(total - free_b);
     m->baseline_used = g.baseline;
-    double t0 = gpu_now_ns();
+    double t0 = gm__gpu_now_ns();
     if (native || async) {
         rc = gpu_direct(&g, s, name, async, gpu_threshold(params), m, err);
     } else {
@@ -924,107 +917,23 @@ int gm_gpu_replay(gm_store_t *s, const char *name, const gm_params_t *params,
         }
     }
     rt.DeviceSynchronize();
-    m->wall_s = (gpu_now_ns() - t0) * 1e-9;
+    m->wall_s = (gm__gpu_now_ns() - t0) * 1e-9;
     gpu_release_all(&g);
     if (rc == 0 && g.failed) {
         *err = g.err;
         rc = g.err.code;
     }
     m->peak_used = g.peak_used;
+    m->adopted = g.adopted;
+    m->adopted_bytes = g.adopted_bytes;
     gpu_latency(&g.mallocs, &m->malloc_latency);
     gpu_latency(&g.frees, &m->free_latency);
     gpu_pass_release(&g);
-    gpu_rt_close(&rt);
+    gm__gpu_rt_close(&rt);
     if (rc) {
         gm_replay_destroy(sim);
         return rc;
     }
     *out_r = sim;
-    return 0;
-}
-
-/* ---- calibration ------------------------------------------------------------- */
-
-int gm_gpu_calibrate(const gm_gpu_options_t *opt, unsigned reps, gm_cost_profile_t **out,
-                     gm_error_t *err)
-{
-    gpu_rt_t rt;
-    int rc = gpu_rt_open(&rt, opt, err);
-    if (rc)
-        return rc;
-    if (reps == 0)
-        reps = 1;
-    size_t free_b = 0, total = 0;
-    cudaError_t e = rt.MemGetInfo(&free_b, &total);
-    gm_cost_profile_t *p = calloc(1, sizeof *p);
-    enum { MAX_POINTS = 24 };
-    double *tm = malloc(reps * sizeof *tm), *tf = malloc(reps * sizeof *tf);
-    if (p != NULL) {
-        p->sizes = calloc(MAX_POINTS, sizeof *p->sizes);
-        p->malloc_ns = calloc(MAX_POINTS, sizeof *p->malloc_ns);
-        p->free_ns = calloc(MAX_POINTS, sizeof *p->free_ns);
-    }
-    if (p == NULL || p->sizes == NULL || p->malloc_ns == NULL || p->free_ns == NULL ||
-        tm == NULL || tf == NULL) {
-        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-        goto out;
-    }
-    if (e != cudaSuccess) {
-        rc = gm_error_set(err, GM_EIO, "cudaMemGetInfo: %s", rt.GetErrorString(e));
-        goto out;
-    }
-    for (uint64_t size = 512; size <= free_b / 4 && p->n < MAX_POINTS; size *= 4) {
-        for (unsigned k = 0; k < reps; k++) {
-            void *ptr = NULL;
-            double t0 = gpu_now_ns();
-            e = rt.Malloc(&ptr, (size_t)size);
-            double t1 = gpu_now_ns();
-            if (e == cudaSuccess) {
-                e = rt.Free(ptr);
-                tf[k] = gpu_now_ns() - t1;
-            }
-            tm[k] = t1 - t0;
-            if (e != cudaSuccess) {
-                char sz[32];
-                gm_format_size(size, sz, sizeof sz);
-                rc = gm_error_set(err, GM_EIO, "CUDA error calibrating at %s: %s", sz,
-                                  rt.GetErrorString(e));
-                goto out;
-            }
-        }
-        qsort(tm, reps, sizeof *tm, gpu_cmp_double);
-        qsort(tf, reps, sizeof *tf, gpu_cmp_double);
-        p->sizes[p->n] = size;
-        p->malloc_ns[p->n] = tm[reps / 2];
-        p->free_ns[p->n] = tf[reps / 2];
-        p->n++;
-    }
-    if (p->n == 0) {
-        rc = gm_error_set(err, GM_EIO, "gpu:%d has too little free memory to calibrate",
-                          opt->device);
-        goto out;
-    }
-    char name[256], source[512];
-    gpu_device_name(&rt, opt->device, name, sizeof name);
-    int driver = 0;
-    rt.DriverGetVersion(&driver);
-    time_t now = time(NULL);
-    struct tm tmv;
-    char date[32] = "";
-    if (gmtime_r(&now, &tmv) != NULL)
-        strftime(date, sizeof date, "%Y-%m-%d", &tmv);
-    snprintf(source, sizeof source,
-             "measured by gmsim calibrate on %s (gpu:%d), driver %d.%d, %s, median of %u", name,
-             opt->device, driver / 1000, (driver % 1000) / 10, date, reps);
-    p->source = strdup(source);
-out:
-    free(tm);
-    free(tf);
-    gpu_rt_close(&rt);
-    if (rc) {
-        gm_cost_profile_free(p);
-        return rc;
-    }
-    *out = p;
     return 0;
 }

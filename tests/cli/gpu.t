@@ -64,6 +64,41 @@ Usage errors:
 
   $ FAKE_CUDA_TOTAL=4294967296 gmsim calibrate --reps 3 -o profile.json
   wrote 'profile.json': 11 sizes, measured by gmsim calibrate on fake GPU \(gpu:0\), driver 13.0, [0-9-]+, median of 3 (re)
+  granularity: cudaMalloc 512 apart in chunks of 512 (512 above), pool 512 apart in chunks of 2MiB (2MiB above, released at a synchronization), cuMemCreate 2MiB
+
+It measures what the device charges too, and the simulation takes it from
+the profile.  A device (here the fake, set so) whose cudaMalloc rounds to
+4 KiB and whose pools grow by 4 MiB: replayed at the default 512-byte
+granularity native's peak misses the rounding; with the profile it is the
+measured one, and async's chunks are the pool's:
+
+  $ export FAKE_CUDA_GRANULARITY=4096 FAKE_CUDA_POOL_CHUNK=4194304
+  $ gmsim calibrate --reps 1 -o measured.json 2>&1 | tail -1
+  granularity: cudaMalloc 4KiB apart in chunks of 4KiB (4KiB above), pool 512 apart in chunks of 4MiB (4MiB above, released at a synchronization), cuMemCreate 2MiB
+  $ gmsim replay t.db --policy native --on gpu | grep '^peak reserved'
+  peak reserved   875.26 MiB  875.31 MiB      +0.01%
+  $ gmsim replay t.db --policy native --on gpu --device-profile measured.json | grep '^peak reserved'
+  peak reserved   875.31 MiB  875.31 MiB      +0.00%
+  $ gmsim replay t.db --policy async --device-profile measured.json | awk '$1 == "async" { print $1, $2, $3, $4, $5 }'
+  async granularity=4MiB cold 1.34 GiB
+  $ unset FAKE_CUDA_GRANULARITY FAKE_CUDA_POOL_CHUNK
+
+--granularity and --param still win over the profile:
+
+  $ gmsim replay t.db --policy native --device-profile measured.json --granularity 512 | awk '$1 == "native" { print $1, $2, $3, $4 }'
+  native cold 875.26 MiB
+
+A driver that packs small cudaMallocs into 2 MiB chunks (as calibrate finds
+on a GPU: requests 512 bytes apart, in-use memory growing 2 MiB at a time)
+makes native carve its requests from chunks (native.chunk):
+
+  $ printf '{"points": [{"size": 512, "malloc_ns": 1, "free_ns": 1}], "granularity": {"malloc_align": 512, "malloc_chunk": 2097152}}' > packs.json
+  $ gmsim replay t.db --policy native --device-profile packs.json | awk '$1 == "native" { print $1, $2, $3, $4, $5 }'
+  native chunk=2MiB cold 974.00 MiB
+  $ printf '{"points": [{"size": 512, "malloc_ns": 1, "free_ns": 1}], "granularity": {"malloc_chunk": 3000000}}' > bad-gran.json
+  $ gmsim replay t.db --policy native --device-profile bad-gran.json
+  gmsim: 'bad-gran.json': granularity.malloc_chunk must be a power of two up to 1 TiB (or 0: not measured)
+  [1]
   $ gmsim replay t.db --policy native --device-profile profile.json --json | grep -c device_time_ns
   1
   $ echo '{"points": []}' > bad.json

@@ -4,7 +4,8 @@ list grows as policies are added, hence the "..." lines).
   $ gmsim policies
   ...
   native: * (glob)
-    (no parameters)
+    parameter  type  default  help
+    chunk      size  0        the driver packs requests into chunks of this size * (glob)
   ...
   buddy: * (glob)
     parameter  type  +default  help (re)

@@ -152,7 +152,7 @@ timelines table, so results can be read back with plain SQL:
   $ gmsim replay t.db --trace other --policy buddy --param buddy.release=empty --save --json | grep '"run_id"'
         "run_id": 3,
   $ sqlite3 t.db "SELECT id, trace_name, policy, params, device FROM runs ORDER BY id"
-  1|other|native|{}|{"capacity":0,"granularity":512}
+  1|other|native|{"chunk":0}|{"capacity":0,"granularity":512}
   2|other|buddy|{"min_block":512,"arena":1073741824,"release":"never"}|{"capacity":0,"granularity":512}
   3|other|buddy|{"min_block":512,"arena":1073741824,"release":"empty"}|{"capacity":0,"granularity":512}
   $ sqlite3 t.db "SELECT json_extract(metrics, '$.peak_reserved') = (SELECT max(reserved) FROM timelines WHERE run_id = 2) FROM runs WHERE id = 2"

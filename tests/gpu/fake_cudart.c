@@ -7,8 +7,12 @@
  * (default 512) from a device of FAKE_CUDA_TOTAL bytes (default 16 GiB) of
  * which FAKE_CUDA_BASELINE (default 300 MiB) is in use before anything is
  * allocated, and fails with cudaErrorMemoryAllocation beyond it.  Memory
- * pools grow by 2 MiB chunks, keep what they hold up to their release
- * threshold at each synchronization, and track their high-water marks.
+ * pools charge each request rounded up to FAKE_CUDA_POOL_ALIGN (default 1:
+ * the request itself), grow by chunks of FAKE_CUDA_POOL_CHUNK (default
+ * 2 MiB), keep what they hold up to their release threshold at each
+ * synchronization, and track their high-water marks.  Pointers lie the
+ * charge rounded up to 512 apart (a 1-byte cudaMalloc at granularity G ≥
+ * 512 lies G from the next, as `gmsim calibrate` measures it).
  * FAKE_CUDA_OLD_DRIVER_FOR=TEXT: a copy of the fake loaded from a path
  * containing TEXT answers cudaGetDeviceCount with
  * cudaErrorInsufficientDriver, as a runtime newer than the driver does.
@@ -50,7 +54,6 @@
 #include <cuda_runtime_api.h>
 
 #define FAKE_MAX_LIVE 65536
-#define FAKE_POOL_CHUNK (UINT64_C(2) << 20)
 
 typedef struct fake_block {
     uint64_t ptr, size; /* size as charged (rounded, or the request for pools) */
@@ -75,7 +78,7 @@ struct fake_pool {
 };
 
 static struct {
-    uint64_t total, in_use, granularity, next;
+    uint64_t total, in_use, granularity, next, pool_chunk, pool_align;
     long mallocs, fail_at;
     fake_block_t live[FAKE_MAX_LIVE];
     size_t nlive;
@@ -134,6 +137,8 @@ cudaError_t cudaGetDeviceCount(int *count)
     fake.total = fake_env("FAKE_CUDA_TOTAL", UINT64_C(16) << 30);
     fake.in_use = fake_env("FAKE_CUDA_BASELINE", UINT64_C(300) << 20);
     fake.granularity = fake_env("FAKE_CUDA_GRANULARITY", 512);
+    fake.pool_chunk = fake_env("FAKE_CUDA_POOL_CHUNK", UINT64_C(2) << 20);
+    fake.pool_align = fake_env("FAKE_CUDA_POOL_ALIGN", 1);
     fake.fail_at = (long)fake_env("FAKE_CUDA_FAIL_MALLOC", 0);
     fake.next = UINT64_C(0x7f0000000000);
     fake.next_va = UINT64_C(0x600000000000);
@@ -200,18 +205,19 @@ cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
 static cudaError_t fake_take(void **ptr, uint64_t size, struct fake_pool *pool,
                              cudaStream_t stream)
 {
-    uint64_t charge = pool ? size : (size + fake.granularity - 1) / fake.granularity * fake.granularity;
+    uint64_t unit = pool ? fake.pool_align : fake.granularity;
+    uint64_t charge = (size + unit - 1) / unit * unit;
     if (pool != NULL) {
-        uint64_t need = pool->used + size;
+        uint64_t need = pool->used + charge;
         if (need > pool->reserved) {
-            uint64_t grow = (need - pool->reserved + FAKE_POOL_CHUNK - 1) / FAKE_POOL_CHUNK *
-                            FAKE_POOL_CHUNK;
+            uint64_t grow = (need - pool->reserved + fake.pool_chunk - 1) / fake.pool_chunk *
+                            fake.pool_chunk;
             if (fake.in_use + grow > fake.total)
                 return cudaErrorMemoryAllocation;
             pool->reserved += grow;
             fake.in_use += grow;
         }
-        pool->used += size;
+        pool->used += charge;
         if (pool->used > pool->used_high)
             pool->used_high = pool->used;
         if (pool->reserved > pool->reserved_high)
@@ -224,7 +230,7 @@ static cudaError_t fake_take(void **ptr, uint64_t size, struct fake_pool *pool,
     if (fake.nlive == FAKE_MAX_LIVE)
         abort(); /* a test bigger than the fake */
     uint64_t p = fake.next;
-    fake.next += charge + 512;
+    fake.next += charge ? (charge + 511) / 512 * 512 : 512;
     fake.live[fake.nlive++] = (fake_block_t){p, charge, pool, stream};
     *ptr = (void *)(uintptr_t)p;
     return cudaSuccess;
@@ -347,7 +353,7 @@ cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total)
 
 static void fake_pool_release(struct fake_pool *p, uint64_t keep)
 {
-    uint64_t floor = (p->used + FAKE_POOL_CHUNK - 1) / FAKE_POOL_CHUNK * FAKE_POOL_CHUNK;
+    uint64_t floor = (p->used + fake.pool_chunk - 1) / fake.pool_chunk * fake.pool_chunk;
     if (keep < floor)
         keep = floor;
     if (p->reserved > keep) {
