@@ -1,7 +1,11 @@
 /*
  * capture/capture.c — libgmsim_capture.so: records the device
  * allocations and frees of a running program into a spool file
- * (spool_format.h), without changing what the program sees.
+ * (spool_format.h), without changing what the program sees.  This file
+ * is the recorder (the slots, the spool, start, exit, fork and signals,
+ * gm__cap_emit); the interposed CUDA entry points are in hooks.c, the
+ * PyTorch pluggable allocator and NVTX in torch_nvtx.c, the CUPTI
+ * subscriber in cupti.c.
  *
  * Entry points (LD_PRELOAD): the CUDA runtime and driver allocation calls,
  * cuGetProcAddress[_v2] and cudaGetDriverEntryPoint[ByVersion] (which hand
@@ -66,7 +70,6 @@
 #define CAP_PAYLOAD (CAP_BLOCK_BYTES - SPOOL_HDR_BYTES)
 
 enum { SLOT_FREE = 0, SLOT_IDLE, SLOT_BUSY, SLOT_FLUSH };
-enum { CAP_IDLE = 0, CAP_STARTING, CAP_ON, CAP_STOPPED };
 
 typedef struct cap_slot {
     atomic_int state;
@@ -97,7 +100,7 @@ static cap_slot_t cap_slots[CAP_SLOTS];
         atomic_store_explicit(&(s)->fill, (v), memory_order_relaxed); \
         atomic_signal_fence(memory_order_seq_cst);         \
     } while (0)
-static atomic_int cap_state;
+atomic_int gm__cap_state;
 static atomic_int cap_sync;       /* 1 after the exit flush: write each record at once */
 static atomic_int cap_said;       /* the one failure message was printed */
 static atomic_uint_fast64_t cap_seq = 1;
@@ -125,7 +128,7 @@ void gm__cap_say(const char *msg)
 /* Stop recording for good, saying why once. */
 static void cap_fail(const char *what, int e)
 {
-    atomic_store(&cap_state, CAP_STOPPED);
+    atomic_store(&gm__cap_state, CAP_STOPPED);
     if (atomic_exchange(&cap_said, 1))
         return;
     char msg[4400];
@@ -243,9 +246,9 @@ static void cap_fork_child(void)
     gm__cap_tls.tid = 0;
     if (cap_once_done)
         pthread_setspecific(cap_key, NULL);
-    int st = atomic_load(&cap_state);
+    int st = atomic_load(&gm__cap_state);
     if (st == CAP_ON || st == CAP_STARTING)
-        atomic_store(&cap_state, CAP_IDLE);
+        atomic_store(&gm__cap_state, CAP_IDLE);
     atomic_store(&cap_sync, 0);
 }
 
@@ -273,7 +276,7 @@ static void cap_flush_all_signal(void)
 static void cap_on_signal(int sig, siginfo_t *info, void *ctx)
 {
     int saved = errno;
-    if (atomic_load(&cap_state) == CAP_ON)
+    if (atomic_load(&gm__cap_state) == CAP_ON)
         cap_flush_all_signal();
     int k = 0;
     while (k < CAP_NSIGS && cap_sigs[k] != sig)
@@ -320,7 +323,7 @@ static void cap_install_signals(void)
 
 __attribute__((destructor)) static void cap_fini(void)
 {
-    if (atomic_load(&cap_state) != CAP_ON)
+    if (atomic_load(&gm__cap_state) != CAP_ON)
         return;
     atomic_store(&cap_sync, 1);
     cap_sweep(0, 0, NULL, 1000000);
@@ -432,7 +435,7 @@ static int cap_open_spool(void)
     memset(text + len, 0, padded - (size_t)len);
     cap_write_block(cap_hdr_block, SPOOL_BLOCK_HEADER, (uint32_t)padded, 0, 0,
                     atomic_fetch_add(&cap_seq, 1), 0);
-    return atomic_load(&cap_state) == CAP_STOPPED ? -1 : 0;
+    return atomic_load(&gm__cap_state) == CAP_STOPPED ? -1 : 0;
 }
 
 /* Switch gm__cap_now() to the TSC where that is safe (see capture.h). */
@@ -473,7 +476,7 @@ static void cap_calibrate(void)
 static int cap_start(void)
 {
     for (;;) {
-        int st = atomic_load(&cap_state);
+        int st = atomic_load(&gm__cap_state);
         if (st == CAP_ON)
             return 1;
         if (st == CAP_STOPPED)
@@ -483,12 +486,12 @@ static int cap_start(void)
             continue;
         }
         int expect = CAP_IDLE;
-        if (atomic_compare_exchange_strong(&cap_state, &expect, CAP_STARTING))
+        if (atomic_compare_exchange_strong(&gm__cap_state, &expect, CAP_STARTING))
             break;
     }
     int saved = errno;
     if (!gm__cap_wanted()) {
-        atomic_store(&cap_state, CAP_STOPPED);
+        atomic_store(&gm__cap_state, CAP_STOPPED);
         errno = saved;
         return 0;
     }
@@ -506,8 +509,8 @@ static int cap_start(void)
     int ok = cap_open_spool() == 0;
     if (ok) {
         int expect = CAP_STARTING;
-        atomic_compare_exchange_strong(&cap_state, &expect, CAP_ON);
-        ok = atomic_load(&cap_state) == CAP_ON;
+        atomic_compare_exchange_strong(&gm__cap_state, &expect, CAP_ON);
+        ok = atomic_load(&gm__cap_state) == CAP_ON;
     }
     errno = saved;
     return ok;
@@ -538,7 +541,7 @@ static cap_slot_t *cap_claim(void)
 void gm__cap_emit(uint8_t op, uint64_t ts, uint64_t addr, uint64_t size, uint64_t stream,
                   uint64_t aux, int32_t result, int32_t device, uint8_t flags, const char *text)
 {
-    if (atomic_load_explicit(&cap_state, memory_order_acquire) != CAP_ON && !cap_start())
+    if (atomic_load_explicit(&gm__cap_state, memory_order_acquire) != CAP_ON && !cap_start())
         return;
     int saved = errno;
     if (gm__cap_tls.tid == 0)
@@ -583,705 +586,4 @@ void gm__cap_emit(uint8_t op, uint64_t ts, uint64_t addr, uint64_t size, uint64_
         atomic_compare_exchange_strong(&cap_last_sweep, &last, ts))
         cap_sweep(ts, cap_flush_ns, s, -1);
     errno = saved;
-}
-
-/* ---- resolving the real functions -------------------------------------------- */
-
-/* X(name): every function we forward to or call. */
-#define CAP_HOOKS(X)                                                                       \
-    X(cudaMalloc) X(cudaFree) X(cudaMallocAsync) X(cudaMallocAsync_ptsz) X(cudaFreeAsync) \
-    X(cudaFreeAsync_ptsz) X(cudaMallocFromPoolAsync) X(cudaMallocFromPoolAsync_ptsz)      \
-    X(cudaMallocManaged) X(cudaMallocPitch) X(cudaGetDevice) X(cudaGetDriverEntryPoint)   \
-    X(cudaGetDriverEntryPointByVersion) X(cuMemAlloc_v2) X(cuMemFree_v2)                   \
-    X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz) X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz)    \
-    X(cuMemAllocManaged) X(cuMemCreate) X(cuMemMap) X(cuMemUnmap) X(cuMemRelease)          \
-    X(cuGetProcAddress) X(cuGetProcAddress_v2) X(cuCtxGetDevice) X(nvtxRangePushA)         \
-    X(nvtxRangePop) X(nvtxRangeStartA) X(nvtxRangeEnd)
-
-enum {
-#define CAP_H_ENUM(n) H_##n,
-    CAP_HOOKS(CAP_H_ENUM)
-#undef CAP_H_ENUM
-    H_COUNT
-};
-
-static const char *const cap_hook_names[H_COUNT] = {
-#define CAP_H_NAME(n) #n,
-    CAP_HOOKS(CAP_H_NAME)
-#undef CAP_H_NAME
-};
-
-static void *_Atomic cap_real[H_COUNT];
-
-/* 1 if p lies in this library. */
-static int cap_is_ours(const void *p)
-{
-    Dl_info a, b;
-    if (dladdr(p, &a) == 0 || dladdr((const void *)cap_is_ours, &b) == 0)
-        return 0;
-    return a.dli_fbase == b.dli_fbase;
-}
-
-typedef struct cap_objs {
-    const char *names[128];
-    int n;
-} cap_objs_t;
-
-static int cap_collect(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    cap_objs_t *o = data;
-    if (info->dlpi_name != NULL && info->dlpi_name[0] != '\0' && o->n < 128)
-        o->names[o->n++] = info->dlpi_name;
-    return 0;
-}
-
-/* `name` in any loaded library but this one (runtimes loaded RTLD_LOCAL
- * are out of RTLD_NEXT's reach). */
-static void *cap_find_loaded(const char *name)
-{
-    cap_objs_t objs;
-    objs.n = 0;
-    dl_iterate_phdr(cap_collect, &objs);
-    for (int i = 0; i < objs.n; i++) {
-        void *h = dlopen(objs.names[i], RTLD_LAZY | RTLD_NOLOAD);
-        if (h == NULL)
-            continue;
-        void *p = dlsym(h, name);
-        dlclose(h);
-        if (p != NULL && !cap_is_ours(p))
-            return p;
-    }
-    return NULL;
-}
-
-static void *cap_resolve(int h)
-{
-    void *p = atomic_load_explicit(&cap_real[h], memory_order_acquire);
-    if (p != NULL)
-        return p;
-    int saved = errno;
-    p = dlsym(RTLD_NEXT, cap_hook_names[h]);
-    if (p == NULL || cap_is_ours(p))
-        p = cap_find_loaded(cap_hook_names[h]);
-    if (p != NULL) {
-        void *expect = NULL;
-        if (!atomic_compare_exchange_strong(&cap_real[h], &expect, p))
-            p = expect;
-    }
-    errno = saved;
-    return p;
-}
-
-int32_t gm__cap_rt_device(void)
-{
-    int (*fn)(int *) = (int (*)(int *))cap_resolve(H_cudaGetDevice);
-    int d = -1;
-    if (fn == NULL || fn(&d) != 0)
-        d = -1;
-    return d;
-}
-
-int32_t gm__cap_drv_device(void)
-{
-    int (*fn)(int *) = (int (*)(int *))cap_resolve(H_cuCtxGetDevice);
-    int d = -1;
-    if (fn == NULL || fn(&d) != 0)
-        d = -1;
-    return d;
-}
-
-/* ---- the wrappers ------------------------------------------------------------ */
-
-/* Opaque CUDA types: the library builds without the toolkit. */
-typedef int cap_err_t;                    /* cudaError_t, CUresult */
-typedef unsigned long long cap_dptr_t;    /* CUdeviceptr */
-typedef unsigned long long cap_handle_t;  /* CUmemGenericAllocationHandle */
-#define CAP_ERR_NOT_FOUND 3               /* cudaErrorInitializationError / CUDA_ERROR_NOT_INITIALIZED */
-
-#define CAP_REAL(h, type) ((type)cap_resolve(h))
-/* The interposed entry points record: not when a CUPTI subscription does,
- * nor once recording has stopped (or was never wanted). */
-#define CAP_ON_HOOKS()                                                     \
-    (atomic_load_explicit(&gm__cap_hooks_on, memory_order_relaxed) &&     \
-     atomic_load_explicit(&cap_state, memory_order_relaxed) != CAP_STOPPED)
-#define CAP_U(p) ((uint64_t)(uintptr_t)(p))
-
-/* Forwarding brackets: nested calls (the runtime calling the driver
- * through our symbols, the NVTX v2 library calling its injection) are
- * recorded once, at the outermost level. */
-#define CAP_ENTER() (gm__cap_tls.inside++)
-#define CAP_LEAVE() (--gm__cap_tls.inside == 0 && CAP_ON_HOOKS())
-/* The entry time of a free-like call, read only when it will be recorded. */
-#define CAP_STAMP() (gm__cap_tls.inside == 0 && CAP_ON_HOOKS() ? gm__cap_now() : 0)
-
-typedef cap_err_t (*cap_malloc_fn)(void **, size_t);
-typedef cap_err_t (*cap_free_fn)(void *);
-typedef cap_err_t (*cap_malloc_async_fn)(void **, size_t, void *);
-typedef cap_err_t (*cap_free_async_fn)(void *, void *);
-typedef cap_err_t (*cap_malloc_pool_fn)(void **, size_t, void *, void *);
-typedef cap_err_t (*cap_malloc_managed_fn)(void **, size_t, unsigned);
-typedef cap_err_t (*cap_malloc_pitch_fn)(void **, size_t *, size_t, size_t);
-typedef cap_err_t (*cap_cualloc_fn)(cap_dptr_t *, size_t);
-typedef cap_err_t (*cap_cufree_fn)(cap_dptr_t);
-typedef cap_err_t (*cap_cualloc_async_fn)(cap_dptr_t *, size_t, void *);
-typedef cap_err_t (*cap_cufree_async_fn)(cap_dptr_t, void *);
-typedef cap_err_t (*cap_cualloc_managed_fn)(cap_dptr_t *, size_t, unsigned);
-typedef cap_err_t (*cap_create_fn)(cap_handle_t *, size_t, const void *, unsigned long long);
-typedef cap_err_t (*cap_map_fn)(cap_dptr_t, size_t, size_t, cap_handle_t, unsigned long long);
-typedef cap_err_t (*cap_unmap_fn)(cap_dptr_t, size_t);
-typedef cap_err_t (*cap_release_fn)(cap_handle_t);
-typedef cap_err_t (*cap_gpa1_fn)(const char *, void **, int, unsigned long long);
-typedef cap_err_t (*cap_gpa2_fn)(const char *, void **, int, unsigned long long, int *);
-typedef cap_err_t (*cap_dep_fn)(const char *, void **, unsigned long long, int *);
-typedef cap_err_t (*cap_depv_fn)(const char *, void **, unsigned, unsigned long long, int *);
-
-GM_CAP_EXPORT cap_err_t cudaMalloc(void **p, size_t size);
-GM_CAP_EXPORT cap_err_t cudaMalloc(void **p, size_t size)
-{
-    cap_malloc_fn real = CAP_REAL(H_cudaMalloc, cap_malloc_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    CAP_ENTER();
-    cap_err_t rc = real(p, size);
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_CUDA_MALLOC, gm__cap_now(), rc == 0 && p ? CAP_U(*p) : 0, size, 0,
-                     0, rc, gm__cap_rt_device(), 0, NULL);
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cudaFree(void *p);
-GM_CAP_EXPORT cap_err_t cudaFree(void *p)
-{
-    cap_free_fn real = CAP_REAL(H_cudaFree, cap_free_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    uint64_t ts = CAP_STAMP();
-    CAP_ENTER();
-    cap_err_t rc = real(p);
-    if (CAP_LEAVE() && p != NULL)
-        gm__cap_emit(SPOOL_OP_CUDA_FREE, ts, CAP_U(p), 0, 0, 0, rc, -1, 0, NULL);
-    return rc;
-}
-
-#define CAP_MALLOC_ASYNC(fname, h)                                                          \
-    GM_CAP_EXPORT cap_err_t fname(void **p, size_t size, void *stream);                    \
-    GM_CAP_EXPORT cap_err_t fname(void **p, size_t size, void *stream)                     \
-    {                                                                                        \
-        cap_malloc_async_fn real = CAP_REAL(h, cap_malloc_async_fn);                        \
-        if (real == NULL)                                                                    \
-            return CAP_ERR_NOT_FOUND;                                                        \
-        CAP_ENTER();                                                                         \
-        cap_err_t rc = real(p, size, stream);                                                \
-        if (CAP_LEAVE())                                                                     \
-            gm__cap_emit(SPOOL_OP_CUDA_MALLOC_ASYNC, gm__cap_now(),                          \
-                         rc == 0 && p ? CAP_U(*p) : 0, size, CAP_U(stream), 0, rc,           \
-                         gm__cap_rt_device(), 0, NULL);                                      \
-        return rc;                                                                           \
-    }
-CAP_MALLOC_ASYNC(cudaMallocAsync, H_cudaMallocAsync)
-CAP_MALLOC_ASYNC(cudaMallocAsync_ptsz, H_cudaMallocAsync_ptsz)
-
-#define CAP_FREE_ASYNC(fname, h)                                                             \
-    GM_CAP_EXPORT cap_err_t fname(void *p, void *stream);                                   \
-    GM_CAP_EXPORT cap_err_t fname(void *p, void *stream)                                    \
-    {                                                                                        \
-        cap_free_async_fn real = CAP_REAL(h, cap_free_async_fn);                            \
-        if (real == NULL)                                                                    \
-            return CAP_ERR_NOT_FOUND;                                                        \
-        uint64_t ts = CAP_STAMP();                                                           \
-        CAP_ENTER();                                                                         \
-        cap_err_t rc = real(p, stream);                                                      \
-        if (CAP_LEAVE() && p != NULL)                                                        \
-            gm__cap_emit(SPOOL_OP_CUDA_FREE_ASYNC, ts, CAP_U(p), 0, CAP_U(stream), 0, rc, -1, \
-                         0, NULL);                                                           \
-        return rc;                                                                           \
-    }
-CAP_FREE_ASYNC(cudaFreeAsync, H_cudaFreeAsync)
-CAP_FREE_ASYNC(cudaFreeAsync_ptsz, H_cudaFreeAsync_ptsz)
-
-#define CAP_MALLOC_POOL(fname, h)                                                            \
-    GM_CAP_EXPORT cap_err_t fname(void **p, size_t size, void *pool, void *stream);         \
-    GM_CAP_EXPORT cap_err_t fname(void **p, size_t size, void *pool, void *stream)          \
-    {                                                                                        \
-        cap_malloc_pool_fn real = CAP_REAL(h, cap_malloc_pool_fn);                          \
-        if (real == NULL)                                                                    \
-            return CAP_ERR_NOT_FOUND;                                                        \
-        CAP_ENTER();                                                                         \
-        cap_err_t rc = real(p, size, pool, stream);                                          \
-        if (CAP_LEAVE())                                                                     \
-            gm__cap_emit(SPOOL_OP_CUDA_MALLOC_POOL, gm__cap_now(),                           \
-                         rc == 0 && p ? CAP_U(*p) : 0, size, CAP_U(stream), CAP_U(pool), rc, \
-                         gm__cap_rt_device(), 0, NULL);                                      \
-        return rc;                                                                           \
-    }
-CAP_MALLOC_POOL(cudaMallocFromPoolAsync, H_cudaMallocFromPoolAsync)
-CAP_MALLOC_POOL(cudaMallocFromPoolAsync_ptsz, H_cudaMallocFromPoolAsync_ptsz)
-
-GM_CAP_EXPORT cap_err_t cudaMallocManaged(void **p, size_t size, unsigned flags);
-GM_CAP_EXPORT cap_err_t cudaMallocManaged(void **p, size_t size, unsigned flags)
-{
-    cap_malloc_managed_fn real = CAP_REAL(H_cudaMallocManaged, cap_malloc_managed_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    CAP_ENTER();
-    cap_err_t rc = real(p, size, flags);
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_CUDA_MALLOC_MANAGED, gm__cap_now(), rc == 0 && p ? CAP_U(*p) : 0,
-                     size, 0, flags, rc, gm__cap_rt_device(), 0, NULL);
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height);
-GM_CAP_EXPORT cap_err_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height)
-{
-    cap_malloc_pitch_fn real = CAP_REAL(H_cudaMallocPitch, cap_malloc_pitch_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    CAP_ENTER();
-    cap_err_t rc = real(p, pitch, width, height);
-    if (CAP_LEAVE()) {
-        /* The allocation is pitch × height bytes; the request width × height. */
-        uint64_t bytes = rc == 0 && pitch ? (uint64_t)*pitch * height : (uint64_t)width * height;
-        gm__cap_emit(SPOOL_OP_CUDA_MALLOC_PITCH, gm__cap_now(), rc == 0 && p ? CAP_U(*p) : 0,
-                     bytes, 0, (uint64_t)width * height, rc, gm__cap_rt_device(), 0, NULL);
-    }
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cuMemAlloc_v2(cap_dptr_t *p, size_t size);
-GM_CAP_EXPORT cap_err_t cuMemAlloc_v2(cap_dptr_t *p, size_t size)
-{
-    cap_cualloc_fn real = CAP_REAL(H_cuMemAlloc_v2, cap_cualloc_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    CAP_ENTER();
-    cap_err_t rc = real(p, size);
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_CU_MEM_ALLOC, gm__cap_now(), rc == 0 && p ? *p : 0, size, 0, 0, rc,
-                     gm__cap_drv_device(), 0, NULL);
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cuMemFree_v2(cap_dptr_t p);
-GM_CAP_EXPORT cap_err_t cuMemFree_v2(cap_dptr_t p)
-{
-    cap_cufree_fn real = CAP_REAL(H_cuMemFree_v2, cap_cufree_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    uint64_t ts = CAP_STAMP();
-    CAP_ENTER();
-    cap_err_t rc = real(p);
-    if (CAP_LEAVE() && p != 0)
-        gm__cap_emit(SPOOL_OP_CU_MEM_FREE, ts, p, 0, 0, 0, rc, -1, 0, NULL);
-    return rc;
-}
-
-#define CAP_CUALLOC_ASYNC(fname, h)                                                          \
-    GM_CAP_EXPORT cap_err_t fname(cap_dptr_t *p, size_t size, void *stream);                \
-    GM_CAP_EXPORT cap_err_t fname(cap_dptr_t *p, size_t size, void *stream)                 \
-    {                                                                                        \
-        cap_cualloc_async_fn real = CAP_REAL(h, cap_cualloc_async_fn);                      \
-        if (real == NULL)                                                                    \
-            return CAP_ERR_NOT_FOUND;                                                        \
-        CAP_ENTER();                                                                         \
-        cap_err_t rc = real(p, size, stream);                                                \
-        if (CAP_LEAVE())                                                                     \
-            gm__cap_emit(SPOOL_OP_CU_MEM_ALLOC_ASYNC, gm__cap_now(), rc == 0 && p ? *p : 0,  \
-                         size, CAP_U(stream), 0, rc, gm__cap_drv_device(), 0, NULL);         \
-        return rc;                                                                           \
-    }
-CAP_CUALLOC_ASYNC(cuMemAllocAsync, H_cuMemAllocAsync)
-CAP_CUALLOC_ASYNC(cuMemAllocAsync_ptsz, H_cuMemAllocAsync_ptsz)
-
-#define CAP_CUFREE_ASYNC(fname, h)                                                           \
-    GM_CAP_EXPORT cap_err_t fname(cap_dptr_t p, void *stream);                              \
-    GM_CAP_EXPORT cap_err_t fname(cap_dptr_t p, void *stream)                               \
-    {                                                                                        \
-        cap_cufree_async_fn real = CAP_REAL(h, cap_cufree_async_fn);                        \
-        if (real == NULL)                                                                    \
-            return CAP_ERR_NOT_FOUND;                                                        \
-        uint64_t ts = CAP_STAMP();                                                           \
-        CAP_ENTER();                                                                         \
-        cap_err_t rc = real(p, stream);                                                      \
-        if (CAP_LEAVE() && p != 0)                                                           \
-            gm__cap_emit(SPOOL_OP_CU_MEM_FREE_ASYNC, ts, p, 0, CAP_U(stream), 0, rc, -1, 0,  \
-                         NULL);                                                              \
-        return rc;                                                                           \
-    }
-CAP_CUFREE_ASYNC(cuMemFreeAsync, H_cuMemFreeAsync)
-CAP_CUFREE_ASYNC(cuMemFreeAsync_ptsz, H_cuMemFreeAsync_ptsz)
-
-GM_CAP_EXPORT cap_err_t cuMemAllocManaged(cap_dptr_t *p, size_t size, unsigned flags);
-GM_CAP_EXPORT cap_err_t cuMemAllocManaged(cap_dptr_t *p, size_t size, unsigned flags)
-{
-    cap_cualloc_managed_fn real = CAP_REAL(H_cuMemAllocManaged, cap_cualloc_managed_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    CAP_ENTER();
-    cap_err_t rc = real(p, size, flags);
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_CU_MEM_ALLOC_MANAGED, gm__cap_now(), rc == 0 && p ? *p : 0, size,
-                     0, flags, rc, gm__cap_drv_device(), 0, NULL);
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cuMemCreate(cap_handle_t *h, size_t size, const void *prop,
-                                    unsigned long long flags);
-GM_CAP_EXPORT cap_err_t cuMemCreate(cap_handle_t *h, size_t size, const void *prop,
-                                    unsigned long long flags)
-{
-    cap_create_fn real = CAP_REAL(H_cuMemCreate, cap_create_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    CAP_ENTER();
-    cap_err_t rc = real(h, size, prop, flags);
-    if (CAP_LEAVE()) {
-        /* CUmemAllocationProp: type, requestedHandleTypes, then the
-         * location {type, id}: the device is the int at byte 12. */
-        int32_t dev = -1;
-        if (prop != NULL)
-            memcpy(&dev, (const char *)prop + 12, sizeof dev);
-        gm__cap_emit(SPOOL_OP_CU_MEM_CREATE, gm__cap_now(), 0, size, 0, rc == 0 && h ? *h : 0,
-                     rc, dev, 0, NULL);
-    }
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cuMemRelease(cap_handle_t h);
-GM_CAP_EXPORT cap_err_t cuMemRelease(cap_handle_t h)
-{
-    cap_release_fn real = CAP_REAL(H_cuMemRelease, cap_release_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    uint64_t ts = CAP_STAMP();
-    CAP_ENTER();
-    cap_err_t rc = real(h);
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_CU_MEM_RELEASE, ts, 0, 0, 0, h, rc, -1, 0, NULL);
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cuMemMap(cap_dptr_t p, size_t size, size_t offset, cap_handle_t h,
-                                 unsigned long long flags);
-GM_CAP_EXPORT cap_err_t cuMemMap(cap_dptr_t p, size_t size, size_t offset, cap_handle_t h,
-                                 unsigned long long flags)
-{
-    cap_map_fn real = CAP_REAL(H_cuMemMap, cap_map_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    CAP_ENTER();
-    cap_err_t rc = real(p, size, offset, h, flags);
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_CU_MEM_MAP, gm__cap_now(), p, size, offset, h, rc, -1, 0, NULL);
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cuMemUnmap(cap_dptr_t p, size_t size);
-GM_CAP_EXPORT cap_err_t cuMemUnmap(cap_dptr_t p, size_t size)
-{
-    cap_unmap_fn real = CAP_REAL(H_cuMemUnmap, cap_unmap_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    uint64_t ts = CAP_STAMP();
-    CAP_ENTER();
-    cap_err_t rc = real(p, size);
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_CU_MEM_UNMAP, ts, p, size, 0, 0, rc, -1, 0, NULL);
-    return rc;
-}
-
-/* ---- entry points handed out by name ----------------------------------------- */
-
-GM_CAP_EXPORT cap_err_t cuGetProcAddress(const char *sym, void **pfn, int ver,
-                                         unsigned long long flags);
-GM_CAP_EXPORT cap_err_t cuGetProcAddress_v2(const char *sym, void **pfn, int ver,
-                                            unsigned long long flags, int *status);
-
-typedef struct cap_named {
-    const char *name; /* as asked for (no version suffix) */
-    int min_version;  /* below it the driver hands out an older ABI: left alone */
-    int hook, hook_ptsz;
-    void *wrapper, *wrapper_ptsz;
-} cap_named_t;
-
-#define CAP_PTSZ_FLAG 2ull /* CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
-
-static const cap_named_t cap_named[] = {
-    {"cuMemAlloc", 3020, H_cuMemAlloc_v2, -1, (void *)cuMemAlloc_v2, NULL},
-    {"cuMemFree", 3020, H_cuMemFree_v2, -1, (void *)cuMemFree_v2, NULL},
-    {"cuMemAllocAsync", 11020, H_cuMemAllocAsync, H_cuMemAllocAsync_ptsz,
-     (void *)cuMemAllocAsync, (void *)cuMemAllocAsync_ptsz},
-    {"cuMemFreeAsync", 11020, H_cuMemFreeAsync, H_cuMemFreeAsync_ptsz, (void *)cuMemFreeAsync,
-     (void *)cuMemFreeAsync_ptsz},
-    {"cuMemAllocManaged", 6000, H_cuMemAllocManaged, -1, (void *)cuMemAllocManaged, NULL},
-    {"cuMemCreate", 10020, H_cuMemCreate, -1, (void *)cuMemCreate, NULL},
-    {"cuMemRelease", 10020, H_cuMemRelease, -1, (void *)cuMemRelease, NULL},
-    {"cuMemMap", 10020, H_cuMemMap, -1, (void *)cuMemMap, NULL},
-    {"cuMemUnmap", 10020, H_cuMemUnmap, -1, (void *)cuMemUnmap, NULL},
-    {"cuGetProcAddress", 12000, H_cuGetProcAddress_v2, -1, (void *)cuGetProcAddress_v2, NULL},
-};
-
-/* Adopt `real` as the function behind hook h if none is known yet; 1 when
- * h forwards to real. */
-static int cap_adopt(int h, void *real)
-{
-    void *expect = NULL;
-    if (atomic_compare_exchange_strong(&cap_real[h], &expect, real))
-        return 1;
-    return expect == real;
-}
-
-/* The pointer to hand out for driver entry point `sym` whose real
- * function is `real`: our wrapper when we record that name and it
- * forwards to that very function, else real unchanged. */
-static void *cap_wrap_proc(const char *sym, void *real, int ver, unsigned long long flags)
-{
-    if (sym == NULL || real == NULL || cap_is_ours(real))
-        return real; /* already ours (a runtime asking through our symbols) */
-    if (strcmp(sym, "cuGetProcAddress") == 0 && ver < 12000)
-        return cap_adopt(H_cuGetProcAddress, real) ? (void *)cuGetProcAddress : real;
-    for (size_t i = 0; i < sizeof cap_named / sizeof cap_named[0]; i++) {
-        const cap_named_t *n = &cap_named[i];
-        if (strcmp(sym, n->name) != 0)
-            continue;
-        if (ver < n->min_version)
-            return real;
-        int first = (flags & CAP_PTSZ_FLAG) && n->hook_ptsz >= 0;
-        int hooks[2] = {first ? n->hook_ptsz : n->hook, first ? n->hook : n->hook_ptsz};
-        void *wraps[2] = {first ? n->wrapper_ptsz : n->wrapper,
-                          first ? n->wrapper : n->wrapper_ptsz};
-        for (int k = 0; k < 2; k++)
-            if (hooks[k] >= 0 && cap_adopt(hooks[k], real))
-                return wraps[k];
-        return real;
-    }
-    return real;
-}
-
-GM_CAP_EXPORT cap_err_t cuGetProcAddress(const char *sym, void **pfn, int ver,
-                                         unsigned long long flags)
-{
-    cap_gpa1_fn real = CAP_REAL(H_cuGetProcAddress, cap_gpa1_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    cap_err_t rc = real(sym, pfn, ver, flags);
-    if (rc == 0 && pfn != NULL)
-        *pfn = cap_wrap_proc(sym, *pfn, ver, flags);
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cuGetProcAddress_v2(const char *sym, void **pfn, int ver,
-                                            unsigned long long flags, int *status)
-{
-    cap_gpa2_fn real = CAP_REAL(H_cuGetProcAddress_v2, cap_gpa2_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    cap_err_t rc = real(sym, pfn, ver, flags, status);
-    if (rc == 0 && pfn != NULL)
-        *pfn = cap_wrap_proc(sym, *pfn, ver, flags);
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cudaGetDriverEntryPoint(const char *sym, void **pfn,
-                                                unsigned long long flags, int *status);
-GM_CAP_EXPORT cap_err_t cudaGetDriverEntryPoint(const char *sym, void **pfn,
-                                                unsigned long long flags, int *status)
-{
-    cap_dep_fn real = CAP_REAL(H_cudaGetDriverEntryPoint, cap_dep_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    cap_err_t rc = real(sym, pfn, flags, status);
-    if (rc == 0 && pfn != NULL)
-        *pfn = cap_wrap_proc(sym, *pfn, 1 << 30, flags);
-    return rc;
-}
-
-GM_CAP_EXPORT cap_err_t cudaGetDriverEntryPointByVersion(const char *sym, void **pfn,
-                                                         unsigned ver, unsigned long long flags,
-                                                         int *status);
-GM_CAP_EXPORT cap_err_t cudaGetDriverEntryPointByVersion(const char *sym, void **pfn,
-                                                         unsigned ver, unsigned long long flags,
-                                                         int *status)
-{
-    cap_depv_fn real = CAP_REAL(H_cudaGetDriverEntryPointByVersion, cap_depv_fn);
-    if (real == NULL)
-        return CAP_ERR_NOT_FOUND;
-    cap_err_t rc = real(sym, pfn, ver, flags, status);
-    if (rc == 0 && pfn != NULL)
-        *pfn = cap_wrap_proc(sym, *pfn, (int)(ver > (1u << 30) ? 1u << 30 : ver), flags);
-    return rc;
-}
-
-/* ---- PyTorch pluggable allocator ---------------------------------------------- */
-
-GM_CAP_EXPORT void *gmsim_torch_alloc(ssize_t size, int device, void *stream);
-GM_CAP_EXPORT void *gmsim_torch_alloc(ssize_t size, int device, void *stream)
-{
-    cap_malloc_async_fn real = CAP_REAL(H_cudaMallocAsync, cap_malloc_async_fn);
-    if (real == NULL || size < 0)
-        return NULL;
-    void *p = NULL;
-    CAP_ENTER();
-    gm__cap_tls.torch++;
-    cap_err_t rc = real(&p, (size_t)size, stream);
-    gm__cap_tls.torch--;
-    gm__cap_tls.inside--;
-    /* Recorded whatever the mode: the pluggable allocator is its own source. */
-    gm__cap_emit(SPOOL_OP_TORCH_ALLOC, gm__cap_now(), rc == 0 ? CAP_U(p) : 0, (uint64_t)size,
-                 CAP_U(stream), 0, rc, device, 0, NULL);
-    return rc == 0 ? p : NULL;
-}
-
-GM_CAP_EXPORT void gmsim_torch_free(void *ptr, ssize_t size, int device, void *stream);
-GM_CAP_EXPORT void gmsim_torch_free(void *ptr, ssize_t size, int device, void *stream)
-{
-    cap_free_async_fn real = CAP_REAL(H_cudaFreeAsync, cap_free_async_fn);
-    if (real == NULL)
-        return;
-    uint64_t ts = gm__cap_now();
-    CAP_ENTER();
-    gm__cap_tls.torch++;
-    cap_err_t rc = real(ptr, stream);
-    gm__cap_tls.torch--;
-    gm__cap_tls.inside--;
-    if (ptr != NULL)
-        gm__cap_emit(SPOOL_OP_TORCH_FREE, ts, CAP_U(ptr), size > 0 ? (uint64_t)size : 0,
-                     CAP_U(stream), 0, rc, device, 0, NULL);
-}
-
-/* ---- NVTX ---------------------------------------------------------------------- */
-
-static atomic_uint_fast64_t cap_range_id = 1;
-
-static void cap_range_push(const char *name)
-{
-    gm__cap_emit(SPOOL_OP_RANGE_PUSH, gm__cap_now(), 0, 0, 0, 0, 0, -1, 0,
-                 name ? name : "(null)");
-}
-
-GM_CAP_EXPORT int nvtxRangePushA(const char *message);
-GM_CAP_EXPORT int nvtxRangePushA(const char *message)
-{
-    int (*real)(const char *) = CAP_REAL(H_nvtxRangePushA, int (*)(const char *));
-    CAP_ENTER();
-    int rc = real ? real(message) : gm__cap_tls.nvtx_depth;
-    if (CAP_LEAVE())
-        cap_range_push(message);
-    gm__cap_tls.nvtx_depth++;
-    return rc;
-}
-
-GM_CAP_EXPORT int nvtxRangePop(void);
-GM_CAP_EXPORT int nvtxRangePop(void)
-{
-    int (*real)(void) = CAP_REAL(H_nvtxRangePop, int (*)(void));
-    CAP_ENTER();
-    int rc = real ? real() : gm__cap_tls.nvtx_depth - 1;
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_RANGE_POP, gm__cap_now(), 0, 0, 0, 0, 0, -1, 0, NULL);
-    if (gm__cap_tls.nvtx_depth > 0)
-        gm__cap_tls.nvtx_depth--;
-    return rc;
-}
-
-GM_CAP_EXPORT uint64_t nvtxRangeStartA(const char *message);
-GM_CAP_EXPORT uint64_t nvtxRangeStartA(const char *message)
-{
-    uint64_t (*real)(const char *) = CAP_REAL(H_nvtxRangeStartA, uint64_t (*)(const char *));
-    CAP_ENTER();
-    uint64_t id = real ? real(message) : atomic_fetch_add(&cap_range_id, 1);
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_RANGE_START, gm__cap_now(), 0, 0, 0, id, 0, -1, 0,
-                     message ? message : "(null)");
-    return id;
-}
-
-GM_CAP_EXPORT void nvtxRangeEnd(uint64_t id);
-GM_CAP_EXPORT void nvtxRangeEnd(uint64_t id)
-{
-    void (*real)(uint64_t) = CAP_REAL(H_nvtxRangeEnd, void (*)(uint64_t));
-    CAP_ENTER();
-    if (real)
-        real(id);
-    if (CAP_LEAVE())
-        gm__cap_emit(SPOOL_OP_RANGE_END, gm__cap_now(), 0, 0, 0, id, 0, -1, 0, NULL);
-}
-
-/* NVTX v3 injection: the NVTX headers compiled into the program load the
- * library named by NVTX_INJECTION64_PATH and call this; we fill the core
- * module's slots for the range calls (the rest stay no-ops). */
-typedef void (*cap_nvtx_fp)(void);
-typedef struct cap_nvtx_callbacks {
-    size_t struct_size;
-    int (*get_module_table)(int module, cap_nvtx_fp ***table, unsigned *size);
-} cap_nvtx_callbacks_t;
-
-enum { NVTX_MODULE_CORE = 1, NVTX_ETID_CALLBACKS = 1 };
-enum { NVTX_CORE_RANGE_START_A = 5, NVTX_CORE_RANGE_END = 7, NVTX_CORE_RANGE_PUSH_EX = 8,
-       NVTX_CORE_RANGE_PUSH_A = 9, NVTX_CORE_RANGE_POP = 11 };
-
-static uint64_t cap_nvtx_start_a(const char *m)
-{
-    uint64_t id = atomic_fetch_add(&cap_range_id, 1);
-    if (gm__cap_tls.inside == 0)
-        gm__cap_emit(SPOOL_OP_RANGE_START, gm__cap_now(), 0, 0, 0, id, 0, -1, 0,
-                     m ? m : "(null)");
-    return id;
-}
-
-static void cap_nvtx_end(uint64_t id)
-{
-    if (gm__cap_tls.inside == 0)
-        gm__cap_emit(SPOOL_OP_RANGE_END, gm__cap_now(), 0, 0, 0, id, 0, -1, 0, NULL);
-}
-
-static int cap_nvtx_push_a(const char *m)
-{
-    if (gm__cap_tls.inside == 0)
-        cap_range_push(m);
-    return gm__cap_tls.nvtx_depth++;
-}
-
-/* nvtxEventAttributes_t: the message type (1 = ASCII) is the int at byte
- * 32 and the message pointer at byte 40. */
-static int cap_nvtx_push_ex(const void *attr)
-{
-    const char *m = "(unnamed)";
-    int type = 0;
-    if (attr != NULL) {
-        memcpy(&type, (const char *)attr + 32, sizeof type);
-        if (type == 1)
-            memcpy(&m, (const char *)attr + 40, sizeof m);
-    }
-    return cap_nvtx_push_a(m);
-}
-
-static int cap_nvtx_pop(void)
-{
-    if (gm__cap_tls.inside == 0)
-        gm__cap_emit(SPOOL_OP_RANGE_POP, gm__cap_now(), 0, 0, 0, 0, 0, -1, 0, NULL);
-    if (gm__cap_tls.nvtx_depth == 0)
-        return -1;
-    return --gm__cap_tls.nvtx_depth;
-}
-
-GM_CAP_EXPORT int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
-GM_CAP_EXPORT int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
-{
-    if (get_export_table == NULL || !gm__cap_wanted())
-        return 0;
-    const cap_nvtx_callbacks_t *cb = get_export_table(NVTX_ETID_CALLBACKS);
-    cap_nvtx_fp **table = NULL;
-    unsigned size = 0;
-    if (cb == NULL || cb->get_module_table == NULL ||
-        !cb->get_module_table(NVTX_MODULE_CORE, &table, &size) || table == NULL ||
-        size <= NVTX_CORE_RANGE_POP)
-        return 0;
-    *table[NVTX_CORE_RANGE_START_A] = (cap_nvtx_fp)cap_nvtx_start_a;
-    *table[NVTX_CORE_RANGE_END] = (cap_nvtx_fp)cap_nvtx_end;
-    *table[NVTX_CORE_RANGE_PUSH_EX] = (cap_nvtx_fp)cap_nvtx_push_ex;
-    *table[NVTX_CORE_RANGE_PUSH_A] = (cap_nvtx_fp)cap_nvtx_push_a;
-    *table[NVTX_CORE_RANGE_POP] = (cap_nvtx_fp)cap_nvtx_pop;
-    return 1;
 }

@@ -1,6 +1,7 @@
 /*
  * capture/capture.h — what the files of libgmsim_capture.so share
- * (the recorder in capture.c, the CUPTI subscriber in cupti.c).  Nothing
+ * (the recorder in capture.c, the interposed entry points in hooks.c and
+ * torch_nvtx.c, the CUPTI subscriber in cupti.c).  Nothing
  * here is exported from the library: it is built with hidden visibility
  * and exports only the interposed CUDA/NVTX entry points, the PyTorch
  * pluggable-allocator functions and the injection entry points.
@@ -33,6 +34,10 @@ extern __thread gm__cap_tls_t gm__cap_tls __attribute__((tls_model("initial-exec
 /* 1 while the interposed entry points record (0 once a CUPTI subscription
  * records the same calls instead). */
 extern atomic_int gm__cap_hooks_on;
+
+/* The recorder's state (capture.c): CAP_STOPPED once recording stopped. */
+enum { CAP_IDLE = 0, CAP_STARTING, CAP_ON, CAP_STOPPED };
+extern atomic_int gm__cap_state;
 
 /* The clock: CLOCK_MONOTONIC ns.  On x86-64 with an invariant TSC that
  * the kernel itself uses as its clock source, it is read from the TSC
