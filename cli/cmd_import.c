@@ -8,15 +8,12 @@
  * default), tried in list order.
  *
  * Each FILE is read in turn:
- *   1. its first CMD_IMPORT_HEAD bytes are read; gzip data (magic 1f 8b,
- *      whatever the name) is inflated through zlib into a temporary file,
- *      every member of a multi-member file included, and the head is read
- *      again from the inflated data;
- *   2. a non-seekable input (a pipe, stdin) is spooled to a temporary file,
- *      so the importer still sees it from the start (and SQLite-based
- *      formats get a file);
- *   3. the format is detected from the head unless --format;
- *   4. the importer writes through an import target: one transaction, so a
+ *   1. it is opened by gm_import_input_open (formats/input.c): gzip data
+ *      inflated, a non-seekable input spooled to a temporary file, its
+ *      head read;
+ *   2. the format is detected from the head unless --format
+ *      (gm_import_input_detect);
+ *   3. the importer writes through an import target: one transaction, so a
  *      file that fails leaves nothing of itself in the store.
  * A failing FILE is reported (file and place) and the next FILE is
  * imported all the same; the command exits 1 if any failed, and the
@@ -36,14 +33,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "cli/cli.h"
 #include "gmsim/formats.h"
 #include "gmsim/capture.h"
 #include "gmsim/import.h"
 
-#define CMD_IMPORT_HEAD 4096
 #define CMD_IMPORT_MAX_ATTRS 64
 
 static const char import_usage[] =
@@ -97,184 +92,7 @@ static int import_help(void)
     return GM_CLI_OK;
 }
 
-/* ---- one input: open, inflate, spool, detect --------------------------------- */
-
-typedef struct import_input {
-    FILE *in;          /* what the importer reads, at offset 0 */
-    const char *shown; /* the input's name in messages */
-    char head[CMD_IMPORT_HEAD];
-    size_t nhead;
-    int gzip;          /* the input was gzip'd */
-} import_input_t;
-
-/* Copy `pre` and then the rest of f into a new temporary file, inflating
- * gzip data when `inflate_it`.  NULL with a message printed on failure. */
-static FILE *import_spool(FILE *f, const char *pre, size_t npre, int inflate_it,
-                          const char *shown)
-{
-    FILE *tmp = tmpfile();
-    if (tmp == NULL) {
-        gm__cli_error("cannot create a temporary file: %s", gm__cli_strerror(errno));
-        return NULL;
-    }
-    static unsigned char ibuf[65536], obuf[65536];
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflate_it && inflateInit2(&z, 15 + 16) != Z_OK) {
-        gm__cli_error("out of memory");
-        fclose(tmp);
-        return NULL;
-    }
-    uint64_t consumed = 0; /* compressed bytes fed so far */
-    int in_member = 1, failed = 0;
-    size_t n = npre;
-    memcpy(ibuf, pre, npre);
-    for (;;) {
-        if (n == 0) {
-            n = fread(ibuf, 1, sizeof ibuf, f);
-            if (n == 0) {
-                if (ferror(f)) {
-                    gm__cli_error("cannot read '%s': %s", shown, gm__cli_strerror(errno));
-                    failed = 1;
-                }
-                break;
-            }
-        }
-        if (!inflate_it) {
-            if (fwrite(ibuf, 1, n, tmp) != n) {
-                gm__cli_error("cannot spool '%s' to a temporary file: %s", shown,
-                              gm__cli_strerror(errno));
-                failed = 1;
-                break;
-            }
-            n = 0;
-            continue;
-        }
-        z.next_in = ibuf;
-        z.avail_in = (uInt)n;
-        /* Until the input is used up and zlib has no output pending (a
-         * full output buffer may hide more). */
-        do {
-            if (!in_member) {
-                if (z.avail_in == 0)
-                    break;
-                /* Another gzip member follows (as `cat a.gz b.gz` makes). */
-                if (inflateReset(&z) != Z_OK) {
-                    failed = 1;
-                    break;
-                }
-                in_member = 1;
-            }
-            z.next_out = obuf;
-            z.avail_out = sizeof obuf;
-            uInt before = z.avail_in;
-            int zr = inflate(&z, Z_NO_FLUSH);
-            consumed += before - z.avail_in;
-            size_t out = sizeof obuf - z.avail_out;
-            if (out && fwrite(obuf, 1, out, tmp) != out) {
-                gm__cli_error("cannot inflate '%s' to a temporary file: %s", shown,
-                              gm__cli_strerror(errno));
-                failed = 1;
-                break;
-            }
-            if (zr == Z_STREAM_END) {
-                in_member = 0;
-            } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-                gm__cli_error("'%s': corrupt gzip data at compressed byte %" PRIu64 ": %s", shown,
-                              consumed, z.msg ? z.msg : "invalid data");
-                failed = 1;
-            } else if (zr == Z_BUF_ERROR && z.avail_in > 0 && out == 0) {
-                gm__cli_error("'%s': corrupt gzip data at compressed byte %" PRIu64, shown,
-                              consumed);
-                failed = 1;
-            }
-        } while (!failed && (z.avail_in > 0 || z.avail_out == 0));
-        n = 0;
-        if (failed)
-            break;
-    }
-    if (inflate_it) {
-        if (!failed && in_member) {
-            gm__cli_error("'%s': truncated gzip data (ends at compressed byte %" PRIu64 ")",
-                          shown, consumed);
-            failed = 1;
-        }
-        inflateEnd(&z);
-    }
-    if (!failed && (fflush(tmp) != 0 || fseek(tmp, 0, SEEK_SET) != 0)) {
-        gm__cli_error("cannot spool '%s' to a temporary file: %s", shown,
-                      gm__cli_strerror(errno));
-        failed = 1;
-    }
-    if (failed) {
-        fclose(tmp);
-        return NULL;
-    }
-    return tmp;
-}
-
-/* Open path ('-' for stdin) into *ii, inflated and seekable, head read.
- * GM_CLI_OK, or GM_CLI_ERROR with a message printed. */
-static int import_open(const char *path, import_input_t *ii)
-{
-    int is_stdin = strcmp(path, "-") == 0;
-    ii->shown = is_stdin ? "<stdin>" : path;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (f == NULL)
-        return gm__cli_error("cannot open '%s': %s", path, gm__cli_strerror(errno));
-    struct stat st;
-    if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return gm__cli_error("cannot read '%s': is a directory", path);
-    }
-    ii->nhead = fread(ii->head, 1, sizeof ii->head, f);
-    if (ferror(f)) {
-        gm__cli_error("cannot read '%s': %s", ii->shown, gm__cli_strerror(errno));
-        if (f != stdin)
-            fclose(f);
-        return GM_CLI_ERROR;
-    }
-    ii->gzip = ii->nhead >= 2 && (unsigned char)ii->head[0] == 0x1f &&
-               (unsigned char)ii->head[1] == 0x8b;
-    if (ii->gzip || fseek(f, 0, SEEK_SET) != 0) {
-        /* Inflate, or keep what was read and the rest, in a temporary file. */
-        FILE *tmp = import_spool(f, ii->head, ii->nhead, ii->gzip, ii->shown);
-        if (f != stdin)
-            fclose(f);
-        if (tmp == NULL)
-            return GM_CLI_ERROR;
-        f = tmp;
-        if (ii->gzip) {
-            ii->nhead = fread(ii->head, 1, sizeof ii->head, f);
-            if (ferror(f) || fseek(f, 0, SEEK_SET) != 0) {
-                fclose(f);
-                return gm__cli_error("cannot read '%s': %s", ii->shown,
-                                     gm__cli_strerror(errno));
-            }
-        }
-    }
-    ii->in = f;
-    return GM_CLI_OK;
-}
-
-static void import_close(import_input_t *ii)
-{
-    if (ii->in != NULL && ii->in != stdin)
-        fclose(ii->in);
-    ii->in = NULL;
-}
-
-static const gm_format_t *import_detect(const import_input_t *ii)
-{
-    const gm_format_t *fmt = gm_format_sniff(ii->head, ii->nhead);
-    if (fmt != NULL)
-        return fmt;
-    char names[128];
-    import_format_names(names, sizeof names);
-    gm__cli_error("cannot detect the format of '%s'%s (choose one with --format: %s)", ii->shown,
-                  ii->gzip ? " (after gunzip)" : "", names);
-    return NULL;
-}
+/* ---- one input ------------------------------------------------------------- */
 
 /* The default trace name: the base name without ".gz", then without its
  * last extension. */
@@ -404,28 +222,27 @@ static int import_file(import_run_t *run, const char *path)
     struct stat sb;
     if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return import_spool_dir(run, path);
-    import_input_t ii = {0};
-    int rc = import_open(path, &ii);
-    if (rc)
-        return rc;
-    const gm_format_t *fmt =
-        strcmp(run->format, "auto") == 0 ? import_detect(&ii) : gm_format_find(run->format);
+    gm_import_input_t ii;
+    gm_error_t err = {0};
+    if (gm_import_input_open(path, &ii, &err) != 0)
+        return gm__cli_error("%s", err.msg);
+    const gm_format_t *fmt = strcmp(run->format, "auto") == 0 ? gm_import_input_detect(&ii, &err)
+                                                              : gm_format_find(run->format);
     char *owned = NULL;
     const char *name = run->name;
     if (fmt == NULL) {
-        import_close(&ii);
-        return GM_CLI_ERROR;
+        gm_import_input_close(&ii);
+        return gm__cli_error("%s", err.msg);
     }
     if (name == NULL && (name = owned = import_default_name(path)) == NULL) {
-        import_close(&ii);
+        gm_import_input_close(&ii);
         return gm__cli_error("out of memory");
     }
-    gm_error_t err = {0};
     gm_import_target_t *t = NULL;
     gm_import_options_t opts = run->opts;
     if (strcmp(path, "-") != 0)
         opts.file = path;
-    rc = gm_import_target_create(run->s, name, run->store_flags, &t, &err);
+    int rc = gm_import_target_create(run->s, name, run->store_flags, &t, &err);
     if (rc == 0) {
         gm_import_set_options(t, &opts);
         gm__cli_status("importing '%s' (%s)...", ii.shown, fmt->name);
@@ -509,7 +326,7 @@ static int import_file(import_run_t *run, const char *path)
         free(infos);
         free(found);
     }
-    import_close(&ii);
+    gm_import_input_close(&ii);
     free(owned);
     if (rc != 0) {
         gm__cli_error("%s", err.msg);

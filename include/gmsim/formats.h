@@ -98,6 +98,34 @@ const gm_format_t *gm_format_find(const char *name); /* NULL if unknown */
 /* The first format whose sniffer takes the first `len` bytes; NULL if none. */
 const gm_format_t *gm_format_sniff(const void *head, size_t len);
 
+/* ---- an input to import (formats/input.c) -------------------------------- */
+
+#define GM_IMPORT_HEAD 4096 /* bytes of an input the sniffers see */
+
+typedef struct gm_import_input {
+    FILE *in;                  /* what an importer reads, at offset 0 */
+    const char *shown;         /* the input's name in messages ("<stdin>" for '-') */
+    char head[GM_IMPORT_HEAD]; /* its first bytes (after gunzip) */
+    size_t nhead;
+    int gzip;                  /* the input was gzip'd */
+} gm_import_input_t;
+
+/*
+ * Open path ('-': standard input) for an importer: gzip data (magic 1f 8b,
+ * whatever the name) is inflated into a temporary file, every member of a
+ * multi-member file included; a non-seekable input (a pipe) is spooled to
+ * one; the head is read (from the inflated data).  0, or GM_EIO (cannot
+ * open or read, a directory), GM_EFORMAT (corrupt or truncated gzip data,
+ * naming the compressed byte) or GM_ENOMEM, naming the input.  Close with
+ * gm_import_input_close.
+ */
+int gm_import_input_open(const char *path, gm_import_input_t *ii, gm_error_t *err);
+void gm_import_input_close(gm_import_input_t *ii);
+
+/* The format of an opened input (gm_format_sniff of its head); NULL with
+ * GM_EFORMAT naming the input and the formats to choose from. */
+const gm_format_t *gm_import_input_detect(const gm_import_input_t *ii, gm_error_t *err);
+
 GM_API_END
 
 #endif

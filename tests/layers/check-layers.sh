@@ -19,6 +19,9 @@ python3 "$src/scripts/layers" "$tmp" "${floors[@]}" || { echo "a tree with no up
 printf '#include "gmsim/policy.h"\n\n#include "gmsim/replay.h"\n' >"$tmp/sim/up.c"
 printf '#include "sim/torch_rules.h"\n' >"$tmp/store/up.c"
 printf '#include "store/sql.h"\n' >"$tmp/sim/private.c"
+printf '#include <stdio.h>\n#include <zlib.h>\n' >"$tmp/sim/zip.c" # zlib: store and formats only
+mkdir -p "$tmp/formats"
+printf '#include <zlib.h>\n#include <sqlite3.h>\n' >"$tmp/formats/csvz.c" # SQLite: the nsys importer only
 mkdir -p "$tmp/sim/deep"
 printf '#include "replay/engine.h"\n' >"$tmp/sim/deep/up.c" # a floor's subfolders are its own
 if python3 "$src/scripts/layers" "$tmp" "${floors[@]}" 2>"$tmp/err"; then
@@ -28,7 +31,9 @@ grep -q '^sim/up.c:3: .*"gmsim/replay.h" of floor replay' "$tmp/err" || { cat "$
 grep -q '^store/up.c:1: .*"sim/torch_rules.h" of floor sim' "$tmp/err" || { cat "$tmp/err"; exit 1; }
 grep -q '^sim/private.c:1: .*"store/sql.h", which only store/' "$tmp/err" || { cat "$tmp/err"; exit 1; }
 grep -q '^sim/deep/up.c:1: .*"replay/engine.h" of floor replay' "$tmp/err" || { cat "$tmp/err"; exit 1; }
-[ "$(wc -l <"$tmp/err")" -eq 4 ] || { cat "$tmp/err"; exit 1; }
+grep -q '^sim/zip.c:2: .*<zlib.h>, an outside library only store/, formats/' "$tmp/err" || { cat "$tmp/err"; exit 1; }
+grep -q '^formats/csvz.c:2: .*<sqlite3.h>, an outside library only store/, formats/nsys.c' "$tmp/err" || { cat "$tmp/err"; exit 1; }
+[ "$(wc -l <"$tmp/err")" -eq 6 ] || { cat "$tmp/err"; exit 1; }
 touch "$tmp/include/gmsim/new.h"
 set +e; python3 "$src/scripts/layers" "$tmp" "${floors[@]}" 2>"$tmp/err"; rc=$?; set -e
 [ $rc -eq 2 ] && grep -q 'new.h' "$tmp/err" || { echo "a public header with no floor passed ($rc)"; exit 1; }
