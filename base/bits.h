@@ -2,7 +2,8 @@
  * base/bits.h — the small integer helpers more than one floor needs: the
  * greatest common divisor, zigzag signed-to-unsigned mapping, the LEB128
  * varint writer, powers of two and base-2 logarithms, a 64-bit rotate, the
- * MurmurHash3 finaliser and the splitmix64 step.
+ * MurmurHash3 finaliser, the interning tables' byte hash and the splitmix64
+ * step.
  *
  * Each was written again in the floors that use it (store's codec and
  * layouts, sim's device and policies, synth, report); one copy here keeps
@@ -14,7 +15,9 @@
 #ifndef GM_BASE_BITS_H
 #define GM_BASE_BITS_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* gcd(a, b) by Euclid; gcd(a, 0) = a, so gcd(0, 0) = 0 and a running gcd
  * may start from 0. */
@@ -83,6 +86,26 @@ static inline uint64_t gm__fmix64(uint64_t k)
     k *= UINT64_C(0xc4ceb9fe1a85ec53);
     k ^= k >> 33;
     return k;
+}
+
+/* A hash of the bytes s[0 .. n) for the interning tables (the pickle
+ * decoder's strings, the store writer's tags and frames): FNV-1a over
+ * 8-byte words, then over the bytes left, folded; frames texts are whole
+ * stacks, kilobytes long, so a byte at a time would cost. */
+static inline uint64_t gm__hash_bytes(const void *s, size_t n)
+{
+    const unsigned char *b = s;
+    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * UINT64_C(0x100000001b3);
+        h ^= h >> 29;
+    }
+    for (; i < n; i++)
+        h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+    return h ^ (h >> 32);
 }
 
 /* One splitmix64 step (Steele, Lea and Flood): advance *state by the golden

@@ -20,6 +20,7 @@
 
 #include "gmsim/json.h"
 #include "base/jsonfmt.h"
+#include "base/vec.h"
 
 #define JV_ARENA_MIN 4096
 
@@ -326,7 +327,7 @@ static int jv_list(jv_parser_t *ps, gm_jv_t *v, int object)
         return jv_fail(ps, "nested too deeply");
     ps->p++; /* [ or { */
     v->type = object ? GM_JV_OBJECT : GM_JV_ARRAY;
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, capkeys = 0;
     gm_jv_t **items = NULL;
     char **keys = NULL;
     int rc = 0;
@@ -362,22 +363,10 @@ static int jv_list(jv_parser_t *ps, gm_jv_t *v, int object)
             if ((rc = jv_value(ps, item)) != 0)
                 break;
             if (!ps->check) {
-                if (n == cap) {
-                    cap = cap ? cap * 2 : 8;
-                    gm_jv_t **ni = realloc(items, cap * sizeof *ni);
-                    if (ni == NULL) {
-                        rc = jv_oom(ps);
-                        break;
-                    }
-                    items = ni;
-                    if (object) {
-                        char **nk = realloc(keys, cap * sizeof *nk);
-                        if (nk == NULL) {
-                            rc = jv_oom(ps);
-                            break;
-                        }
-                        keys = nk;
-                    }
+                if (GM_VEC_RESERVE(items, cap, n + 1, 8) ||
+                    (object && GM_VEC_RESERVE(keys, capkeys, n + 1, 8))) {
+                    rc = jv_oom(ps);
+                    break;
                 }
                 items[n] = item;
                 if (object)

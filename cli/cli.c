@@ -25,6 +25,7 @@
 #include "gmsim/sweep.h"
 #include "gmsim/text.h"
 #include "base/text.h"
+#include "base/vec.h"
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -593,14 +594,8 @@ void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...)
     va_end(ap);
     gm_text_escape(raw, cell, 4 * len); /* names in cells: control bytes escaped */
     free(raw);
-    if (t->ncells == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        char **cells = realloc(t->cells, cap * sizeof *cells);
-        if (cells == NULL)
-            cli_out_of_memory();
-        t->cells = cells;
-        t->cap = cap;
-    }
+    if (GM_VEC_RESERVE(t->cells, t->cap, t->ncells + 1, 64))
+        cli_out_of_memory();
     t->cells[t->ncells++] = cell;
 }
 

@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/start.h"
 #include "gmsim/sweep.h"
+#include "base/vec.h"
 
 static const char compare_usage[] =
     "usage: gmsim compare DB... [--trace GLOB] [--policies all|P[,P...]]\n"
@@ -527,14 +528,9 @@ int gm__cmd_compare(int argc, char **argv)
         for (size_t k = 0; rc == GM_CLI_OK && k < n; k++) {
             if (!gm_trace_match(glob, list[k].name))
                 continue;
-            if (nitems == cap) {
-                cap = cap ? 2 * cap : 8;
-                compare_item_t *ni = realloc(items, cap * sizeof *ni);
-                if (ni == NULL) {
-                    rc = gm__cli_error("out of memory");
-                    break;
-                }
-                items = ni;
+            if (GM_VEC_RESERVE(items, cap, nitems + 1, 8)) {
+                rc = gm__cli_error("out of memory");
+                break;
             }
             snprintf(label, sizeof label, "comparing '%s' through %zu configuration%s",
                      list[k].name, nsets, nsets == 1 ? "" : "s");

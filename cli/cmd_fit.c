@@ -26,6 +26,7 @@
 #include "cli/scaleopt.h"
 #include "cli/start.h"
 #include "cli/synthopt.h"
+#include "base/vec.h"
 
 static const char fit_usage[] =
     "usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]\n"
@@ -82,16 +83,8 @@ typedef struct fit_events {
 static int fit_sink(void *ctx, const gm_event_t *ev, size_t n, gm_error_t *err)
 {
     fit_events_t *b = ctx;
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->n + n)
-            cap *= 2;
-        gm_event_t *nv = realloc(b->ev, cap * sizeof *nv);
-        if (nv == NULL)
-            return gm_error_set(err, GM_ENOMEM, "out of memory");
-        b->ev = nv;
-        b->cap = cap;
-    }
+    if (GM_VEC_RESERVE(b->ev, b->cap, b->n + n, 65536))
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
     memcpy(b->ev + b->n, ev, n * sizeof *ev);
     b->n += n;
     return 0;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gmsim/text.h"
+#include "base/vec.h"
 
 const struct option gm__synth_longopts[GM__SYNTH_NOPTS + 1] = {
     {"model", required_argument, NULL, GM__SO_MODEL},
@@ -161,14 +162,9 @@ static int so_read_lengths(gm__synth_opts_t *o, const char *path)
                                    path, lineno, tok);
                 break;
             }
-            if (o->nfile == cap) {
-                cap = cap ? 2 * cap : 64;
-                uint64_t *nv = realloc(o->file_values, cap * sizeof *nv);
-                if (nv == NULL) {
-                    rc = gm__cli_error("out of memory");
-                    break;
-                }
-                o->file_values = nv;
+            if (GM_VEC_RESERVE(o->file_values, cap, o->nfile + 1, 64)) {
+                rc = gm__cli_error("out of memory");
+                break;
             }
             o->file_values[o->nfile++] = v;
         }

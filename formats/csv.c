@@ -41,6 +41,7 @@
 #include "gmsim/attrs.h"
 #include "gmsim/text.h"
 #include "base/idmap.h"
+#include "base/vec.h"
 
 #define CSV_FIELDS 6
 #define CSV_HEADER "ts_ns,op,id,size,stream,device"
@@ -117,17 +118,7 @@ static int csv_error(csv_reader_t *rd, gm_error_t *err, const char *fmt, ...)
 
 static int csv_reserve(char **buf, size_t *cap, size_t need)
 {
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    char *p = realloc(*buf, n);
-    if (p == NULL)
-        return GM_ENOMEM;
-    *buf = p;
-    *cap = n;
-    return 0;
+    return GM_VEC_RESERVE(*buf, *cap, need, 256);
 }
 
 /* Where a record's scan stands at the end of a line: only inside a quoted

@@ -30,6 +30,7 @@
 #include "gmsim/attrs.h"
 #include "gmsim/text.h"
 #include "formats/textin.h"
+#include "base/vec.h"
 
 enum { DSA_ID, DSA_LOWER, DSA_UPPER, DSA_SIZE, DSA_NCOLS };
 static const char *const dsa_names[DSA_NCOLS] = {"id", "lower", "upper", "size"};
@@ -161,13 +162,10 @@ static int dsa_read(gm__textin_t *in, dsa_buf_t **out, size_t *nout, gm_error_t 
                 rc = gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'", in->filename);
                 goto fail;
             }
-            dsa_buf_t *p = realloc(bufs, ncap * sizeof *p);
-            if (p == NULL) {
+            if (GM_VEC_RESERVE(bufs, cap, ncap, 256)) {
                 rc = gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'", in->filename);
                 goto fail;
             }
-            bufs = p;
-            cap = ncap;
         }
         bufs[n++] = b;
     }

@@ -49,6 +49,7 @@
 #include "gmsim/text.h"
 #include "formats/textin.h"
 #include "store/sql.h"
+#include "base/vec.h"
 
 #define NSYS_TABLE "CUDA_GPU_MEMORY_USAGE_EVENTS"
 #define NSYS_KINDS 8
@@ -500,14 +501,9 @@ static int nsys_scan(nsys_t *n, nsys_cursor_t *cur, const nsys_group_t *g, nsys_
                               n->filename, row.rowid, row.addr);
             break;
         }
-        if (*npre == cap) {
-            cap = cap ? 2 * cap : 64;
-            nsys_pre_t *p = realloc(*pre, cap * sizeof *p);
-            if (p == NULL) {
-                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                break;
-            }
-            *pre = p;
+        if (GM_VEC_RESERVE(*pre, cap, *npre + 1, 64)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            break;
         }
         (*pre)[(*npre)++] = (nsys_pre_t){row.addr, row.size, row.stream};
         if (gm__addrlive_put(&seen, row.addr, 1)) {
@@ -712,14 +708,9 @@ static int nsys_import_db(nsys_t *n, gm_import_target_t *t, gm_error_t *err)
                               n->filename, (int64_t)sqlite3_column_int64(st, 5), dev);
             break;
         }
-        if (ng == cap) {
-            cap = cap ? 2 * cap : 8;
-            nsys_group_t *p = realloc(groups, cap * sizeof *p);
-            if (p == NULL) {
-                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                break;
-            }
-            groups = p;
+        if (GM_VEC_RESERVE(groups, cap, ng + 1, 8)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            break;
         }
         groups[ng++] = (nsys_group_t){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                                       sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4)};
@@ -843,15 +834,10 @@ int gm_nsys_import(FILE *in, const char *filename, gm_import_target_t *t, gm_err
     size_t k;
     while (buf != NULL && (k = fread(buf + len, 1, cap - len, in)) > 0) {
         len += k;
-        if (len == cap) {
-            unsigned char *p = realloc(buf, cap * 2);
-            if (p == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = p;
-            cap *= 2;
+        if (GM_VEC_RESERVE(buf, cap, len + 1, 1)) {
+            free(buf);
+            buf = NULL;
+            break;
         }
     }
     if (buf == NULL)

@@ -31,8 +31,10 @@
 #include "formats/pickle.h"
 
 #include "gmsim/json.h"
+#include "base/bits.h"
 #include "base/bulk.h"
 #include "base/jsonfmt.h"
+#include "base/vec.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -199,20 +201,7 @@ const gm__pk_t *gm__pickle_root(const gm__pickle_t *p) { return p->root; }
 
 /* ---- interning --------------------------------------------------------------- */
 
-static uint64_t pk_hash(const char *s, size_t n)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * UINT64_C(0x100000001b3);
-        h ^= h >> 29;
-    }
-    for (; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
-    return h ^ (h >> 32);
-}
+static uint64_t pk_hash(const char *s, size_t n) { return gm__hash_bytes(s, n); }
 
 static int pk_intern_grow(gm__pickle_t *p)
 {
@@ -315,12 +304,8 @@ static int pk_push_slow(pk_dec_t *d, gm__pk_t *v)
         return pk_nomem(d);
     if (d->scap >= GM__PK_MAX_STACK)
         return pk_fail(d, "more than %u values on the stack", GM__PK_MAX_STACK);
-    size_t cap = d->scap ? 2 * d->scap : 256;
-    gm__pk_t **s = realloc(d->stack, cap * sizeof *s);
-    if (s == NULL)
+    if (GM_VEC_RESERVE(d->stack, d->scap, d->sp + 1, 256))
         return pk_nomem(d);
-    d->stack = s;
-    d->scap = cap;
     d->stack[d->sp++] = v;
     return 0;
 }
@@ -540,15 +525,10 @@ static int pk_memo_put(pk_dec_t *d, uint64_t idx)
     if (idx > d->pos)
         return pk_fail(d, "memo index %llu out of range", (unsigned long long)idx);
     if (idx >= d->memo_cap) {
-        size_t cap = d->memo_cap ? d->memo_cap : 1024;
-        while (cap <= idx)
-            cap *= 2;
-        gm__pk_t **m = realloc(d->memo, cap * sizeof *m);
-        if (m == NULL)
+        size_t old = d->memo_cap;
+        if (GM_VEC_RESERVE(d->memo, d->memo_cap, idx + 1, 1024))
             return pk_nomem(d);
-        memset(m + d->memo_cap, 0, (cap - d->memo_cap) * sizeof *m);
-        d->memo = m;
-        d->memo_cap = cap;
+        memset(d->memo + old, 0, (d->memo_cap - old) * sizeof *d->memo);
     }
     if (d->memo[idx] == NULL)
         d->memo_len++;
@@ -656,12 +636,8 @@ static int pk_run(pk_dec_t *d)
             if (d->nmarks == d->mcap) {
                 if (d->mcap >= GM__PK_MAX_MARKS)
                     return pk_fail(d, "more than %u nested MARKs", GM__PK_MAX_MARKS);
-                size_t cap = d->mcap ? 2 * d->mcap : 64;
-                size_t *m = realloc(d->marks, cap * sizeof *m);
-                if (m == NULL)
+                if (GM_VEC_RESERVE(d->marks, d->mcap, d->nmarks + 1, 64))
                     return pk_nomem(d);
-                d->marks = m;
-                d->mcap = cap;
             }
             d->marks[d->nmarks++] = d->sp;
             break;
@@ -1036,37 +1012,9 @@ int gm__pk_is_str(const gm__pk_t *v, const char *s)
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-typedef struct pk_buf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} pk_buf_t;
-
-static void pk_buf_add(pk_buf_t *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void pk_buf_str(pk_buf_t *b, const char *s) { pk_buf_add(b, s, strlen(s)); }
 
 /* s[0..n) as a JSON string literal, by the library's one escaper. */
-static void pk_json_string(pk_buf_t *b, const char *s, size_t n)
+static void pk_json_string(gm__buf_t *b, const char *s, size_t n)
 {
     size_t need = gm__json_escape_mem(NULL, 0, s, n);
     char *lit = malloc(need + 1);
@@ -1075,35 +1023,35 @@ static void pk_json_string(pk_buf_t *b, const char *s, size_t n)
         return;
     }
     gm__json_escape_mem(lit, need + 1, s, n);
-    pk_buf_add(b, lit, need);
+    gm__buf_add(b, lit, need);
     free(lit);
 }
 
 /* v, inside `open` arrays and objects, as JSON; a container may open only
  * while open < max. */
-static int pk_json(pk_buf_t *b, const gm__pk_t *v, int open, int max, gm_error_t *err)
+static int pk_json(gm__buf_t *b, const gm__pk_t *v, int open, int max, gm_error_t *err)
 {
     char num[40];
     switch (v->type) {
     case GM__PK_NONE:
-        pk_buf_str(b, "null");
+        gm__buf_str(b, "null");
         return 0;
     case GM__PK_BOOL:
-        pk_buf_str(b, v->v.i ? "true" : "false");
+        gm__buf_str(b, v->v.i ? "true" : "false");
         return 0;
     case GM__PK_INT:
         if (v->flags & GM__PK_UNSIGNED)
             snprintf(num, sizeof num, "%llu", (unsigned long long)v->v.u);
         else
             snprintf(num, sizeof num, "%lld", (long long)v->v.i);
-        pk_buf_str(b, num);
+        gm__buf_str(b, num);
         return 0;
     case GM__PK_BIGINT:
-        pk_buf_str(b, "null");
+        gm__buf_str(b, "null");
         return 0;
     case GM__PK_FLOAT:
         gm__json_format_double(num, sizeof num, v->v.f);
-        pk_buf_str(b, num);
+        gm__buf_str(b, num);
         return 0;
     case GM__PK_STR:
     case GM__PK_BYTES:
@@ -1115,15 +1063,15 @@ static int pk_json(pk_buf_t *b, const gm__pk_t *v, int open, int max, gm_error_t
     if (open >= max)
         return gm_error_set(err, GM_EFORMAT, "value nested too deeply (or a cycle)");
     if (v->type == GM__PK_DICT) {
-        pk_buf_str(b, "{");
+        gm__buf_str(b, "{");
         for (uint32_t i = 0; i < v->n; i++) {
             const gm__pk_t *k = v->v.items[2 * i];
             if (i)
-                pk_buf_str(b, ", ");
+                gm__buf_str(b, ", ");
             if (k->type == GM__PK_STR || k->type == GM__PK_BYTES) {
                 pk_json_string(b, k->v.s, k->n);
             } else {
-                pk_buf_t kb = {0};
+                gm__buf_t kb = {0};
                 int rc = pk_json(&kb, k, open + 1, max, err);
                 if (rc == 0 && kb.oom)
                     rc = gm_error_set(err, GM_ENOMEM, "out of memory");
@@ -1133,31 +1081,31 @@ static int pk_json(pk_buf_t *b, const gm__pk_t *v, int open, int max, gm_error_t
                 if (rc)
                     return rc;
             }
-            pk_buf_str(b, ": ");
+            gm__buf_str(b, ": ");
             int rc = pk_json(b, v->v.items[2 * i + 1], open + 1, max, err);
             if (rc)
                 return rc;
         }
-        pk_buf_str(b, "}");
+        gm__buf_str(b, "}");
         return 0;
     }
     /* list, tuple, set */
-    pk_buf_str(b, "[");
+    gm__buf_str(b, "[");
     for (uint32_t i = 0; i < v->n; i++) {
         if (i)
-            pk_buf_str(b, ", ");
+            gm__buf_str(b, ", ");
         int rc = pk_json(b, v->v.items[i], open + 1, max, err);
         if (rc)
             return rc;
     }
-    pk_buf_str(b, "]");
+    gm__buf_str(b, "]");
     return 0;
 }
 
 int gm__pickle_to_json(const gm__pk_t *v, int depth, char **out, gm_error_t *err)
 {
     *out = NULL;
-    pk_buf_t b = {0};
+    gm__buf_t b = {0};
     int rc = pk_json(&b, v, 0, depth < GM_JSON_MAX_DEPTH ? depth : GM_JSON_MAX_DEPTH, err);
     if (rc == 0 && b.oom)
         rc = gm_error_set(err, GM_ENOMEM, "out of memory");

@@ -40,6 +40,7 @@
 #include "formats/spool_format.h"
 #include "base/idmap.h"
 #include "store/store.h"
+#include "base/vec.h"
 
 #define SPOOL_MAX_DEVICES 1024
 #define SPOOL_DEV_SKIP (-1)
@@ -239,14 +240,8 @@ static int spool_take_block(spool_t *sp, uint32_t bi, size_t *cap, gm_error_t *e
         if (r.device >= SPOOL_MAX_DEVICES || r.device < -1)
             return gm_error_set(err, GM_EFORMAT, "'%s': byte %zu: device %d out of range",
                                 sp->file, p, (int)r.device);
-        if (sp->n == *cap) {
-            size_t ncap = *cap ? *cap * 2 : 1024;
-            spool_item_t *ni = realloc(sp->items, ncap * sizeof *ni);
-            if (ni == NULL)
-                return gm_error_set(err, GM_ENOMEM, "out of memory");
-            sp->items = ni;
-            *cap = ncap;
-        }
+        if (GM_VEC_RESERVE(sp->items, *cap, sp->n + 1, 1024))
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
         spool_item_t *it = &sp->items[sp->n++];
         memset(it, 0, sizeof *it);
         it->ts = r.ts;
@@ -309,15 +304,9 @@ static int spool_parse(spool_t *sp, gm_error_t *err)
                 blks[prev] = (spool_blk_t){here, h.seq, h.base_ts, h.nrec, h.len, h.tid};
             continue;
         }
-        if (nb == cb) {
-            size_t nc = cb ? cb * 2 : 256;
-            spool_blk_t *nbk = realloc(blks, nc * sizeof *nbk);
-            if (nbk == NULL) {
-                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                goto out;
-            }
-            blks = nbk;
-            cb = nc;
+        if (GM_VEC_RESERVE(blks, cb, nb + 1, 256)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            goto out;
         }
         if (h.seq == GM__IDMAP_EMPTY || gm__idmap_put(&seen, h.seq, nb) != 0) {
             rc = h.seq == GM__IDMAP_EMPTY
@@ -484,15 +473,9 @@ static int spool_assign(spool_t *sp, gm_error_t *err)
             }
             spool_stack_t *st = &stacks[k];
             if (kind == 'P') {
-                if (st->n == st->cap) {
-                    size_t nc = st->cap ? st->cap * 2 : 16;
-                    const char **nn = realloc(st->names, nc * sizeof *nn);
-                    if (nn == NULL) {
-                        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                        break;
-                    }
-                    st->names = nn;
-                    st->cap = nc;
+                if (GM_VEC_RESERVE(st->names, st->cap, st->n + 1, 16)) {
+                    rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                    break;
                 }
                 it->tag = st->names[st->n++] = spool_text(sp, it);
             } else if (st->n > 0) {
@@ -710,14 +693,9 @@ static int spool_slurp(FILE *in, const char *filename, unsigned char **out, size
     if (buf == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     for (;;) {
-        if (n == cap) {
-            unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (nb == NULL) {
-                free(buf);
-                return gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'", filename);
-            }
-            buf = nb;
-            cap *= 2;
+        if (GM_VEC_RESERVE(buf, cap, n + 1, 1)) {
+            free(buf);
+            return gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'", filename);
         }
         size_t k = fread(buf + n, 1, cap - n, in);
         n += k;

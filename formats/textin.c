@@ -14,6 +14,7 @@
 
 #include "gmsim/attrs.h"
 #include "gmsim/text.h"
+#include "base/vec.h"
 
 void gm__textin_init(gm__textin_t *t, FILE *f, const char *filename)
 {
@@ -59,12 +60,8 @@ int gm__textin_next(gm__textin_t *t, char **line, size_t *len, gm_error_t *err)
                 t->line++;
                 return gm__textin_error(t, err, "line longer than %u bytes", GM__TEXTIN_LINE_MAX);
             }
-            size_t cap = t->cap ? 2 * t->cap : 256;
-            char *p = realloc(t->buf, cap);
-            if (p == NULL)
+            if (GM_VEC_RESERVE(t->buf, t->cap, n + 2, 256))
                 return gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'", t->filename);
-            t->buf = p;
-            t->cap = cap;
         }
         if (c == '\0') {
             t->line++;
@@ -314,16 +311,10 @@ static int addrlog_scan(addrlog_t *a, gm_error_t *err)
                                       rec.addr);
                 break;
             }
-            if (a->npre == a->cappre) {
-                size_t cap = a->cappre ? 2 * a->cappre : 64;
-                addrlog_pre_t *p = realloc(a->pre, cap * sizeof *p);
-                if (p == NULL) {
-                    rc = gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'",
-                                      a->in.filename);
-                    break;
-                }
-                a->pre = p;
-                a->cappre = cap;
+            if (GM_VEC_RESERVE(a->pre, a->cappre, a->npre + 1, 64)) {
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory reading '%s'",
+                                  a->in.filename);
+                break;
             }
             a->pre[a->npre++] = (addrlog_pre_t){rec.addr, rec.size, rec.stream};
             if (gm__addrlive_put(&seen, rec.addr, 1)) {
@@ -401,15 +392,9 @@ static int addrlog_write(addrlog_t *a, gm_writer_t *w, int device, gm_error_t *e
                     if (nnull_head > 0) {
                         memmove(nulls, nulls + nnull_head, nnull * sizeof *nulls);
                         nnull_head = 0;
-                    } else {
-                        size_t cap = capnull ? 2 * capnull : 16;
-                        uint64_t *p = realloc(nulls, cap * sizeof *p);
-                        if (p == NULL) {
-                            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                            break;
-                        }
-                        nulls = p;
-                        capnull = cap;
+                    } else if (GM_VEC_RESERVE(nulls, capnull, nnull + 1, 16)) {
+                        rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+                        break;
                     }
                 }
                 nulls[nnull_head + nnull++] = ev.id;

@@ -55,6 +55,7 @@
 #include "store/store.h"
 
 #include "replay/engine.h"
+#include "base/vec.h"
 
 static double engine_now_ns(void)
 {
@@ -304,40 +305,14 @@ int gm_replay_prepare(gm_replay_t *r, const gm_trace_context_t *ctx, gm_error_t 
     return 0;
 }
 
-static int engine_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (q == NULL)
-        return GM_ENOMEM;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 static int engine_scratch(gm_replay_t *r, size_t n)
 {
-    if (n <= r->scratch_cap)
-        return 0;
-    size_t cap = r->scratch_cap ? r->scratch_cap : 1024;
-    while (cap < n)
-        cap *= 2;
-    uint32_t *slot = realloc(r->ev_slot, cap * sizeof *slot);
-    if (slot)
-        r->ev_slot = slot;
-    uint64_t *req = realloc(r->ev_requested, cap * sizeof *req);
-    if (req)
-        r->ev_requested = req;
-    uint32_t *stream = realloc(r->ev_stream, cap * sizeof *stream);
-    if (stream)
-        r->ev_stream = stream;
-    if (!slot || !req || !stream)
+    /* three arrays of one capacity: each grows from a copy of it */
+    size_t c1 = r->scratch_cap, c2 = c1, c3 = c1;
+    if (GM_VEC_RESERVE(r->ev_slot, c1, n, 1024) || GM_VEC_RESERVE(r->ev_requested, c2, n, 1024) ||
+        GM_VEC_RESERVE(r->ev_stream, c3, n, 1024))
         return GM_ENOMEM;
-    r->scratch_cap = cap;
+    r->scratch_cap = c1;
     return 0;
 }
 
@@ -367,8 +342,7 @@ int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, uint32_t *out_s
                 if (r->nslots == ENGINE_NO_SLOT - 1)
                     return gm_error_set(err, GM_ENOMEM, "event %llu: too many live allocations",
                                         (unsigned long long)index);
-                if (engine_grow((void **)&r->slots, &r->slot_cap, r->nslots + 1,
-                                sizeof *r->slots))
+                if (GM_VEC_RESERVE(r->slots, r->slot_cap, r->nslots + 1, 256))
                     return gm_error_set(err, GM_ENOMEM, "out of memory");
                 slot = r->nslots++;
             }
@@ -397,8 +371,7 @@ int engine_pass1(gm_replay_t *r, const gm_event_t *ev, size_t n, uint32_t *out_s
             slot = (uint32_t)slot64;
             out_stream[i] = r->slots[slot].stream;
             r->requested -= r->slots[slot].size;
-            if (engine_grow((void **)&r->free_slots, &r->free_cap, r->nfree + 1,
-                            sizeof *r->free_slots))
+            if (GM_VEC_RESERVE(r->free_slots, r->free_cap, r->nfree + 1, 256))
                 return gm_error_set(err, GM_ENOMEM, "out of memory");
             r->free_slots[r->nfree++] = slot;
             break;
@@ -647,13 +620,11 @@ int engine_pass2(const gm_replay_t *r, engine_run_t *run, const engine_view_t *v
     const gm_event_t *ev = v->ev;
     size_t n = v->n;
     uint64_t base = v->base;
-    if (engine_grow((void **)&run->blocks, &run->blocks_cap, v->nslots ? v->nslots : 1,
-                    sizeof *run->blocks))
+    if (GM_VEC_RESERVE(run->blocks, run->blocks_cap, v->nslots ? v->nslots : 1, 256))
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     int defrag = r->defrag;
     if (defrag) {
-        if (engine_grow((void **)&run->reqs, &run->reqs_cap, v->nslots ? v->nslots : 1,
-                        sizeof *run->reqs))
+        if (GM_VEC_RESERVE(run->reqs, run->reqs_cap, v->nslots ? v->nslots : 1, 256))
             return gm_error_set(err, GM_ENOMEM, "out of memory");
         for (; run->ninit < v->nslots; run->ninit++)
             run->blocks[run->ninit].addr = ENGINE_DEAD;
@@ -1080,17 +1051,12 @@ static int engine_lifetimes(gm_store_t *s, const char *name, gm_lifetime_t **out
                 if (beyond == UINT64_MAX)
                     beyond = index;
                 if (e->id >= cap) {
-                    size_t ncap = cap ? cap : 1;
-                    while (ncap <= e->id && ncap < (SIZE_MAX / sizeof *lt) / 2)
-                        ncap *= 2;
-                    gm_lifetime_t *nlt = ncap > e->id ? realloc(lt, ncap * sizeof *lt) : NULL;
-                    if (nlt == NULL) {
+                    size_t old = cap;
+                    if (e->id >= SIZE_MAX / sizeof *lt || GM_VEC_RESERVE(lt, cap, e->id + 1, 1)) {
                         rc = gm_error_set(err, GM_ENOMEM, "out of memory for lifetimes");
                         break;
                     }
-                    memset(nlt + cap, 0, (ncap - cap) * sizeof *nlt);
-                    lt = nlt;
-                    cap = ncap;
+                    memset(lt + old, 0, (cap - old) * sizeof *lt);
                 }
             }
             if (e->op == GM_OP_ALLOC)

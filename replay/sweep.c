@@ -57,6 +57,7 @@
 
 #include "gmsim/version.h"
 #include "store/codec.h"
+#include "base/vec.h"
 
 #define SWEEP_TASKS_PER_WORKER 4
 #define SWEEP_MAX_JOBS 256
@@ -770,15 +771,9 @@ static int sweep_list(sweep_state_t *st)
                              cfg->inputs[i], st->traces[j].name, cfg->inputs[st->traces[j].input]);
                 continue;
             }
-            if (st->ntraces == cap) {
-                size_t ncap = cap ? 2 * cap : 16;
-                sweep_trace_t *t = realloc(st->traces, ncap * sizeof *t);
-                if (t == NULL) {
-                    rc = gm_error_set(st->err, GM_ENOMEM, "out of memory");
-                    break;
-                }
-                st->traces = t;
-                cap = ncap;
+            if (GM_VEC_RESERVE(st->traces, cap, st->ntraces + 1, 16)) {
+                rc = gm_error_set(st->err, GM_ENOMEM, "out of memory");
+                break;
             }
             sweep_trace_t *t = &st->traces[st->ntraces];
             t->input = i;

@@ -73,6 +73,7 @@
 #include <zlib.h>
 
 #include "base/bits.h"
+#include "base/vec.h"
 
 #define CODEC_MAGIC0 'G'
 #define CODEC_MAGIC1 'C'
@@ -133,17 +134,7 @@ void gm__codec_release(gm__codec_t *c)
 /* Make *buf hold at least need bytes.  0 or GM_ENOMEM (buffer unchanged). */
 static int codec_reserve(uint8_t **buf, size_t *cap, size_t need)
 {
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 256;
-    while (ncap < need)
-        ncap *= 2;
-    uint8_t *nb = realloc(*buf, ncap);
-    if (nb == NULL)
-        return GM_ENOMEM;
-    *buf = nb;
-    *cap = ncap;
-    return 0;
+    return GM_VEC_RESERVE(*buf, *cap, need, 256);
 }
 
 /* ---- varints ------------------------------------------------------------- */

@@ -29,6 +29,7 @@
 
 #include "store/sql.h"
 #include "store/store.h"
+#include "base/vec.h"
 
 struct gm_import_target {
     gm_store_t *s;
@@ -315,16 +316,10 @@ int gm_import_end(gm_import_target_t *t, gm_error_t *err)
 {
     if (t->w == NULL)
         return gm_error_set(err, GM_ESTATE, "no trace is open");
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 4;
-        char **names = realloc(t->names, cap * sizeof *names);
-        if (names == NULL) {
-            gm_writer_abort(t->w);
-            t->w = NULL;
-            return gm_error_set(err, GM_ENOMEM, "out of memory");
-        }
-        t->names = names;
-        t->cap = cap;
+    if (GM_VEC_RESERVE(t->names, t->cap, t->n + 1, 4)) {
+        gm_writer_abort(t->w);
+        t->w = NULL;
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
     gm_writer_t *w = t->w;
     t->w = NULL;

@@ -33,37 +33,25 @@
 #include "gmsim/trace.h"
 #include "store/sql.h"
 #include "store/store.h"
+#include "base/vec.h"
 
 #define LAYOUT_VERSION 1
 #define LAYOUT_HDR 4
 
 /* ---- encoding ------------------------------------------------------------- */
 
-typedef struct layout_buf {
-    uint8_t *p;
-    size_t n, cap;
-    int oom;
-} layout_buf_t;
-
-static void layout_put(layout_buf_t *b, uint64_t v)
+/* Append v as a varint (nothing once b->oom is set). */
+static void layout_put(gm__buf_t *b, uint64_t v)
 {
-    if (b->oom)
+    if (gm__buf_room(b, 10))
         return;
-    if (b->cap - b->n < 10) {
-        size_t cap = b->cap ? 2 * b->cap : 1024;
-        uint8_t *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    b->n = (size_t)(gm__varint_put(b->p + b->n, v) - b->p);
+    uint8_t *p = (uint8_t *)b->p;
+    b->n = (size_t)(gm__varint_put(p + b->n, v) - p);
+    b->p[b->n] = '\0';
 }
 
 /* The raw (uncompressed) encoding of l. */
-static int layout_encode(const gm_layout_t *l, layout_buf_t *b)
+static int layout_encode(const gm_layout_t *l, gm__buf_t *b)
 {
     layout_put(b, l->nsegments);
     layout_put(b, l->nblocks);
@@ -113,7 +101,7 @@ int gm_writer_layout(gm_writer_t *w, const gm_layout_t *layout, gm_error_t *err)
     if (r == SQLITE_ROW)
         return gm_error_set(err, GM_ESTATE, "trace '%s' already has a layout", name);
 
-    layout_buf_t raw = {0};
+    gm__buf_t raw = {0};
     uint8_t *blob = NULL;
     if ((rc = layout_encode(layout, &raw)))
         goto nomem;
@@ -124,7 +112,7 @@ int gm_writer_layout(gm_writer_t *w, const gm_layout_t *layout, gm_error_t *err)
     blob[0] = 'G';
     blob[1] = 'L';
     blob[2] = LAYOUT_VERSION;
-    layout_buf_t hdr = {0};
+    gm__buf_t hdr = {0};
     layout_put(&hdr, raw.n);
     if (hdr.oom)
         goto nomem;
@@ -132,7 +120,7 @@ int gm_writer_layout(gm_writer_t *w, const gm_layout_t *layout, gm_error_t *err)
     memcpy(blob + at, hdr.p, hdr.n);
     at += hdr.n;
     free(hdr.p);
-    int z = compress2(blob + at, &zlen, raw.p, (uLong)raw.n, Z_BEST_SPEED);
+    int z = compress2(blob + at, &zlen, (const Bytef *)raw.p, (uLong)raw.n, Z_BEST_SPEED);
     if (z == Z_OK && zlen < raw.n) {
         blob[3] = 1;
         at += zlen;

@@ -22,6 +22,7 @@
 #include "store/sql.h"
 #include "store/store.h"
 #include "store/store_int.h"
+#include "base/vec.h"
 
 /* ---- reader -------------------------------------------------------------- */
 
@@ -67,22 +68,12 @@ static int store_load_table(gm_reader_t *r, const char *table, const char *sql, 
                               r->info.name, table, idx ? (const char *)idx : "NULL", n);
             goto out;
         }
-        if (n + 1 > cap) {
-            cap = cap ? 2 * cap : 16;
-            void *np = strs ? (void *)realloc(*strs, cap * sizeof **strs)
-                            : (void *)realloc(*ints, cap * sizeof **ints);
-            if (np == NULL) {
-                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                goto out;
-            }
-            if (strs) {
-                *strs = np;
-                if (n == base && base)
-                    (*strs)[0] = NULL;
-            } else {
-                *ints = np;
-            }
+        if (strs ? GM_VEC_RESERVE(*strs, cap, n + 1, 16) : GM_VEC_RESERVE(*ints, cap, n + 1, 16)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            goto out;
         }
+        if (strs && n == base && base)
+            (*strs)[0] = NULL;
         if (strs) {
             (*strs)[n] = gm__store_strdup_col(st, 1, "");
             if ((*strs)[n] == NULL) {

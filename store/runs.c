@@ -24,6 +24,7 @@
 
 #include "store/sql.h"
 #include "store/store.h"
+#include "base/vec.h"
 
 static int runs_fail(gm_store_t *s, gm_error_t *err, int rc, const char *what)
 {
@@ -86,15 +87,9 @@ int gm_store_list_runs(gm_store_t *s, gm_run_info_t **out, size_t *n, gm_error_t
     size_t count = 0, cap = 0;
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (count == cap) {
-            size_t ncap = cap ? 2 * cap : 64;
-            gm_run_info_t *l = realloc(list, ncap * sizeof *l);
-            if (l == NULL) {
-                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                break;
-            }
-            list = l;
-            cap = ncap;
+        if (GM_VEC_RESERVE(list, cap, count + 1, 64)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            break;
         }
         gm_run_info_t *ri = &list[count++];
         ri->id = sqlite3_column_int64(st, 0);
@@ -183,15 +178,9 @@ int gm_store_run_timeline(gm_store_t *s, int64_t id, gm_timeline_point_t **out, 
     gm_timeline_point_t *pts = NULL;
     size_t count = 0, cap = 0;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (count == cap) {
-            size_t ncap = cap ? 2 * cap : 1024;
-            gm_timeline_point_t *p = realloc(pts, ncap * sizeof *p);
-            if (p == NULL) {
-                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                break;
-            }
-            pts = p;
-            cap = ncap;
+        if (GM_VEC_RESERVE(pts, cap, count + 1, 1024)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            break;
         }
         gm_timeline_point_t *p = &pts[count++];
         uint64_t *f[] = {&p->event, &p->ts_ns, &p->requested, &p->allocated, &p->reserved};
@@ -327,15 +316,9 @@ int gm_store_list_shards(gm_store_t *s, gm_shard_record_t **out, size_t *n, gm_e
                               gm_store_path(s), count + 1);
             break;
         }
-        if (count == cap) {
-            size_t ncap = cap ? 2 * cap : 16;
-            gm_shard_record_t *l = realloc(list, ncap * sizeof *l);
-            if (l == NULL) {
-                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                break;
-            }
-            list = l;
-            cap = ncap;
+        if (GM_VEC_RESERVE(list, cap, count + 1, 16)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            break;
         }
         gm_shard_record_t *r = &list[count++];
         memcpy(r->grid, grid, 33);

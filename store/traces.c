@@ -14,6 +14,7 @@
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
 #include "store/store_int.h"
+#include "base/vec.h"
 
 /* ---- trace summaries ----------------------------------------------------- */
 
@@ -103,15 +104,9 @@ int gm_store_list(gm_store_t *s, gm_trace_info_t **out, size_t *n, gm_error_t *e
     size_t cnt = 0, cap = 0;
     int r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (cnt == cap) {
-            size_t ncap = cap ? 2 * cap : 16;
-            gm_trace_info_t *nl = realloc(list, ncap * sizeof *nl);
-            if (nl == NULL) {
-                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                goto fail;
-            }
-            list = nl;
-            cap = ncap;
+        if (GM_VEC_RESERVE(list, cap, cnt + 1, 16)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            goto fail;
         }
         if ((rc = store_info_row(s, st, &list[cnt], err)))
             goto fail;

@@ -34,8 +34,10 @@
 #include <string.h>
 
 #include "gmsim/json.h"
+#include "base/bits.h"
 #include "base/idmap.h"
 #include "base/jsonfmt.h"
+#include "base/vec.h"
 #include "store/codec.h"
 #include "store/sql.h"
 #include "store/store.h"
@@ -43,44 +45,7 @@
 
 #define STORE_DROPPED UINT64_MAX /* live-set value of a dropped zero-size ALLOC */
 
-/* ---- growable text and JSON ---------------------------------------------- */
-
-typedef struct store_buf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} store_buf_t;
-
-/* Room for len more bytes and a NUL; 0, or -1 with b->oom set. */
-static int store_buf_room(store_buf_t *b, size_t len)
-{
-    if (b->oom)
-        return -1;
-    if (b->n + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + len + 1)
-            cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (np == NULL) {
-            b->oom = 1;
-            return -1;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    return 0;
-}
-
-static void store_buf_add(store_buf_t *b, const char *s, size_t len)
-{
-    if (store_buf_room(b, len))
-        return;
-    memcpy(b->p + b->n, s, len);
-    b->n += len;
-    b->p[b->n] = '\0';
-}
-
-static void store_buf_str(store_buf_t *b, const char *s) { store_buf_add(b, s, strlen(s)); }
+/* ---- JSON text (into a base/vec.h byte buffer) ---------------------------- */
 
 /* m in decimal, '-' first if neg, as printf's "%llu" or "%lld" prints it:
  * the text ends at buf + STORE_DECIMAL_MAX (not NUL-terminated); returns
@@ -101,7 +66,7 @@ static char *store_decimal(char buf[STORE_DECIMAL_MAX], uint64_t m, int neg)
 /* Append s as a JSON string literal (gm__json_escape_buf: quotes,
  * backslashes and control characters escaped, invalid UTF-8 bytes replaced
  * by U+FFFD).  Out of memory sets b->oom. */
-static void store_json_string(store_buf_t *b, const char *s)
+static void store_json_string(gm__buf_t *b, const char *s)
 {
     /* Printable ASCII without a quote or a backslash (attribute keys,
      * mostly) is its own literal between quotes. */
@@ -109,7 +74,7 @@ static void store_json_string(store_buf_t *b, const char *s)
     while (s[k] >= 0x20 && s[k] < 0x7f && s[k] != '"' && s[k] != '\\')
         k++;
     if (s[k] == '\0') {
-        if (store_buf_room(b, k + 2))
+        if (gm__buf_room(b, k + 2))
             return;
         b->p[b->n] = '"';
         memcpy(b->p + b->n + 1, s, k);
@@ -119,7 +84,7 @@ static void store_json_string(store_buf_t *b, const char *s)
         return;
     }
     size_t n = gm__json_escape_buf(NULL, 0, s);
-    if (store_buf_room(b, n))
+    if (gm__buf_room(b, n))
         return;
     gm__json_escape_buf(b->p + b->n, n + 1, s);
     b->n += n;
@@ -134,23 +99,9 @@ typedef struct store_strtab {
     size_t mask;     /* slots capacity − 1 */
 } store_strtab_t;
 
-/* FNV-1a over 8-byte words, then the bytes left: the frames texts are
- * long (a whole stack, often kilobytes), and a byte at a time was 2.4% of
- * an import's instructions.  Positions do not depend on it. */
-static uint64_t store_strhash(const char *s)
-{
-    size_t n = strlen(s), i = 0;
-    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ n;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = (h ^ w) * UINT64_C(0x100000001b3);
-        h ^= h >> 29;
-    }
-    for (; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
-    return h ^ (h >> 32);
-}
+/* The frames texts are whole stacks, often kilobytes: hashed 8 bytes at
+ * a time (a byte at a time was 2.4% of an import's instructions). */
+static uint64_t store_strhash(const char *s) { return gm__hash_bytes(s, strlen(s)); }
 
 static void store_strtab_release(store_strtab_t *t)
 {
@@ -186,14 +137,8 @@ static int store_strtab_intern(store_strtab_t *t, const char *text, size_t *pos)
             return 0;
         }
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 16;
-        char **items = realloc(t->items, cap * sizeof *items);
-        if (items == NULL)
-            return GM_ENOMEM;
-        t->items = items;
-        t->cap = cap;
-    }
+    if (GM_VEC_RESERVE(t->items, t->cap, t->n + 1, 16))
+        return GM_ENOMEM;
     char *copy = strdup(text);
     if (copy == NULL)
         return GM_ENOMEM;
@@ -204,6 +149,11 @@ static int store_strtab_intern(store_strtab_t *t, const char *text, size_t *pos)
 }
 
 /* ---- writer -------------------------------------------------------------- */
+
+/* An attribute: one block "KEY\0VALUE\0" (val points into it). */
+typedef struct store_attr {
+    char *key, *val;
+} store_attr_t;
 
 typedef struct store_slot {
     uint64_t stored_id;
@@ -240,7 +190,7 @@ struct gm_writer {
     int64_t stream_max_handle; /* index of handle UINT64_MAX (not an idmap key), or -1 */
     store_strtab_t tags, frames;
 
-    char **attr_keys, **attr_vals; /* one block per attribute: "KEY\0VALUE\0" */
+    store_attr_t *attrs; /* in first-set order */
     size_t nattrs, capattrs;
 };
 
@@ -267,7 +217,7 @@ static size_t store_writer_held(const gm_writer_t *w)
         return SIZE_MAX;
     size_t n = w->capbuf * sizeof *w->buf + w->capslots * sizeof *w->slots +
                w->capstreams * sizeof *w->streams + store_idmap_bytes(&w->live) +
-               store_idmap_bytes(&w->stream_index) + 2 * w->capattrs * sizeof(char *) +
+               store_idmap_bytes(&w->stream_index) + w->capattrs * sizeof *w->attrs +
                w->codec.out_cap + w->codec.raw_cap;
     for (int k = 0; k < GM__COL_COUNT; k++)
         n += w->codec.col_cap[k];
@@ -286,9 +236,8 @@ void gm__store_writer_destroy(gm_writer_t *w)
     store_strtab_release(&w->tags);
     store_strtab_release(&w->frames);
     for (size_t i = 0; i < w->nattrs; i++)
-        free(w->attr_keys[i]); /* the value is in the same block */
-    free(w->attr_keys);
-    free(w->attr_vals);
+        free(w->attrs[i].key); /* the value is in the same block */
+    free(w->attrs);
     free(w->name);
     free(w);
 }
@@ -301,7 +250,7 @@ static void store_writer_park(gm_store_t *s, gm_writer_t *w)
     store_strtab_release(&w->tags);
     store_strtab_release(&w->frames);
     for (size_t i = 0; i < w->nattrs; i++)
-        free(w->attr_keys[i]);
+        free(w->attrs[i].key);
     free(w->name);
     gm_writer_t keep = *w;
     memset(w, 0, sizeof *w);
@@ -316,8 +265,7 @@ static void store_writer_park(gm_store_t *s, gm_writer_t *w)
     w->capstreams = keep.capstreams;
     w->stream_index = keep.stream_index;
     gm__idmap_clear(&w->stream_index);
-    w->attr_keys = keep.attr_keys;
-    w->attr_vals = keep.attr_vals;
+    w->attrs = keep.attrs;
     w->capattrs = keep.capattrs;
     s->spare = w;
 }
@@ -441,14 +389,8 @@ int gm_writer_stream(gm_writer_t *w, uint64_t handle, uint32_t *index, gm_error_
     }
     if (w->nstreams >= UINT32_MAX)
         return gm_error_set(err, GM_EINVAL, "trace '%s': too many streams", w->name);
-    if (w->nstreams == w->capstreams) {
-        size_t cap = w->capstreams ? 2 * w->capstreams : 8;
-        uint64_t *ns = realloc(w->streams, cap * sizeof *ns);
-        if (ns == NULL)
-            return gm_error_set(err, GM_ENOMEM, "out of memory");
-        w->streams = ns;
-        w->capstreams = cap;
-    }
+    if (GM_VEC_RESERVE(w->streams, w->capstreams, w->nstreams + 1, 8))
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
     if (handle == UINT64_MAX)
         w->stream_max_handle = (int64_t)w->nstreams;
     else if (gm__idmap_put(&w->stream_index, handle, w->nstreams))
@@ -501,29 +443,17 @@ static int store_writer_attr(gm_writer_t *w, const char *key, const char *value,
     memcpy(v, value, len);
     v[len] = '\0';
     for (size_t i = 0; i < w->nattrs; i++) {
-        if (strcmp(w->attr_keys[i], key) == 0) {
-            free(w->attr_keys[i]);
-            w->attr_keys[i] = k;
-            w->attr_vals[i] = v;
+        if (strcmp(w->attrs[i].key, key) == 0) {
+            free(w->attrs[i].key);
+            w->attrs[i] = (store_attr_t){k, v};
             return 0;
         }
     }
-    if (w->nattrs == w->capattrs) {
-        size_t cap = w->capattrs ? 2 * w->capattrs : 8;
-        char **nk = realloc(w->attr_keys, cap * sizeof *nk);
-        if (nk)
-            w->attr_keys = nk;
-        char **nv = nk ? realloc(w->attr_vals, cap * sizeof *nv) : NULL;
-        if (nv)
-            w->attr_vals = nv;
-        if (nk == NULL || nv == NULL) {
-            free(k);
-            return gm_error_set(err, GM_ENOMEM, "out of memory");
-        }
-        w->capattrs = cap;
+    if (GM_VEC_RESERVE(w->attrs, w->capattrs, w->nattrs + 1, 8)) {
+        free(k);
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
-    w->attr_keys[w->nattrs] = k;
-    w->attr_vals[w->nattrs++] = v;
+    w->attrs[w->nattrs++] = (store_attr_t){k, v};
     return 0;
 }
 
@@ -545,7 +475,7 @@ int gm_writer_attr_str(gm_writer_t *w, const char *key, const char *value, gm_er
 {
     if (value == NULL)
         return store_writer_attr(w, key, "null", 4, err);
-    store_buf_t b = {0};
+    gm__buf_t b = {0};
     store_json_string(&b, value);
     if (b.oom) {
         free(b.p);
@@ -647,14 +577,8 @@ static int store_slot_new(gm_writer_t *w, uint64_t stored_id, uint64_t size, siz
         *slot = w->free_slot;
         w->free_slot = (size_t)w->slots[*slot].size;
     } else {
-        if (w->nslots == w->capslots) {
-            size_t cap = w->capslots ? 2 * w->capslots : 1024;
-            store_slot_t *ns = realloc(w->slots, cap * sizeof *ns);
-            if (ns == NULL)
-                return GM_ENOMEM;
-            w->slots = ns;
-            w->capslots = cap;
-        }
+        if (GM_VEC_RESERVE(w->slots, w->capslots, w->nslots + 1, 1024))
+            return GM_ENOMEM;
         *slot = w->nslots++;
     }
     w->slots[*slot] = (store_slot_t){stored_id, size};
@@ -665,14 +589,9 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
 {
     if (w->failed)
         return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
-    if (w->nbuf == w->capbuf) { /* below GM_CHUNK_EVENTS: a full chunk is flushed */
-        size_t cap = w->capbuf ? 2 * w->capbuf : 16;
-        gm_event_t *nb = realloc(w->buf, cap * sizeof *nb);
-        if (nb == NULL)
-            goto nomem;
-        w->buf = nb;
-        w->capbuf = cap;
-    }
+    /* below GM_CHUNK_EVENTS: a full chunk is flushed */
+    if (GM_VEC_RESERVE(w->buf, w->capbuf, w->nbuf + 1, 16))
+        goto nomem;
     gm_event_t e = *ev;
     uint64_t v;
     if (e.op >= GM_OP_COUNT)
@@ -829,30 +748,30 @@ static int store_write_tables(gm_writer_t *w, gm_error_t *err)
  * dropped_zero_size (or in its place if the caller set it). */
 static char *store_attrs_json(const gm_writer_t *w)
 {
-    store_buf_t b = {0};
+    gm__buf_t b = {0};
     char numbuf[STORE_DECIMAL_MAX];
     const char *numstart = store_decimal(numbuf, w->dropped, 0);
     size_t numlen = (size_t)(numbuf + sizeof numbuf - numstart);
     int have_dropped = 0;
-    store_buf_room(&b, 255); /* most objects fit */
-    store_buf_str(&b, "{");
+    gm__buf_room(&b, 255); /* most objects fit */
+    gm__buf_str(&b, "{");
     for (size_t i = 0; i < w->nattrs; i++) {
         if (i)
-            store_buf_str(&b, ", ");
-        store_json_string(&b, w->attr_keys[i]);
-        store_buf_str(&b, ": ");
-        if (strcmp(w->attr_keys[i], "dropped_zero_size") == 0) {
-            store_buf_add(&b, numstart, numlen);
+            gm__buf_str(&b, ", ");
+        store_json_string(&b, w->attrs[i].key);
+        gm__buf_str(&b, ": ");
+        if (strcmp(w->attrs[i].key, "dropped_zero_size") == 0) {
+            gm__buf_add(&b, numstart, numlen);
             have_dropped = 1;
         } else {
-            store_buf_str(&b, w->attr_vals[i]);
+            gm__buf_str(&b, w->attrs[i].val);
         }
     }
     if (!have_dropped) {
-        store_buf_str(&b, w->nattrs ? ", \"dropped_zero_size\": " : "\"dropped_zero_size\": ");
-        store_buf_add(&b, numstart, numlen);
+        gm__buf_str(&b, w->nattrs ? ", \"dropped_zero_size\": " : "\"dropped_zero_size\": ");
+        gm__buf_add(&b, numstart, numlen);
     }
-    store_buf_str(&b, "}");
+    gm__buf_str(&b, "}");
     if (b.oom) {
         free(b.p);
         return NULL;

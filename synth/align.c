@@ -72,6 +72,7 @@
 #include <string.h>
 
 #include "base/bits.h"
+#include "base/vec.h"
 #define AL_KIND_ALLOC 0
 #define AL_KIND_MARK 1
 #define AL_MAX_P 4
@@ -210,16 +211,8 @@ static int al_myers(al_diff_t *df, const al_ctx_t *c, const al_tok_t *X, int64_t
     int64_t dend = -1, kend = 0;
     for (int64_t d = 0; d <= maxd; d++) {
         size_t need = al_hidx(d, d) + 1;
-        if (need > df->hcap) {
-            size_t cap = df->hcap ? df->hcap * 2 : 1024;
-            while (cap < need)
-                cap *= 2;
-            int64_t *nh = realloc(df->hist, cap * sizeof *nh);
-            if (nh == NULL)
-                return gm_error_set(err, GM_ENOMEM, "out of memory");
-            df->hist = nh;
-            df->hcap = cap;
-        }
+        if (GM_VEC_RESERVE(df->hist, df->hcap, need, 1024))
+            return gm_error_set(err, GM_ENOMEM, "out of memory");
         int64_t *row = df->hist + al_hidx(d, -d);
         const int64_t *prev = d > 0 ? df->hist + al_hidx(d - 1, -(d - 1)) : NULL;
         int any = 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/bits.h"
+#include "base/vec.h"
 
 #define AL_FNV_BASIS UINT64_C(0xcbf29ce484222325)
 
@@ -141,21 +142,6 @@ static char *al_strdup(const char *s)
     return d;
 }
 
-static int al_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *np = realloc(*p, c * elem);
-    if (np == NULL)
-        return -1;
-    *p = np;
-    *cap = c;
-    return 0;
-}
-
 /* The hash of frames index f (texts copied into t as met); 0 for none. */
 static int al_frames_key(gm_align_trace_t *t, const gm_reader_t *r, uint32_t f,
                          uint64_t **hashes, size_t *cap, uint64_t *out)
@@ -166,10 +152,10 @@ static int al_frames_key(gm_align_trace_t *t, const gm_reader_t *r, uint32_t f,
     }
     if (f >= t->nframes) {
         size_t fc = *cap;
-        if (al_grow((void **)hashes, &fc, (size_t)f + 1, sizeof **hashes))
+        if (GM_VEC_RESERVE(*hashes, fc, (size_t)f + 1, 64))
             return -1;
         size_t tc = *cap;
-        if (al_grow((void **)&t->frames, &tc, (size_t)f + 1, sizeof *t->frames))
+        if (GM_VEC_RESERVE(t->frames, tc, (size_t)f + 1, 64))
             return -1;
         for (size_t i = t->nframes; i <= f; i++) {
             t->frames[i] = NULL;
@@ -204,7 +190,7 @@ int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
     if (t == NULL || (t->name = al_strdup(name)) == NULL)
         goto nomem;
     const gm_trace_info_t *info = gm_reader_info(r);
-    if (al_grow((void **)&t->allocs, &acap, info->allocs + 1, sizeof *t->allocs))
+    if (GM_VEC_RESERVE(t->allocs, acap, info->allocs + 1, 64))
         goto nomem;
     uint64_t index = 0;
     for (;;) {
@@ -224,7 +210,7 @@ int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
                                       (unsigned long long)e->id);
                     goto fail;
                 }
-                if (al_grow((void **)&t->allocs, &acap, t->nallocs + 1, sizeof *t->allocs))
+                if (GM_VEC_RESERVE(t->allocs, acap, t->nallocs + 1, 64))
                     goto nomem;
                 uint64_t fk;
                 if (al_frames_key(t, r, e->frames, &hashes, &hcap, &fk))
@@ -242,7 +228,7 @@ int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
                 if (e->id < t->nallocs)
                     t->allocs[e->id].free_event = index;
             } else if (e->op == GM_OP_MARK) {
-                if (al_grow((void **)&t->marks, &mcap, t->nmarks + 1, sizeof *t->marks))
+                if (GM_VEC_RESERVE(t->marks, mcap, t->nmarks + 1, 64))
                     goto nomem;
                 const char *tag = gm_reader_tag(r, e->tag);
                 if (tag == NULL)

@@ -14,6 +14,7 @@
 #include "gmsim/attrs.h"
 #include "synth/gen.h"
 #include "synth/model.h"
+#include "base/vec.h"
 
 /* ---- writing ------------------------------------------------------------------------ */
 
@@ -154,21 +155,6 @@ typedef struct syn_rec {
     int events;
 } syn_rec_t;
 
-static int syn_rec_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 4096;
-    while (nc < need)
-        nc *= 2;
-    void *q = realloc(*p, nc * elem);
-    if (q == NULL)
-        return -1;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
-
 static int syn_rec_sink(void *ctx, const gm_event_t *ev, size_t n, gm_error_t *err)
 {
     syn_rec_t *r = ctx;
@@ -176,15 +162,15 @@ static int syn_rec_sink(void *ctx, const gm_event_t *ev, size_t n, gm_error_t *e
         const gm_event_t *e = &ev[i];
         if (r->events) {
             size_t ce = r->capev;
-            if (syn_rec_grow((void **)&r->evid, &ce, r->nev + 1, sizeof *r->evid) ||
-                syn_rec_grow((void **)&r->evop, &r->capev, r->nev + 1, sizeof *r->evop))
+            if (GM_VEC_RESERVE(r->evid, ce, r->nev + 1, 4096) ||
+                GM_VEC_RESERVE(r->evop, r->capev, r->nev + 1, 4096))
                 return gm_error_set(err, GM_ENOMEM, "out of memory");
             r->evid[r->nev] = e->id;
             r->evop[r->nev++] = e->op;
         }
         if (e->op != GM_OP_ALLOC)
             continue;
-        if (syn_rec_grow((void **)&r->size, &r->capsize, e->id + 1, sizeof *r->size))
+        if (GM_VEC_RESERVE(r->size, r->capsize, e->id + 1, 4096))
             return gm_error_set(err, GM_ENOMEM, "out of memory");
         while (r->nsize <= e->id)
             r->size[r->nsize++] = 0;

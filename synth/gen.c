@@ -57,6 +57,7 @@
 #include "base/idmap.h"
 #include "synth/gen.h"
 #include "synth/model.h"
+#include "base/vec.h"
 
 /* ---- the generator --------------------------------------------------------------- */
 
@@ -260,16 +261,10 @@ syn_node_t *syn_node(syn_t *g, int kind, uint64_t gin, int32_t p0, int32_t p1, i
         g->cur = NULL;
         return NULL;
     }
-    if (g->nnodes == g->capnodes) {
-        size_t cap = g->capnodes ? 2 * g->capnodes : 256;
-        syn_node_t *n = realloc(g->nodes, cap * sizeof *n);
-        if (n == NULL) {
-            g->rc = gm_error_set(g->err, GM_ENOMEM, "out of memory synthesizing a trace");
-            g->cur = NULL;
-            return NULL;
-        }
-        g->nodes = n;
-        g->capnodes = cap;
+    if (GM_VEC_RESERVE(g->nodes, g->capnodes, g->nnodes + 1, 256)) {
+        g->rc = gm_error_set(g->err, GM_ENOMEM, "out of memory synthesizing a trace");
+        g->cur = NULL;
+        return NULL;
     }
     syn_node_t *n = &g->nodes[g->nnodes++];
     n->btmp = 0; /* the arrays are read only up to their counts */
@@ -443,15 +438,9 @@ void syn_push(syn_t *g, uint64_t **ids, size_t *n, size_t *cap, uint64_t id)
 {
     if (id == SYN_NONE || g->rc)
         return;
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 256;
-        uint64_t *p = realloc(*ids, nc * sizeof *p);
-        if (p == NULL) {
-            g->rc = gm_error_set(g->err, GM_ENOMEM, "out of memory synthesizing a trace");
-            return;
-        }
-        *ids = p;
-        *cap = nc;
+    if (GM_VEC_RESERVE(*ids, *cap, *n + 1, 256)) {
+        g->rc = gm_error_set(g->err, GM_ENOMEM, "out of memory synthesizing a trace");
+        return;
     }
     (*ids)[(*n)++] = id;
 }
