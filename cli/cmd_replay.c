@@ -234,7 +234,8 @@ static void replay_label(gm_replay_t *r, size_t i, char *buf, size_t len)
     free(json);
 }
 
-static void replay_table(const char *name, gm_replay_t *r, const gm_device_config_t *dev)
+static void replay_table(const char *name, gm_replay_t *r, const gm_device_config_t *dev,
+                         int cfg_oom)
 {
     printf("trace '%s': %" PRIu64 " events, load %s (peak requested: the floor for every "
            "policy)",
@@ -244,6 +245,9 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
         printf(", capacity %s (%s%s%s less %s outside the allocator)", gm__cli_size(dev->capacity),
                d->preset ? d->preset->name : "", d->preset ? ": " : "", gm__cli_size(d->total),
                gm__cli_size(d->reserve));
+    else if (dev->capacity && cfg_oom)
+        printf(", capacity %s (from the recorded OOM: reserved then + the device's free bytes)",
+               gm__cli_size(dev->capacity));
     else if (dev->capacity)
         printf(", capacity %s", gm__cli_size(dev->capacity));
     printf("\n\n");
@@ -293,6 +297,14 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
         if (unfit)
             gm__cli_start_unfit(labels ? labels[i] : gm_replay_params(r, i)->ops->name, unfit,
                                 dev->capacity);
+    }
+    for (size_t i = 0; cfg_oom && i < n; i++) {
+        uint64_t failed, asked = gm_replay_recorded_ooms(r, i, &failed);
+        if (asked)
+            printf("'%s': the recorded OOM%s asked again: %" PRIu64 " of %" PRIu64
+                   " failed as recorded, %" PRIu64 " served\n",
+                   labels ? labels[i] : gm_replay_params(r, i)->ops->name,
+                   asked == 1 ? "" : "s", failed, asked, asked - failed);
     }
     for (size_t i = 0; i < n; i++) {
         const gm_metrics_t *m = gm_replay_metrics(r, i);
@@ -598,8 +610,8 @@ static void replay_json_oom(gm_json_t *j, const gm_oom_report_t *o)
 }
 
 static void replay_json(const char *name, gm_replay_t *r, const gm_device_config_t *dev,
-                        int timeline, const int64_t *run_ids, const gm_gpu_measured_t *measured,
-                        const replay_advice_run_t *adv)
+                        int cfg_oom, int timeline, const int64_t *run_ids,
+                        const gm_gpu_measured_t *measured, const replay_advice_run_t *adv)
 {
     gm_json_t j;
     gm_json_init(&j, stdout, 1);
@@ -612,6 +624,10 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
     gm_json_u64(&j, gm_replay_load(r));
     gm_json_key(&j, "device");
     gm_device_write_json(&j, dev);
+    if (cfg_oom) { /* the capacity is the recorded OOM's */
+        gm_json_key(&j, "capacity_from");
+        gm_json_str(&j, "recorded_oom");
+    }
     const gm__cli_device_t *d = gm__cli_device();
     if (d->given) { /* the device's total and what is outside the allocator */
         gm_json_key(&j, "device_total");
@@ -641,6 +657,16 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
         }
         gm_json_key(&j, "metrics");
         gm_metrics_write_json(&j, gm_replay_metrics(r, i));
+        if (cfg_oom) {
+            uint64_t failed, asked = gm_replay_recorded_ooms(r, i, &failed);
+            gm_json_key(&j, "recorded_ooms");
+            gm_json_begin_object(&j);
+            gm_json_key(&j, "asked");
+            gm_json_u64(&j, asked);
+            gm_json_key(&j, "failed");
+            gm_json_u64(&j, failed);
+            gm_json_end_object(&j);
+        }
         if (d->given) { /* total − reserve − peak reserved; negative: short */
             gm_json_key(&j, "margin");
             gm_json_i64(&j, (int64_t)(d->total - d->reserve) -
@@ -764,6 +790,20 @@ static int replay_defrag_arg(const char *text, gm_replay_config_t *cfg)
 }
 
 /* Create the replay with every selected policy; GM_CLI_* status. */
+/* The capacity trace `name`'s recorded OOM gives its allocator (the
+ * attribute oom_capacity: bytes reserved then + the device's free bytes),
+ * or 0 when it recorded none. */
+static uint64_t replay_oom_capacity(gm_store_t *s, const char *name)
+{
+    gm_trace_info_t info;
+    gm_error_t err = {0};
+    if (gm_store_find(s, name, &info, &err) != 0)
+        return 0; /* the replay says what is wrong with it */
+    int64_t cap = gm_attr_int(info.attrs, GM_ATTR_OOM_CAPACITY);
+    gm_trace_info_release(&info);
+    return cap > 0 ? (uint64_t)cap : 0;
+}
+
 static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, gm_replay_t **out)
 {
     gm_params_t *sets = calloc(a->nops, sizeof *sets);
@@ -834,6 +874,7 @@ int gm__cmd_replay(int argc, char **argv)
     const char *trace = NULL;
     int json = 0, timeline = 0, save = 0, on_gpu = 0, ncapacity = 0, c, rc = GM_CLI_OK;
     int granularity_given = 0;
+    uint64_t oom_capacity = 0; /* the device's capacity, from the trace's recorded OOM */
     size_t kept = 0;
     gm_gpu_options_t gpu = {0};
     gm_gpu_measured_t measured;
@@ -962,6 +1003,15 @@ int gm__cmd_replay(int argc, char **argv)
                (rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s)) ||
                (rc = gm__cli_pick_trace(s, replay_usage, trace, &name))) {
         goto out;
+    } else if (ncapacity == 0 && (oom_capacity = replay_oom_capacity(s, name)) != 0) {
+        /* the capacity the recorded OOM fixes: the runs are set up again
+         * on a device of that size, which asks for the failed requests */
+        cfg.device.capacity = oom_capacity;
+        cfg.recorded_ooms = 1;
+        gm_replay_destroy(r);
+        r = NULL;
+        if ((rc = replay_setup(&a, &cfg, &r)))
+            goto out;
     }
     snprintf(label, sizeof label, "replaying '%s' through %zu polic%s", name, a.nops,
              a.nops == 1 ? "y" : "ies");
@@ -986,10 +1036,10 @@ int gm__cmd_replay(int argc, char **argv)
             goto out;
     }
     if (json) {
-        replay_json(name, r, &cfg.device, timeline, run_ids, on_gpu ? &measured : NULL,
-                    adv.runs);
+        replay_json(name, r, &cfg.device, cfg.recorded_ooms, timeline, run_ids,
+                    on_gpu ? &measured : NULL, adv.runs);
     } else {
-        replay_table(name, r, &cfg.device);
+        replay_table(name, r, &cfg.device, cfg.recorded_ooms);
         replay_plan_lines(r);
         if (gm_replay_defrag_enabled(r))
             replay_defrag_table(r);

@@ -59,7 +59,9 @@
  *   4. writes the trace: the pre-existing ALLOCs first (layout order,
  *      ids 0..P-1, time of the first entry), then the entries in order:
  *      alloc → ALLOC, free_completed → FREE (matched by address),
- *      segment_* → SEG_*, oom → MARK "oom", a run of segment_free/unmap
+ *      segment_* → SEG_*, oom → MARK "oom" (the failed request's size,
+ *      stream and stack, and in addr the entry's device_free: the device's
+ *      free bytes, as PyTorch's TraceEntry keeps them), a run of segment_free/unmap
  *      that no adjacent oom and no retried segment allocation of the same
  *      call explains → MARK "empty_cache" before it, external annotations →
  *      MARK named after them (start and end, merged by time).
@@ -67,7 +69,8 @@
  *
  * The recorded reserved bytes come from the segment entries: at the end the
  * final segments' total, at the start that total undone backwards, the peak
- * along the way forwards.
+ * along the way forwards; at each oom entry, reserved then + device_free is
+ * the allocator's capacity (attribute oom_capacity: the least of them).
  *
  * Block padding: the Ascend NPU build of PyTorch sizes blocks as
  * round512(request + 32).  Allocated final blocks whose two roundings
@@ -142,7 +145,7 @@ static const char *const tk_act_names[TK_NACT] = {
     X(size) X(requested_size) X(state) X(frames) X(action) X(time_us) X(name) X(filename) \
     X(line) X(stage) X(history) X(real_size) X(expandable_segments)                     \
     X(roundup_power2_divisions) X(max_split_size) X(compile_context) X(user_metadata)   \
-    X(inactive) X(small) X(large) X(START) X(END) X(empty_cache)
+    X(inactive) X(small) X(large) X(START) X(END) X(empty_cache) X(device_free)
 
 typedef struct tk_keys {
 #define TK_KEY_FIELD(k) const gm__pk_t *k;
@@ -214,6 +217,8 @@ typedef struct tk_dev {
     gm__tk_state_t st;
     uint64_t mismatches, skipped;
     uint64_t reserved_end, reserved_start, peak_reserved, seg_allocs, seg_frees;
+    uint64_t ooms;         /* oom entries */
+    uint64_t oom_capacity; /* the least of reserved then + device_free over them (0: none) */
     int expandable_seen;
     tk_frames_t fr;
 } tk_dev_t;
@@ -516,7 +521,7 @@ static int tk_read_entries(tk_dev_t *dv, const gm__pk_t *list)
         return tk_nomem(s);
     /* key position hints: entries share their key order */
     uint32_t h_act = 0, h_addr = 0, h_size = 0, h_stream = 0, h_time = 0, h_frames = 0,
-             h_cc = 0, h_um = 0;
+             h_cc = 0, h_um = 0, h_free = 0;
     for (uint32_t i = 0; i < list->n; i++) {
         const gm__pk_t *d = list->v.items[i];
         if (d->type != GM__PK_DICT)
@@ -541,6 +546,20 @@ static int tk_read_entries(tk_dev_t *dv, const gm__pk_t *list)
         if (e.size > GM_SIZE_LIMIT && need)
             return tk_fail(s, "%s %u: size %llu above the 2^48 limit", where, i,
                            (unsigned long long)e.size);
+        if (e.act == TK_OOM) {
+            /* PyTorch writes the device's free bytes (cudaMemGetInfo)
+             * where other entries have their address, as 'device_free' */
+            uint64_t fr;
+            if ((rc = tk_u64_fieldh(s, d, k->device_free, &h_free, "device_free", 0, &fr, where,
+                                    i)))
+                return rc;
+            if (fr != 0)
+                e.addr = fr;
+            if (e.addr > GM_LIVE_LIMIT)
+                e.addr = 0; /* not a device's memory: unknown */
+            if (e.size > GM_SIZE_LIMIT)
+                e.size = 0; /* not a request the allocator could take: unknown */
+        }
         const gm__pk_t *t = gm__pk_geth(d, k->time_us, &h_time);
         if (t != NULL && t->type != GM__PK_NONE) {
             int64_t us;
@@ -747,6 +766,14 @@ static int tk_undo_all(tk_dev_t *dv)
         }
         if (cur > dv->peak_reserved)
             dv->peak_reserved = cur;
+        if (e->act == TK_OOM) {
+            /* the allocator's capacity then: what it held (its cached
+             * blocks already released, as their segment_free entries
+             * before this one say) and what the device still had free */
+            dv->ooms++;
+            if (e->addr != 0 && (dv->oom_capacity == 0 || cur + e->addr < dv->oom_capacity))
+                dv->oom_capacity = cur + e->addr;
+        }
     }
     return 0;
 }
@@ -1090,6 +1117,11 @@ static int tk_attrs(tk_dev_t *dv, gm_writer_t *w, uint64_t npre)
     if ((rc = gm_writer_attr_json(w, "recorded", buf, err)) ||
         (rc = gm_writer_attr_int(w, GM_ATTR_PREEXISTING, (int64_t)npre, err)))
         return rc;
+    if (dv->ooms && (rc = gm_writer_attr_int(w, GM_ATTR_OOMS, (int64_t)dv->ooms, err)))
+        return rc;
+    if (dv->oom_capacity &&
+        (rc = gm_writer_attr_int(w, GM_ATTR_OOM_CAPACITY, (int64_t)dv->oom_capacity, err)))
+        return rc;
     /* Features: what this snapshot's PyTorch recorded. */
     int has[TK_NACT] = {0};
     for (size_t i = 0; i < dv->ne; i++)
@@ -1271,9 +1303,15 @@ static int tk_write(tk_dev_t *dv, gm_writer_t *w, const tk_note_t *notes, size_t
             if (!have_oom && (rc = gm_writer_tag(w, "oom", &tag_oom, err)))
                 goto out;
             have_oom = 1;
+            /* the request that failed (the allocator's rounding of it),
+             * its stream and stack, and the device's free bytes then in
+             * addr, as PyTorch keeps them (docs/formats.md) */
             ev.op = GM_OP_MARK;
             ev.tag = tag_oom;
-            ev.addr = 0;
+            ev.size = e->size;
+            if ((rc = tk_stream(w, &sc, e->stream, &ev.stream, err)) ||
+                (rc = tk_frames_index(dv, w, e->frames, &ev.frames)))
+                goto out;
             break;
         default:
             continue;

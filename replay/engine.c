@@ -87,6 +87,7 @@ int gm_replay_create(const gm_replay_config_t *cfg, gm_replay_t **out, gm_error_
     gm__idmap_init(&r->live);
     r->empty_cache_tag = -1;
     r->sync_tag = -1;
+    r->oom_tag = -1;
     r->defrag_tag = -1;
     *out = r;
     return 0;
@@ -154,6 +155,7 @@ int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
 
 void gm_replay_set_empty_cache_tag(gm_replay_t *r, int64_t tag) { r->empty_cache_tag = tag; }
 void gm_replay_set_sync_tag(gm_replay_t *r, int64_t tag) { r->sync_tag = tag; }
+void gm_replay_set_oom_tag(gm_replay_t *r, int64_t tag) { r->oom_tag = tag; }
 
 void gm_replay_set_defrag_tag(gm_replay_t *r, int64_t tag)
 {
@@ -610,6 +612,41 @@ static int engine_defrag(const gm_replay_t *r, engine_run_t *run, uint64_t index
     return 0;
 }
 
+/*
+ * A recorded OOM (gm_replay_config_t.recorded_ooms): the request the
+ * recorded allocator could not serve (the MARK's size and stream) is asked
+ * of the run's policy again.  PyTorch's caching allocator, before it gave
+ * up, released its cached blocks (release_available_cached_blocks, then
+ * release_cached_blocks) and retried; the policy does the same on its
+ * device.  When the policy serves it after all, the block goes back at
+ * once: the application never got it.  A MARK without a request (an older
+ * store, or a trace that did not record it), a policy that plans from
+ * lifetimes and an unlimited device (where the request would not have
+ * failed: the unlimited replays that size a device, say) are left alone.  0, or the policy's error naming the event.
+ */
+static int engine_oom_ask(engine_run_t *run, const gm_event_t *e, uint64_t at, gm_error_t *err)
+{
+    gm_policy_t *p = run->policy;
+    const gm_policy_ops_t *ops = p->ops;
+    if (e->size == 0 || e->size > GM_SIZE_LIMIT || (ops->flags & GM_POLICY_NEEDS_LIFETIMES) ||
+        run->dev->cfg.capacity == 0)
+        return 0;
+    gm_request_t req = {e->size, UINT64_MAX, e->stream, 0};
+    gm_block_t b;
+    int rc = ops->alloc(p, &req, &b);
+    run->oom_asks++;
+    if (rc == GM_ALLOC_OOM) {
+        run->oom_asks_failed++;
+        return 0;
+    }
+    if (rc == 0)
+        rc = ops->free(p, &b, e->stream);
+    if (rc)
+        return gm_error_set(err, rc, "policy %s failed at the recorded OOM, event %llu (%s)",
+                            ops->name, (unsigned long long)at, gm_strerror(rc));
+    return 0;
+}
+
 /* Pass 2: the block through one policy.  It touches run and its policy,
  * and of r only what stays constant while events are fed (the
  * configuration, tags and context): with policy threads, each run's pass 2
@@ -685,6 +722,9 @@ int engine_pass2(const gm_replay_t *r, engine_run_t *run, const engine_view_t *v
                 ops->empty_cache(p);
             else if ((int64_t)e->tag == r->sync_tag && ops->sync)
                 ops->sync(p);
+            else if ((int64_t)e->tag == r->oom_tag && r->cfg.recorded_ooms &&
+                     (rc = engine_oom_ask(run, e, base + i, err)) != 0)
+                return rc;
             break;
         default:
             break; /* SEG_* are observations, never requests */
@@ -836,6 +876,13 @@ int gm_replay_started_warm(const gm_replay_t *r, size_t i, uint64_t *layout_unfi
     if (layout_unfit)
         *layout_unfit = i < r->nruns ? r->runs[i]->layout_unfit : 0;
     return i < r->nruns && r->runs[i]->warm;
+}
+
+uint64_t gm_replay_recorded_ooms(const gm_replay_t *r, size_t i, uint64_t *failed)
+{
+    if (failed)
+        *failed = i < r->nruns ? r->runs[i]->oom_asks_failed : 0;
+    return i < r->nruns ? r->runs[i]->oom_asks : 0;
 }
 
 uint64_t gm_replay_load(const gm_replay_t *r) { return r->peak_requested; }
@@ -1091,6 +1138,7 @@ int gm_replay_trace(gm_replay_t *r, gm_store_t *s, const char *name, gm_error_t 
         return rc;
     gm_replay_set_empty_cache_tag(r, gm_reader_find_tag(rd, "empty_cache"));
     gm_replay_set_sync_tag(r, gm_reader_find_tag(rd, "synchronize"));
+    gm_replay_set_oom_tag(r, gm_reader_find_tag(rd, "oom"));
     if (r->cfg.defrag_at)
         gm_replay_set_defrag_tag(r, gm_reader_find_tag(rd, r->cfg.defrag_at));
     const gm_trace_info_t *info = gm_reader_info(rd);

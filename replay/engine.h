@@ -60,6 +60,7 @@ typedef struct engine_run {
     uint64_t ooms;
     int64_t first_oom;
     uint64_t failed_live; /* requested bytes of live allocations that OOMed */
+    uint64_t oom_asks, oom_asks_failed; /* recorded OOMs asked again; not served */
     double ns; /* time spent in this run's pass 2 */
 
     gm_timeline_point_t *tl; /* 2 × target capacity */
@@ -114,6 +115,7 @@ struct gm_replay {
     uint64_t events;
     int64_t empty_cache_tag;
     int64_t sync_tag;
+    int64_t oom_tag;
     int64_t defrag_tag;
     int defrag; /* compactions configured (fixed at the first feed) */
     /* the context fresh states are prepared with (defragmentation only) */

@@ -26,6 +26,10 @@ GM_API_BEGIN
 #define GM_ATTR_BLOCK_ROUND "block_round"         /* a snapshot's block rounding (bytes) */
 #define GM_ATTR_BLOCK_PAD "block_pad"             /* a snapshot's padding added per block (bytes) */
 #define GM_ATTR_RECONSTRUCTION_MISMATCHES "reconstruction_mismatches"
+#define GM_ATTR_OOMS "ooms"                       /* the allocator's OOMs recorded in the trace */
+#define GM_ATTR_OOM_CAPACITY "oom_capacity"       /* the allocator's capacity at the tightest
+                                                     recorded OOM: bytes reserved then + the
+                                                     device's free bytes (PyTorch's device_free) */
 #define GM_ATTR_SCALED_FROM "scaled_from"         /* the captures a scaled trace was predicted from */
 #define GM_ATTR_SCALE_LAWS "scale_laws"           /* the share of bytes under each law */
 

@@ -166,6 +166,17 @@ typedef struct gm_replay_config {
      * timeline and error is the same as with one thread (the timing
      * sim_ns_per_event aside).  A device with hooks runs on one thread. */
     unsigned threads;
+    /* The recorded OOMs (MARKs of the tag set by gm_replay_set_oom_tag,
+     * which carry the request that failed: its size, its stream): 1, each
+     * run's policy is asked for that request again where the recorded
+     * allocator was, and gives back at once what it serves, so that what
+     * the failed request set off (PyTorch releasing its cached blocks)
+     * happens in the replay too; 0 (the default), those MARKs are ignored.
+     * Meant for a replay at the capacity the trace recorded (its
+     * "oom_capacity" attribute): on a larger device the request would not
+     * have failed, and on an unlimited one (capacity 0) nothing is asked.
+     * Policies that plan from lifetimes are never asked. */
+    int recorded_ooms;
 } gm_replay_config_t;
 
 /* What the compactions of one run bought and cost.  Reserved bytes are the
@@ -206,6 +217,10 @@ void gm_replay_set_empty_cache_tag(gm_replay_t *r, int64_t tag);
 /* Index of the tag whose MARKs mean "the device synchronized" (each
  * policy's sync); -1 (the default) for none. */
 void gm_replay_set_sync_tag(gm_replay_t *r, int64_t tag);
+
+/* Index of the tag whose MARKs are the allocator's recorded OOMs (see
+ * gm_replay_config_t.recorded_ooms); -1 (the default) for none. */
+void gm_replay_set_oom_tag(gm_replay_t *r, int64_t tag);
 
 /* Index of the tag whose MARKs trigger a compaction (see
  * gm_replay_config_t.defrag_at); -1 (the default) for none.  Before the
@@ -255,6 +270,11 @@ const gm_timeline_point_t *gm_replay_timeline(const gm_replay_t *r, size_t i, si
  * then gets the bytes the layout holds, else 0.  0 when i is out of
  * range. */
 int gm_replay_started_warm(const gm_replay_t *r, size_t i, uint64_t *layout_unfit);
+/* The recorded OOMs run i's policy was asked for again (recorded_ooms):
+ * how many, and in *failed (may be NULL) how many it could not serve
+ * either (as the recorded allocator could not).  0 when i is out of
+ * range. */
+uint64_t gm_replay_recorded_ooms(const gm_replay_t *r, size_t i, uint64_t *failed);
 uint64_t gm_replay_load(const gm_replay_t *r); /* peak requested (LOAD) */
 uint64_t gm_replay_events(const gm_replay_t *r);
 /* Index of the event being replayed, for observers called from inside a

@@ -7,7 +7,10 @@
  *              ordinal in the trace (0, 1, 2, … in ALLOC order, never reused)
  *   FREE       the application released allocation `id`
  *   MARK       a named point (iteration, phase, NVTX range edge): `tag` indexes
- *              the trace's interned tag names
+ *              the trace's interned tag names; a MARK "oom" (an allocator's
+ *              recorded OOM) carries the request that failed in `size` and
+ *              `stream` (0: not recorded) and the device's free bytes then
+ *              in `addr` (0: unknown)
  *   SEG_*      device-level segment events observed in a snapshot or capture
  *              (`addr`, `size`); kept for validation, never replayed as requests
  *
