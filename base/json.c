@@ -73,6 +73,23 @@ void gm_json_init(gm_json_t *j, FILE *f, int pretty)
     j->first[0] = 1;
 }
 
+char *gm__json_text(void (*fn)(gm_json_t *, const void *), const void *arg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        return NULL;
+    gm_json_t j;
+    gm_json_init(&j, f, 0);
+    fn(&j, arg);
+    if (ferror(f) | fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 static void json_open(gm_json_t *j, int c)
 {
     json_prefix(j);

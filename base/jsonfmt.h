@@ -71,4 +71,11 @@ int gm__json_check(const char *text, size_t len, int max_depth);
  */
 int gm__json_member(const char *json, const char *key, const char **vout, const char **eout);
 
+/*
+ * The compact JSON text fn writes for arg, in a malloc'd string (the
+ * caller frees it); NULL when out of memory.
+ */
+struct gm_json;
+char *gm__json_text(void (*fn)(struct gm_json *, const void *), const void *arg);
+
 #endif

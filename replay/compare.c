@@ -37,23 +37,6 @@
 
 /* ---- canonical JSON -------------------------------------------------------- */
 
-static char *compare_json_text(void (*fn)(gm_json_t *, const void *), const void *arg)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL)
-        return NULL;
-    gm_json_t j;
-    gm_json_init(&j, f, 0);
-    fn(&j, arg);
-    if (ferror(f) | fclose(f)) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 void gm_params_write_json(gm_json_t *j, const gm_params_t *p)
 {
     gm_json_begin_object(j);
@@ -124,22 +107,22 @@ static void compare_run_metrics_fn(gm_json_t *j, const void *arg)
 static void compare_params_fn(gm_json_t *j, const void *arg) { gm_params_write_json(j, arg); }
 static void compare_device_fn(gm_json_t *j, const void *arg) { gm_device_write_json(j, arg); }
 
-char *gm_params_json(const gm_params_t *p) { return compare_json_text(compare_params_fn, p); }
+char *gm_params_json(const gm_params_t *p) { return gm__json_text(compare_params_fn, p); }
 char *gm_device_json(const gm_device_config_t *dev)
 {
-    return compare_json_text(compare_device_fn, dev);
+    return gm__json_text(compare_device_fn, dev);
 }
 char *gm_run_metrics_json(const gm_metrics_t *m, const gm_plan_info_t *plan)
 {
     compare_run_metrics_t a = {m, plan, -1, 0};
-    return compare_json_text(compare_run_metrics_fn, &a);
+    return gm__json_text(compare_run_metrics_fn, &a);
 }
 
 char *gm_run_result_json(const gm_metrics_t *m, const gm_plan_info_t *plan, int warm,
                          uint64_t layout_unfit)
 {
     compare_run_metrics_t a = {m, plan, warm != 0, layout_unfit};
-    return compare_json_text(compare_run_metrics_fn, &a);
+    return gm__json_text(compare_run_metrics_fn, &a);
 }
 
 /* ---- reading JSON (the scanner is base/jsonscan.c) ------------------------ */

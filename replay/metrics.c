@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "gmsim/json.h"
+#include "base/jsonfmt.h"
 #include "replay/metrics.h"
 
 static const gm_metric_desc_t metric_descs[] = {
@@ -159,22 +160,9 @@ void gm_metrics_write_json(gm_json_t *j, const gm_metrics_t *m)
     gm_json_end_object(j);
 }
 
-char *gm_metrics_json(const gm_metrics_t *m)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (f == NULL)
-        return NULL;
-    gm_json_t j;
-    gm_json_init(&j, f, 0);
-    gm_metrics_write_json(&j, m);
-    if (ferror(f) | fclose(f)) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
+static void metrics_json_fn(gm_json_t *j, const void *m) { gm_metrics_write_json(j, m); }
+
+char *gm_metrics_json(const gm_metrics_t *m) { return gm__json_text(metrics_json_fn, m); }
 
 static int metric_read(const char *t, gm_metric_type_t type, void *out)
 {
