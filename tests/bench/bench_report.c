@@ -112,7 +112,7 @@ void bench_report(const bench_env_t *env, gm_json_t *j)
      * prints the seconds to the load event (its second load: the first
      * starts the browser's caches). */
     double open_s = -1, open_cpu = -1;
-    char cmd[2300], note[200] = "";
+    char cmd[2300], note[320] = "";
     snprintf(cmd, sizeof cmd, "python3 tests/report/browser.py --open '%s' 2>/dev/null", html);
     FILE *p = access("tests/report/browser.py", R_OK) == 0 ? popen(cmd, "r") : NULL;
     if (p != NULL) {
