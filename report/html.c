@@ -167,15 +167,9 @@ static void report_summary(report_t *R)
      * (gm_torch_advise; a trace read, skipped with no_sites). */
     for (size_t g = 0; g < R->ngroups && !R->cfg->no_sites; g++) {
         const report_group_t *gr = &R->groups[g];
-        gm_torch_advice_t a;
-        gm_replay_config_t rc;
-        gm_replay_config_default(&rc);
-        rc.device.capacity = gr->capacity;
         char text[768];
-        if (gr->attrs == NULL || gm_torch_advise(R->stores[gr->store].s, gr->name, &rc, &a, NULL) ||
-            !a.torch)
+        if (!report_group_advice(R, gr, text, sizeof text))
             continue;
-        gm_torch_advice_text(&a, text, sizeof text);
         fputs("<p class=\"advice\"><b>recommendation</b> for ", f);
         report_esc(f, gr->name);
         fputs(": ", f);

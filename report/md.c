@@ -5,7 +5,6 @@
  */
 #include <inttypes.h>
 
-#include "gmsim/advice.h"
 #include "report/report.h"
 
 int report_md(report_t *R)
@@ -61,15 +60,9 @@ int report_md(report_t *R)
     int first = 1;
     for (size_t g = 0; g < R->ngroups && !R->cfg->no_sites; g++) {
         const report_group_t *gr = &R->groups[g];
-        gm_torch_advice_t a;
-        gm_replay_config_t rc;
-        gm_replay_config_default(&rc);
-        rc.device.capacity = gr->capacity;
         char text[768];
-        if (gr->attrs == NULL || gm_torch_advise(R->stores[gr->store].s, gr->name, &rc, &a, NULL) ||
-            !a.torch)
+        if (!report_group_advice(R, gr, text, sizeof text))
             continue;
-        gm_torch_advice_text(&a, text, sizeof text);
         fputs(first ? "\n" : "", f);
         first = 0;
         fputs("- **recommendation** for ", f);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gmsim/advice.h"
 #include "gmsim/device.h"
 #include "report/report.h"
 
@@ -76,6 +77,19 @@ const char *report_size(uint64_t v, char *buf, size_t len)
 {
     gm_format_size(v, buf, (unsigned)len);
     return buf;
+}
+
+int report_group_advice(const report_t *R, const report_group_t *gr, char *text, size_t len)
+{
+    gm_torch_advice_t a;
+    gm_replay_config_t rc;
+    gm_replay_config_default(&rc);
+    rc.device.capacity = gr->capacity;
+    if (gr->attrs == NULL || gm_torch_advise(R->stores[gr->store].s, gr->name, &rc, &a, NULL) ||
+        !a.torch)
+        return 0;
+    gm_torch_advice_text(&a, text, len);
+    return 1;
 }
 
 int report_metric_known(const gm_metrics_t *m, const char *name)

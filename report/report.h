@@ -113,6 +113,9 @@ typedef struct report {
 void report_esc(FILE *f, const char *s);
 void report_md_esc(FILE *f, const char *s);
 const char *report_size(uint64_t v, char *buf, size_t len);
+/* The setting a PyTorch trace's user can set (gm_torch_advise at the
+ * group's capacity), as one line in text; 0 where there is none to give. */
+int report_group_advice(const report_t *R, const report_group_t *gr, char *text, size_t len);
 /* Whether m knows the metric named name (a run stored before it existed
  * does not; gm_metric_known). */
 int report_metric_known(const gm_metrics_t *m, const char *name);
