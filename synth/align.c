@@ -42,12 +42,15 @@
  * matched_size.
  *
  * Pre-existing allocations are listed in address order, which differs
- * between captures, so they are sorted by (key, size, id) on both sides
- * and diffed globally (same equality, left-overs as above).  One left
- * over after that was alive when its window began: it pairs with an
- * allocation the other capture made before that point and still held
- * there (al_cross_pre), so ring buffers that began at different points
- * pair their tensors across the boundary.
+ * between captures, so they are sorted by (key, the order the program
+ * frees them in, size, id) on both sides (those never freed last, by
+ * size) and diffed globally (same equality, left-overs as above): two of
+ * one size whose laws differ pair by when they die, not by where they
+ * lie.  One left over after that was alive when its window began: it
+ * pairs with an allocation the other capture made before that point and
+ * still held there (al_cross_pre, in the order both free them), so ring
+ * buffers that began at different points pair their tensors across the
+ * boundary.
  *
  * Hints, not keys.  Annotations (record_function ranges, marks) come and
  * go with small edits of a script: the marks are first diffed by name
@@ -406,30 +409,50 @@ static al_tok_t *al_main_tokens(const gm_align_trace_t *t, int rev, const uint64
     return v;
 }
 
-static int al_tok_cmp(const void *x, const void *y)
+/* A pre-existing token with the event that frees it in its window. */
+typedef struct al_pre {
+    al_tok_t tok;
+    uint64_t free_event; /* UINT64_MAX: never freed */
+} al_pre_t;
+
+static int al_pre_cmp(const void *x, const void *y)
 {
-    const al_tok_t *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    if (a->size != b->size)
-        return a->size < b->size ? -1 : 1;
-    return a->ref < b->ref ? -1 : a->ref > b->ref;
+    const al_pre_t *a = x, *b = y;
+    if (a->tok.key != b->tok.key)
+        return a->tok.key < b->tok.key ? -1 : 1;
+    if (a->free_event != b->free_event)
+        return a->free_event < b->free_event ? -1 : 1;
+    if (a->tok.size != b->tok.size)
+        return a->tok.size < b->tok.size ? -1 : 1;
+    return a->tok.ref < b->tok.ref ? -1 : a->tok.ref > b->tok.ref;
 }
 
+/* The pre-existing tokens of t, by (key, the order they are freed in,
+ * size, id): a snapshot lists them in address order, which differs
+ * between captures, while the program frees them in its own order in
+ * both; those never freed follow by size. */
 static al_tok_t *al_pre_tokens(const gm_align_trace_t *t, const uint64_t *sites, int64_t *n)
 {
     size_t cnt = 0;
     for (size_t i = 0; i < t->nallocs; i++)
         cnt += t->allocs[i].preexisting;
     al_tok_t *v = malloc((cnt ? cnt : 1) * sizeof *v);
-    if (v == NULL)
+    al_pre_t *p = malloc((cnt ? cnt : 1) * sizeof *p);
+    if (v == NULL || p == NULL) {
+        free(v);
+        free(p);
         return NULL;
+    }
     size_t k = 0;
     for (size_t i = 0; i < t->nallocs; i++)
         if (t->allocs[i].preexisting)
-            v[k++] = (al_tok_t){al_key(t, sites, i), t->allocs[i].size, i,
-                                AL_KIND_ALLOC, t->allocs[i].frames != 0};
-    qsort(v, cnt, sizeof *v, al_tok_cmp);
+            p[k++] = (al_pre_t){{al_key(t, sites, i), t->allocs[i].size, i, AL_KIND_ALLOC,
+                                 t->allocs[i].frames != 0},
+                                t->allocs[i].free_event};
+    qsort(p, cnt, sizeof *p, al_pre_cmp);
+    for (size_t i = 0; i < cnt; i++)
+        v[i] = p[i].tok;
+    free(p);
     *n = (int64_t)cnt;
     return v;
 }
@@ -561,20 +584,16 @@ static uint64_t al_after_pair(const gm_align_trace_t *t, const gm_align_trace_t 
  * `early` made before that point and had not freed by then.  The point in
  * early is the partner of late's first paired allocation of its window;
  * candidates are early's unpaired allocations made before it and alive at
- * it.  Each pre-existing allocation takes the first candidate (in early's
- * allocation order) of its key whose size is related, looking at most
+ * it.  Both sides are taken in the order the program frees them (the
+ * windows end at one point of the program: a tensor alive at late's start
+ * is freed at the same place in both, and one freed in neither is never
+ * freed in either; those follow by size, then id), and each pre-existing
+ * allocation takes the first candidate of its key in that order, freed in
+ * its window as it is, whose size is related, looking at most
  * AL_CROSS_LOOK candidates of that key ahead.  Adds to *pairs and
  * *related; GM_ENOMEM.
  */
 #define AL_CROSS_LOOK 256
-
-static int al_cross_cmp(const void *x, const void *y)
-{
-    const al_tok_t *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->ref < b->ref ? -1 : a->ref > b->ref;
-}
 
 static int al_cross_pre(const gm_align_trace_t *late, const gm_align_trace_t *early,
                         int64_t *late_map, int64_t *early_map, uint64_t s_late, uint64_t s_early,
@@ -599,38 +618,41 @@ static int al_cross_pre(const gm_align_trace_t *late, const gm_align_trace_t *ea
     }
     if (np == 0 || nc == 0)
         return 0;
-    al_tok_t *pv = malloc(np * sizeof *pv), *cv = malloc(nc * sizeof *cv);
+    al_pre_t *pv = malloc(np * sizeof *pv), *cv = malloc(nc * sizeof *cv);
     if (pv == NULL || cv == NULL) {
         free(pv);
         free(cv);
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
     np = nc = 0;
-    for (size_t i = 0; i < late->nallocs; i++)
-        if (late->allocs[i].preexisting && late_map[i] < 0)
-            pv[np++] = (al_tok_t){al_key(late, site_late, i), late->allocs[i].size, i, 0, 0};
+    for (size_t i = 0; i < late->nallocs; i++) {
+        const gm_align_alloc_t *x = &late->allocs[i];
+        if (x->preexisting && late_map[i] < 0)
+            pv[np++] = (al_pre_t){{al_key(late, site_late, i), x->size, i, 0, 0}, x->free_event};
+    }
     for (size_t i = 0; i < early->nallocs && early->allocs[i].event < at; i++) {
         const gm_align_alloc_t *x = &early->allocs[i];
         if (!x->preexisting && early_map[i] < 0 && x->free_event > at)
-            cv[nc++] = (al_tok_t){al_key(early, site_early, i), x->size, i, 0, 0};
+            cv[nc++] = (al_pre_t){{al_key(early, site_early, i), x->size, i, 0, 0}, x->free_event};
     }
-    qsort(pv, np, sizeof *pv, al_cross_cmp);
-    qsort(cv, nc, sizeof *cv, al_cross_cmp);
+    qsort(pv, np, sizeof *pv, al_pre_cmp);
+    qsort(cv, nc, sizeof *cv, al_pre_cmp);
     size_t c0 = 0;
     for (size_t i = 0; i < np; i++) {
-        while (c0 < nc && cv[c0].key < pv[i].key)
+        const al_tok_t *p = &pv[i].tok;
+        while (c0 < nc && cv[c0].tok.key < p->key)
             c0++;
         size_t look = 0;
-        for (size_t k = c0; k < nc && cv[k].key == pv[i].key && look < AL_CROSS_LOOK; k++) {
-            if (cv[k].kind) /* taken */
-                continue;
+        for (size_t k = c0; k < nc && cv[k].tok.key == p->key && look < AL_CROSS_LOOK; k++) {
+            al_tok_t *c = &cv[k].tok;
+            if (c->kind || (cv[k].free_event == UINT64_MAX) != (pv[i].free_event == UINT64_MAX))
+                continue; /* taken, or freed in one window only */
             look++;
-            if (!gm_align_size_related(cv[k].size, pv[i].size, s_early, s_late, b_early,
-                                       b_late))
+            if (!gm_align_size_related(c->size, p->size, s_early, s_late, b_early, b_late))
                 continue;
-            cv[k].kind = 1;
-            late_map[pv[i].ref] = (int64_t)cv[k].ref;
-            early_map[cv[k].ref] = (int64_t)pv[i].ref;
+            c->kind = 1;
+            late_map[p->ref] = (int64_t)c->ref;
+            early_map[c->ref] = (int64_t)p->ref;
             (*pairs)++;
             (*related)++;
             break;

@@ -196,9 +196,9 @@ int sc_site_laws(gm_scale_plan_t *pl, gm_error_t *err)
 
 /* ---- pre-existing allocations ------------------------------------------------------- */
 
-/* (size, id) of one allocation, for grouping by size in id order. */
+/* (size, order, id) of one allocation, for grouping by size in order. */
 typedef struct sc_zid {
-    uint64_t size, id;
+    uint64_t size, order, id;
 } sc_zid_t;
 
 static int sc_zid_cmp(const void *x, const void *y)
@@ -206,6 +206,8 @@ static int sc_zid_cmp(const void *x, const void *y)
     const sc_zid_t *a = x, *b = y;
     if (a->size != b->size)
         return a->size < b->size ? -1 : 1;
+    if (a->order != b->order)
+        return a->order < b->order ? -1 : 1;
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
@@ -223,7 +225,11 @@ static int sc_has_law(const gm_scale_plan_t *pl, uint64_t i)
  * replaces it, holds the tensors the recorded pass holds at its end.  So,
  * by size: when the base's allocations of that size alive at its end and
  * following a law are as many as these, the k-th of these takes the law
- * of the k-th of those (in allocation order); else, when the paired
+ * of the k-th of those, these in the reverse of the order they are freed
+ * in (a graph is released from its outputs back: the last freed was made
+ * first), those in allocation order, so that twins of one size whose
+ * laws differ are told apart by their lifetimes and not by the order a
+ * snapshot lists them in (address order); else, when the paired
  * allocations of that size in the base all agree on one law, that law.
  * Otherwise it keeps its size (NONE).  GM_ENOMEM.
  */
@@ -250,10 +256,15 @@ int sc_pre_laws(gm_scale_plan_t *pl, gm_error_t *err)
     nu = ne = nz = 0;
     for (uint64_t i = 0; i < pl->nallocs; i++) {
         const gm_align_alloc_t *a = &t->allocs[i];
+        /* the earlier pass's graph freed from its outputs back (the
+         * last freed made first); those never freed after, by id */
         if (a->preexisting && pl->law[i] == GM_SCALE_LAW_NONE)
-            u[nu++] = (sc_zid_t){a->size, i};
+            u[nu++] = (sc_zid_t){a->size,
+                                 a->free_event == UINT64_MAX ? UINT64_MAX
+                                                             : UINT64_MAX - 1 - a->free_event,
+                                 i};
         if (!a->preexisting && a->free_event == UINT64_MAX && sc_has_law(pl, i))
-            e[ne++] = (sc_zid_t){a->size, i};
+            e[ne++] = (sc_zid_t){a->size, 0, i};
         if (pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER)
             byz[nz++] = (sc_site_t){0, a->size, pl->pe[i], pl->qe[i]};
     }
