@@ -143,8 +143,7 @@ static const char *const tk_act_names[TK_NACT] = {
     X(segments) X(device_traces) X(allocator_settings) X(external_annotations) X(device) \
     X(address) X(addr) X(total_size) X(stream) X(segment_type) X(is_expandable) X(blocks) \
     X(size) X(requested_size) X(state) X(frames) X(action) X(time_us) X(name) X(filename) \
-    X(line) X(stage) X(history) X(real_size) X(expandable_segments)                     \
-    X(roundup_power2_divisions) X(max_split_size) X(compile_context) X(user_metadata)   \
+    X(line) X(stage) X(history) X(real_size) X(compile_context) X(user_metadata)         \
     X(inactive) X(small) X(large) X(START) X(END) X(empty_cache) X(device_free)
 
 typedef struct tk_keys {
@@ -200,9 +199,8 @@ typedef struct tk_snap {
     gm_error_t *err;
     /* settings */
     const gm__pk_t *settings;
-    int settings_expandable;
-    uint32_t divisions[GM_TORCH_INTERVALS];
-    uint64_t max_split; /* 0: unlimited */
+    char *settings_json;     /* the settings as JSON, or NULL */
+    gm__torch_settings_t ts; /* as decoded (PyTorch's defaults without them) */
     uint64_t pad;       /* detected block padding (0 or 32) */
     int has_time, has_compile_context, has_user_metadata, has_annotations;
     size_t ndevices_traced;
@@ -268,7 +266,7 @@ static int tk_is_list(const gm__pk_t *v)
 /* Round a request as the allocator does (sim/torch_rules.h). */
 static uint64_t tk_round(const tk_snap_t *s, uint64_t req)
 {
-    return gm__torch_round(req + s->pad, s->divisions);
+    return gm__torch_round(req + s->pad, s->ts.div);
 }
 
 /* ---- undoing entries ------------------------------------------------------------- */
@@ -285,8 +283,8 @@ static int tk_undo_alloc(tk_dev_t *dv, uint64_t addr)
         return 0;
     /* it was handed out at the start of a free block: a free gap the
      * rewind left before it is the unsplit tail of the block before */
-    bi = gm__tk_block_take_tail(r, bi, dv->s->pad, dv->s->divisions,
-                                dv->s->max_split ? dv->s->max_split : UINT64_MAX);
+    bi = gm__tk_block_take_tail(r, bi, dv->s->pad, dv->s->ts.div,
+                                dv->s->ts.max_split);
     gm__tk_block_release(r, bi);
     return 1;
 }
@@ -307,7 +305,7 @@ static int tk_undo_free(tk_dev_t *dv, const tk_entry_t *e)
     uint64_t s = tk_round(dv->s, e->size);
     if (s >= room ||
         !gm__torch_should_split(s, room - s, r->expandable || r->pool == GM_POOL_SMALL,
-                                dv->s->max_split ? dv->s->max_split : UINT64_MAX))
+                                dv->s->ts.max_split))
         s = room;
     gm__tk_block_t nb[3];
     size_t n = 0;
@@ -1091,21 +1089,13 @@ static int tk_attrs(tk_dev_t *dv, gm_writer_t *w, uint64_t npre)
     if ((rc = gm_writer_attr_str(w, GM_ATTR_SOURCE, "torch_snapshot", err)) ||
         (rc = gm_writer_attr_int(w, GM_ATTR_DEVICE, (int64_t)dv->device, err)))
         return rc;
-    if (s->settings != NULL) {
-        char *json;
-        if ((rc = gm__pickle_to_json(s->settings, GM_JSON_MAX_DEPTH, &json, err))) {
-            gm_error_prefix(err, "'%s': allocator_settings", s->filename);
-            return rc;
-        }
-        rc = gm_writer_attr_json(w, GM_ATTR_ALLOCATOR_SETTINGS, json, err);
-        free(json);
-        if (rc)
-            return rc;
-    }
+    if (s->settings_json != NULL &&
+        (rc = gm_writer_attr_json(w, GM_ATTR_ALLOCATOR_SETTINGS, s->settings_json, err)))
+        return rc;
     if (s->pad && ((rc = gm_writer_attr_int(w, GM_ATTR_BLOCK_PAD, (int64_t)s->pad, err)) ||
                    (rc = gm_writer_attr_int(w, GM_ATTR_BLOCK_ROUND, 512, err))))
         return rc;
-    int expandable = dv->expandable_seen || s->settings_expandable;
+    int expandable = dv->expandable_seen || (s->settings != NULL && s->ts.expandable);
     if ((rc = gm_writer_attr_json(w, "expandable_segments", expandable ? "true" : "false", err)))
         return rc;
     snprintf(buf, sizeof buf,
@@ -1338,43 +1328,29 @@ out:
 
 /* ---- the snapshot -------------------------------------------------------------------- */
 
+/* The recorded allocator_settings: kept as JSON for the trace's attribute
+ * and decoded by sim/torch_rules.c, as the caching policy decodes that
+ * attribute when it replays the trace. */
 static int tk_settings(tk_snap_t *s, const gm__pk_t *root)
 {
-    const tk_keys_t *k = &s->k;
-    const gm__pk_t *set = tk_get(root, k->allocator_settings);
+    const gm__pk_t *set = tk_get(root, s->k.allocator_settings);
+    gm__torch_settings_default(&s->ts);
     if (set == NULL || set->type != GM__PK_DICT)
         return 0;
     s->settings = set;
-    const gm__pk_t *ex = tk_get(set, k->expandable_segments);
-    s->settings_expandable = ex && ex->type == GM__PK_BOOL && ex->v.i;
-    int64_t ms;
-    if (gm__pk_i64(tk_get(set, k->max_split_size), &ms) && ms > 0)
-        s->max_split = (uint64_t)ms;
-    const gm__pk_t *div = tk_get(set, k->roundup_power2_divisions);
-    if (div && div->type == GM__PK_DICT) {
-        /* keyed by the bucket's lower bound in MiB: "1", "2", "4", … */
-        for (uint32_t i = 0; i < div->n; i++) {
-            const gm__pk_t *key = div->v.items[2 * i];
-            int64_t d, mib = -1;
-            if (key->type == GM__PK_STR)
-                mib = strtoll(key->v.s, NULL, 10);
-            else
-                gm__pk_i64(key, &mib);
-            if (mib <= 0 || !gm__pk_i64(div->v.items[2 * i + 1], &d) || d < 0 ||
-                d > GM_TORCH_MAX_DIVISIONS)
-                continue;
-            int b = 63 - __builtin_clzll((uint64_t)mib);
-            if (b < GM_TORCH_INTERVALS)
-                s->divisions[b] = (uint32_t)d;
-        }
-    } else if (div && tk_is_list(div)) {
-        for (uint32_t i = 0; i < div->n && i < GM_TORCH_INTERVALS; i++) {
-            int64_t d;
-            if (gm__pk_i64(div->v.items[i], &d) && d > 0 && d <= GM_TORCH_MAX_DIVISIONS)
-                s->divisions[i] = (uint32_t)d;
-        }
+    int rc = gm__pickle_to_json(set, GM_JSON_MAX_DEPTH, &s->settings_json, s->err);
+    if (rc) {
+        gm_error_prefix(s->err, "'%s': allocator_settings", s->filename);
+        return rc;
     }
-    return 0;
+    gm_jv_t *jv;
+    if ((rc = gm_json_parse(s->settings_json, strlen(s->settings_json), &jv, s->err)) == 0) {
+        rc = gm__torch_settings_read(jv, &s->ts, s->err);
+        gm_jv_free(jv);
+    }
+    if (rc)
+        gm_error_prefix(s->err, "'%s'", s->filename);
+    return rc;
 }
 
 /* Round to 512 B alone (no divisions), as the padding vote compares. */
@@ -1598,6 +1574,7 @@ int gm_torch_import_buffer(const void *data, size_t len, const char *filename,
         free(s.lines.text[i]);
     free(s.lines.text);
     free(s.lines.src);
+    free(s.settings_json);
     gm__pickle_free(s.p);
     return rc;
 }

@@ -28,6 +28,33 @@
  *   pages      expandable segments map pages of 2 MiB (small pool) or
  *              20 MiB (large pool).
  *
+ * The settings those rules read (max_split_size, roundup_power2_divisions,
+ * expandable_segments, …) are decoded here too, once for both users, from
+ * the two forms PyTorch gives them in (c10/core/AllocatorConfig.cpp
+ * parseArgs and the snapshot's `allocator_settings` dict, which
+ * torch/csrc/cuda/Module.cpp fills from the parsed configuration):
+ *   conf       a PYTORCH_CUDA_ALLOC_CONF string, "key:value,…", cut into
+ *              tokens at , : [ ] (each a token), spaces dropped;
+ *              max_split_size_mb and max_non_split_rounding_mb in MiB (at
+ *              least 20, the most SIZE_MAX / 1 MiB); garbage_collection_
+ *              threshold in (0, 1); expandable_segments True or False;
+ *              roundup_power2_divisions either "N" (every interval; N a
+ *              power of two, or 0 for off) or "[K:N,…,>:N]" with K an
+ *              interval start in MiB, a power of two (its interval: floor
+ *              log2 K, clamped to the last), N 0 or a power of two: the
+ *              first K's N also fills every interval below it, and ">"
+ *              fills from the last named interval (included) to the end;
+ *   recorded   the snapshot's dict: max_split_size in bytes (SIZE_MAX,
+ *              i.e. unlimited, pickled as -1: <= 0 or a number beyond
+ *              int64 is unlimited), garbage_collection_threshold,
+ *              expandable_segments, and roundup_power2_divisions as a dict
+ *              from the interval start in MiB ("1", "2", …, "32768") to
+ *              its divisions; a list by interval or a bare number (every
+ *              interval) is taken too.  A division count that is not a
+ *              power of two is kept (see round above).
+ * Anything else in either form is refused with a message naming the item,
+ * so that a snapshot the importer takes is one the caching policy replays.
+ *
  * Sizes are those PyTorch computes in size_t; every function here is total
  * (no failure) for the sizes a trace can carry: rounding a size within
  * 512 B or one division step of 2^64 would wrap, as it would in PyTorch,
@@ -39,6 +66,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gmsim/error.h"
+#include "gmsim/json.h"
+
 #define GM_TORCH_MIB (UINT64_C(1) << 20)
 #define GM_TORCH_MIN_BLOCK UINT64_C(512)              /* kMinBlockSize */
 #define GM_TORCH_SMALL_SIZE (1 * GM_TORCH_MIB)        /* kSmallSize: largest small request */
@@ -47,7 +77,9 @@
 #define GM_TORCH_LARGE_BUFFER (20 * GM_TORCH_MIB)     /* kLargeBuffer: shared segment, page */
 #define GM_TORCH_ROUND_LARGE (2 * GM_TORCH_MIB)       /* kRoundLarge */
 #define GM_TORCH_INTERVALS 16                         /* roundup_power2_divisions intervals */
-#define GM_TORCH_MAX_DIVISIONS 65536 /* the most divisions gmsim takes from a setting or table */
+/* The most divisions gmsim takes: PyTorch reads the count with stoi, so
+ * the largest power of two its configuration takes is 2^30. */
+#define GM_TORCH_MAX_DIVISIONS (UINT32_C(1) << 30)
 
 /* The roundup_power2_divisions interval of a size (> 0): clamp(floor(log2
  * size) - 20, 0, 15). */
@@ -109,5 +141,40 @@ static inline uint64_t gm__torch_page_size(int small)
 {
     return small ? GM_TORCH_SMALL_BUFFER : GM_TORCH_LARGE_BUFFER;
 }
+
+/* ---- the settings ------------------------------------------------------------ */
+
+/* The allocator settings the rules read, as PyTorch's configuration holds
+ * them. */
+typedef struct gm__torch_settings {
+    uint64_t max_split; /* max_split_size in bytes; UINT64_MAX: unlimited */
+    uint64_t max_nsr;   /* max_non_split_rounding_size in bytes */
+    double gc;          /* garbage_collection_threshold; 0: off */
+    uint64_t align;     /* base_addr_aligned_kb in bytes (the Ascend build); 0: off */
+    uint32_t div[GM_TORCH_INTERVALS]; /* roundup_power2_divisions; 0 or 1: off */
+    int expandable;                   /* expandable_segments */
+} gm__torch_settings_t;
+
+/* PyTorch's defaults: unlimited max_split_size, max_non_split_rounding of
+ * 20 MiB, everything else off. */
+void gm__torch_settings_default(gm__torch_settings_t *s);
+
+/* Apply a PYTORCH_CUDA_ALLOC_CONF string over s.  GM_EINVAL with
+ * "conf 'TEXT': …" naming the offending item (unknown keys with the nearest
+ * known one); s may be partly changed then.  The pinned-memory and lock
+ * options are checked and have no effect; backend must be native. */
+int gm__torch_conf_apply(gm__torch_settings_t *s, const char *text, gm_error_t *err);
+
+/* A roundup_power2_divisions value alone, "N" or "[K:N,…]" as in the conf
+ * string ("" or NULL: all off) into div.  GM_EINVAL with
+ * "roundup_power2_divisions 'TEXT': …"; div is unchanged then. */
+int gm__torch_divisions_parse(uint32_t div[GM_TORCH_INTERVALS], const char *text,
+                              gm_error_t *err);
+
+/* Apply a recorded allocator_settings dict (JSON: the snapshot's dict as
+ * the importer stores it) over s; members it does not name are left.
+ * GM_EFORMAT with "allocator_settings: …" naming the member; s may be
+ * partly changed then. */
+int gm__torch_settings_read(const gm_jv_t *dict, gm__torch_settings_t *s, gm_error_t *err);
 
 #endif

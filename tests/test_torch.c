@@ -786,6 +786,113 @@ Test(torch, allocator_settings_non_power_of_two_divisions)
     }
 }
 
+/* A snapshot recorded with roundup_power2_divisions [1:131072,>:4]-like
+ * settings (131072 divisions: a power of two PyTorch's configuration takes)
+ * holding a 20 MiB large segment, free at the end, whose trace frees a
+ * 5 MiB + 1 block alive before it, then allocates and frees the same
+ * request again. */
+static char *settings_snapshot(int64_t d1, size_t *len)
+{
+    pw_t w = {0};
+    pw_raw(&w, "\x80\x02", 2);
+    PW_BEGIN_DICT(&w);
+    pw_str(&w, "segments");
+    PW_BEGIN_LIST(&w);
+    PW_BEGIN_DICT(&w);
+    pw_kv_int(&w, "device", 0);
+    pw_kv_int(&w, "address", SEG_L);
+    pw_kv_int(&w, "total_size", 20 * MIB);
+    pw_kv_str(&w, "segment_type", "large");
+    pw_str(&w, "blocks");
+    PW_BEGIN_LIST(&w);
+    pw_block(&w, SEG_L, 20 * MIB, 0, "inactive");
+    PW_END_LIST(&w);
+    PW_END_DICT(&w);
+    PW_END_LIST(&w);
+    pw_str(&w, "device_traces");
+    PW_BEGIN_LIST(&w);
+    PW_BEGIN_LIST(&w);
+    pw_entry(&w, "free_completed", SEG_L, 5 * MIB + 1, 1);
+    pw_entry(&w, "alloc", SEG_L, 5 * MIB + 1, 2);
+    pw_entry(&w, "free_completed", SEG_L, 5 * MIB + 1, 3);
+    PW_END_LIST(&w);
+    PW_END_LIST(&w);
+    pw_str(&w, "allocator_settings");
+    PW_BEGIN_DICT(&w);
+    pw_kv_str(&w, "PYTORCH_CUDA_ALLOC_CONF", "roundup_power2_divisions:[1:131072,>:4]");
+    pw_str(&w, "max_split_size");
+    pw_op(&w, 'J'); /* BININT -1: SIZE_MAX, unlimited */
+    pw_raw(&w, "\xff\xff\xff\xff", 4);
+    pw_str(&w, "expandable_segments");
+    pw_op(&w, 0x89);
+    pw_str(&w, "roundup_power2_divisions");
+    PW_BEGIN_DICT(&w);
+    pw_kv_int(&w, "1", (uint64_t)d1);
+    for (uint64_t mb = 2; mb <= 32768; mb *= 2) {
+        char key[8];
+        snprintf(key, sizeof key, "%" PRIu64, mb);
+        pw_kv_int(&w, key, 4);
+    }
+    PW_END_DICT(&w);
+    PW_END_DICT(&w);
+    PW_END_DICT(&w);
+    pw_op(&w, '.');
+    *len = w.n;
+    return w.p;
+}
+
+/* The settings the importer rebuilds the layout with are the ones the
+ * caching policy replays with (one decoder, sim/torch_rules.c): a
+ * division count above 65536 was skipped by the importer and refused by
+ * the policy, so such a snapshot imported and then failed to replay.  Now
+ * it imports, and the warm replay serves the 5 MiB + 1 request from the
+ * rebuilt layout with the same 6 MiB block (4 divisions of 4-8 MiB). */
+Test(torch, allocator_settings_import_then_replay)
+{
+    size_t len;
+    char *data = settings_snapshot(131072, &len);
+    gm_store_t *s;
+    gm_error_t err;
+    cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
+    cr_assert_eq(import_into(s, "r", "r.pickle", data, len, &err), 0, "%s", err.msg);
+    gm_layout_t *l;
+    cr_assert_eq(gm_store_layout(s, "r", &l, &err), 0, "%s", err.msg);
+    cr_assert_eq(l->nblocks, 2);
+    cr_assert(l->blocks[0].size == 6 * MIB && l->blocks[0].requested == 5 * MIB + 1,
+              "block 0: %" PRIu64, l->blocks[0].size);
+    gm_layout_free(l);
+
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cfg.check_level = 2;
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(&cfg, &r, &err), 0, "%s", err.msg);
+    gm_params_t p;
+    cr_assert_eq(gm_params_init(&p, gm_policy_find("caching"), &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_replay_add(r, &p, &err), 0, "%s", err.msg);
+    gm_params_release(&p);
+    cr_assert_eq(gm_replay_trace(r, s, "r", &err), 0, "replay: %s", err.msg);
+    cr_assert_eq(gm_replay_started_warm(r, 0, NULL), 1);
+    const gm_metrics_t *m = gm_replay_metrics(r, 0);
+    cr_assert_eq(m->peak_reserved, 20 * MIB, "peak reserved %" PRIu64, m->peak_reserved);
+    cr_assert_eq(m->peak_allocated, 6 * MIB, "peak allocated %" PRIu64, m->peak_allocated);
+    cr_assert_eq(m->device_mallocs, 0);
+    gm_replay_destroy(r);
+    gm_store_close(s);
+    free(data);
+
+    /* What neither could take is refused at import, naming the file and
+     * the entry, instead of failing at replay. */
+    data = settings_snapshot(-1, &len);
+    cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
+    cr_assert_eq(import_into(s, "r", "r.pickle", data, len, &err), GM_EFORMAT);
+    cr_assert(strstr(err.msg, "'r.pickle'") != NULL &&
+                  strstr(err.msg, "roundup_power2_divisions: '1'") != NULL,
+              "%s", err.msg);
+    gm_store_close(s);
+    free(data);
+}
+
 /* One 20 MiB large segment, free at the end, whose trace frees a block of
  * 4 MiB at its start allocated before the trace, and before that allocates
  * and frees 8 MiB at 4 MiB + gap, twice. */

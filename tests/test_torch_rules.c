@@ -5,12 +5,18 @@
  * round_size / roundup_power2_next_division / get_allocation_size /
  * should_split (CUDACachingAllocator.cpp); the law test checks the
  * rounding against a second formulation (enumerating the d' equal steps
- * between two powers of two, d' the power of two at or below d).
+ * between two powers of two, d' the power of two at or below d).  The
+ * settings tests decode each form PyTorch gives them in (the
+ * PYTORCH_CUDA_ALLOC_CONF string as c10/core/AllocatorConfig.cpp parses
+ * it, the snapshot's recorded dict as torch/csrc/cuda/Module.cpp writes
+ * it), bad input included.
  */
 #include <criterion/criterion.h>
 
 #include <stdint.h>
+#include <string.h>
 
+#include "gmsim/json.h"
 #include "sim/torch_rules.h"
 
 #define KiB (UINT64_C(1) << 10)
@@ -219,4 +225,266 @@ Test(torch_rules, page_size)
 {
     cr_assert_eq(gm__torch_page_size(1), 2 * MiB);
     cr_assert_eq(gm__torch_page_size(0), 20 * MiB);
+}
+
+/* ---- the settings ------------------------------------------------------------ */
+
+static void want_div(const uint32_t div[GM_TORCH_INTERVALS],
+                     const uint32_t want[GM_TORCH_INTERVALS], const char *what)
+{
+    for (int i = 0; i < GM_TORCH_INTERVALS; i++)
+        cr_assert_eq(div[i], want[i], "%s: interval %d has %u divisions, want %u", what, i, div[i],
+                     want[i]);
+}
+
+static void divisions_ok(const char *text, const uint32_t want[GM_TORCH_INTERVALS])
+{
+    uint32_t div[GM_TORCH_INTERVALS];
+    memset(div, 0xff, sizeof div);
+    gm_error_t err = {0};
+    cr_assert_eq(gm__torch_divisions_parse(div, text, &err), 0, "'%s': %s", text, err.msg);
+    want_div(div, want, text);
+}
+
+static void divisions_bad(const char *text, const char *says)
+{
+    uint32_t div[GM_TORCH_INTERVALS] = {7};
+    gm_error_t err = {0};
+    cr_assert_eq(gm__torch_divisions_parse(div, text, &err), GM_EINVAL, "'%s' accepted", text);
+    cr_assert(strstr(err.msg, says) != NULL, "'%s': message '%s' lacks '%s'", text, err.msg, says);
+    cr_assert(strstr(err.msg, text) != NULL, "'%s': message '%s' does not name it", text,
+              err.msg);
+    cr_assert_eq(div[0], 7, "'%s': refused, yet changed", text);
+}
+
+/* The single-number form: every interval; PyTorch takes a power of two
+ * only (not 0), read by stoi (so at most 2^30). */
+Test(torch_rules, divisions_single_number)
+{
+    uint32_t w[GM_TORCH_INTERVALS];
+    fill(w, 4);
+    divisions_ok("4", w);
+    fill(w, 1);
+    divisions_ok("1", w);
+    fill(w, UINT32_C(1) << 30);
+    divisions_ok("1073741824", w);
+    fill(w, 0);
+    divisions_ok("", w);
+    divisions_ok(NULL, w);
+    divisions_bad("0", "must be a power of two");
+    divisions_bad("3", "must be a power of two");
+    divisions_bad("2147483648", "must be a power of two up to 2^30");
+    divisions_bad("-4", "must be a power of two");
+    divisions_bad("4x", "must be a power of two");
+    divisions_bad("4,8", "unexpected ','");
+}
+
+/* The per-interval list: the first start also fills every interval below
+ * it; ">" fills from the last named interval, that one included (so in
+ * [256:1,512:2,>:4] the 512 MiB interval gets 4, as in PyTorch); a start
+ * beyond the last interval is the last. */
+Test(torch_rules, divisions_per_interval_list)
+{
+    uint32_t w[GM_TORCH_INTERVALS];
+    for (int i = 0; i < GM_TORCH_INTERVALS; i++)
+        w[i] = i <= 8 ? 1 : 4;
+    divisions_ok("[256:1,512:2,>:4]", w);
+    divisions_ok(" [ 256 : 1 , 512 : 2 , > : 4 ] ", w);
+    fill(w, 8);
+    divisions_ok("[>:8]", w);
+    fill(w, 0);
+    w[0] = 2;
+    w[2] = 8;
+    divisions_ok("[1:2,4:8]", w);
+    fill(w, 2);
+    divisions_ok("[65536:2]", w);
+    fill(w, 0);
+    w[3] = 0;
+    divisions_ok("[8:0]", w);
+    for (int i = 0; i < GM_TORCH_INTERVALS; i++)
+        w[i] = i < 4 ? 16 : (i == 4 ? 16 : 0);
+    w[5] = 0;
+    divisions_ok("[16:16,32:0]", w);
+}
+
+Test(torch_rules, divisions_bad_lists)
+{
+    divisions_bad("[300:2]", "interval '300' must be a power of two (MiB)");
+    divisions_bad("[256:3]", "divisions '3' must be 0 or a power of two");
+    divisions_bad("[256:1,", "missing ']'");
+    divisions_bad("[256:1", "missing ']'");
+    divisions_bad("[256:1]x", "unexpected 'x'");
+    divisions_bad("[256 1]", "expected 'interval:divisions' at '2561'");
+    divisions_bad("[256:1;512:2]", "divisions '1;512' must be 0 or a power of two");
+    divisions_bad("[:2]", "expected 'interval:divisions' at ':'");
+    divisions_bad("[0:2]", "interval '0' must be a power of two");
+    divisions_bad("[256:1 512:2]", "divisions '1512' must be 0 or a power of two");
+    divisions_bad("[256:1,,512:2]", "expected 'interval:divisions' at ','");
+    divisions_bad("[256:18446744073709551616]", "must be 0 or a power of two");
+    divisions_bad("[abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz:2]", "item too long");
+}
+
+static void conf_ok(const char *text, gm__torch_settings_t *s)
+{
+    gm__torch_settings_default(s);
+    gm_error_t err = {0};
+    cr_assert_eq(gm__torch_conf_apply(s, text, &err), 0, "'%s': %s", text, err.msg);
+}
+
+static void conf_bad(const char *text, const char *says)
+{
+    gm__torch_settings_t s;
+    gm__torch_settings_default(&s);
+    gm_error_t err = {0};
+    cr_assert_eq(gm__torch_conf_apply(&s, text, &err), GM_EINVAL, "'%s' accepted", text);
+    cr_assert(strncmp(err.msg, "conf '", 6) == 0 && strstr(err.msg, says) != NULL,
+              "'%s': message '%s' lacks '%s'", text, err.msg, says);
+}
+
+Test(torch_rules, conf_string)
+{
+    gm__torch_settings_t s;
+    conf_ok("", &s);
+    cr_assert_eq(s.max_split, UINT64_MAX);
+    cr_assert_eq(s.max_nsr, 20 * MiB);
+    cr_assert(s.gc == 0.0 && s.align == 0 && s.expandable == 0 && s.div[0] == 0);
+    conf_ok("max_split_size_mb:128,max_non_split_rounding_mb:40,garbage_collection_threshold:0.6,"
+            "expandable_segments:True,roundup_power2_divisions:[256:1,>:4],base_addr_aligned_kb:16,"
+            "backend:native,release_lock_on_cudamalloc:False,pinned_num_register_threads:8,"
+            "pinned_reserve_segment_size_mb:64,pinned_use_cuda_host_register:True",
+            &s);
+    cr_assert_eq(s.max_split, 128 * MiB);
+    cr_assert_eq(s.max_nsr, 40 * MiB);
+    cr_assert(s.gc == 0.6);
+    cr_assert_eq(s.expandable, 1);
+    cr_assert_eq(s.align, 16 * KiB);
+    /* 256 MiB is interval 8: 0 to 7 get 1, and ">" fills from 8 on */
+    cr_assert(s.div[0] == 1 && s.div[7] == 1 && s.div[8] == 4 && s.div[15] == 4);
+    /* the single form inside the string; a huge max_split_size_mb is SIZE_MAX / 1 MiB */
+    conf_ok("roundup_power2_divisions:2", &s);
+    cr_assert(s.div[0] == 2 && s.div[15] == 2);
+    conf_ok("max_split_size_mb:18446744073709551615", &s);
+    cr_assert_eq(s.max_split, UINT64_MAX / MiB * MiB);
+
+    conf_bad("foo:1", "unknown option 'foo'");
+    conf_bad("expandable:True", "did you mean 'expandable_segments'?");
+    conf_bad("max_split_size_mb:10", "max_split_size_mb must be >= 20");
+    conf_bad("max_split_size_mb:abc", "takes a number of MiB, not 'abc'");
+    conf_bad("max_split_size_mb:99999999999999999999", "takes a number of MiB");
+    conf_bad("garbage_collection_threshold:1.5", "must be in (0, 1)");
+    conf_bad("garbage_collection_threshold:0", "must be in (0, 1)");
+    conf_bad("expandable_segments:yes", "expandable_segments takes True or False");
+    conf_bad("expandable_segments", "expected ':' after 'expandable_segments'");
+    conf_bad("expandable_segments:True,", "trailing ','");
+    conf_bad("expandable_segments:True max_split_size_mb:20", "takes True or False");
+    conf_bad("roundup_power2_divisions:0", "divisions '0' must be a power of two");
+    conf_bad("roundup_power2_divisions:", "needs a value");
+    conf_bad("backend:cudaMallocAsync", "native only");
+    conf_bad("base_addr_aligned_kb:32", "takes 0 to 16");
+    conf_bad("pinned_num_register_threads:3", "power of two up to 128");
+    conf_bad("pinned_num_register_threads:256", "power of two up to 128");
+    conf_bad("pinned_reserve_segment_size_mb:0", "above 0");
+}
+
+static int read_json(const char *json, gm__torch_settings_t *s, gm_error_t *err)
+{
+    gm_jv_t *v;
+    cr_assert_eq(gm_json_parse(json, strlen(json), &v, err), 0, "%s: %s", json, err->msg);
+    gm__torch_settings_default(s);
+    int rc = gm__torch_settings_read(v, s, err);
+    gm_jv_free(v);
+    return rc;
+}
+
+/* The dict PyTorch records: every member, divisions by interval start. */
+Test(torch_rules, recorded_settings)
+{
+    gm__torch_settings_t s;
+    gm_error_t err = {0};
+    cr_assert_eq(read_json("{\"PYTORCH_CUDA_ALLOC_CONF\": \"\", \"max_split_size\": -1, "
+                           "\"garbage_collection_threshold\": 0, \"expandable_segments\": false, "
+                           "\"pinned_num_register_threads\": 1, \"release_lock_on_cudamalloc\": "
+                           "false, \"pinned_use_cuda_host_register\": false, "
+                           "\"roundup_power2_divisions\": {\"1\": 0, \"2\": 0, \"4\": 0, \"8\": 0, "
+                           "\"16\": 0, \"32\": 0, \"64\": 0, \"128\": 0, \"256\": 0, \"512\": 0, "
+                           "\"1024\": 0, \"2048\": 0, \"4096\": 0, \"8192\": 0, \"16384\": 0, "
+                           "\"32768\": 0}}",
+                           &s, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(s.max_split, UINT64_MAX);
+    cr_assert(s.gc == 0.0 && s.expandable == 0);
+    uint32_t w[GM_TORCH_INTERVALS] = {0};
+    want_div(s.div, w, "all off");
+
+    cr_assert_eq(read_json("{\"max_split_size\": 134217728, \"garbage_collection_threshold\": 0.8,"
+                           " \"expandable_segments\": true, \"max_non_split_rounding_size\": "
+                           "41943040, \"roundup_power2_divisions\": {\"1\": 4, \"256\": 2, "
+                           "\"512\": 131072, \"65536\": 8}}",
+                           &s, &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(s.max_split, 128 * MiB);
+    cr_assert_eq(s.max_nsr, 40 * MiB);
+    cr_assert(s.gc == 0.8 && s.expandable == 1);
+    w[0] = 4;
+    w[8] = 2;
+    w[9] = 131072; /* a start beyond the last interval ("65536") names none */
+    want_div(s.div, w, "by start");
+    /* SIZE_MAX printed as itself: unlimited too */
+    cr_assert_eq(read_json("{\"max_split_size\": 18446744073709551615}", &s, &err), 0);
+    cr_assert_eq(s.max_split, UINT64_MAX);
+    /* a list by interval, a bare number; a non-power-of-two count is kept */
+    cr_assert_eq(read_json("{\"roundup_power2_divisions\": [3, 0, 8]}", &s, &err), 0, "%s",
+                 err.msg);
+    memset(w, 0, sizeof w);
+    w[0] = 3;
+    w[2] = 8;
+    want_div(s.div, w, "list");
+    cr_assert_eq(read_json("{\"roundup_power2_divisions\": 4}", &s, &err), 0, "%s", err.msg);
+    fill(w, 4);
+    want_div(s.div, w, "number");
+    /* members not named are left as they were */
+    s.max_split = 77;
+    gm_jv_t *v;
+    cr_assert_eq(gm_json_parse("{}", 2, &v, &err), 0);
+    cr_assert_eq(gm__torch_settings_read(v, &s, &err), 0);
+    cr_assert_eq(s.max_split, 77);
+    cr_assert_eq(s.div[3], 4);
+    gm_jv_free(v);
+}
+
+Test(torch_rules, recorded_settings_bad)
+{
+    static const struct {
+        const char *json, *says;
+    } bad[] = {
+        {"[]", "allocator_settings: not a dict"},
+        {"{\"roundup_power2_divisions\": {\"3\": 2}}",
+         "roundup_power2_divisions: key '3' is not an interval start"},
+        {"{\"roundup_power2_divisions\": {\"0\": 2}}", "key '0' is not an interval start"},
+        {"{\"roundup_power2_divisions\": {\"x\": 2}}", "key 'x' is not an interval start"},
+        {"{\"roundup_power2_divisions\": {\"1\": -1}}", "'1' is not a count of divisions"},
+        {"{\"roundup_power2_divisions\": {\"2\": 1.5}}", "'2' is not a count of divisions"},
+        {"{\"roundup_power2_divisions\": {\"1\": null}}", "'1' is not a count of divisions"},
+        {"{\"roundup_power2_divisions\": {\"1\": \"4\"}}", "'1' is not a count of divisions"},
+        {"{\"roundup_power2_divisions\": {\"1\": 2147483648}}", "'1' is not a count of divisions"},
+        {"{\"roundup_power2_divisions\": [1, true]}", "element 1 is not a count of divisions"},
+        {"{\"roundup_power2_divisions\": -4}", "roundup_power2_divisions: not a count"},
+        {"{\"roundup_power2_divisions\": \"4\"}",
+         "neither a dict by interval, a list nor a number"},
+        {"{\"max_split_size\": \"128MiB\"}", "max_split_size is not a number"},
+        {"{\"max_non_split_rounding_size\": -5}",
+         "max_non_split_rounding_size is not a byte count"},
+        {"{\"garbage_collection_threshold\": 1.5}", "garbage_collection_threshold is not a number"},
+        {"{\"garbage_collection_threshold\": \"0.5\"}", "garbage_collection_threshold is not a"},
+        {"{\"expandable_segments\": 1}", "expandable_segments is not true or false"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gm__torch_settings_t s;
+        gm_error_t err = {0};
+        cr_assert_eq(read_json(bad[i].json, &s, &err), GM_EFORMAT, "%s accepted", bad[i].json);
+        cr_assert(strstr(err.msg, bad[i].says) != NULL, "%s: message '%s' lacks '%s'", bad[i].json,
+                  err.msg, bad[i].says);
+        cr_assert(strncmp(err.msg, "allocator_settings", 18) == 0, "%s: '%s'", bad[i].json,
+                  err.msg);
+    }
 }

@@ -49,7 +49,7 @@ Bad settings are refused with the option named (exit 2):
   gmsim: caching: conf 'roundup_power2_divisions:[256:1,': missing ']'
   $ bad 'caching.roundup_power2_divisions=[256:3]'
   exit 2
-  gmsim: caching: roundup_power2_divisions '[256:3]': divisions '3' must be 0 or a power of two
+  gmsim: caching: roundup_power2_divisions '[256:3]': divisions '3' must be 0 or a power of two up to 2^30
   $ bad caching.max_split_size=4MiB
   exit 2
   gmsim: caching: max_split_size must be 0 (unlimited) or at least 20MiB

@@ -1,7 +1,10 @@
 /*
  * tests/fuzz/fuzz_caching_conf.c — fuzz target for the caching policy's
  * settings: the PYTORCH_CUDA_ALLOC_CONF string, the other text parameters,
- * and a trace's attributes (its recorded allocator_settings).
+ * and a trace's attributes (its recorded allocator_settings).  The conf
+ * string, the divisions and the recorded settings are decoded by
+ * sim/torch_rules.c, which the snapshot importer shares (fuzz_pickle
+ * reaches it through the snapshots' allocator_settings).
  *
  * The first byte picks what the rest of the input is (up to its first NUL):
  * 0 the `conf` parameter, 1 `roundup_power2_divisions`, 2 `pad`,
@@ -101,6 +104,10 @@ static const char *const fuzz_seed_texts[] = {
     "\"roundup_power2_divisions\":{\"1\":4,\"2\":0,\"32768\":8}},\"block_pad\":32}",
     "\x04" "{\"allocator_settings\":{\"max_split_size\":-1,\"roundup_power2_divisions\":[1,2,4]},"
     "\"expandable_segments\":false}",
+    "\x04" "{\"allocator_settings\":{\"PYTORCH_CUDA_ALLOC_CONF\":\"\",\"max_split_size\":-1,"
+    "\"max_non_split_rounding_size\":41943040,\"roundup_power2_divisions\":{\"1\":131072,"
+    "\"4\":3}}}",
+    "\x04" "{\"allocator_settings\":{\"roundup_power2_divisions\":4}}",
 };
 
 size_t gm_fuzz_seeds(gm_fuzz_seed_t **out)
