@@ -5,9 +5,10 @@
  * k* constants; docs/policies.md, `caching`, states them for users),
  * written once for the two places that apply them:
  * the `caching` policy (sim/caching/), which runs them forwards, and the
- * snapshot rewinder (formats/torch.c), which undoes a snapshot's trace and
- * must cut blocks exactly as the allocator did.  If the two disagreed, a
- * rebuilt starting layout would not be the one the policy replays from.
+ * snapshot rewinder (formats/torch/rewind.c), which undoes a snapshot's
+ * trace and must cut blocks exactly as the allocator did.  If the two
+ * disagreed, a rebuilt starting layout would not be the one the policy
+ * replays from.
  *
  * The rules, as PyTorch states them (our own code):
  *   round      below 512 B: 512 B.  Else with d = the divisions of the

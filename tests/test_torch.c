@@ -1,5 +1,5 @@
 /*
- * tests/test_torch.c — the PyTorch snapshot importer (formats/torch.c).
+ * tests/test_torch.c — the PyTorch snapshot importer (formats/torch/).
  *
  * A small synthetic snapshot, written here with a tiny pickle writer, pins
  * the reconstruction exactly: the pre-existing allocations, the starting

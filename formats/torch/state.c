@@ -1,11 +1,11 @@
 /*
- * formats/torch_state.c — the regions and blocks the PyTorch snapshot
- * importer rewinds (formats/torch_state.h states the invariants).
+ * formats/torch/state.c — the regions and blocks the PyTorch snapshot
+ * importer rewinds (formats/torch/state.h states the invariants).
  *
  * A region's blocks are one sorted array: a lookup is a binary search, a
  * split or a merge a move of the blocks after it.
  */
-#include "formats/torch_state.h"
+#include "formats/torch/state.h"
 
 #include <assert.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /*
- * formats/torch_state.h — the state the PyTorch snapshot importer
- * (formats/torch.c) rewinds: the allocator's regions (a segment, or a
+ * formats/torch/state.h — the state the PyTorch snapshot importer
+ * (formats/torch/rewind.c) rewinds: the allocator's regions (a segment, or a
  * contiguous mapped range of an expandable segment) in address order, each
  * tiled by its blocks in address order, allocated or free.
  *
