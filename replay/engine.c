@@ -906,6 +906,17 @@ size_t gm_replay_live(const gm_replay_t *r, size_t i,
     return n;
 }
 
+int gm_replay_block(const gm_replay_t *r, size_t i, uint64_t id, gm_block_t *blk)
+{
+    uint64_t slot;
+    if (i >= r->nruns || r->runs[i]->blocks == NULL || !gm__idmap_get(&r->live, id, &slot))
+        return 0;
+    *blk = r->runs[i]->blocks[slot];
+    if (blk->addr == ENGINE_NO_ADDR || blk->addr == ENGINE_DEAD)
+        blk->addr = UINT64_MAX;
+    return 1;
+}
+
 gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i)
 {
     return i < r->nruns ? r->runs[i]->policy : NULL;

@@ -127,14 +127,9 @@ static void active_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-typedef struct active_b64 {
-    FILE *f;
-    unsigned char in[3];
-    int n;
-    uint64_t bytes; /* base64 characters written */
-} active_b64_t;
 
-static void active_b64_flush(active_b64_t *b)
+/* Base64 of the bytes given so far, its last group padded. */
+void report_b64_flush(report_b64_t *b)
 {
     static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     if (b->n == 0)
@@ -148,20 +143,21 @@ static void active_b64_flush(active_b64_t *b)
     b->n = 0;
 }
 
-static void active_b64_byte(active_b64_t *b, unsigned char c)
+void report_b64_byte(report_b64_t *b, unsigned char c)
 {
     b->in[b->n++] = c;
     if (b->n == 3)
-        active_b64_flush(b);
+        report_b64_flush(b);
 }
 
-static void active_varint(active_b64_t *b, uint64_t v)
+/* v as an unsigned LEB128 varint. */
+void report_varint(report_b64_t *b, uint64_t v)
 {
     while (v >= 0x80) {
-        active_b64_byte(b, (unsigned char)(v | 0x80));
+        report_b64_byte(b, (unsigned char)(v | 0x80));
         v >>= 7;
     }
-    active_b64_byte(b, (unsigned char)v);
+    report_b64_byte(b, (unsigned char)v);
 }
 
 /* ---- reading ------------------------------------------------------------------ */
@@ -320,25 +316,25 @@ static int64_t active_write_stacks(FILE *f, active_t *A, gm_reader_t *rd)
 /* The allocations, base64 of varints; returns the characters written. */
 static uint64_t active_write_allocs(FILE *f, const active_t *A, uint64_t q)
 {
-    active_b64_t b = {.f = f};
+    report_b64_t b = {.f = f};
     uint64_t prev = 0, prev_ts = 0;
     for (uint64_t i = 0; i < A->n; i++) {
         const active_alloc_t *a = &A->a[i];
         uint64_t end = a->end == UINT64_MAX ? A->events : a->end;
-        active_varint(&b, a->start >= prev ? a->start - prev : 0);
-        active_varint(&b, end >= a->start ? end - a->start : 0);
-        active_varint(&b, a->size / q);
-        active_varint(&b, a->stack);
-        active_varint(&b, a->stream);
+        report_varint(&b, a->start >= prev ? a->start - prev : 0);
+        report_varint(&b, end >= a->start ? end - a->start : 0);
+        report_varint(&b, a->size / q);
+        report_varint(&b, a->stack);
+        report_varint(&b, a->stream);
         if (A->timed) {
             uint64_t t0 = a->ts0 / 1000, t1 = a->ts1 == UINT64_MAX ? t0 : a->ts1 / 1000;
-            active_varint(&b, t0 >= prev_ts ? t0 - prev_ts : 0);
-            active_varint(&b, t1 >= t0 ? t1 - t0 : 0);
+            report_varint(&b, t0 >= prev_ts ? t0 - prev_ts : 0);
+            report_varint(&b, t1 >= t0 ? t1 - t0 : 0);
             prev_ts = t0;
         }
         prev = a->start;
     }
-    active_b64_flush(&b);
+    report_b64_flush(&b);
     return b.bytes;
 }
 
@@ -346,7 +342,7 @@ static uint64_t active_write_allocs(FILE *f, const active_t *A, uint64_t q)
  * trace): a canvas the page draws, its overview strip, and the data; or,
  * when its allocations would pass what is left of *budget (taken from it),
  * a note that names the trace. */
-int report_active_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget)
+int report_active_figure(report_t *R, report_group_t *gr, size_t g, uint64_t *budget)
 {
     FILE *f = R->f;
     size_t where;
@@ -401,6 +397,7 @@ int report_active_figure(report_t *R, const report_group_t *gr, size_t g, uint64
                     report_size(nb, b1, sizeof b1), A.n ? (double)nb / (double)A.n : 0.0,
                     report_size((uint64_t)ns, b2, sizeof b2), A.nstacks,
                     A.nstacks == 1 ? "" : "s");
+            gr->active = 1;
         }
     }
     active_free(&A);

@@ -518,7 +518,7 @@ int report_html(report_t *R)
               f);
         uint64_t budget = REPORT_ACTIVE_BUDGET;
         for (size_t g = 0; g < R->ngroups; g++) {
-            const report_group_t *gr = &R->groups[g];
+            report_group_t *gr = &R->groups[g];
             if (gr->trace_of != g || gr->attrs == NULL)
                 continue;
             int rc = report_active_figure(R, gr, g, &budget);
@@ -532,14 +532,13 @@ int report_html(report_t *R)
               "policy holds from the device, side by side on one scale, with their blocks: "
               "live allocations (grey; gold when pinned in the view above) and free blocks "
               "coloured by why they could not serve the request that made the policy take a "
-              "new segment at its peak.  Pick an instant to see every policy then (one of a "
-              "dozen spread over the trace, the nearest to the event picked; a click on the "
-              "trace's memory chart picks it too).  Hover a block for its bytes and "
+              "new segment at its peak.  Pick any event with the slider, or click the trace's "
+              "memory chart, to see every policy after it.  Hover a block for its bytes and "
               "allocation.</p>\n",
               f);
-        uint64_t budget = REPORT_SPACE_BUDGET;
+        uint64_t budget = REPORT_SPACE_BUDGET, any_budget = REPORT_SPACE_ANY_BUDGET;
         for (size_t g = 0; g < R->ngroups; g++) {
-            int rc = report_space_figure(R, &R->groups[g], g, &budget);
+            int rc = report_space_figure(R, &R->groups[g], g, &budget, &any_budget);
             if (rc)
                 return rc;
         }

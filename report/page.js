@@ -65,7 +65,7 @@ var pts=pl.points,n=pts.numberOfItems;if(!n)continue;
 var lo=0,hi=n-1;
 while(lo<hi){var mid=(lo+hi)>>1;if(pts.getItem(mid).x<p.x)lo=mid+1;else hi=mid;}
 if(lo>0&&p.x-pts.getItem(lo-1).x<=pts.getItem(lo).x-p.x)lo--;
-var q=pts.getItem(lo),ev_=pl.hasAttribute('data-e')?nums(pl,'data-e'):nums(svg,'data-e');
+var q=pts.getItem(lo),ev_=pl._ze||(pl.hasAttribute('data-e')?nums(pl,'data-e'):nums(svg,'data-e'));
 if(head===null){
 head=svg.getAttribute('data-xn')+' '+ev_[lo];at=ev_[lo];
 var x=document.createElementNS(ns,'line');
@@ -75,7 +75,7 @@ x.setAttribute('class','cross');g.appendChild(x);
 var c=document.createElementNS(ns,'circle');
 c.setAttribute('cx',q.x*zk+zb);c.setAttribute('cy',q.y);c.setAttribute('r',3.5);c.setAttribute('fill',pl.getAttribute('stroke'));
 g.appendChild(c);
-rows.push([nums(pl,'data-v')[lo],pl]);
+rows.push([(pl._zv||nums(pl,'data-v'))[lo],pl]);
 }
 if(head===null){hide();return;}
 /* Highest first, as the lines lie on the chart. */
@@ -265,6 +265,27 @@ ctx.strokeStyle='#1f5fa8';ctx.strokeRect(x0+0.5,0.5,Math.max(2,x1-x0)-1,H-1);
 ctx.fillStyle='#555';ctx.font='10px system-ui,sans-serif';ctx.textAlign='right';ctx.fillText('whole trace',ML-4,H/2+4);
 }
 /* ---- the memory-over-time charts of a trace follow its window ---- */
+/* A zoomed series redrawn from its finer level (data-fv, data-fe: every
+ * point of the stored timeline, report/svg.c) over the window, one point
+ * beyond it each side; the hover reads its values (_zv, _ze). */
+function fine(pl){
+if(pl._fe)return;
+var v=pl.getAttribute('data-fv').split(' ').map(Number),e=pl.getAttribute('data-fe').split(' ').map(Number),q=+pl.getAttribute('data-fq');
+for(var i=0,s=0,t=0;i<v.length;i++){s+=v[i];v[i]=s*q;t+=e[i];e[i]=t;}
+pl._fv=v;pl._fe=e;pl._pts=pl.getAttribute('points');
+}
+function detail(svg,w,full){
+var n=+svg.getAttribute('data-n')||1,ml=+svg.getAttribute('data-ml'),pw=+svg.getAttribute('data-pw'),y=(svg.getAttribute('data-y')||'').split(' ').map(Number);
+svg.querySelectorAll('polyline.sr[data-fv]').forEach(function(pl){
+fine(pl);
+if(full){pl.setAttribute('points',pl._pts);pl._zv=pl._ze=null;return;}
+var e=pl._fe,v=pl._fv,lo=0,hi=e.length-1;
+while(lo<hi&&e[lo+1]<w[0])lo++;
+while(hi>lo&&e[hi-1]>w[1])hi--;
+var pts=[];for(var i=lo;i<=hi;i++)pts.push((ml+e[i]/n*pw).toFixed(3)+','+(y[0]-v[i]*y[1]).toFixed(2));
+pl.setAttribute('points',pts.join(' '));pl._zv=v.slice(lo,hi+1);pl._ze=e.slice(lo,hi+1);
+});
+}
 function zoomSvg(svg,w){
 var n=+svg.getAttribute('data-n')||1,ml=+svg.getAttribute('data-ml'),pw=+svg.getAttribute('data-pw');
 var zx=svg.querySelector('g.zx'),xj=svg.querySelector('g.xj');
@@ -273,9 +294,19 @@ var full=w[0]<=0&&w[1]>=n,k=n/(w[1]-w[0]),b=ml-k*(ml+w[0]/n*pw);
 svg._k=full?1:k;svg._b=full?0:b;
 if(full){zx.removeAttribute('transform');svg.classList.remove('zoomed');}
 else{zx.setAttribute('transform','matrix('+k+' 0 0 1 '+b+' 0)');svg.classList.add('zoomed');}
+if(svg.hasAttribute('data-y'))detail(svg,w,full);
 while(xj.firstChild)xj.removeChild(xj.firstChild);
+var ns=svg.namespaceURI,y0=svg.viewBox.baseVal.height-36;
+/* points drawn outside the stretched group (a seq_len chart's dots) move with it */
+svg.querySelectorAll('.zp [data-x]').forEach(function(c){var x=+c.getAttribute('data-x')*svg._k+svg._b;c.setAttribute('cx',x);c.style.visibility=x<ml-0.5||x>ml+pw+0.5?'hidden':'';});
 if(full)return;
-var ns=svg.namespaceURI,y0=svg.viewBox.baseVal.height-36,xs=nice((w[1]-w[0])/8);
+if(svg.classList.contains('cat')){
+/* a categorical axis: its own labels, where the window puts them */
+zx.querySelectorAll('text.ax').forEach(function(o){var x=+o.getAttribute('x')*k+b;if(x<ml-0.5||x>ml+pw+0.5)return;
+var tx=document.createElementNS(ns,'text');tx.setAttribute('x',x.toFixed(1));tx.setAttribute('y',o.getAttribute('y'));tx.setAttribute('class','ax');tx.setAttribute('text-anchor','middle');tx.textContent=o.textContent;xj.appendChild(tx);});
+return;
+}
+var xs=nice((w[1]-w[0])/8);
 for(var t=Math.ceil(w[0]/xs)*xs;t<=w[1];t+=xs){
 var x=ml+(t-w[0])/(w[1]-w[0])*pw,tx=document.createElementNS(ns,'text');
 tx.setAttribute('x',x.toFixed(1));tx.setAttribute('y',y0+14);tx.setAttribute('class','ax');tx.setAttribute('text-anchor','middle');
@@ -393,7 +424,54 @@ var WHY=[['live','#9aa9b8'],['free','#9fd49f'],['too small','#d64545'],['another
 ['another pool','#17becf'],['rounding: big enough for the bytes asked, not for the rounded size','#f2a541'],
 ['big enough, not split (split limit or the policy\'s choice)','#e377c2'],['rest of the new segment','#d9ead3']];
 var spaces={};window.gmsim.spaces=spaces;
-function spaceSnap(A,k){return A.mode==='peak'?(A.peaks[k]||{}).snap:A.D.instants[A.j].snaps[k];}
+function spaceSnap(A,k){return A.mode==='peak'?(A.peaks[k]||{}).snap:A.snaps[k];}
+/* Any instant (report/space.c, "any instant"): each run's block of every
+ * allocation, decoded once in the order of the trace's events, and its
+ * segments' [create,release) events. */
+function anyDecode(A,k){
+var D=A.D,X=D.any&&D.any[k],V=traces[A.t];
+if(!X||!V||!V.T)return null;
+if(X._addr)return X;
+var T=V.T,n=T.n,N=T.N,ev=T.ev,q=X.q,buf=b64(X.b64),p=0,R=15;
+function vi(){var v=0,m=1,c;do{if(p>=buf.length)return 0;c=buf[p++];v+=(c&127)*m;m*=128;}while(c&128);return v;}
+var addr=new Float64Array(n).fill(-1),bs=new Float64Array(n),sp=X.spans,ra=[],rs=[],seg=0;
+for(var e=0;e<N;e++){var x=ev[e];
+if(x<0){var f=-x-1;if(addr[f]<0)continue;ra.unshift(addr[f]);rs.unshift(bs[f]);if(ra.length>R){ra.pop();rs.pop();}continue;}
+if(!x)continue;
+var id=x-1,c=vi();
+if(c===0)continue;
+if(c<=R){var j=c-1;if(j<ra.length){addr[id]=ra[j];bs[id]=rs[j];ra.splice(j,1);rs.splice(j,1);}continue;}
+var z=c-1-R;seg+=z&1?-(z+1)/2:z/2;
+var off=vi()*q,zs=vi();addr[id]=sp[seg*6+2]+off;bs[id]=(Math.ceil(T.size[id]/q)+(zs&1?-(zs+1)/2:zs/2))*q;
+}
+X._addr=addr;X._bs=bs;return X;
+}
+/* Run k's segments and blocks after event t, as report/space.c writes a
+ * walk: the segments live then, the live allocations' blocks in them, and
+ * each gap between them one free block. */
+function anySnap(A,k,t){
+var X=anyDecode(A,k);if(!X)return null;
+var T=traces[A.t].T,sp=X.spans,segs=[],i,live=[],reserved=0,rs=X.reserved;
+for(i=0;i<sp.length;i+=6)if(sp[i]<=t&&t<sp[i+1])segs.push([sp[i+2],sp[i+3],sp[i+4],sp[i+5],[]]);
+for(i=0;i<rs.length&&rs[i]<=t;i+=2)reserved=rs[i+1];
+segs.sort(function(a,b){return a[0]-b[0];});
+for(i=0;i<T.n;i++)if(T.start[i]<=t&&t<T.end[i]&&X._addr[i]>=0)live.push(i);
+live.sort(function(a,b){return X._addr[a]-X._addr[b];});
+var s=0;
+live.forEach(function(id){var a=X._addr[id];while(s<segs.length&&a>=segs[s][0]+segs[s][1])s++;
+if(s<segs.length&&a>=segs[s][0])segs[s][4].push(a-segs[s][0],X._bs[id],id,0);});
+segs.forEach(function(g){var bl=g[4],out=[],at=0;
+for(var b=0;b<bl.length;b+=4){if(bl[b]>at)out.push(at,bl[b]-at,-1,1);out.push(bl[b],bl[b+1],bl[b+2],0);at=Math.max(at,bl[b]+bl[b+1]);}
+if(at<g[1])out.push(at,g[1]-at,-1,1);g[4]=out;});
+return {reserved:reserved,segs:segs,any:true,split:!!X.split_free};
+}
+/* Every run after event t: rebuilt where the page has its blocks, else
+ * the walk at the nearest precomputed instant. */
+function spaceAt(A,t){
+var D=A.D,best=0;
+D.instants.forEach(function(I,j){if(Math.abs(I.event-t)<Math.abs(D.instants[best].event-t))best=j;});
+A.ev=t;A.j=best;A.snaps=D.runs.map(function(r,k){return anySnap(A,k,t)||D.instants[best].snaps[k];});
+}
 function spaceDraw(A){
 var D=A.D,cv=A.canvas,W=cv.clientWidth|0,n=D.runs.length,RH=58;
 if(W<200)return;
@@ -430,11 +508,13 @@ var lg=A.fig.querySelector('.aslegend');lg.textContent='';
 WHY.forEach(function(w,i){if(!why[i])return;var sp=document.createElement('span');sp.className='lg2';
 var sw=document.createElement('span');sw.className='sw';sw.style.background=w[1];sp.appendChild(sw);
 sp.appendChild(document.createTextNode(w[0]+' '+size(why[i])));lg.appendChild(sp);});
-A.fig.querySelector('.ase').textContent=A.mode==='instant'?String(D.instants[A.j].event):'';
+A.fig.querySelector('.ase').textContent=A.mode==='instant'?String(A.ev):'';
 var note=A.fig.querySelector('.asnote');
 note.textContent=A.mode==='peak'?'At its peak each policy holds its most; a check against the stored runs: '+
 D.runs.map(function(r,i){var s=spaceSnap(A,i);return r.label+' '+(s&&s.reserved===r.peak_reserved?'reproduces its peak ('+size(r.peak_reserved)+')':'stored '+size(r.peak_reserved)+', replayed '+size(s?s.reserved:0));}).join('; ')+'.'
-:'At event '+D.instants[A.j].event+' (the nearest of '+D.instants.length+' instants spread over the trace to the one picked).';
+:'After event '+A.ev+': '+(A.snaps.every(function(s){return s&&s.any;})?'every policy':D.runs.map(function(r,k){var s=A.snaps[k];return r.label+(s&&s.any?'':' at event '+D.instants[A.j].event+', the nearest of '+D.instants.length+' precomputed instants (this page\'s budget for any instant was spent)');}).join('; '))+
+' as it stands then, rebuilt from every allocation\'s block: the segments held, the live blocks and, between them, the free blocks (plain green here: why a free block could not serve a request is shown at each policy\'s peak).'+
+D.runs.map(function(r,k){var s=A.snaps[k];return s&&s.split?'  '+r.label+' keeps free blocks side by side unmerged (its walks show them): a gap drawn as one block may be several.':'';}).join('');
 }
 function spaceHover(A,ev){
 var r=A.canvas.getBoundingClientRect(),x=ev.clientX-r.left,y=ev.clientY-r.top;
@@ -451,19 +531,19 @@ tip.style.display='none';A.hover=null;
 }
 function spacePick(t,event){
 document.querySelectorAll('figure.as[data-t="'+t+'"]').forEach(function(fig){
-var A=spaces[fig.getAttribute('data-g')],best=0;
-A.D.instants.forEach(function(I,j){if(Math.abs(I.event-event)<Math.abs(A.D.instants[best].event-event))best=j;});
-A.mode='instant';A.j=best;A.fig.querySelector('input[value="instant"]').checked=true;A.fig.querySelector('.asr').value=best;spaceDraw(A);
+var A=spaces[fig.getAttribute('data-g')],t=Math.max(0,Math.min(A.D.events-1,Math.round(event)));
+spaceAt(A,t);A.mode='instant';A.fig.querySelector('input[value="instant"]').checked=true;A.fig.querySelector('.asr').value=t;spaceDraw(A);
 });
 }
 function spaceInit(){
 document.querySelectorAll('figure.as').forEach(function(fig){
 var g=fig.getAttribute('data-g'),D=JSON.parse(fig.querySelector('script.asd').textContent);
-var A={g:g,t:fig.getAttribute('data-t'),D:D,fig:fig,canvas:fig.querySelector('canvas.asv'),mode:'peak',j:0,pin:-1,peaks:[]};
+var A={g:g,t:fig.getAttribute('data-t'),D:D,fig:fig,canvas:fig.querySelector('canvas.asv'),mode:'peak',j:0,ev:0,snaps:[],pin:-1,peaks:[]};
 D.peaks.forEach(function(p){A.peaks[p.run]=p;});
-spaces[g]=A;spaceDraw(A);
+spaces[g]=A;spaceAt(A,D.instants.length?D.instants[0].event:0);spaceDraw(A);
+var rg=fig.querySelector('.asr');rg.max=Math.max(0,D.events-1);rg.value=A.ev;
 fig.querySelectorAll('input[type="radio"]').forEach(function(r){r.addEventListener('change',function(){A.mode=r.value;spaceDraw(A);});});
-fig.querySelector('.asr').addEventListener('input',function(e){A.j=+e.target.value;A.mode='instant';fig.querySelector('input[value="instant"]').checked=true;spaceDraw(A);});
+rg.addEventListener('input',function(e){spaceAt(A,+e.target.value);A.mode='instant';fig.querySelector('input[value="instant"]').checked=true;spaceDraw(A);});
 A.canvas.addEventListener('mousemove',function(ev){spaceHover(A,ev);});
 A.canvas.addEventListener('mouseleave',function(){tip.style.display='none';});
 A.canvas.addEventListener('click',function(){var h=A.hover;if(!h)return;var bl=spaceSnap(A,h[0]).segs[h[1]][4],id=bl[h[2]+2];
@@ -480,5 +560,5 @@ if(f<0||f>1)return;spacePick(t,V.w[0]+f*(V.w[1]-V.w[0]));};
 addEventListener('resize',function(){for(var g in spaces)spaceDraw(spaces[g]);});
 }
 try{init();spaceInit();}catch(e){window.gmsim.errors.push(String(e));throw e;}
-window.gmsim.setWindow=setWindow;window.gmsim.pick=spacePick;window.gmsim.render=render;window.gmsim.overview=overview;
+window.gmsim.setWindow=setWindow;window.gmsim.pick=spacePick;window.gmsim.spaceAt=function(g,k,t){return anySnap(spaces[g],k,t);};window.gmsim.render=render;window.gmsim.overview=overview;
 })();

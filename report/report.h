@@ -94,6 +94,7 @@ typedef struct report_group {
     size_t nmarks;
     char **tags; /* the trace's tag names, by index */
     uint32_t ntags;
+    int active; /* its active-memory data is in the page (report_active_figure) */
 } report_group_t;
 
 typedef struct report {
@@ -142,11 +143,24 @@ void report_seq_chart(report_t *R, int frag);
 
 /* ---- the active-memory view's data (active.c) ------------------------------ */
 
+/* Bytes written as base64 (three bytes in four characters), for the data
+ * the page decodes. */
+typedef struct report_b64 {
+    FILE *f;
+    unsigned char in[3];
+    int n;
+    uint64_t bytes; /* base64 characters written */
+} report_b64_t;
+
+void report_b64_byte(report_b64_t *b, unsigned char c);
+void report_varint(report_b64_t *b, uint64_t v);
+void report_b64_flush(report_b64_t *b);
+
 /* The allocations a page embeds, over all its traces (about 12 bytes
  * each): a trace that would pass it is named, not drawn. */
 #define REPORT_ACTIVE_BUDGET 700000u
 
-int report_active_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget);
+int report_active_figure(report_t *R, report_group_t *gr, size_t g, uint64_t *budget);
 
 /* ---- the address-space view's data (space.c) ------------------------------- */
 
@@ -154,8 +168,14 @@ int report_active_figure(report_t *R, const report_group_t *gr, size_t g, uint64
  * replayed twice, one event a feed). */
 #define REPORT_SPACE_BUDGET 8000000u
 
+/* The allocations times runs whose blocks a page embeds for the address
+ * space at any instant (about 5 bytes each): a run past it is shown at
+ * the nearest of the precomputed instants. */
+#define REPORT_SPACE_ANY_BUDGET 600000u
+
 int report_has_space(const report_t *R);
-int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget);
+int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget,
+                        uint64_t *any_budget);
 
 /* ---- outputs (html.c, md.c) ----------------------------------------------- */
 

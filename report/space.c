@@ -9,9 +9,11 @@
  * parameters on their stored device, the trace fed one event at a time:
  *
  *  - pass 1 walks every run at SPACE_INSTANTS instants spread evenly over
- *    the trace (the page shows the one nearest an instant picked on the
- *    timeline), and finds each run's reserved peak: the first event after
- *    which the run holds its most from the device;
+ *    the trace (a check of the page's rebuilding, below, and what it shows
+ *    of a run whose blocks it lacks), keeps the blocks and segments the
+ *    page rebuilds any instant from ("any instant" below), and finds each
+ *    run's reserved peak: the first event after which the run holds its
+ *    most from the device;
  *  - pass 2 walks each run just before and just after its peak event (an
  *    ALLOC that needed a new segment) and says for every free block of the
  *    segments held before it why it could not serve that request: another
@@ -30,7 +32,12 @@
  * (numbers only, and labels with '<' and ':' escaped):
  *   {"events":N,"runs":[{"label":L,"color":C,"peak_reserved":P}],
  *    "instants":[{"event":E,"snaps":[SNAP per run]}],
- *    "peaks":[{"event":E,"request":S,"stream":T,"rounded":R,"snap":SNAP}]}
+ *    "peaks":[{"event":E,"request":S,"stream":T,"rounded":R,"snap":SNAP}],
+ *    "any":[ANY per run, or null past the page's budget]}
+ * ANY = {"q":Q,"spans":[..],"b64":".."} ("any instant" below); "any" is
+ * left out for a trace whose active-memory data is not in the page (the
+ * page rebuilds from its lifetimes) or whose ids do not rise with their
+ * ALLOCs.
  * SNAP = {"reserved":R,"segs":[[addr,size,stream,pool,[offset,size,id,why,
  * ...]],...]}, id -1 for a free block; why: 0 live, 1 free, 2 too small,
  * 3 another stream, 4 another pool, 5 rounding, 6 not split, 7 the new
@@ -42,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bits.h"
 #include "gmsim/json.h"
 #include "gmsim/sweep.h"
 #include "report/report.h"
@@ -291,9 +299,298 @@ static void space_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* ---- any instant: each allocation's block and the segments' lifetimes ----
+ *
+ * Pass 1 also keeps, per run, the block each allocation got (its address
+ * and size) and every segment's [create, release) events, found by walking
+ * the run whenever its device count or reserved bytes change.  The page
+ * rebuilds the run's address space at any event t from these and the
+ * active-memory view's lifetimes: the segments live at t, the live
+ * allocations' blocks inside them, and the gaps between them as free
+ * blocks (caching and bfc merge neighbouring free blocks, so a gap is one
+ * block; the walks at the instants above check it).
+ *
+ * Encoding, per run: the events in order (the page's own order: each
+ * allocation's ALLOC and FREE), for each ALLOC one code as a varint: 0 no
+ * block (an OOM); 1 + j (j < SPACE_RECENT) the block the j-th most
+ * recently freed allocation held (the one used is taken out of that list);
+ * else another block, the code 1 + SPACE_RECENT + its segment less the
+ * previous such block's (zigzag), followed by its offset in the segment and
+ * its size less the request rounded up (zigzag), both in units of q (the
+ * greatest common divisor of the offsets and sizes).  Each FREE puts its
+ * block first in the list.  About 4 to 5 bytes an allocation on a random
+ * workload (a fifth of the blocks come back from the list), fewer on a
+ * training loop's repeating pattern. */
+
+#define SPACE_RECENT 15
+
+typedef struct space_span {
+    uint64_t create, release, addr, size;
+    uint32_t stream;
+    int pool;
+} space_span_t;
+
+typedef struct space_any {
+    uint64_t *addr, *bsize; /* by allocation id; addr UINT64_MAX: none */
+    uint32_t *seg;          /* by id: index in span of its segment */
+    space_span_t *span;     /* every segment, by creation */
+    size_t nspan, spancap;
+    size_t *open; /* spans open now, by address */
+    size_t nopen, opencap;
+    uint64_t mallocs, frees, reserved;
+    uint64_t *res; /* (event, reserved bytes) at each change */
+    size_t nres, rescap;
+    int split_free; /* a walk showed two free blocks side by side */
+} space_any_t;
+
+typedef struct space_anyset {
+    int ok;          /* ids rise with their ALLOCs: the page's order */
+    uint64_t allocs; /* ids below it */
+    int64_t *ev;     /* by event: id + 1 of its ALLOC, -(id + 1) of its FREE, 0 */
+    uint64_t *request; /* by id: the bytes asked */
+    uint64_t nev, last_id;
+    int any_alloc;
+    space_any_t run[SPACE_RUNS];
+} space_anyset_t;
+
+static void space_any_free(space_anyset_t *S, size_t n)
+{
+    free(S->ev);
+    free(S->request);
+    for (size_t k = 0; k < n; k++) {
+        free(S->run[k].addr);
+        free(S->run[k].bsize);
+        free(S->run[k].seg);
+        free(S->run[k].span);
+        free(S->run[k].open);
+        free(S->run[k].res);
+    }
+    memset(S, 0, sizeof *S);
+}
+
+static int space_span_cmp(const void *x, const void *y)
+{
+    const space_seg_t *a = x, *b = y;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* After event index: when run k's device changed, walk it and close the
+ * spans that went, open those that came. */
+static int space_any_segments(space_any_t *A, gm_policy_t *p, uint64_t index)
+{
+    const gm_device_t *d = p->dev;
+    if (d->mallocs == A->mallocs && d->frees == A->frees && d->reserved == A->reserved)
+        return 0;
+    A->mallocs = d->mallocs;
+    A->frees = d->frees;
+    A->reserved = d->reserved;
+    if (A->nres + 2 > A->rescap) {
+        size_t cap = A->rescap ? 2 * A->rescap : 64;
+        uint64_t *v = realloc(A->res, cap * sizeof *v);
+        if (v == NULL)
+            return -1;
+        A->res = v;
+        A->rescap = cap;
+    }
+    A->res[A->nres++] = index;
+    A->res[A->nres++] = d->reserved;
+    space_walk_t w;
+    memset(&w, 0, sizeof w);
+    p->ops->walk(p, space_walk_fn, &w);
+    int rc = w.nomem ? -1 : 0;
+    if (rc == 0 && w.nseg)
+        qsort(w.seg, w.nseg, sizeof *w.seg, space_span_cmp);
+    size_t *open = rc == 0 ? malloc((w.nseg ? w.nseg : 1) * sizeof *open) : NULL;
+    if (open == NULL)
+        rc = -1;
+    size_t i = 0, j = 0, m = 0;
+    while (rc == 0 && (i < A->nopen || j < w.nseg)) {
+        const space_span_t *o = i < A->nopen ? &A->span[A->open[i]] : NULL;
+        const space_seg_t *s = j < w.nseg ? &w.seg[j] : NULL;
+        if (o && s && o->addr == s->addr && o->size == s->size) {
+            open[m++] = A->open[i++];
+            j++;
+        } else if (o && (!s || o->addr <= s->addr)) {
+            A->span[A->open[i++]].release = index;
+        } else {
+            if (A->nspan == A->spancap) {
+                size_t cap = A->spancap ? 2 * A->spancap : 64;
+                space_span_t *v = realloc(A->span, cap * sizeof *v);
+                if (v == NULL) {
+                    rc = -1;
+                    break;
+                }
+                A->span = v;
+                A->spancap = cap;
+            }
+            A->span[A->nspan] = (space_span_t){index, UINT64_MAX, s->addr, s->size, s->stream,
+                                               s->pool};
+            open[m++] = A->nspan++;
+            j++;
+        }
+    }
+    free(A->open);
+    A->open = open;
+    A->nopen = m;
+    free(w.seg);
+    free(w.b);
+    return rc;
+}
+
+/* The span of run k open now that holds addr; UINT32_MAX none. */
+static uint32_t space_any_seg_of(const space_any_t *A, uint64_t addr)
+{
+    size_t lo = 0, hi = A->nopen;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const space_span_t *s = &A->span[A->open[mid]];
+        if (addr < s->addr)
+            hi = mid;
+        else if (addr >= s->addr + s->size)
+            lo = mid + 1;
+        else
+            return (uint32_t)A->open[mid];
+    }
+    return UINT32_MAX;
+}
+
+static int space_any_init(space_anyset_t *S, size_t n, uint64_t events, uint64_t allocs)
+{
+    memset(S, 0, sizeof *S);
+    S->ok = 1;
+    S->allocs = allocs;
+    S->nev = events;
+    S->ev = calloc(events ? events : 1, sizeof *S->ev);
+    S->request = calloc(allocs ? allocs : 1, sizeof *S->request);
+    if (S->ev == NULL || S->request == NULL)
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        space_any_t *A = &S->run[k];
+        A->addr = malloc((allocs ? allocs : 1) * sizeof *A->addr);
+        A->bsize = calloc(allocs ? allocs : 1, sizeof *A->bsize);
+        A->seg = calloc(allocs ? allocs : 1, sizeof *A->seg);
+        if (A->addr == NULL || A->bsize == NULL || A->seg == NULL)
+            return -1;
+        for (uint64_t i = 0; i < allocs; i++)
+            A->addr[i] = UINT64_MAX;
+    }
+    return 0;
+}
+
+/* After event e (at index) was fed: its place in the page's order, each
+ * run's segments and the block its ALLOC got. */
+static int space_any_event(space_anyset_t *S, gm_replay_t *r, size_t n, const gm_event_t *e,
+                           uint64_t index)
+{
+    if (!S->ok)
+        return 0;
+    if (e->op == GM_OP_ALLOC) {
+        if (e->id >= S->allocs || (S->any_alloc && e->id <= S->last_id) || index >= S->nev) {
+            S->ok = 0; /* not the order the page rebuilds */
+            return 0;
+        }
+        S->ev[index] = (int64_t)e->id + 1;
+        S->request[e->id] = e->size;
+        S->last_id = e->id;
+        S->any_alloc = 1;
+    } else if (e->op == GM_OP_FREE && e->id < S->allocs && index < S->nev) {
+        S->ev[index] = -((int64_t)e->id + 1);
+    }
+    for (size_t k = 0; k < n; k++) {
+        space_any_t *A = &S->run[k];
+        if (space_any_segments(A, gm_replay_policy(r, k), index))
+            return -1;
+        gm_block_t b;
+        if (e->op == GM_OP_ALLOC && gm_replay_block(r, k, e->id, &b) && b.addr != UINT64_MAX) {
+            A->addr[e->id] = b.addr;
+            A->bsize[e->id] = b.size;
+            A->seg[e->id] = space_any_seg_of(A, b.addr);
+            if (A->seg[e->id] == UINT32_MAX)
+                A->addr[e->id] = UINT64_MAX; /* outside every segment: not drawn */
+        }
+    }
+    return 0;
+}
+
+static uint64_t space_zigzag(int64_t v) { return v < 0 ? ((uint64_t)(-(v + 1)) << 1) | 1 : (uint64_t)v << 1; }
+
+/* Run k's data for the page: "q", "spans" ([create,release,addr,size,
+ * stream,pool] flat; release = events when never released), "reserved"
+ * ([event, bytes] flat: the device's count, which rounds each segment to
+ * its granularity, at each change), "split_free" (1: a walk at an instant
+ * showed two free blocks side by side, so a gap may be several blocks)
+ * and "b64" (the codes above). */
+static void space_any_write(FILE *f, const space_anyset_t *S, size_t k, uint64_t *chars)
+{
+    const space_any_t *A = &S->run[k];
+    uint64_t q = 0;
+    for (uint64_t i = 0; i < S->allocs; i++)
+        if (A->addr[i] != UINT64_MAX)
+            q = gm__gcd_u64(gm__gcd_u64(q, A->addr[i] - A->span[A->seg[i]].addr), A->bsize[i]);
+    if (q == 0)
+        q = 1;
+    fprintf(f, "{\"q\":%" PRIu64 ",\"spans\":[", q);
+    for (size_t i = 0; i < A->nspan; i++) {
+        const space_span_t *s = &A->span[i];
+        fprintf(f, "%s%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%d",
+                i ? "," : "", s->create, s->release == UINT64_MAX ? S->nev : s->release,
+                s->addr, s->size, s->stream, s->pool);
+    }
+    fputs("],\"reserved\":[", f);
+    for (size_t i = 0; i < A->nres; i++)
+        fprintf(f, "%s%" PRIu64, i ? "," : "", A->res[i]);
+    fprintf(f, "],\"split_free\":%d,\"b64\":\"", A->split_free);
+    report_b64_t b = {.f = f};
+    uint64_t raddr[SPACE_RECENT], rsize[SPACE_RECENT];
+    size_t nr = 0;
+    int64_t prev_seg = 0;
+    for (uint64_t t = 0; t < S->nev; t++) {
+        int64_t x = S->ev[t];
+        if (x < 0) {
+            uint64_t id = (uint64_t)(-x - 1);
+            if (A->addr[id] == UINT64_MAX)
+                continue;
+            if (nr == SPACE_RECENT)
+                nr--;
+            memmove(raddr + 1, raddr, nr * sizeof *raddr);
+            memmove(rsize + 1, rsize, nr * sizeof *rsize);
+            raddr[0] = A->addr[id];
+            rsize[0] = A->bsize[id];
+            nr++;
+            continue;
+        }
+        if (x == 0)
+            continue;
+        uint64_t id = (uint64_t)x - 1;
+        if (A->addr[id] == UINT64_MAX) {
+            report_varint(&b, 0);
+            continue;
+        }
+        size_t j = 0;
+        while (j < nr && (raddr[j] != A->addr[id] || rsize[j] != A->bsize[id]))
+            j++;
+        if (j < nr) {
+            report_varint(&b, 1 + j);
+            memmove(raddr + j, raddr + j + 1, (nr - j - 1) * sizeof *raddr);
+            memmove(rsize + j, rsize + j + 1, (nr - j - 1) * sizeof *rsize);
+            nr--;
+            continue;
+        }
+        const space_span_t *s = &A->span[A->seg[id]];
+        uint64_t up = (S->request[id] + q - 1) / q;
+        report_varint(&b, 1 + SPACE_RECENT + space_zigzag((int64_t)A->seg[id] - prev_seg));
+        report_varint(&b, (A->addr[id] - s->addr) / q);
+        report_varint(&b, space_zigzag((int64_t)(A->bsize[id] / q) - (int64_t)up));
+        prev_seg = A->seg[id];
+    }
+    report_b64_flush(&b);
+    *chars += b.bytes;
+    fputs("\"}", f);
+}
+
 /* Pass 1: the instants, and each run's peak event (-1: never reserved). */
 static int space_pass1(report_t *R, const report_group_t *gr, const size_t *runs, size_t n,
-                       int64_t *peak)
+                       int64_t *peak, space_anyset_t *S)
 {
     FILE *f = R->f;
     gm_reader_t *rd = NULL;
@@ -304,6 +601,8 @@ static int space_pass1(report_t *R, const report_group_t *gr, const size_t *runs
     size_t next = 0;
     for (size_t k = 0; k < n; k++)
         peak[k] = -1;
+    if (rc == 0 && S && space_any_init(S, n, events, gm_reader_info(rd)->allocs))
+        rc = gm_error_set(R->err, GM_ENOMEM, "out of memory");
     fputs("\"instants\":[", f);
     const gm_event_t *ev;
     size_t m;
@@ -311,6 +610,10 @@ static int space_pass1(report_t *R, const report_group_t *gr, const size_t *runs
         for (size_t i = 0; rc == 0 && i < m; i++, index++) {
             if ((rc = gm_replay_feed(r, &ev[i], 1, R->err)))
                 break;
+            if (S && space_any_event(S, r, n, &ev[i], index)) {
+                rc = gm_error_set(R->err, GM_ENOMEM, "out of memory");
+                break;
+            }
             for (size_t k = 0; k < n; k++) {
                 uint64_t res = gm_replay_policy(r, k)->dev->reserved;
                 if (res > most[k]) {
@@ -329,6 +632,11 @@ static int space_pass1(report_t *R, const report_group_t *gr, const size_t *runs
                         if (k)
                             fputc(',', f);
                         space_write(f, gm_replay_policy(r, k)->dev->reserved, &w, &l, NULL);
+                        for (size_t j = 0; S && j < w.nseg; j++)
+                            for (size_t b = 1; b < w.seg[j].n; b++)
+                                if (!w.b[w.seg[j].first + b].allocated &&
+                                    !w.b[w.seg[j].first + b - 1].allocated)
+                                    S->run[k].split_free = 1;
                     }
                     space_walk_free(&w, &l);
                 }
@@ -423,8 +731,11 @@ int report_has_space(const report_t *R)
 /* The address-space figure of trace group g: its canvas, its controls and
  * its data; nothing for a group with no run of a policy that walks, and a
  * note naming the trace when its events times its runs would pass what is
- * left of *budget (taken from it). */
-int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget)
+ * left of *budget (taken from it).  A run's blocks for any instant are
+ * embedded while its allocations fit what is left of *any_budget (taken
+ * from it). */
+int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_t *budget,
+                        uint64_t *any_budget)
 {
     FILE *f = R->f;
     size_t runs[SPACE_RUNS], n = 0;
@@ -453,11 +764,11 @@ int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_
     fputs("</figcaption><div class=\"asc\"><label><input type=\"radio\" name=\"asm", f);
     fprintf(f, "%zu\" value=\"peak\" checked> at each policy's peak</label> <label><input "
                "type=\"radio\" name=\"asm%zu\" value=\"instant\"> at event <input "
-               "type=\"range\" class=\"asr\" min=\"0\" max=\"%d\" value=\"0\"> <span "
+               "type=\"range\" class=\"asr\" min=\"0\" max=\"%" PRIu64 "\" value=\"0\"> <span "
                "class=\"ase\"></span></label></div><canvas class=\"asv\" height=\"40\"></canvas>"
                "<div class=\"aslegend\"></div><div class=\"asnote note\"></div>\n"
                "<script type=\"application/json\" class=\"asd\" data-g=\"%zu\">",
-            g, g, SPACE_INSTANTS - 1, g);
+            g, g, gr->events ? gr->events - 1 : 0, g);
     fprintf(f, "{\"events\":%" PRIu64 ",\"runs\":[", gr->events);
     for (size_t k = 0; k < n; k++) {
         const report_run_t *r = &R->runs[runs[k]];
@@ -468,9 +779,38 @@ int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_
     }
     fputs("],", f);
     int64_t peak[SPACE_RUNS];
-    int rc = space_pass1(R, gr, runs, n, peak);
+    space_anyset_t S;
+    memset(&S, 0, sizeof S);
+    int any = R->groups[gr->trace_of].active;
+    int rc = space_pass1(R, gr, runs, n, peak, any ? &S : NULL);
     if (rc == 0)
         rc = space_pass2(R, gr, runs, n, peak);
-    fputs("}</script></figure>\n", f);
+    uint64_t chars = 0, allocs = S.allocs;
+    size_t nany = 0;
+    if (rc == 0 && any && S.ok) {
+        fputs(",\"any\":[", f);
+        for (size_t k = 0; k < n; k++) {
+            if (k)
+                fputc(',', f);
+            if (allocs > *any_budget) {
+                fputs("null", f);
+                continue;
+            }
+            *any_budget -= allocs;
+            space_any_write(f, &S, k, &chars);
+            nany++;
+        }
+        fputc(']', f);
+    }
+    space_any_free(&S, n);
+    fputs("}</script>", f);
+    if (rc == 0 && nany) {
+        char b[32];
+        fprintf(f, "<p class=\"note size\">Embedded for any instant: %s of blocks (%.1f bytes "
+                   "an allocation and run).</p>",
+                report_size(chars, b, sizeof b),
+                (double)chars / (double)nany / (double)(allocs ? allocs : 1));
+    }
+    fputs("</figure>\n", f);
     return rc;
 }

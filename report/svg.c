@@ -41,8 +41,8 @@ static double report_nice(double v)
     return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
-/* Horizontal grid lines with byte labels; returns the axis maximum. */
-static double report_y_axis(FILE *f, double ymax, int bytes)
+/* The y axis' step for values up to ymax. */
+static double report_y_step(double ymax, int bytes)
 {
     double step;
     if (bytes) {
@@ -55,9 +55,20 @@ static double report_y_axis(FILE *f, double ymax, int bytes)
     } else {
         step = report_nice(ymax / 4);
     }
-    double top = step * ceil(ymax / step);
-    if (top <= 0)
-        top = 1;
+    return step;
+}
+
+/* The y axis' maximum for values up to ymax. */
+static double report_y_top(double ymax, int bytes)
+{
+    double step = report_y_step(ymax, bytes), top = step * ceil(ymax / step);
+    return top > 0 ? top : 1;
+}
+
+/* Horizontal grid lines with byte labels; returns the axis maximum. */
+static double report_y_axis(FILE *f, double ymax, int bytes)
+{
+    double step = report_y_step(ymax, bytes), top = report_y_top(ymax, bytes);
     for (double v = 0; v <= top * 1.0001; v += step) {
         int y = (int)(MT + (H - MT - MB) * (1 - v / top));
         char buf[32];
@@ -126,6 +137,36 @@ static void report_values(FILE *f, const uint64_t *val, size_t n)
     fputc('"', f);
 }
 
+/* The finer level a zoomed chart redraws a series from (report/page.js):
+ * every point of the stored timeline (at most about 4,000; maxima of the
+ * events each covers, metrics.md "The timeline"), as data-fq (the values'
+ * greatest common divisor), data-fv (the values less the one before, in
+ * units of data-fq) and data-fe (the events less the one before). */
+static void report_fine(FILE *f, const gm_timeline_point_t *pts, size_t n, int which)
+{
+    uint64_t q = 0;
+    for (size_t i = 0; i < n; i++)
+        q = gm__gcd_u64(which == 0 ? pts[i].requested : which == 1 ? pts[i].allocated
+                                                                    : pts[i].reserved,
+                        q);
+    if (q == 0)
+        q = 1;
+    fprintf(f, " data-fq=\"%" PRIu64 "\" data-fv=\"", q);
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = which == 0 ? pts[i].requested : which == 1 ? pts[i].allocated : pts[i].reserved;
+        fprintf(f, "%s%" PRId64, i ? " " : "", (int64_t)(x / q) - prev);
+        prev = (int64_t)(x / q);
+    }
+    fputs("\" data-fe=\"", f);
+    uint64_t pe = 0;
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s%" PRIu64, i ? " " : "", pts[i].event - pe);
+        pe = pts[i].event;
+    }
+    fputc('"', f);
+}
+
 /* A series of a line chart: a polyline of one timeline, reduced, with its
  * values (data-v, exact bytes) and events (data-e, left out when they are
  * the chart's: shared_ev, nshared) for the page's hover; `key` ties it to
@@ -153,6 +194,8 @@ static void report_line(FILE *f, const gm_timeline_point_t *pts, size_t n, uint6
     report_values(f, val, nb);
     if (nb != nshared || memcmp(ev, shared_ev, nb * sizeof *ev) != 0)
         report_u64_list(f, "data-e", ev, nb);
+    if (n > nb)
+        report_fine(f, pts, n, which);
     fputs("/>", f);
 }
 
@@ -372,8 +415,10 @@ int report_memory_chart(report_t *R, const report_group_t *gr)
                    "data-pw=\"%d\"",
                 W, H, gr->trace_of, events, ML, W - ML - MR);
         report_u64_list(f, "data-e", shared, nshared);
-        fputc('>', f);
-        double top = report_y_axis(f, ymax * 1.05, 1);
+        double top = report_y_top(ymax * 1.05, 1);
+        /* data-y: y of 0 bytes, and pixels a byte (a finer level's points) */
+        fprintf(f, " data-y=\"%d %.9g\">", H - MB, (double)(H - MT - MB) / top);
+        report_y_axis(f, ymax * 1.05, 1);
         fprintf(f, "<svg class=\"zc\" x=\"%d\" y=\"0\" width=\"%d\" height=\"%d\" "
                    "viewBox=\"%d 0 %d %d\"><g class=\"zx\">",
                 ML, W - ML - MR, H, ML, W - ML - MR, H);
@@ -605,18 +650,25 @@ void report_seq_chart(report_t *R, int frag)
                 ymax = (double)gr->load;
         }
     }
+    /* Zoomed and panned by the page as a memory chart is (report/page.js),
+     * alone: data-t names its own window, data-n its x axis in thousandths
+     * of the plot; class cat: the page moves its own labels (g.zx), and its
+     * dots (g.zp, at data-x), rather than writing counts. */
     fprintf(f, "<figure><figcaption>%s against seq_len (best configuration of each "
-               "policy)</figcaption><svg class=\"chart ln\" viewBox=\"0 0 %d %d\" role=\"img\" "
-               "data-xn=\"seq_len\" data-u=\"%s\">",
-            frag ? "fragmentation (internal + external)" : "peak reserved", W, H, frag ? "%" : "b");
+               "policy)</figcaption><svg class=\"chart ln cat\" viewBox=\"0 0 %d %d\" "
+               "role=\"img\" data-xn=\"seq_len\" data-u=\"%s\" data-t=\"seq%d\" "
+               "data-n=\"1000\" data-ml=\"%d\" data-pw=\"%d\">",
+            frag ? "fragmentation (internal + external)" : "peak reserved", W, H, frag ? "%" : "b",
+            frag, ML, W - ML - MR);
     double top = report_y_axis(f, ymax > 0 ? ymax * 1.05 : 1, !frag);
+    fprintf(f, "<svg class=\"zc\" x=\"%d\" y=\"0\" width=\"%d\" height=\"%d\" "
+               "viewBox=\"%d 0 %d %d\"><g class=\"zx\">",
+            ML, W - ML - MR, H, ML, W - ML - MR, H);
     for (size_t l = 0; l < nl; l++) {
         int x = (int)(ML + 30 + (double)(W - ML - MR - 60) * (nl > 1 ? (double)l / (double)(nl - 1) : 0.5));
         fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">%" PRId64 "</text>",
                 x, H - 14, lens[l]);
     }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">seq_len</text>",
-            (W + ML) / 2, H - 3);
     for (size_t p = 0; p <= np; p++) {
         if (p == np && frag)
             break;
@@ -657,17 +709,31 @@ void report_seq_chart(report_t *R, int frag)
                 first = 0;
             }
         fputs("\"/>", f);
+    }
+    fputs("</g></svg><g class=\"xj\"></g><g class=\"zp\">", f);
+    for (size_t p = 0; p <= np; p++) {
+        if (p == np && frag)
+            break;
+        const char *color = p == np ? "#000" : report_color(polrun[p]);
+        char key[24];
+        if (p == np)
+            snprintf(key, sizeof key, "ld");
+        else
+            snprintf(key, sizeof key, "p%zu", p);
         for (size_t l = 0; l < nl; l++) {
             double v = val[p * nl + l];
             if (v < 0)
                 continue;
             int x = (int)(ML + 30 + (double)(W - ML - MR - 60) * (nl > 1 ? (double)l / (double)(nl - 1) : 0.5));
             int y = (int)(MT + (H - MT - MB) * (1 - v / top));
-            fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"%s\" data-s=\"%s\"/>", x, y,
-                    color, key);
+            fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"%s\" data-s=\"%s\" "
+                       "data-x=\"%d\"/>",
+                    x, y, color, key, x);
         }
     }
-    fputs("</svg><div class=\"legend\">", f);
+    fprintf(f, "</g><text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">seq_len</text>"
+               "</svg><div class=\"legend\">",
+            (W + ML) / 2, H - 3);
     for (size_t p = 0; p < np; p++) {
         char key[24];
         snprintf(key, sizeof key, "p%zu", p);

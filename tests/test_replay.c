@@ -81,6 +81,38 @@ Test(replay, native_metrics_are_exact)
     gm_replay_destroy(r);
 }
 
+/* gm_replay_block: the block a live allocation got, the one gm_replay_live
+ * visits; nothing for one freed or never made; an OOM's request without an
+ * address. */
+static void block_visit(void *ctx, uint64_t id, const gm_block_t *blk)
+{
+    gm_block_t *seen = ctx;
+    if (id < 3)
+        seen[id] = *blk;
+}
+
+Test(replay, block_of_a_live_allocation)
+{
+    gm_event_t ev[] = {ev_alloc(0, 1000), ev_alloc(1, 3000), ev_free(0), ev_alloc(2, 8192)};
+    const char *pol[] = {"native"};
+    gm_replay_t *r = replay_events(ev, 4, pol, 1, 8192, 2, NULL);
+    gm_block_t b, seen[3];
+    memset(seen, 0, sizeof seen);
+    cr_assert_eq(gm_replay_live(r, 0, block_visit, seen), 2);
+    cr_assert_eq(gm_replay_block(r, 0, 1, &b), 1);
+    cr_assert_eq(b.size, 3072);
+    cr_assert_eq(b.addr, seen[1].addr);
+    cr_assert_neq(b.addr, UINT64_MAX);
+    cr_assert_eq(gm_replay_block(r, 0, 0, &b), 0, "freed");
+    cr_assert_eq(gm_replay_block(r, 0, 7, &b), 0, "never made");
+    cr_assert_eq(gm_replay_block(r, 1, 1, &b), 0, "no such run");
+    /* 3072 + 8192 > 8192: the last request ran out */
+    cr_assert_eq(gm_replay_block(r, 0, 2, &b), 1);
+    cr_assert_eq(b.addr, UINT64_MAX);
+    cr_assert_eq(b.size, 8192);
+    gm_replay_destroy(r);
+}
+
 Test(replay, buddy_fragmentation)
 {
     /* One 600-byte request in a 1 MiB arena: block 1024, largest free block

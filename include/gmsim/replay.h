@@ -288,6 +288,10 @@ uint64_t gm_replay_position(const gm_replay_t *r);
 size_t gm_replay_live(const gm_replay_t *r, size_t i,
                       void (*fn)(void *ctx, uint64_t id, const gm_block_t *blk), void *ctx);
 
+/* The block run i's policy gave live allocation id (addr UINT64_MAX for
+ * a request that OOMed), between feeds; returns 0 when id is not live. */
+int gm_replay_block(const gm_replay_t *r, size_t i, uint64_t id, gm_block_t *blk);
+
 /* The policy instance of run i (for tests: check, stats). */
 gm_policy_t *gm_replay_policy(gm_replay_t *r, size_t i);
 

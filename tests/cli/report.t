@@ -21,7 +21,8 @@ frames):
   <section id="metrics">
   $ grep -o '<svg class="chart[a-z ]*"' report.html | sort | uniq -c
         6 <svg class="chart bars"
-        5 <svg class="chart ln"
+        2 <svg class="chart ln cat"
+        3 <svg class="chart ln"
   $ grep -c -e 'http:' -e 'https:' -e 'src=' report.html
   0
   [1]

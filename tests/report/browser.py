@@ -105,6 +105,7 @@ def views(b, gmsim, tmp, out, trace, ntrace):
         check(not py or '.py' in site,
               '%s: a stack with Python frames shows a Python frame first (%r)' % (trace, site))
     b.screenshot(os.path.join(out, 'active-memory-hover-%s.png' % t), full=False)
+    b.screenshot(os.path.join(out, 'doc-active-%s.png' % t), element='#am%s .amv' % t)
     # Click pins it: the panel under the view shows it, its band turns gold.
     b.click(x, y)
     pinned = b.eval('document.querySelector("#am%s .pin").innerText' % t)
@@ -116,6 +117,12 @@ def views(b, gmsim, tmp, out, trace, ntrace):
     # Zoom: two wheel steps at the pointer narrow the window around it; the
     # canvas' and the memory chart's axes follow.
     n = b.eval('gmsim.traces[%s].N' % json.dumps(t))
+    inview = ('(function(){var s=document.querySelector(\'svg.ln[data-t="%s"]\'),pl=s.querySelector('
+              '\'polyline.sr[data-s="r0"]\'),p=pl.points,k=s._k||1,b=s._b||0,ml=+s.getAttribute('
+              '"data-ml"),pw=+s.getAttribute("data-pw"),xs={};for(var i=0;i<p.numberOfItems;i++){'
+              'var x=p.getItem(i).x*k+b;if(x>=ml&&x<=ml+pw)xs[x.toFixed(2)]=1;}return [Object.keys('
+              'xs).length,pl.hasAttribute("data-fv")];})()' % t)
+    full_points, has_fine = b.eval(inview)
     before = b.eval('(function(){var V=gmsim.traces[%s],r=V.canvas.getBoundingClientRect();'
                     'return V.w[0]+(%f-r.left-80)/(r.width-80)*(V.w[1]-V.w[0]);})()'
                     % (json.dumps(t), x))
@@ -130,7 +137,17 @@ def views(b, gmsim, tmp, out, trace, ntrace):
     svg = b.eval('Array.from(document.querySelectorAll(\'svg.ln[data-t="%s"] g.xj text\'))'
                  '.map(function(e){return e.textContent;})' % t)
     check(len(svg) >= 3, '%s: the memory chart relabels its axis (%r)' % (trace, svg))
+    # Zoomed, the chart redraws its lines from the stored timelines' every
+    # point: more distinct points in the window than its 300 points had.
+    zoomed_points, _ = b.eval(inview)
+    stretched = full_points * 0.64
+    check(not has_fine or zoomed_points > stretched * 1.2,
+          '%s: zoomed to 64%%, the reserved line shows %d points, not the %.0f of its 300 '
+          'stretched' % (trace, zoomed_points, stretched))
     b.screenshot(os.path.join(out, 'active-memory-zoomed-%s.png' % t), full=False)
+    b.scroll_to('#g%s' % t)
+    b.screenshot(os.path.join(out, 'doc-zoom-%s.png' % t), element='#g%s' % t)
+    b.scroll_to('#am' + t)
     # Pan: a drag of 200 pixels to the left moves the window later by
     # 200 pixels' worth of events.
     pw = b.eval('gmsim.traces[%s].PW' % json.dumps(t))
@@ -153,7 +170,7 @@ def views(b, gmsim, tmp, out, trace, ntrace):
     b.mouse('mouseMoved', 2, 2)
 
 
-def space(b, tmp, out):
+def space(b, gmsim, tmp, out):
     """The address space at each policy's peak, against the stored runs,
     then at an instant picked with a click on the memory chart."""
     import sqlite3
@@ -179,21 +196,59 @@ def space(b, tmp, out):
             check(nseg > 0 and why.get('0', 0) > 0,
                   'space %s: %s shows %d segments with live blocks (%r)' % (g, label, nseg, why))
         b.screenshot(os.path.join(out, 'address-space-peak-%s.png' % g), full=False)
-        # A click on the trace's memory chart, at 40% of its plot, picks the
-        # instant nearest that event.
+        b.screenshot(os.path.join(out, 'doc-space-peak-%s.png' % g), element='#as' + g)
+        # Every run the page has the blocks of, rebuilt at each precomputed
+        # instant, is the walk gmsim made there: the same segments, the same
+        # blocks, the same free gaps.
+        same = b.eval('(function(){var A=gmsim.spaces[%s],out=[];A.D.instants.forEach(function(I)'
+                      '{I.snaps.forEach(function(w,k){var s=gmsim.spaceAt(%s,k,I.event);if(!s)return;'
+                      'var a=JSON.stringify(w.segs.slice().sort(function(x,y){return x[0]-y[0];}));'
+                      'out.push([k,I.event,a===JSON.stringify(s.segs)&&w.reserved===s.reserved]);});});'
+                      'return out;})()' % (json.dumps(g), json.dumps(g)))
+        check(same and all(x[2] for x in same),
+              'space %s: rebuilt at the %d precomputed instants x runs, the address space is the '
+              'walk\'s (%r)' % (g, len(same), [x for x in same if not x[2]][:3]))
+        # A click on the trace's memory chart, at 37% of its plot, picks that
+        # very event (not one of the precomputed instants).
         r = b.eval('(function(){var s=document.querySelector(\'svg.ln[data-t="%s"]\'),'
                    'r=s.getBoundingClientRect(),vb=s.viewBox.baseVal;s.scrollIntoView({block:"center"});'
                    'r=s.getBoundingClientRect();return [r.left+(+s.getAttribute("data-ml")+'
-                   '0.4*s.getAttribute("data-pw"))*r.width/vb.width,r.top+r.height/2,'
+                   '0.37*s.getAttribute("data-pw"))*r.width/vb.width,r.top+r.height/2,'
                    '+s.getAttribute("data-n")];})()' % t)
         b.click(r[0], r[1])
-        res = b.eval('(function(){var A=gmsim.spaces[%s];return [A.mode,A.j,A.D.instants.map('
-                     'function(i){return i.event;})];})()' % json.dumps(g))
-        want = min(range(len(res[2])), key=lambda j: abs(res[2][j] - 0.4 * r[2]))
-        check(res[0] == 'instant' and abs(res[2][res[1]] - 0.4 * r[2]) <=
-              abs(res[2][want] - 0.4 * r[2]) + r[2] / 500,
-              'space %s: a click on the chart at event %.0f picks instant %r (%r)'
-              % (g, 0.4 * r[2], res[2][res[1]], res[:2]))
+        res = b.eval('(function(){var A=gmsim.spaces[%s];return [A.mode,A.ev,A.D.instants.map('
+                     'function(i){return i.event;}),A.snaps.map(function(s){return s?[!!s.any,'
+                     's.segs.reduce(function(a,g){return a+g[1];},0),s.segs.reduce(function(a,g){'
+                     'for(var i=0;i<g[4].length;i+=4)if(g[4][i+3]===0)a+=g[4][i+1];return a;},0)]'
+                     ':null;}),A.boxes.map(function(B){return B.rows.length;}),A.snaps.map('
+                     'function(s){return s?s.segs.reduce(function(a,g){return a+g[4].length/4;},0)'
+                     ':0;})];})()' % json.dumps(g))
+        mode, ev, instants, sums, drawn, blocks = res
+        check(mode == 'instant' and abs(ev - 0.37 * r[2]) <= r[2] / 400 + 1 and ev not in instants,
+              'space %s: a click on the chart at event %.0f shows event %r, not a precomputed '
+              'instant' % (g, 0.37 * r[2], ev))
+        check(drawn == blocks, 'space %s: every block of the instant is drawn (%r of %r)'
+              % (g, drawn, blocks))
+        # Against gmsim's own replay of the stored runs: its reserved and
+        # allocated bytes after that event (one timeline point per event on
+        # a short trace).
+        labels = b.eval('gmsim.spaces[%s].D.runs.map(function(r){return r.label;})' % json.dumps(g))
+        for k, label in enumerate(labels):
+            if not sums[k] or not sums[k][0]:
+                continue
+            rep = json.loads(run(gmsim, 'replay', 'r.db', '-t', trace, '-p', label.split(' ')[0],
+                                 '--start', 'cold' if '(cold)' in label else 'warm', '--json',
+                                 '--timeline', cwd=tmp))
+            tl = rep['runs'][0]['timeline']
+            col = tl['columns']
+            pts = {p[col.index('event')]: p for p in tl['points']}
+            if ev not in pts or ev - 1 not in pts:
+                print('note: %s: no single-event timeline point at %d' % (trace, ev))
+                continue
+            want = (pts[ev][col.index('reserved')], pts[ev][col.index('allocated')])
+            check(tuple(sums[k][1:]) == want,
+                  'space %s: %s after event %d holds %r (reserved, allocated), as gmsim replay '
+                  'says (%r)' % (g, label, ev, sums[k][1:], want))
         b.scroll_to('#as' + g)
         hov = b.eval('(function(){var A=gmsim.spaces[%s],B=A.boxes[0],r=A.canvas.'
                      'getBoundingClientRect();if(!B||!B.rows.length)return null;var h=B.rows['
@@ -205,7 +260,41 @@ def space(b, tmp, out):
                          'return getComputedStyle(t).display==="none"?"":t.innerText;})()')
             check('segment of' in tip, 'space %s: a block\'s tooltip (%r)' % (g, tip[:80]))
         b.screenshot(os.path.join(out, 'address-space-instant-%s.png' % g), full=False)
+        b.screenshot(os.path.join(out, 'doc-space-instant-%s.png' % g), element='#as' + g)
         b.mouse('mouseMoved', 2, 2)
+
+
+def seqzoom(b, gmsim, out):
+    """The charts against seq_len zoom and pan on their own."""
+    with tempfile.TemporaryDirectory(prefix='gmsim-browser-seq-') as tmp:
+        run(gmsim, 'synth', '--model', 'gpt2', '--seq', '128,256,512', '-o', 'm.db', cwd=tmp)
+        run(gmsim, 'sweep', 'm.db', '-p', 'caching,bfc', '-j', '2', cwd=tmp)
+        run(gmsim, 'report', 'm.runs.db', 'm.db', '-o', 'm.html', cwd=tmp)
+        b.open('file://' + os.path.join(tmp, 'm.html'))
+        b.screenshot(os.path.join(out, 'report-gpt2.png'))
+        b.scroll_to('#seq-len')
+        r = b.eval('(function(){var s=document.querySelector(\'svg.ln.cat[data-t="seq0"]\'),'
+                   'r=s.getBoundingClientRect(),vb=s.viewBox.baseVal,k=r.width/vb.width;return ['
+                   'r.left+(+s.getAttribute("data-ml")+0.5*s.getAttribute("data-pw"))*k,'
+                   'r.top+r.height/2];})()')
+        for _ in range(3):
+            b.mouse('mouseWheel', r[0], r[1], delta_y=-100)
+        w = b.eval('gmsim.traces.seq0.w')
+        labels = b.eval('Array.from(document.querySelectorAll(\'svg.ln.cat[data-t="seq0"] g.xj '
+                        'text\')).map(function(e){return e.textContent;})')
+        check(abs((w[1] - w[0]) - 512) < 2 and w[0] < 500 < w[1] and labels == ['256'],
+              'seq_len chart: the wheel zooms around the pointer and the axis keeps the seq_len '
+              'in view (%r, %r)' % (w, labels))
+        b.mouse('mouseMoved', r[0], r[1])
+        tip = b.eval('document.querySelector(".tip").innerText')
+        check(tip.startswith('seq_len 256'), 'seq_len chart: the hover of the zoomed chart (%r)'
+              % tip[:40])
+        other = b.eval('gmsim.traces.seq1.w')
+        check(other == [0, 1000], 'seq_len chart: the other chart keeps its window (%r)' % other)
+        b.screenshot(os.path.join(out, 'seq-len-zoomed.png'), full=False)
+        b.screenshot(os.path.join(out, 'doc-seq-zoom.png'), element='#seq-len figure')
+        b.click(r[0], r[1], clicks=2)
+        check(b.eval('gmsim.traces.seq0.w') == [0, 1000], 'seq_len chart: a double-click resets')
 
 
 def legend(b):
@@ -252,15 +341,16 @@ def small(b, gmsim, data, out):
                        'return [f.getAttribute("data-t"),f.getAttribute("data-name")];})')
         for t, name in names:
             views(b, gmsim, tmp, out, name, int(t))
-        space(b, tmp, out)
+        space(b, gmsim, tmp, out)
         legend(b)
+    seqzoom(b, gmsim, out)
 
 
 def big(b, gmsim, out):
     with tempfile.TemporaryDirectory(prefix='gmsim-browser-big-') as tmp:
         run(gmsim, 'synth', '--events', '1000000', '--seed', '7', '-o', 'b.db', '--name',
             'big', cwd=tmp)
-        run(gmsim, 'sweep', 'b.db', '-p', 'caching,native', '-j', '2', cwd=tmp)
+        run(gmsim, 'sweep', 'b.db', '-p', 'caching,bfc,native', '-j', '2', cwd=tmp)
         run(gmsim, 'report', 'b.runs.db', 'b.db', '-o', 'b.html', cwd=tmp)
         mib = os.path.getsize(os.path.join(tmp, 'b.html')) / 2**20
         check(mib < 10, 'a 1M-event trace\'s report is under 10 MiB (%.2f MiB)' % mib)
@@ -274,6 +364,23 @@ def big(b, gmsim, out):
               'wall time to its load event)' % (cpu, secs))
         b.scroll_to('#am0')
         b.screenshot(os.path.join(out, 'active-memory-1m.png'), full=False)
+        # Any instant of the million events: the first pick decodes every
+        # block; both are rebuilt as gmsim walked them at two instants.
+        pick = b.eval('(function(){var A=gmsim.spaces["0"],N=A.D.events,t0=performance.now();'
+                      'gmsim.pick("0",Math.round(N*0.37));var t1=performance.now();'
+                      'gmsim.pick("0",Math.round(N*0.61));var t2=performance.now();'
+                      'var ok=[0,5].map(function(j){var I=A.D.instants[j];return I.snaps.map('
+                      'function(w,k){var s=gmsim.spaceAt("0",k,I.event);if(!s)return null;'
+                      'return JSON.stringify(w.segs.slice().sort(function(x,y){return x[0]-y[0];}))'
+                      '===JSON.stringify(s.segs);});});return [A.ev,t1-t0,t2-t1,ok];})()')
+        ev, first, second, same = pick
+        flat = [x for r in same for x in r if x is not None]
+        check(flat and all(flat), 'any instant of the 1M-event trace: rebuilt as the walks at '
+              'two instants (%r)' % same)
+        check(first < 500 and second < 500, 'a pick rebuilds and draws the address space in '
+              '%.0f ms, the next (event %d) in %.0f ms' % (first, ev, second))
+        b.scroll_to('#as0')
+        b.screenshot(os.path.join(out, 'address-space-1m.png'), full=False)
 
 
 def main():

@@ -177,9 +177,16 @@ class Browser:
             self.mouse('mouseMoved', x0 + (x1 - x0) * k / steps, y, 'left')
         self.mouse('mouseReleased', x1, y, 'left', 1)
 
-    def screenshot(self, path, full=True):
+    def screenshot(self, path, full=True, element=None):
+        """The whole page (full), the window, or the box of the element a
+        selector names, in the window."""
         params = {'format': 'png'}
-        if full:
+        if element:
+            x, y, w, h = self.eval('(function(){var r=document.querySelector(%s).getBoundingClientRect();'
+                                   'return [r.left+scrollX,r.top+scrollY,r.width,r.height];})()'
+                                   % json.dumps(element))
+            params['clip'] = {'x': x, 'y': y, 'width': w, 'height': h, 'scale': 1}
+        elif full:
             w, h = self.eval('[document.documentElement.scrollWidth,'
                              'document.documentElement.scrollHeight]')
             params.update({'captureBeyondViewport': True,
