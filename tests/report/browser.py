@@ -250,6 +250,7 @@ def space(b, gmsim, tmp, out):
                   'space %s: %s after event %d holds %r (reserved, allocated), as gmsim replay '
                   'says (%r)' % (g, label, ev, sums[k][1:], want))
         b.scroll_to('#as' + g)
+        b.screenshot(os.path.join(out, 'doc-space-instant-%s.png' % g), element='#as' + g)
         hov = b.eval('(function(){var A=gmsim.spaces[%s],B=A.boxes[0],r=A.canvas.'
                      'getBoundingClientRect();if(!B||!B.rows.length)return null;var h=B.rows['
                      'B.rows.length>>1];return [r.left+(h[0]+h[1])/2,r.top+(B.y0+B.y1)/2];})()'
@@ -260,7 +261,6 @@ def space(b, gmsim, tmp, out):
                          'return getComputedStyle(t).display==="none"?"":t.innerText;})()')
             check('segment of' in tip, 'space %s: a block\'s tooltip (%r)' % (g, tip[:80]))
         b.screenshot(os.path.join(out, 'address-space-instant-%s.png' % g), full=False)
-        b.screenshot(os.path.join(out, 'doc-space-instant-%s.png' % g), element='#as' + g)
         b.mouse('mouseMoved', 2, 2)
 
 
@@ -271,7 +271,7 @@ def seqzoom(b, gmsim, out):
         run(gmsim, 'sweep', 'm.db', '-p', 'caching,bfc', '-j', '2', cwd=tmp)
         run(gmsim, 'report', 'm.runs.db', 'm.db', '-o', 'm.html', cwd=tmp)
         b.open('file://' + os.path.join(tmp, 'm.html'))
-        b.screenshot(os.path.join(out, 'report-gpt2.png'))
+        b.screenshot(os.path.join(out, 'doc-report.png'), top=2000, scale=0.75)
         b.scroll_to('#seq-len')
         r = b.eval('(function(){var s=document.querySelector(\'svg.ln.cat[data-t="seq0"]\'),'
                    'r=s.getBoundingClientRect(),vb=s.viewBox.baseVal,k=r.width/vb.width;return ['

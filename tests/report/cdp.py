@@ -177,11 +177,15 @@ class Browser:
             self.mouse('mouseMoved', x0 + (x1 - x0) * k / steps, y, 'left')
         self.mouse('mouseReleased', x1, y, 'left', 1)
 
-    def screenshot(self, path, full=True, element=None):
-        """The whole page (full), the window, or the box of the element a
-        selector names, in the window."""
+    def screenshot(self, path, full=True, element=None, top=None, scale=1):
+        """The whole page (full), the window, the box of the element a
+        selector names, or the page's top `top` pixels; scaled by scale."""
         params = {'format': 'png'}
-        if element:
+        if top:
+            w = self.eval('document.documentElement.scrollWidth')
+            params.update({'captureBeyondViewport': True,
+                           'clip': {'x': 0, 'y': 0, 'width': w, 'height': top, 'scale': scale}})
+        elif element:
             x, y, w, h = self.eval('(function(){var r=document.querySelector(%s).getBoundingClientRect();'
                                    'return [r.left+scrollX,r.top+scrollY,r.width,r.height];})()'
                                    % json.dumps(element))
