@@ -249,3 +249,117 @@ void gm__cli_oom_print(const gm_oom_report_t *o)
     }
     putchar('\n');
 }
+
+void gm__cli_oom_json(gm_json_t *j, const gm_oom_report_t *o)
+{
+    gm_json_key(j, "oom");
+    gm_json_begin_object(j);
+    gm_json_key(j, "event");
+    gm_json_i64(j, o->event);
+    gm_json_key(j, "request");
+    gm_json_u64(j, o->request);
+    gm_json_key(j, "reserved");
+    gm_json_u64(j, o->reserved);
+    gm_json_key(j, "segments");
+    gm_json_begin_array(j);
+    for (size_t i = 0; o->walked && i < o->nsegments; i++) {
+        const gm_oom_segment_t *sg = &o->segments[i];
+        if (sg->free_bytes == 0)
+            continue;
+        gm_json_begin_object(j);
+        gm_json_key(j, "addr");
+        gm_json_u64(j, sg->addr);
+        gm_json_key(j, "size");
+        gm_json_u64(j, sg->size);
+        gm_json_key(j, "free");
+        gm_json_u64(j, sg->free_bytes);
+        gm_json_key(j, "largest_free");
+        gm_json_u64(j, sg->largest_free);
+        gm_json_key(j, "serves");
+        gm_json_bool(j, sg->serves);
+        gm_json_key(j, "live");
+        gm_json_begin_array(j);
+        for (size_t k = 0; k < sg->n; k++) {
+            const gm_oom_block_t *b = &o->blocks[sg->first + k];
+            if (!b->allocated)
+                continue;
+            gm_json_begin_object(j);
+            gm_json_key(j, "addr");
+            gm_json_u64(j, b->addr);
+            gm_json_key(j, "size");
+            gm_json_u64(j, b->size);
+            gm_json_key(j, "id");
+            if (b->id != UINT64_MAX)
+                gm_json_u64(j, b->id);
+            else
+                gm_json_null(j);
+            gm_json_key(j, "site"); /* the frame the text and the report show */
+            if (b->frames) {
+                char f[512];
+                gm_site_frame(b->frames, f, sizeof f);
+                gm_json_str(j, f);
+            } else {
+                gm_json_null(j);
+            }
+            gm_json_key(j, "frames");
+            if (b->frames)
+                gm_json_str(j, b->frames);
+            else
+                gm_json_null(j);
+            gm_json_end_object(j);
+        }
+        gm_json_end_array(j);
+        gm_json_end_object(j);
+    }
+    gm_json_end_array(j);
+    gm_json_key(j, "would_fit");
+    gm_json_begin_array(j);
+    for (size_t i = 0; i < o->nfits_tried; i++)
+        if (o->fits[i].ooms == 0) {
+            gm_json_begin_object(j);
+            gm_json_key(j, "setting");
+            gm_json_str(j, o->fits[i].setting);
+            gm_json_key(j, "peak_reserved");
+            gm_json_u64(j, o->fits[i].peak_reserved);
+            gm_json_end_object(j);
+        }
+    gm_json_end_array(j);
+    gm_json_key(j, "best");
+    if (o->best_fit >= 0)
+        gm_json_str(j, o->fits[o->best_fit].setting);
+    else
+        gm_json_null(j);
+    gm_json_end_object(j);
+}
+
+void gm__cli_oom_capacity_note(uint64_t capacity)
+{
+    printf(", capacity %s (from the recorded OOM: reserved then + the device's free bytes)",
+           gm__cli_size(capacity));
+}
+
+void gm__cli_oom_asked(const char *label, uint64_t asked, uint64_t failed)
+{
+    if (asked)
+        printf("'%s': the recorded OOM%s asked again: %" PRIu64 " of %" PRIu64
+               " failed as recorded, %" PRIu64 " served\n",
+               label, asked == 1 ? "" : "s", failed, asked, asked - failed);
+}
+
+void gm__cli_oom_asked_json(gm_json_t *j, uint64_t asked, uint64_t failed)
+{
+    gm_json_key(j, "recorded_ooms");
+    gm_json_begin_object(j);
+    gm_json_key(j, "asked");
+    gm_json_u64(j, asked);
+    gm_json_key(j, "failed");
+    gm_json_u64(j, failed);
+    gm_json_end_object(j);
+}
+
+void gm__cli_oom_count(const char *label, const gm_metrics_t *m)
+{
+    if (m->ooms)
+        printf("'%s' ran out of memory %" PRIu64 " time%s, first at event %" PRId64 "\n", label,
+               m->ooms, m->ooms == 1 ? "" : "s", m->first_oom_event);
+}

@@ -355,7 +355,21 @@ void gm__cli_start_print(const char *policy, const char *given, const gm_start_c
 void gm__cli_torch_print(const gm_torch_advice_t *a);
 void gm__cli_torch_json(gm_json_t *j, const gm_torch_advice_t *a);
 
-/* The blockers of a run's first OOM and the settings that fit. */
+/* The blockers of a run's first OOM and the settings that fit: text, or
+ * the member "oom" of the open JSON object j (each block's site and its
+ * whole stack, "frames"). */
 void gm__cli_oom_print(const gm_oom_report_t *o);
+void gm__cli_oom_json(gm_json_t *j, const gm_oom_report_t *o);
+
+/* A capacity a trace's recorded OOM fixed (gm_replay_config_at_oom): ",
+ * capacity SIZE (from the recorded OOM: ...)" after a trace's first line;
+ * a run's line "'LABEL': the recorded OOM asked again: ..." (nothing when
+ * none was asked), or its member "recorded_ooms" of the open JSON object j. */
+void gm__cli_oom_capacity_note(uint64_t capacity);
+void gm__cli_oom_asked(const char *label, uint64_t asked, uint64_t failed);
+void gm__cli_oom_asked_json(gm_json_t *j, uint64_t asked, uint64_t failed);
+
+/* "'LABEL' ran out of memory N times, first at event E" (nothing without OOMs). */
+void gm__cli_oom_count(const char *label, const gm_metrics_t *m);
 
 #endif

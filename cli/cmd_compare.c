@@ -8,7 +8,10 @@
  * --param with a list of values gives one configuration per value.  The
  * table has one block per trace (--by trace) or, with --by seq_len, one
  * pivot per figure: configurations down, sequence lengths across (the
- * traces' "seq_len" attribute).  --json and --csv print every metric of
+ * traces' "seq_len" attribute).  A trace whose snapshot recorded an OOM
+ * runs at the capacity it fixes unless one is given (gm_replay_config_at_oom,
+ * as replay); a trace's first run with OOMs is explained at its first one
+ * (gm_oom_explain, as replay).  --json and --csv print every metric of
  * every run; a planner's run (offline) also has its plan's status, a line
  * under its table and a "plan" object in --json.  Argument errors are
  * usage errors (exit 2), a store or trace
@@ -35,7 +38,8 @@ static const char compare_usage[] =
     "once, all policies in the same pass) and compare peak reserved memory,\n"
     "utilization, efficiency, overhead above load, the fragmentation that makes\n"
     "it (internal: rounding; external: reserved but not allocated at the load\n"
-    "peak), device mallocs and OOMs.\n"
+    "peak), device mallocs and OOMs; the first run of a trace with OOMs is\n"
+    "explained at its first one, as replay explains it (--json: the stacks).\n"
     "\n"
     "options:\n"
     "  -t, --trace GLOB        only traces whose name matches GLOB (default all)\n"
@@ -43,7 +47,8 @@ static const char compare_usage[] =
     "                          --policy is the same; may be repeated\n"
     "  -P, --param P.KEY=V,... set parameter KEY of policy P; a list of values\n"
     "                          gives one configuration per value; may be repeated\n"
-    "      --capacity SIZE     device capacity (default unlimited)\n"
+    "      --capacity SIZE     device capacity (default unlimited; a trace whose\n"
+    "                          snapshot recorded an OOM: the capacity it fixes)\n"
     "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
     "      --reserve SIZE      held outside the allocator (the CUDA context;\n"
     "                          default: the preset's, 0 with --capacity): the\n"
@@ -72,7 +77,10 @@ static const char compare_usage[] =
 typedef struct compare_item {
     const char *store;
     uint64_t capacity; /* the device's, for the line a layout that did not fit gets */
+    int at_oom;        /* the capacity is the trace's recorded OOM's (gm_replay_config_at_oom) */
     gm_compare_trace_t res;
+    size_t oom_run;     /* the first run with OOMs, explained in oom (SIZE_MAX: none) */
+    gm_oom_report_t oom;
 } compare_item_t;
 
 /* Index of the run with the least peak reserved among the contenders,
@@ -116,6 +124,8 @@ static void compare_block(const compare_item_t *it)
            t->info.events, gm__cli_size(t->load));
     if (t->seq_len >= 0)
         printf(", seq_len %" PRId64, t->seq_len);
+    if (it->at_oom)
+        gm__cli_oom_capacity_note(it->capacity);
     printf("\n\n");
     /* policy, start, and the metrics of compare's table (GM_METRIC_BRIEF:
      * replay's, less the columns only a replay prints) */
@@ -149,6 +159,10 @@ static void compare_block(const compare_item_t *it)
     for (size_t i = 0; i < t->nruns; i++)
         if (t->runs[i].layout_unfit)
             gm__cli_start_unfit(t->runs[i].label, t->runs[i].layout_unfit, it->capacity);
+    for (size_t i = 0; i < t->nruns; i++)
+        gm__cli_oom_asked(t->runs[i].label, t->runs[i].oom_asked, t->runs[i].oom_failed);
+    for (size_t i = 0; i < t->nruns; i++)
+        gm__cli_oom_count(t->runs[i].label, &t->runs[i].metrics);
     /* a planner's plan: how good it is known to be, as replay says it */
     for (size_t i = 0; i < t->nruns; i++)
         if (t->runs[i].has_plan)
@@ -160,6 +174,8 @@ static void compare_block(const compare_item_t *it)
                gm__cli_size(r->metrics.peak_reserved), r->metrics.overhead * 100.0);
     }
     gm__cli_torch_print(&t->torch);
+    if (it->oom_run != SIZE_MAX)
+        gm__cli_oom_print(&it->oom);
 }
 
 static int compare_by_seq(const void *a, const void *b)
@@ -308,6 +324,12 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
             gm_json_i64(&j, t->seq_len);
         else
             gm_json_null(&j);
+        if (items[i].at_oom) { /* the trace's own capacity, not the device's above */
+            gm_json_key(&j, "capacity");
+            gm_json_u64(&j, items[i].capacity);
+            gm_json_key(&j, "capacity_from");
+            gm_json_str(&j, "recorded_oom");
+        }
         size_t w = compare_winner(t);
         gm_json_key(&j, "winner");
         if (w != SIZE_MAX)
@@ -336,6 +358,10 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
             char *m = gm_metrics_json(&r->metrics);
             gm_json_raw(&j, m ? m : "null");
             free(m);
+            if (items[i].at_oom)
+                gm__cli_oom_asked_json(&j, r->oom_asked, r->oom_failed);
+            if (k == items[i].oom_run) /* the first run with OOMs: its blockers */
+                gm__cli_oom_json(&j, &items[i].oom);
             if (r->has_plan) {
                 gm_json_key(&j, "plan");
                 gm_plan_write_json(&j, &r->plan);
@@ -535,10 +561,15 @@ int gm__cmd_compare(int argc, char **argv)
             snprintf(label, sizeof label, "comparing '%s' through %zu configuration%s",
                      list[k].name, nsets, nsets == 1 ? "" : "s");
             gm__cli_status("%s...", label);
-            items[nitems].store = argv[a];
-            items[nitems].capacity = cfg.device.capacity;
-            if (gm_compare_trace(s, list[k].name, sets, nsets, &cfg, &items[nitems].res,
-                                 &err) != 0) {
+            compare_item_t *it = &items[nitems];
+            memset(it, 0, sizeof *it);
+            it->store = argv[a];
+            it->oom_run = SIZE_MAX;
+            /* without --capacity or --device, the capacity a recorded OOM fixes */
+            gm_replay_config_t tcfg = cfg;
+            it->at_oom = gm_replay_config_at_oom(&tcfg, list[k].attrs);
+            it->capacity = tcfg.device.capacity;
+            if (gm_compare_trace(s, list[k].name, sets, nsets, &tcfg, &it->res, &err) != 0) {
                 gm__cli_status_clear();
                 rc = gm__cli_error("%s", err.msg);
                 break;
@@ -547,7 +578,7 @@ int gm__cmd_compare(int argc, char **argv)
                 /* the setting a PyTorch user can set, against the recorded one */
                 snprintf(label, sizeof label, "trying PyTorch settings on '%s'", list[k].name);
                 gm__cli_status("%s...", label);
-                if (gm_torch_advise(s, list[k].name, &cfg, &items[nitems].res.torch, &err) != 0) {
+                if (gm_torch_advise(s, list[k].name, &tcfg, &items[nitems].res.torch, &err) != 0) {
                     gm__cli_status_clear();
                     gm_compare_trace_release(&items[nitems].res);
                     rc = gm__cli_error("%s", err.msg);
@@ -555,6 +586,25 @@ int gm__cmd_compare(int argc, char **argv)
                 }
             }
             gm__cli_status_clear();
+            for (size_t r = 0; !csv && !by_seq && r < it->res.nruns; r++) {
+                if (it->res.runs[r].metrics.ooms == 0)
+                    continue;
+                /* the first run with OOMs: what blocks its first one, as replay says it */
+                gm__cli_status("explaining the first out-of-memory of '%s'...",
+                               it->res.runs[r].label);
+                tcfg.progress = NULL;
+                int orc = gm_oom_explain(s, list[k].name, &sets[r], &tcfg, &it->oom, &err);
+                gm__cli_status_clear();
+                if (orc != 0) {
+                    gm_compare_trace_release(&it->res);
+                    rc = gm__cli_error("%s", err.msg);
+                } else {
+                    it->oom_run = r;
+                }
+                break;
+            }
+            if (rc)
+                break;
             nitems++;
         }
         gm_trace_info_free_list(list, n);
@@ -580,8 +630,11 @@ int gm__cmd_compare(int argc, char **argv)
             compare_block(&items[i]);
         }
 out:
-    for (size_t i = 0; i < nitems; i++)
+    for (size_t i = 0; i < nitems; i++) {
         gm_compare_trace_release(&items[i].res);
+        if (items[i].oom_run != SIZE_MAX)
+            gm_oom_report_release(&items[i].oom);
+    }
     free(items);
     gm_configs_free(sets, nsets);
     free(pol);

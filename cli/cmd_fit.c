@@ -32,7 +32,7 @@ static const char fit_usage[] =
     "usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]\n"
     "                 [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]\n"
     "                 [--json]\n"
-    "       gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)\n"
+    "       gmsim fit --from CAPTURE CAPTURE [CAPTURE...] [--capacity SIZE|--device NAME]\n"
     "                 --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]\n"
     "                 [--at batch=LIST] [--base N] [--force] [--json]\n"
     "\n"
@@ -58,7 +58,9 @@ static const char fit_usage[] =
     "                        allocator (cold); recorded and empty say the same\n"
     "      --force           --from: go on despite a poor alignment or\n"
     "                        contradicting laws\n"
-    "      --capacity SIZE   device capacity (e.g. 80GiB), or a device preset\n"
+    "      --capacity SIZE   device capacity (e.g. 80GiB), or a device preset; with\n"
+    "                        --from, default: the capacity a capture's recorded\n"
+    "                        OOM fixes\n"
     "      --device NAME     a device preset ('gmsim devices'), e.g. a100-80gb or\n"
     "                        a100-80gb:3g.40gb\n"
     "      --reserve SIZE    held outside the allocator (the CUDA context; default:\n"
@@ -116,6 +118,7 @@ typedef struct fit_job {
     uint64_t from_min;
     const gm__cli_captures_t *caps;
     size_t ncaps;
+    ssize_t at_oom; /* --from without a capacity: the capture whose recorded OOM gave it, -1 none */
 } fit_job_t;
 
 /* The job's configuration at value v (of the sequence length or the batch). */
@@ -419,6 +422,8 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
     const gm__cli_device_t *dev = gm__cli_device();
     if (device && dev->preset)
         device = dev->preset->name; /* the preset an alias became */
+    /* the device: the one given, or the capacity a capture's recorded OOM fixes */
+    uint64_t total = dev->given ? dev->total : j->capacity;
     const char *what = j->vary_seq ? "seq" : "batch";
     if (json) {
         gm_json_t js;
@@ -427,11 +432,15 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         gm_json_key(&js, "vary");
         gm_json_str(&js, what);
         gm_json_key(&js, "capacity");
-        gm_json_u64(&js, dev->total);
+        gm_json_u64(&js, total);
         gm_json_key(&js, "reserve");
         gm_json_u64(&js, dev->reserve);
         gm_json_key(&js, "device");
         gm_json_str(&js, device);
+        if (j->at_oom >= 0) {
+            gm_json_key(&js, "capacity_from");
+            gm_json_str(&js, "recorded_oom");
+        }
         if (j->plan != NULL) {
             const gm_scale_report_t *sr = gm_scale_plan_report(j->plan);
             gm_json_key(&js, "from");
@@ -478,7 +487,7 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
                 gm_json_null(&js);
             gm_json_key(&js, "at_edge");
             gm_json_bool(&js, r->best && peak <= j->capacity &&
-                                  (double)(j->capacity - peak) < 0.02 * (double)dev->total);
+                                  (double)(j->capacity - peak) < 0.02 * (double)total);
             gm_json_key(&js, "probes");
             gm_json_u64(&js, r->probes);
             gm_json_end_object(&js);
@@ -494,7 +503,14 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
                gm__cli_s(gm__cli_captures_label(j->caps, sr->base)));
         for (size_t i = 0; i < j->ncaps; i++)
             printf(" '%s'", gm__cli_s(gm__cli_captures_label(j->caps, i)));
-        printf("), on %s (%s)\n", device ? device : "capacity", gm__cli_size(dev->total));
+        if (j->at_oom >= 0) {
+            printf("), on the device of '%s'",
+                   gm__cli_s(gm__cli_captures_label(j->caps, (size_t)j->at_oom)));
+            gm__cli_oom_capacity_note(total);
+            printf("\n");
+        } else {
+            printf("), on %s (%s)\n", device ? device : "capacity", gm__cli_size(total));
+        }
     } else {
     printf("largest %s with no OOM: %s, ", what, j->cfg.model);
     if (j->vary_seq)
@@ -507,12 +523,12 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
            gm_synth_name(GM_SYNTH_LIST_MODE, j->cfg.mode),
            gm_synth_name(GM_SYNTH_LIST_PRECISION, j->cfg.precision), j->cfg.steps,
            j->cfg.warm ? "warm" : "cold", j->cfg.steps == 1 ? "" : "s",
-           device ? device : "capacity", gm__cli_size(dev->total));
+           device ? device : "capacity", gm__cli_size(total));
     fit_config_line(&j->cfg);
     }
     if (dev->reserve)
         printf("the policies get %s: %s less %s outside the allocator (%s)\n",
-               gm__cli_size(j->capacity), gm__cli_size(dev->total), gm__cli_size(dev->reserve),
+               gm__cli_size(j->capacity), gm__cli_size(total), gm__cli_size(dev->reserve),
                dev->reserve_given ? "--reserve" : "the preset's CUDA context, an estimate");
     printf("\n");
     int said = 0; /* how sure each answer is (issue 30) */
@@ -565,11 +581,11 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         const fit_result_t *r = &res[i];
         uint64_t peak = r->ops ? r->m.peak_reserved : r->load;
         if (r->best && r->ops && peak <= j->capacity &&
-            (double)(j->capacity - peak) < 0.02 * (double)dev->total)
+            (double)(j->capacity - peak) < 0.02 * (double)total)
             printf("'%s' %s %" PRIu64 " is at the edge: %s left of %s (under 2%%); anything more "
                    "outside the allocator is an OOM\n",
                    r->ops->name, what, r->best, gm__cli_size(j->capacity - peak),
-                   gm__cli_size(dev->total));
+                   gm__cli_size(total));
     }
 }
 
@@ -602,6 +618,7 @@ int gm__cmd_fit(int argc, char **argv)
     gm__synth_opts_init(&so);
     fit_job_t job;
     memset(&job, 0, sizeof job);
+    job.at_oom = -1;
     const gm_policy_ops_t **sel = calloc(gm_policy_count() + 1, sizeof *sel);
     job.params = calloc((size_t)argc + 1, sizeof *job.params);
     fit_result_t *res = NULL;
@@ -695,7 +712,7 @@ int gm__cmd_fit(int argc, char **argv)
                                                             "(CAPTURE CAPTURE...)");
         goto out;
     }
-    if (job.capacity == 0) {
+    if (job.capacity == 0 && !from) { /* --from: a capture's recorded OOM may give it */
         rc = gm__cli_usage_error(fit_usage, "missing --capacity or --device");
         goto out;
     }
@@ -777,6 +794,27 @@ int gm__cmd_fit(int argc, char **argv)
         job.plan = gm__cli_captures_plan(caps);
         job.caps = caps;
         job.ncaps = n;
+        /* without --capacity or --device, the capacity the first capture
+         * with a recorded OOM fixes (as replay, compare and sweep take it) */
+        for (size_t k = 0; job.capacity == 0 && k < n; k++) {
+            gm_trace_info_t info;
+            gm_error_t e = {0};
+            gm_replay_config_t oc;
+            gm_replay_config_default(&oc);
+            if (gm_store_find(gm__cli_captures_store(caps, k), gm__cli_captures_trace(caps, k),
+                              &info, &e) != 0)
+                continue;
+            if (gm_replay_config_at_oom(&oc, info.attrs)) {
+                job.capacity = oc.device.capacity;
+                job.at_oom = (ssize_t)k;
+            }
+            gm_trace_info_release(&info);
+        }
+        if (job.capacity == 0) {
+            rc = gm__cli_usage_error(fit_usage, "missing --capacity or --device (no capture "
+                                                "recorded an OOM, whose capacity would do)");
+            goto out;
+        }
         const gm_scale_report_t *sr = gm_scale_plan_report(job.plan);
         gm_error_t e = {0};
         uint64_t probe_s = job.vary_seq ? 1 : 0, probe_b = job.vary_seq ? 0 : 1;

@@ -246,8 +246,7 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
                d->preset ? d->preset->name : "", d->preset ? ": " : "", gm__cli_size(d->total),
                gm__cli_size(d->reserve));
     else if (dev->capacity && cfg_oom)
-        printf(", capacity %s (from the recorded OOM: reserved then + the device's free bytes)",
-               gm__cli_size(dev->capacity));
+        gm__cli_oom_capacity_note(dev->capacity);
     else if (dev->capacity)
         printf(", capacity %s", gm__cli_size(dev->capacity));
     printf("\n\n");
@@ -300,19 +299,11 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     }
     for (size_t i = 0; cfg_oom && i < n; i++) {
         uint64_t failed, asked = gm_replay_recorded_ooms(r, i, &failed);
-        if (asked)
-            printf("'%s': the recorded OOM%s asked again: %" PRIu64 " of %" PRIu64
-                   " failed as recorded, %" PRIu64 " served\n",
-                   labels ? labels[i] : gm_replay_params(r, i)->ops->name,
-                   asked == 1 ? "" : "s", failed, asked, asked - failed);
+        gm__cli_oom_asked(labels ? labels[i] : gm_replay_params(r, i)->ops->name, asked, failed);
     }
-    for (size_t i = 0; i < n; i++) {
-        const gm_metrics_t *m = gm_replay_metrics(r, i);
-        if (m->ooms)
-            printf("'%s' ran out of memory %" PRIu64 " time%s, first at event %" PRId64 "\n",
-                   labels ? labels[i] : gm_replay_params(r, i)->ops->name, m->ooms,
-                   m->ooms == 1 ? "" : "s", m->first_oom_event);
-    }
+    for (size_t i = 0; i < n; i++)
+        gm__cli_oom_count(labels ? labels[i] : gm_replay_params(r, i)->ops->name,
+                          gm_replay_metrics(r, i));
     /* A label cut to fit the table is given whole below it. */
     for (size_t i = 0; labels && peers && i < n; i++) {
         char cut[GM_LABEL_MAX * 4];
@@ -527,88 +518,6 @@ static void replay_json_starts(gm_json_t *j, const gm_start_compare_t *c)
     gm_json_end_object(j);
 }
 
-static void replay_json_oom(gm_json_t *j, const gm_oom_report_t *o)
-{
-    gm_json_key(j, "oom");
-    gm_json_begin_object(j);
-    gm_json_key(j, "event");
-    gm_json_i64(j, o->event);
-    gm_json_key(j, "request");
-    gm_json_u64(j, o->request);
-    gm_json_key(j, "reserved");
-    gm_json_u64(j, o->reserved);
-    gm_json_key(j, "segments");
-    gm_json_begin_array(j);
-    for (size_t i = 0; o->walked && i < o->nsegments; i++) {
-        const gm_oom_segment_t *sg = &o->segments[i];
-        if (sg->free_bytes == 0)
-            continue;
-        gm_json_begin_object(j);
-        gm_json_key(j, "addr");
-        gm_json_u64(j, sg->addr);
-        gm_json_key(j, "size");
-        gm_json_u64(j, sg->size);
-        gm_json_key(j, "free");
-        gm_json_u64(j, sg->free_bytes);
-        gm_json_key(j, "largest_free");
-        gm_json_u64(j, sg->largest_free);
-        gm_json_key(j, "serves");
-        gm_json_bool(j, sg->serves);
-        gm_json_key(j, "live");
-        gm_json_begin_array(j);
-        for (size_t k = 0; k < sg->n; k++) {
-            const gm_oom_block_t *b = &o->blocks[sg->first + k];
-            if (!b->allocated)
-                continue;
-            gm_json_begin_object(j);
-            gm_json_key(j, "addr");
-            gm_json_u64(j, b->addr);
-            gm_json_key(j, "size");
-            gm_json_u64(j, b->size);
-            gm_json_key(j, "id");
-            if (b->id != UINT64_MAX)
-                gm_json_u64(j, b->id);
-            else
-                gm_json_null(j);
-            gm_json_key(j, "site"); /* the frame the text and the report show */
-            if (b->frames) {
-                char f[512];
-                gm_site_frame(b->frames, f, sizeof f);
-                gm_json_str(j, f);
-            } else {
-                gm_json_null(j);
-            }
-            gm_json_key(j, "frames");
-            if (b->frames)
-                gm_json_str(j, b->frames);
-            else
-                gm_json_null(j);
-            gm_json_end_object(j);
-        }
-        gm_json_end_array(j);
-        gm_json_end_object(j);
-    }
-    gm_json_end_array(j);
-    gm_json_key(j, "would_fit");
-    gm_json_begin_array(j);
-    for (size_t i = 0; i < o->nfits_tried; i++)
-        if (o->fits[i].ooms == 0) {
-            gm_json_begin_object(j);
-            gm_json_key(j, "setting");
-            gm_json_str(j, o->fits[i].setting);
-            gm_json_key(j, "peak_reserved");
-            gm_json_u64(j, o->fits[i].peak_reserved);
-            gm_json_end_object(j);
-        }
-    gm_json_end_array(j);
-    gm_json_key(j, "best");
-    if (o->best_fit >= 0)
-        gm_json_str(j, o->fits[o->best_fit].setting);
-    else
-        gm_json_null(j);
-    gm_json_end_object(j);
-}
-
 static void replay_json(const char *name, gm_replay_t *r, const gm_device_config_t *dev,
                         int cfg_oom, int timeline, const int64_t *run_ids,
                         const gm_gpu_measured_t *measured, const replay_advice_run_t *adv)
@@ -659,13 +568,7 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
         gm_metrics_write_json(&j, gm_replay_metrics(r, i));
         if (cfg_oom) {
             uint64_t failed, asked = gm_replay_recorded_ooms(r, i, &failed);
-            gm_json_key(&j, "recorded_ooms");
-            gm_json_begin_object(&j);
-            gm_json_key(&j, "asked");
-            gm_json_u64(&j, asked);
-            gm_json_key(&j, "failed");
-            gm_json_u64(&j, failed);
-            gm_json_end_object(&j);
+            gm__cli_oom_asked_json(&j, asked, failed);
         }
         if (d->given) { /* total − reserve − peak reserved; negative: short */
             gm_json_key(&j, "margin");
@@ -682,7 +585,7 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
         if (adv && adv[i].start)
             replay_json_starts(&j, &adv[i].starts);
         if (adv && adv[i].oom)
-            replay_json_oom(&j, &adv[i].oom_report);
+            gm__cli_oom_json(&j, &adv[i].oom_report);
         if (adv && adv[i].fits_with) {
             gm_json_key(&j, "fits_with");
             gm_json_u64(&j, adv[i].fits_with);
@@ -789,21 +692,20 @@ static int replay_defrag_arg(const char *text, gm_replay_config_t *cfg)
                                text);
 }
 
-/* Create the replay with every selected policy; GM_CLI_* status. */
-/* The capacity trace `name`'s recorded OOM gives its allocator (the
- * attribute oom_capacity: bytes reserved then + the device's free bytes),
- * or 0 when it recorded none. */
-static uint64_t replay_oom_capacity(gm_store_t *s, const char *name)
+/* Whether trace `name`'s recorded OOM fixes cfg's capacity (set then:
+ * gm_replay_config_at_oom), as no --capacity or --device was given. */
+static int replay_at_oom(gm_store_t *s, const char *name, gm_replay_config_t *cfg)
 {
     gm_trace_info_t info;
     gm_error_t err = {0};
     if (gm_store_find(s, name, &info, &err) != 0)
         return 0; /* the replay says what is wrong with it */
-    int64_t cap = gm_attr_int(info.attrs, GM_ATTR_OOM_CAPACITY);
+    int at = gm_replay_config_at_oom(cfg, info.attrs);
     gm_trace_info_release(&info);
-    return cap > 0 ? (uint64_t)cap : 0;
+    return at;
 }
 
+/* Create the replay with every selected policy; GM_CLI_* status. */
 static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, gm_replay_t **out)
 {
     gm_params_t *sets = calloc(a->nops, sizeof *sets);
@@ -874,7 +776,6 @@ int gm__cmd_replay(int argc, char **argv)
     const char *trace = NULL;
     int json = 0, timeline = 0, save = 0, on_gpu = 0, ncapacity = 0, c, rc = GM_CLI_OK;
     int granularity_given = 0;
-    uint64_t oom_capacity = 0; /* the device's capacity, from the trace's recorded OOM */
     size_t kept = 0;
     gm_gpu_options_t gpu = {0};
     gm_gpu_measured_t measured;
@@ -1003,11 +904,9 @@ int gm__cmd_replay(int argc, char **argv)
                (rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s)) ||
                (rc = gm__cli_pick_trace(s, replay_usage, trace, &name))) {
         goto out;
-    } else if (ncapacity == 0 && (oom_capacity = replay_oom_capacity(s, name)) != 0) {
+    } else if (ncapacity == 0 && replay_at_oom(s, name, &cfg)) {
         /* the capacity the recorded OOM fixes: the runs are set up again
          * on a device of that size, which asks for the failed requests */
-        cfg.device.capacity = oom_capacity;
-        cfg.recorded_ooms = 1;
         gm_replay_destroy(r);
         r = NULL;
         if ((rc = replay_setup(&a, &cfg, &r)))

@@ -263,6 +263,11 @@ const char *gm__cli_captures_trace(const gm__cli_captures_t *c, size_t i)
     return i < c->n ? c->in[i].trace : NULL;
 }
 
+gm_store_t *gm__cli_captures_store(const gm__cli_captures_t *c, size_t i)
+{
+    return i < c->n ? c->in[i].store : NULL;
+}
+
 int gm__cli_captures_band(const gm__cli_captures_t *c, int vary_seq, uint64_t value,
                           const char *policy, uint64_t peak, uint64_t capacity)
 {

@@ -66,7 +66,8 @@ static const char sweep_usage[] =
     "                          policy's defaults are always swept (the baseline)\n"
     "  -P, --param P.KEY=V,... parameter values of policy P, one configuration\n"
     "                          per value (several keys: every combination)\n"
-    "      --capacity SIZE     device capacity (default unlimited)\n"
+    "      --capacity SIZE     device capacity (default unlimited; a trace whose\n"
+    "                          snapshot recorded an OOM: the capacity it fixes)\n"
     "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
     "      --reserve SIZE      held outside the allocator (the CUDA context;\n"
     "                          default: the preset's, 0 with --capacity): the\n"
@@ -483,6 +484,12 @@ int gm__cmd_sweep(int argc, char **argv)
         gm_json_u64(&j, nsets - given);
         gm_json_key(&j, "same_content");
         gm_json_u64(&j, sum.same_content);
+        if (sum.at_oom) { /* traces run at the capacity their recorded OOM fixes */
+            gm_json_key(&j, "capacity_from");
+            gm_json_str(&j, "recorded_oom");
+            gm_json_key(&j, "recorded_oom_traces");
+            gm_json_u64(&j, sum.at_oom);
+        }
         if (sum.plans[0] + sum.plans[1] + sum.plans[2] > 0) {
             gm_json_key(&j, "plans");
             gm_json_begin_object(&j);
@@ -502,6 +509,14 @@ int gm__cmd_sweep(int argc, char **argv)
         if (cfg.nshards > 1)
             printf(", shard %u/%u: %zu runs", cfg.shard + 1, cfg.nshards, sum.runs);
         printf("\n");
+        if (sum.at_oom) {
+            printf("trace '%s'", gm__cli_s(sum.at_oom_trace));
+            gm__cli_oom_capacity_note(sum.at_oom_capacity);
+            if (sum.at_oom > 1)
+                printf("; %zu more trace%s at their own", sum.at_oom - 1,
+                       sum.at_oom == 2 ? "" : "s");
+            printf("\n");
+        }
         for (size_t i = 0; i < nsets; i++) {
             if (!gm_policy_has_start(sets[i].ops))
                 continue;

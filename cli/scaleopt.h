@@ -28,6 +28,7 @@ int gm__cli_captures_open(const char *usage, char **args, size_t n, const uint64
 gm_scale_plan_t *gm__cli_captures_plan(const gm__cli_captures_t *c);
 const char *gm__cli_captures_label(const gm__cli_captures_t *c, size_t i);
 const char *gm__cli_captures_trace(const gm__cli_captures_t *c, size_t i);
+gm_store_t *gm__cli_captures_store(const gm__cli_captures_t *c, size_t i);
 void gm__cli_captures_close(gm__cli_captures_t *c);
 
 /* For `fit --from`: print how sure its answer is, "'caching': seq 2900 fits

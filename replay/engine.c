@@ -52,6 +52,7 @@
 
 #include "base/idmap.h"
 #include "gmsim/advice.h"
+#include "gmsim/attrs.h"
 #include "store/store.h"
 
 #include "replay/engine.h"
@@ -73,6 +74,16 @@ void gm_replay_config_default(gm_replay_config_t *cfg)
     /* GM_DEBUG=1 checks every policy at the end, GM_DEBUG=2 after every event. */
     const char *debug = getenv("GM_DEBUG");
     cfg->check_level = debug ? atoi(debug) : 0;
+}
+
+int gm_replay_config_at_oom(gm_replay_config_t *cfg, const char *attrs)
+{
+    int64_t cap = attrs ? gm_attr_int(attrs, GM_ATTR_OOM_CAPACITY) : -1;
+    if (cfg->device.capacity != 0 || cap <= 0)
+        return 0;
+    cfg->device.capacity = (uint64_t)cap;
+    cfg->recorded_ooms = 1;
+    return 1;
 }
 
 int gm_replay_create(const gm_replay_config_t *cfg, gm_replay_t **out, gm_error_t *err)

@@ -67,6 +67,7 @@ typedef struct sweep_trace {
     char *name;
     char digest[33];
     uint64_t events;
+    char *device; /* the capacity its recorded OOM fixes (gm_device_json), NULL: the sweep's */
 } sweep_trace_t;
 
 typedef struct sweep_task {
@@ -319,9 +320,17 @@ static void sweep_worker_main(const gm_sweep_config_t *cfg, const sweep_trace_t 
         int rc = 0;
         if (stores[t->input] == NULL)
             rc = gm_store_open(cfg->inputs[t->input], GM_STORE_READONLY, &stores[t->input], &err);
+        gm_replay_config_t tcfg = rcfg;
+        if (t->device) { /* the capacity its recorded OOM fixes */
+            gm_trace_info_t info;
+            if (rc == 0 && (rc = gm_store_find(stores[t->input], t->name, &info, &err)) == 0) {
+                gm_replay_config_at_oom(&tcfg, info.attrs);
+                gm_trace_info_release(&info);
+            }
+        }
         gm_compare_trace_t res;
         if (rc == 0)
-            rc = gm_compare_trace(stores[t->input], t->name, sets, nsets, &rcfg, &res, &err);
+            rc = gm_compare_trace(stores[t->input], t->name, sets, nsets, &tcfg, &res, &err);
         if (rc) {
             if (sweep_send_error(result_fd, rc, err.msg))
                 _exit(5);
@@ -454,7 +463,7 @@ static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch
                                .trace_digest = t->digest,
                                .policy = st->cfg->sets[m->set].ops->name,
                                .params = st->params[m->set],
-                               .device = st->device,
+                               .device = t->device ? t->device : st->device,
                                .metrics = metrics,
                                .timeline = b->pts[i],
                                .npoints = m->npoints};
@@ -516,7 +525,7 @@ static size_t sweep_prune(sweep_state_t *st, sweep_task_t *task)
         int64_t id;
         /* an error here (other than not found) is left to the save */
         if (gm_store_find_run(st->out, t->digest, st->cfg->sets[k].ops->name, st->params[k],
-                              st->device, NULL, &id, &err) == 0) {
+                              t->device ? t->device : st->device, NULL, &id, &err) == 0) {
             gm_shard_record_t rec = st->record;
             rec.done++;
             if (gm_store_put_shard(st->out, &rec, &err) != 0) {
@@ -779,10 +788,23 @@ static int sweep_list(sweep_state_t *st)
             t->input = i;
             t->events = list[k].events;
             memcpy(t->digest, list[k].digest, sizeof t->digest);
-            if ((t->name = strdup(list[k].name)) == NULL)
+            t->device = NULL;
+            /* without a capacity, the one its recorded OOM fixes: its runs
+             * are stored with that device */
+            gm_replay_config_t oc = {.device = cfg->device};
+            int at_oom = gm_replay_config_at_oom(&oc, list[k].attrs);
+            if ((t->name = strdup(list[k].name)) == NULL ||
+                (at_oom && (t->device = gm_device_json(&oc.device)) == NULL)) {
+                free(t->name);
                 rc = gm_error_set(st->err, GM_ENOMEM, "out of memory");
-            else
+            } else {
                 st->ntraces++;
+                if (at_oom && st->sum->at_oom++ == 0) {
+                    snprintf(st->sum->at_oom_trace, sizeof st->sum->at_oom_trace, "%s",
+                             list[k].name);
+                    st->sum->at_oom_capacity = oc.device.capacity;
+                }
+            }
         }
         gm_trace_info_free_list(list, n);
         if (rc)
@@ -798,8 +820,10 @@ int gm_sweep_count_traces(const gm_sweep_config_t *cfg, size_t *n, gm_error_t *e
     sweep_state_t st = {.cfg = cfg, .sum = &sum, .err = err};
     int rc = sweep_list(&st);
     *n = st.ntraces;
-    for (size_t i = 0; i < st.ntraces; i++)
+    for (size_t i = 0; i < st.ntraces; i++) {
         free(st.traces[i].name);
+        free(st.traces[i].device);
+    }
     free(st.traces);
     return rc;
 }
@@ -918,7 +942,7 @@ static int sweep_run(const gm_sweep_config_t *cfg, gm_sweep_summary_t *sum, gm_e
         st.prog.runs_total++;
         st.prog.work_total += t->events;
         rc = gm_store_find_run(st.out, t->digest, cfg->sets[k].ops->name, st.params[k],
-                               st.device, NULL, NULL, err);
+                               t->device ? t->device : st.device, NULL, NULL, err);
         if (rc == 0) {
             sum->reused++;
             st.prog.runs_done++;
@@ -1007,8 +1031,10 @@ out:
         free(st.params[i]);
     free(st.params);
     free(st.device);
-    for (size_t i = 0; i < st.ntraces; i++)
+    for (size_t i = 0; i < st.ntraces; i++) {
         free(st.traces[i].name);
+        free(st.traces[i].device);
+    }
     free(st.traces);
     free(events);
     free(shard);

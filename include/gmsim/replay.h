@@ -200,6 +200,14 @@ typedef struct gm_replay gm_replay_t;
 
 void gm_replay_config_default(gm_replay_config_t *cfg);
 
+/* The capacity a trace's recorded OOM fixes (its "oom_capacity"
+ * attribute; attrs as gm_trace_info_t's): when cfg's device is unlimited
+ * (capacity 0: no capacity was given) and the trace has one, cfg's
+ * capacity becomes it and recorded_ooms 1.  Returns 1 then, 0 (cfg as it
+ * was) otherwise.  What replay, compare, sweep and fit do without
+ * --capacity or --device. */
+int gm_replay_config_at_oom(gm_replay_config_t *cfg, const char *attrs);
+
 /* Create an engine (cfg NULL: defaults).  GM_ENOMEM; the caller destroys
  * *out. */
 int gm_replay_create(const gm_replay_config_t *cfg, gm_replay_t **out, gm_error_t *err);

@@ -171,6 +171,7 @@ typedef struct gm_compare_run {
     gm_plan_info_t plan;  /* offset and size NULL: only the figures are kept */
     int warm;              /* gm_replay_started_warm: 1 from the recorded layout */
     uint64_t layout_unfit; /* the layout's bytes when it did not fit the capacity */
+    uint64_t oom_asked, oom_failed; /* gm_replay_recorded_ooms (cfg->recorded_ooms) */
 } gm_compare_run_t;
 
 typedef struct gm_compare_trace {
@@ -240,6 +241,12 @@ typedef struct gm_sweep_summary {
                             one listed before (swept once, for both) */
     char same_note[512]; /* the first of them: "'b' in 'y.db' has the same
                             events as 'a' in 'x.db'" ("" when none) */
+    /* Traces replayed at the capacity their recorded OOM fixes (the device
+     * has none: gm_replay_config_at_oom), their runs stored with it; the
+     * first of them and its capacity. */
+    size_t at_oom;
+    char at_oom_trace[256];
+    uint64_t at_oom_capacity;
     /* The plans of the planners' runs that ran now (reused runs are not
      * read back): how many of each gm_plan_status_t, and the largest gap
      * ((peak - lower_bound) / lower_bound) of those not proved optimal. */

@@ -44,7 +44,7 @@ Missing or bad arguments are usage errors:
   usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
                    [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]
                    [--json]
-         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] [--capacity SIZE|--device NAME]
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]
   [2]
@@ -53,7 +53,7 @@ Missing or bad arguments are usage errors:
   usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
                    [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]
                    [--json]
-         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] [--capacity SIZE|--device NAME]
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]
   [2]
@@ -62,7 +62,7 @@ Missing or bad arguments are usage errors:
   usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
                    [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]
                    [--json]
-         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] [--capacity SIZE|--device NAME]
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]
   [2]
@@ -71,7 +71,7 @@ Missing or bad arguments are usage errors:
   usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
                    [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]
                    [--json]
-         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] [--capacity SIZE|--device NAME]
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]
   [2]
@@ -112,7 +112,7 @@ synthesizer's own answer, probe for probe:
   usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
                    [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]
                    [--json]
-         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] [--capacity SIZE|--device NAME]
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]
   [2]
@@ -121,7 +121,7 @@ synthesizer's own answer, probe for probe:
   usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
                    [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]
                    [--json]
-         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] [--capacity SIZE|--device NAME]
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]
   [2]
