@@ -323,15 +323,20 @@ int gm__cli_pick_trace_as(gm_store_t *s, const char *usage, const char *name, in
         *out = strdup(list[which].name);
         if (*out == NULL)
             rc = gm__cli_error("out of memory");
-    } else if (name != NULL && matched == 0) {
-        if (strpbrk(name, "*?[") != NULL)
-            rc = gm__cli_error("no trace matches '%s' in '%s'", name, gm_store_path(s));
-        else { /* gm_store_find's: no such trace; and the nearest names */
-            gm__suggest_t sg;
-            gm__suggest_init(&sg, name);
-            for (size_t i = 0; i < n; i++)
-                gm__suggest_add(&sg, list[i].name);
+    } else if (name != NULL && matched == 0 && n > 0) {
+        /* gm_store_find's: no such trace; and the nearest names, or all of them */
+        gm__suggest_t sg;
+        gm__suggest_init(&sg, name);
+        for (size_t i = 0; i < n; i++)
+            gm__suggest_add(&sg, list[i].name);
+        char near[4 * (GM__SUGGEST_MAX_LEN + 8)];
+        if (strpbrk(name, "*?[") == NULL && gm__suggest_text(&sg, near, sizeof near) != NULL) {
             rc = gm__cli_error("%s", gm__suggest_append(&sg, err.msg, sizeof err.msg));
+        } else {
+            cli_trace_names(list, n, NULL, names, sizeof names);
+            rc = gm__cli_error("no trace %s '%s' in '%s', which holds %zu: %s",
+                               strpbrk(name, "*?[") ? "matches" : "named", name, gm_store_path(s),
+                               n, names);
         }
     } else if (n == 0) {
         rc = gm__cli_error("no traces in '%s'", gm_store_path(s));
@@ -347,6 +352,37 @@ int gm__cli_pick_trace_as(gm_store_t *s, const char *usage, const char *name, in
     }
     gm_trace_info_free_list(list, n);
     return rc;
+}
+
+int gm__cli_no_trace(const char *glob, char *const *dbs, size_t n)
+{
+    if (glob == NULL)
+        return gm__cli_error("no traces in the stores given");
+    char names[GM_ERROR_MSG_MAX] = "";
+    size_t used = 0, total = 0;
+    for (size_t d = 0; d < n; d++) {
+        gm_store_t *s;
+        gm_trace_info_t *list;
+        size_t k;
+        gm_error_t err = {0};
+        if (gm_store_open(dbs[d], GM_STORE_READONLY, &s, &err) != 0)
+            continue;
+        if (gm_store_list(s, &list, &k, &err) == 0) {
+            if (used + 8 < sizeof names)
+                cli_trace_names(list, k, NULL, names + used + (used ? 2 : 0),
+                                sizeof names - used - (used ? 2 : 0));
+            if (used && k && used + 8 < sizeof names)
+                memcpy(names + used, ", ", 2);
+            used = strlen(names);
+            total += k;
+            gm_trace_info_free_list(list, k);
+        }
+        gm_store_close(s);
+    }
+    if (total == 0)
+        return gm__cli_error("no trace matches '%s': the stores given hold none", glob);
+    return gm__cli_error("no trace matches '%s' in the stores given, which hold %zu: %s", glob,
+                         total, names);
 }
 
 void gm__cli_remove_store(const char *db)

@@ -245,6 +245,11 @@ char *gm__cli_runs_path(const char *db);
 /* Open a store, printing the library's message on failure (GM_CLI_ERROR). */
 int gm__cli_open_store(const char *path, unsigned flags, gm_store_t **out);
 
+/* The error for a --trace GLOB that matched nothing in the stores dbs[0..n)
+ * (or, glob NULL, stores without traces): the names they hold, as far as
+ * they fit.  GM_CLI_ERROR. */
+int gm__cli_no_trace(const char *glob, char *const *dbs, size_t n);
+
 /*
  * The trace to work on: the one --trace `name` picks (gm_trace_match: its
  * name, or a glob matching only it), else the store's only trace.  On

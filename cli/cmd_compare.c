@@ -81,6 +81,7 @@ typedef struct compare_item {
     gm_compare_trace_t res;
     size_t oom_run;     /* the first run with OOMs, explained in oom (SIZE_MAX: none) */
     gm_oom_report_t oom;
+    uint64_t fits_with; /* its peak reserved on an unlimited device (0: not known) */
 } compare_item_t;
 
 /* Index of the run with the least peak reserved among the contenders,
@@ -168,7 +169,10 @@ static void compare_block(const compare_item_t *it)
         if (t->runs[i].has_plan)
             gm__cli_plan_line(t->runs[i].label, &t->runs[i].plan);
     size_t w = compare_winner(t);
-    if (w != SIZE_MAX) {
+    if (w != SIZE_MAX && t->runs[w].metrics.ooms) {
+        printf("no configuration fits in %s: every one ran out of memory\n",
+               gm__cli_size(it->capacity));
+    } else if (w != SIZE_MAX) {
         const gm_compare_run_t *r = &t->runs[w];
         printf("least reserved (of the policies that cache): %s, %s (%+.1f%% above load)\n", r->label,
                gm__cli_size(r->metrics.peak_reserved), r->metrics.overhead * 100.0);
@@ -176,6 +180,8 @@ static void compare_block(const compare_item_t *it)
     gm__cli_torch_print(&t->torch);
     if (it->oom_run != SIZE_MAX)
         gm__cli_oom_print(&it->oom);
+    if (it->fits_with)
+        gm__cli_fits_with_print(it->fits_with, t->runs[it->oom_run].warm);
 }
 
 static int compare_by_seq(const void *a, const void *b)
@@ -187,13 +193,14 @@ static int compare_by_seq(const void *a, const void *b)
 }
 
 /* A pivot's table (align: its columns', kept until it is printed) and its
- * header row: the seq_len cells, the trace's name beside a seq_len two
- * traces share. */
+ * header row: policy, start, the seq_len cells, the trace's name beside a
+ * seq_len two traces share. */
 static void compare_pivot_head(gm__cli_table_t *t, const char *align, const compare_item_t *first,
                                size_t with)
 {
-    gm__cli_table_init(t, with + 1, align);
+    gm__cli_table_init(t, with + 2, align);
     gm__cli_table_cell(t, "policy");
+    gm__cli_table_cell(t, "start");
     for (size_t i = 0; i < with; i++) {
         int dup = (i > 0 && first[i - 1].res.seq_len == first[i].res.seq_len) ||
                   (i + 1 < with && first[i + 1].res.seq_len == first[i].res.seq_len);
@@ -203,6 +210,17 @@ static void compare_pivot_head(gm__cli_table_t *t, const char *align, const comp
         else
             gm__cli_table_cell(t, "%" PRId64, first[i].res.seq_len);
     }
+}
+
+/* Configuration c's start in a pivot: its runs' one start, or "mixed"
+ * (a layout that did not fit some capacity started cold; a line under the
+ * pivots says where). */
+static const char *compare_pivot_start(const compare_item_t *first, size_t with, size_t c)
+{
+    for (size_t i = 1; i < with; i++)
+        if (first[i].res.runs[c].warm != first[0].res.runs[c].warm)
+            return "mixed";
+    return gm__cli_start_name(first[0].res.runs[c].warm);
 }
 
 /* The planners' plans by seq_len (none printed when no run planned): the
@@ -225,6 +243,7 @@ static void compare_plan_pivot(const compare_item_t *first, size_t with, const c
         gm_label_cut(first->res.runs[c].label, peers, peers ? nconf : 0, GM_LABEL_MAX, "...",
                      cut, sizeof cut);
         gm__cli_table_cell(&t, "%s", cut);
+        gm__cli_table_cell(&t, "%s", compare_pivot_start(first, with, c));
         for (size_t i = 0; i < with; i++) {
             const gm_plan_info_t *pi = &first[i].res.runs[c].plan;
             if (pi->status == GM_PLAN_OPTIMAL)
@@ -258,12 +277,12 @@ static int compare_pivot(compare_item_t *items, size_t n)
     size_t figures[64], nfig = gm_metric_columns(GM_METRIC_PIVOT, figures);
     /* Configurations are the same for every trace, in the same order. */
     size_t nconf = first->res.nruns;
-    char *align = malloc(with + 2); /* the policy left, the figures right */
+    char *align = malloc(with + 3); /* the policy and start left, the figures right */
     if (align == NULL)
         return gm__cli_error("out of memory");
-    memset(align, 'r', with + 1);
-    align[0] = 'l';
-    align[with + 1] = '\0';
+    memset(align, 'r', with + 2);
+    align[0] = align[1] = 'l';
+    align[with + 2] = '\0';
     for (size_t f = 0; f < nfig; f++) {
         const gm_metric_desc_t *fd = gm_metric_at(figures[f]);
         printf("%s%s by seq_len\n\n", f ? "\n" : "", fd->title);
@@ -271,6 +290,7 @@ static int compare_pivot(compare_item_t *items, size_t n)
         compare_pivot_head(&t, align, first, with);
         if (fd->kind == GM_METRIC_BYTES) { /* beside bytes, the floor */
             gm__cli_table_cell(&t, "load");
+            gm__cli_table_cell(&t, "%s", "");
             for (size_t i = 0; i < with; i++)
                 gm__cli_table_cell(&t, "%s", gm__cli_size(first[i].res.load));
         }
@@ -280,6 +300,7 @@ static int compare_pivot(compare_item_t *items, size_t n)
             gm_label_cut(first->res.runs[c].label, peers, peers ? nconf : 0, GM_LABEL_MAX,
                          "...", cut, sizeof cut);
             gm__cli_table_cell(&t, "%s", cut);
+            gm__cli_table_cell(&t, "%s", compare_pivot_start(first, with, c));
             for (size_t i = 0; i < with; i++) {
                 char cell[64];
                 gm__cli_table_cell(&t, "%s", gm_metric_text(&first[i].res.runs[c].metrics,
@@ -292,6 +313,16 @@ static int compare_pivot(compare_item_t *items, size_t n)
     }
     compare_plan_pivot(first, with, align);
     free(align);
+    /* where a configuration's start is mixed: each seq_len's */
+    for (size_t c = 0, said = 0; c < nconf; c++) {
+        if (strcmp(compare_pivot_start(first, with, c), "mixed") != 0)
+            continue;
+        printf("%s'%s' started", said++ ? "" : "\n", first->res.runs[c].label);
+        for (size_t i = 0; i < with; i++)
+            printf("%s %s at %" PRId64, i ? "," : "", gm__cli_start_name(first[i].res.runs[c].warm),
+                   first[i].res.seq_len);
+        printf(" (cold where the recorded layout did not fit the capacity)\n");
+    }
     return GM_CLI_OK;
 }
 
@@ -331,8 +362,8 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
             gm_json_str(&j, "recorded_oom");
         }
         size_t w = compare_winner(t);
-        gm_json_key(&j, "winner");
-        if (w != SIZE_MAX)
+        gm_json_key(&j, "winner"); /* null: none, or every run ran out of memory */
+        if (w != SIZE_MAX && t->runs[w].metrics.ooms == 0)
             gm_json_str(&j, t->runs[w].label);
         else
             gm_json_null(&j);
@@ -360,8 +391,13 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
             free(m);
             if (items[i].at_oom)
                 gm__cli_oom_asked_json(&j, r->oom_asked, r->oom_failed);
-            if (k == items[i].oom_run) /* the first run with OOMs: its blockers */
+            if (k == items[i].oom_run) { /* the first run with OOMs: its blockers */
                 gm__cli_oom_json(&j, &items[i].oom);
+                if (items[i].fits_with) {
+                    gm_json_key(&j, "fits_with");
+                    gm_json_u64(&j, items[i].fits_with);
+                }
+            }
             if (r->has_plan) {
                 gm_json_key(&j, "plan");
                 gm_plan_write_json(&j, &r->plan);
@@ -586,22 +622,32 @@ int gm__cmd_compare(int argc, char **argv)
                 }
             }
             gm__cli_status_clear();
-            for (size_t r = 0; !csv && !by_seq && r < it->res.nruns; r++) {
-                if (it->res.runs[r].metrics.ooms == 0)
-                    continue;
-                /* the first run with OOMs: what blocks its first one, as replay says it */
+            /* the first run with OOMs, a contender's first (not native's
+             * or a planner's): what blocks its first one, as replay says it,
+             * and the device it needs */
+            size_t r = SIZE_MAX;
+            for (int pass = 0; pass < 2 && r == SIZE_MAX; pass++)
+                for (size_t q = 0; r == SIZE_MAX && q < it->res.nruns; q++)
+                    if (it->res.runs[q].metrics.ooms &&
+                        (pass || it->res.runs[q].ops->role < GM_ROLE_REFERENCE))
+                        r = q;
+            if (r != SIZE_MAX && !csv && !by_seq) {
                 gm__cli_status("explaining the first out-of-memory of '%s'...",
                                it->res.runs[r].label);
                 tcfg.progress = NULL;
                 int orc = gm_oom_explain(s, list[k].name, &sets[r], &tcfg, &it->oom, &err);
+                if (orc == 0) {
+                    it->oom_run = r;
+                    orc = gm__cli_unlimited_peak(s, list[k].name, &sets[r], it->res.runs[r].warm,
+                                                 &tcfg, &it->fits_with, &err);
+                }
                 gm__cli_status_clear();
                 if (orc != 0) {
                     gm_compare_trace_release(&it->res);
+                    if (it->oom_run != SIZE_MAX)
+                        gm_oom_report_release(&it->oom);
                     rc = gm__cli_error("%s", err.msg);
-                } else {
-                    it->oom_run = r;
                 }
-                break;
             }
             if (rc)
                 break;
@@ -613,8 +659,7 @@ int gm__cmd_compare(int argc, char **argv)
     if (rc)
         goto out;
     if (nitems == 0) {
-        rc = glob ? gm__cli_error("no trace matches '%s' in the stores given", glob)
-                  : gm__cli_error("no traces in the stores given");
+        rc = gm__cli_no_trace(glob, argv + optind, (size_t)(argc - optind));
         goto out;
     }
     if (json)

@@ -99,6 +99,7 @@ typedef struct fit_result {
     gm_metrics_t m;             /* at best */
     uint64_t load;
     unsigned probes;
+    int warm;                   /* at best: started from the recorded layout */
 } fit_result_t;
 
 typedef struct fit_job {
@@ -119,6 +120,7 @@ typedef struct fit_job {
     const gm__cli_captures_t *caps;
     size_t ncaps;
     ssize_t at_oom; /* --from without a capacity: the capture whose recorded OOM gave it, -1 none */
+    int warm;       /* the last probe replayed started from a recorded layout */
 } fit_job_t;
 
 /* The job's configuration at value v (of the sequence length or the batch). */
@@ -217,6 +219,7 @@ static int fit_replay(fit_job_t *j, const gm_policy_ops_t *ops, int *ok, gm_metr
             *m = *gm_replay_metrics(r, 0);
             *load = gm_replay_load(r);
             *ok = m->ooms == 0;
+            j->warm = gm_replay_started_warm(r, 0, NULL);
         }
     }
     if (r)
@@ -243,7 +246,7 @@ static int fit_replay_probe(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t c
         (rc = gm_replay_add(r, &p, err)) == 0 && (rc = gm_replay_trace(r, j->mem, "probe", err)) == 0) {
         *m = *gm_replay_metrics(r, 0);
         uint64_t unfit;
-        gm_replay_started_warm(r, 0, &unfit);
+        j->warm = gm_replay_started_warm(r, 0, &unfit);
         /* one start for every probe: a warm probe whose scaled layout does
          * not fit the device (replayed cold instead) does not fit */
         *ok = m->ooms == 0 && unfit == 0;
@@ -348,6 +351,7 @@ static int fit_search(fit_job_t *j, fit_result_t *res, uint64_t max, gm_error_t 
         good = v;
         res->m = m;
         res->load = load;
+        res->warm = j->warm;
         if (v == max)
             break;
         v = v > max / 2 ? max : 2 * v;
@@ -361,6 +365,7 @@ static int fit_search(fit_job_t *j, fit_result_t *res, uint64_t max, gm_error_t 
             good = mid;
             res->m = m;
             res->load = load;
+            res->warm = j->warm;
         } else {
             bad = mid;
         }
@@ -461,6 +466,8 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
             gm_json_begin_object(&js);
             gm_json_key(&js, "policy");
             gm_json_str(&js, r->ops ? r->ops->name : NULL);
+            gm_json_key(&js, "start"); /* of the probe at best; null: the bound, or none fits */
+            gm_json_str(&js, r->ops && r->best ? gm__cli_start_name(r->warm) : NULL);
             gm_json_key(&js, what);
             gm_json_u64(&js, r->best);
             gm_json_key(&js, "first_oom_at");
@@ -541,8 +548,9 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
     if (said)
         printf("\n");
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 8, "lrrrrrrr");
+    gm__cli_table_init(&t, 9, "llrrrrrrr");
     gm__cli_table_cell(&t, "policy");
+    gm__cli_table_cell(&t, "start");
     gm__cli_table_cell(&t, "%s", what);
     gm__cli_table_cell(&t, "peak requested");
     gm__cli_table_cell(&t, "peak reserved");
@@ -553,6 +561,7 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
     for (size_t i = 0; i < n; i++) {
         const fit_result_t *r = &res[i];
         gm__cli_table_cell(&t, "%s", r->ops ? r->ops->name : "(requested)");
+        gm__cli_table_cell(&t, "%s", r->ops && r->best ? gm__cli_start_name(r->warm) : "-");
         gm__cli_table_cell(&t, "%" PRIu64, r->best);
         gm__cli_table_cell(&t, "%s", r->best ? gm__cli_size(r->load) : "-");
         gm__cli_table_cell(&t, "%s", r->best && r->ops ? gm__cli_size(r->m.peak_reserved) : "-");

@@ -287,7 +287,10 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     gm__cli_table_release(&t);
     for (size_t i = 0; d->given && i < n; i++) {
         char margin[256];
-        gm__cli_margin(gm_replay_metrics(r, i)->peak_reserved, margin, sizeof margin);
+        if (gm_replay_metrics(r, i)->ooms) /* its peak is the capacity's: no margin */
+            snprintf(margin, sizeof margin, "does not fit: it ran out of memory (below)");
+        else
+            gm__cli_margin(gm_replay_metrics(r, i)->peak_reserved, margin, sizeof margin);
         printf("'%s' %s\n", labels ? labels[i] : gm_replay_params(r, i)->ops->name, margin);
     }
     for (size_t i = 0; i < n; i++) {
@@ -571,6 +574,8 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
             gm__cli_oom_asked_json(&j, asked, failed);
         }
         if (d->given) { /* total − reserve − peak reserved; negative: short */
+            gm_json_key(&j, "fits"); /* no OOM: the margin below means what it says */
+            gm_json_bool(&j, gm_replay_metrics(r, i)->ooms == 0);
             gm_json_key(&j, "margin");
             gm_json_i64(&j, (int64_t)(d->total - d->reserve) -
                                 (int64_t)gm_replay_metrics(r, i)->peak_reserved);
@@ -945,21 +950,8 @@ int gm__cmd_replay(int argc, char **argv)
         for (size_t i = 0; adv.runs && i < gm_replay_count(r); i++) {
             if (adv.runs[i].oom)
                 gm__cli_oom_print(&adv.runs[i].oom_report);
-            if (adv.runs[i].fits_with) {
-                const gm__cli_device_t *d = gm__cli_device();
-                char need[64];
-                snprintf(need, sizeof need, "%s", gm__cli_size(adv.runs[i].fits_with));
-                if (d->given && d->reserve) /* the device holds the reserve too */
-                    printf("  it fits on a device of %s or more: %s for the allocator (its peak "
-                           "reserved on an unlimited device, %s) and the reserve of %s\n",
-                           gm__cli_size(adv.runs[i].fits_with + d->reserve), need,
-                           gm_replay_started_warm(r, i, NULL) ? "warm" : "cold",
-                           gm__cli_size(d->reserve));
-                else
-                    printf("  it fits on a device of %s or more (its peak reserved on an "
-                           "unlimited device, %s)\n",
-                           need, gm_replay_started_warm(r, i, NULL) ? "warm" : "cold");
-            }
+            if (adv.runs[i].fits_with)
+                gm__cli_fits_with_print(adv.runs[i].fits_with, gm_replay_started_warm(r, i, NULL));
             if (adv.runs[i].start)
                 gm__cli_start_print(gm_replay_params(r, i)->ops->name, adv.runs[i].given,
                                     &adv.runs[i].starts);

@@ -448,8 +448,10 @@ int gm__cmd_sweep(int argc, char **argv)
     int src = gm_sweep_run(&cfg, &sum, &err);
     gm__cli_status_clear();
     if (src != 0 && sum.runs == 0) {
-        rc = err.code == GM_EINVAL ? gm__cli_usage_error(sweep_usage, "%s", err.msg)
-                                   : gm__cli_error("%s", err.msg);
+        rc = err.code == GM_EINVAL      ? gm__cli_usage_error(sweep_usage, "%s", err.msg)
+             : err.code == GM_ENOTFOUND && sum.traces == 0 && cfg.trace_glob
+                 ? gm__cli_no_trace(cfg.trace_glob, argv + first, (size_t)(argc - first))
+                 : gm__cli_error("%s", err.msg);
         goto out;
     }
     if (json) {

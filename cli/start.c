@@ -54,6 +54,22 @@ void gm__cli_start_unfit(const char *label, uint64_t layout, uint64_t capacity)
            d->given && d->reserve ? " (the device less its reserve)" : "");
 }
 
+void gm__cli_fits_with_print(uint64_t need, int warm)
+{
+    const gm__cli_device_t *d = gm__cli_device();
+    char alloc[64];
+    snprintf(alloc, sizeof alloc, "%s", gm__cli_size(need));
+    if (d->given && d->reserve) /* the device holds the reserve too */
+        printf("  it fits on a device of %s or more: %s for the allocator (its peak reserved on "
+               "an unlimited device, %s) and the reserve of %s\n",
+               gm__cli_size(need + d->reserve), alloc, warm ? "warm" : "cold",
+               gm__cli_size(d->reserve));
+    else
+        printf("  it fits on a device of %s or more (its peak reserved on an unlimited device, "
+               "%s)\n",
+               alloc, warm ? "warm" : "cold");
+}
+
 int gm__cli_unlimited_peak(gm_store_t *s, const char *name, const gm_params_t *params, int warm,
                            const gm_replay_config_t *cfg, uint64_t *peak, gm_error_t *err)
 {

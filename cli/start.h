@@ -32,6 +32,11 @@ const char *gm__cli_start_name(int warm);
  * replayed from an empty allocator". */
 void gm__cli_start_unfit(const char *label, uint64_t layout, uint64_t capacity);
 
+/* "  it fits on a device of D or more (...)": need, a run's peak on an
+ * unlimited device (gm__cli_unlimited_peak) started warm or cold, and the
+ * device's reserve when one was given. */
+void gm__cli_fits_with_print(uint64_t need, int warm);
+
 /* The peak reserved of params on trace `name` of s replayed as it was (warm
  * or cold) on an unlimited device with cfg's other settings: the capacity
  * with which the run needs no OOM.  0 with err set on a replay error. */

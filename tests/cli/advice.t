@@ -54,7 +54,7 @@ have let the job fit:
   
   policy   start  peak reserved  peak allocated   util  efficiency  overhead  int frag  ext frag  rounding  dev mallocs  dev frees  dev time  ooms  ns/e
   caching  cold       48.46 GiB       48.01 GiB  99.1%      102.2%     -2.2%      0.0%      0.9%     508 B          217          0   14.3 ms     1 * (glob)
-  'caching' margin 1.34 GiB = 49.80 GiB - peak 48.46 GiB
+  'caching' does not fit: it ran out of memory (below)
   'caching' ran out of memory 1 time, first at event 5399
   
   at the first OOM of 'caching' (event 5399): a request of 1.53 GiB on stream 0; 48.46 GiB reserved of 49.80 GiB, 48.01 GiB in live blocks (48.01 GiB re

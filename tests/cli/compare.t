@@ -50,28 +50,28 @@ are left out, with a note):
   gmsim: 1 trace without 'seq_len' left out of the pivot
   peak reserved by seq_len
   
-  policy       128       256
-  load    2.32 GiB  3.80 GiB
-  native  2.32 GiB  3.80 GiB
-  buddy   4.00 GiB  6.00 GiB
+  policy  start       128       256
+  load           2.32 GiB  3.80 GiB
+  native  cold   2.32 GiB  3.80 GiB
+  buddy   cold   4.00 GiB  6.00 GiB
   
   overhead above load by seq_len
   
-  policy     128     256
-  native   +0.0%   +0.0%
-  buddy   +72.6%  +57.8%
+  policy  start     128     256
+  native  cold    +0.0%   +0.0%
+  buddy   cold   +72.6%  +57.8%
   
   internal fragmentation (rounding) by seq_len
   
-  policy    128    256
-  native   0.0%   0.0%
-  buddy   38.3%  24.5%
+  policy  start    128    256
+  native  cold    0.0%   0.0%
+  buddy   cold   38.3%  24.5%
   
   external fragmentation by seq_len
   
-  policy   128    256
-  native  0.0%   0.0%
-  buddy   3.7%  12.2%
+  policy  start   128    256
+  native  cold   0.0%   0.0%
+  buddy   cold   3.7%  12.2%
 
 JSON and CSV carry every metric of every run:
 
@@ -132,9 +132,9 @@ pivot, of the planners only:
   $ gmsim compare m.db -p buddy,offline --param offline.effort=0,100000000 --by seq_len | tail -5
   plan by seq_len (optimal: proved; else how far above the lower bound)
   
-  policy                          128      256
-  offline effort=0  greedy +15.99 MiB  optimal
-  offline                     optimal  optimal
+  policy            start                128      256
+  offline effort=0  cold   greedy +15.99 MiB  optimal
+  offline           cold             optimal  optimal
 
 Errors:
 
@@ -174,7 +174,7 @@ Errors:
                        [--by trace|seq_len] [--json|--csv] [--no-advice] [--threads N]
   [2]
   $ gmsim compare m.db -t 'zz*'
-  gmsim: no trace matches 'zz*' in the stores given
+  gmsim: no trace matches 'zz*' in the stores given, which hold 2: 'gpt2.seq128', 'gpt2.seq256'
   [1]
   $ gmsim compare r.db -p native --by seq_len
   gmsim: no trace carries a 'seq_len' attribute (use --by trace)

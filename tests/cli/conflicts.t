@@ -20,7 +20,7 @@ both; a policy named twice; a search bound of 0.
   usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
                    [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]
                    [--json]
-         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] [--capacity SIZE|--device NAME]
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]
   [2]

@@ -66,5 +66,5 @@ With several traces in the store, export needs --trace:
                      [--param offline.KEY=VALUE]... [-o FILE]
   [2]
   $ gmsim export run.db --trace nope
-  gmsim: no trace 'nope' in 'run.db'
+  gmsim: no trace named 'nope' in 'run.db', which holds 4: 'again', 'piped', 'stdin', 'step1'
   [1]

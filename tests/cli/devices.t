@@ -47,7 +47,7 @@ margin of each answer, and which answers are at the edge:
   the policies get 23.21 GiB: 23.65 GiB less 448.00 MiB outside the allocator (the preset's CUDA context, an estimate)
   $ gmsim fit --model gpt2 --layers 2 --seq 512 --device rtx4090 --reserve 2GiB --policy caching | sed -n '3p;5,$p'
   the policies get 21.65 GiB: 23.65 GiB less 2.00 GiB outside the allocator (--reserve)
-  policy       batch  peak requested  peak reserved      margin  overhead  first OOM at  probes
+  policy       start  batch  peak requested  peak reserved      margin  overhead  first OOM at  probes
   (requested) * (glob)
   caching * (glob)
   $ gmsim fit --model gpt2 --layers 2 --seq 512 --device rtx4090 --policy caching --json | grep -E '"(capacity|reserve|at_edge)"'

@@ -25,10 +25,10 @@ A trace name that is not in the store:
 
   $ gmsim synth --events 100 -o t.db > /dev/null
   $ gmsim replay t.db --trace nope --policy all
-  gmsim: no trace 'nope' in 't.db'
+  gmsim: no trace named 'nope' in 't.db', which holds 1: 'random'
   [1]
   $ gmsim export t.db --trace nope
-  gmsim: no trace 'nope' in 't.db'
+  gmsim: no trace named 'nope' in 't.db', which holds 1: 'random'
   [1]
 
 A CSV with a bad row names the file and line; nothing is stored, and a

@@ -43,7 +43,7 @@ partial file it created:
                      [--param offline.KEY=VALUE]... [-o FILE]
   [2]
   $ gmsim export run.db --trace nope --format perfetto
-  gmsim: no trace 'nope' in 'run.db'
+  gmsim: no trace named 'nope' in 'run.db', which holds 2: 'input.12', 'm'
   [1]
   $ gmsim export run.db --trace input.12 --format perfetto -o /dev/full
   gmsim: cannot write '/dev/full': no space left on device

@@ -1,14 +1,16 @@
 `gmsim fit` finds, per policy, the largest batch (or sequence length) whose
 synthesized step replays without an OOM on a device of the given capacity.
-The first row is the bound with no allocator overhead at all:
+The first row is the bound with no allocator overhead at all; each row
+says how its probe started (a synthesized step has no recorded layout:
+cold; the bound has none, -):
 
   $ gmsim fit --model gpt2 --seq 512 --capacity 8GiB --policy native
   largest batch with no OOM: gpt2, seq 512, train fp32, 1 warm step, on capacity (8.00 GiB)
   configuration: train, fp32, zero 0, dp 1, tp 1, optimizer adamw, recompute none, attention eager, offload none, grad accum 1
   
-  policy       batch  peak requested  peak reserved      margin  overhead  first OOM at  probes
-  \(requested\) +[0-9]+ .* (re)
-  native +[0-9]+ .* (re)
+  policy       start  batch  peak requested  peak reserved      margin  overhead  first OOM at  probes
+  \(requested\) +- +[0-9]+ .* (re)
+  native +cold +[0-9]+ .* (re)
 
 Every registered policy with `--policy all` (a small model, and a planner
 told to stop at its greedy plan, keep it quick).  The answer is where the next value fails: one more than the batch
@@ -16,8 +18,8 @@ is the first OOM, on every row, and no policy beats the bound:
 
   $ gmsim fit --arch gpt --hidden 256 --layers 2 --heads 4 --vocab 1000 --seq 128 \
   >   --capacity 256MiB --policy all --param offline.effort=0 > f.txt
-  $ awk 'NR > 4 && !/does not fit|^\x27/ && $(NF-1) != $2 + 1 { print "mismatch: " $0 }' f.txt
-  $ awk 'NR == 5 { bound = $2 } NR > 5 && !/does not fit|^\x27/ && $2 > bound { print "above the bound: " $0 }' f.txt
+  $ awk 'NR > 4 && !/does not fit|^\x27/ && $(NF-1) != $3 + 1 { print "mismatch: " $0 }' f.txt
+  $ awk 'NR == 5 { bound = $3 } NR > 5 && !/does not fit|^\x27/ && $3 > bound { print "above the bound: " $0 }' f.txt
   $ grep -c '^native ' f.txt
   1
 
@@ -27,7 +29,7 @@ Device presets, MIG slices, and the sequence length as the variable:
     "vary": "seq",
     "capacity": 10200547328,
   $ gmsim fit --model gpt2 --batch 4 --device a100-80gb:1g.10gb --policy native --vary seq |
-  >   awk 'NR > 5 && !/^\x27/ { print $1, ($(NF-1) == $2 + 1) }'
+  >   awk 'NR > 5 && !/^\x27/ { print $1, ($(NF-1) == $3 + 1) }'
   (requested) 1
   native 1
 
@@ -97,12 +99,12 @@ synthesizer's own answer, probe for probe:
 
   $ gmsim synth --model gpt2 --layers 2 --seq 64,128 --batch 2 --steps 1 --warm -o cap.db > /dev/null
   $ gmsim fit --from cap.db:gpt2.seq64 cap.db:gpt2.seq128 --vary seq --capacity 4GiB --policy caching | tail -3
-  (requested)  1482        4.00 GiB              -  1.12 MiB         -          1483      16
-  caching      1455        3.92 GiB       3.99 GiB  8.00 MiB     +1.8%          1456      16
+  (requested)  -      1482        4.00 GiB              -  1.12 MiB         -          1483      16
+  caching      cold   1455        3.92 GiB       3.99 GiB  8.00 MiB     +1.8%          1456      16
   'caching' seq 1455 is at the edge: 8.00 MiB left of 4.00 GiB (under 2%); anything more outside the allocator is an OOM
   $ gmsim fit --model gpt2 --layers 2 --batch 2 --vary seq --capacity 4GiB --policy caching | tail -3
-  (requested)  1482        4.00 GiB              -  1.12 MiB         -          1483      22
-  caching      1455        3.92 GiB       3.99 GiB  8.00 MiB     +1.8%          1456      22
+  (requested)  -      1482        4.00 GiB              -  1.12 MiB         -          1483      22
+  caching      cold   1455        3.92 GiB       3.99 GiB  8.00 MiB     +1.8%          1456      22
   'caching' seq 1455 is at the edge: 8.00 MiB left of 4.00 GiB (under 2%); anything more outside the allocator is an OOM
   $ gmsim fit --from cap.db:gpt2.seq64 cap.db:gpt2.seq128 --vary batch --capacity 4GiB --policy caching
   gmsim: the batch size does not vary among the captures (all 2): cannot scale to batch 3

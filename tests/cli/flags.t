@@ -22,7 +22,7 @@ alike.
   4 already done, 0 ran, 0 failed; results in 'p1.db'
   $ gmsim fit --device a100-80gb --policy bfc --model gpt2 --seq 128 --max 16 > a
   $ gmsim fit --device a100-80gb --policies bfc --model gpt2 --seq 128 --max 16 > b
-  $ cmp a b && tail -1 a | awk '{ print $1, $2 }'
+  $ cmp a b && tail -1 a | awk '{ print $1, $3 }'
   bfc 16
 
 --trace: a name, or a glob, everywhere:
@@ -53,10 +53,10 @@ picks none says so:
                       [--threads N]
   [2]
   $ gmsim export m.db --trace 'bert*'
-  gmsim: no trace matches 'bert*' in 'm.db'
+  gmsim: no trace matches 'bert*' in 'm.db', which holds 2: 'gpt2.seq128', 'gpt2.seq256'
   [1]
   $ gmsim replay m.db --trace bert --policy buddy
-  gmsim: no trace 'bert' in 'm.db'
+  gmsim: no trace named 'bert' in 'm.db', which holds 2: 'gpt2.seq128', 'gpt2.seq256'
   [1]
 
 A name that holds glob characters is picked by its name first:

@@ -78,10 +78,19 @@ them, each named by its site, the first frame of the user's code:
   $ grep -E "ran out|at the first OOM|none of" low.txt
   'caching' ran out of memory 156 times, first at event 1938
   'native' ran out of memory 34 times, first at event 2017
+  no configuration fits in 400.00 MiB: every one ran out of memory
   at the first OOM of 'caching' (event 1938): a request of 256.00 KiB on stream 0; 400.00 MiB reserved of 400.00 MiB, 374.79 MiB in live blocks (363.28 MiB requested)
     none of 7 settings tried (from an empty allocator, on the same device) avoids the OOM
   $ grep -c '^  segment ' low.txt
   3
+  $ grep 'fits on' low.txt
+    it fits on a device of 526.00 MiB or more (its peak reserved on an unlimited device, cold)
+
+A policy that caches is explained first, before native (a device call per
+request, a reference) even when native comes first:
+
+  $ gmsim compare oom.db --policies native,caching --no-advice --capacity 400MiB | grep 'at the first OOM' | cut -c1-40
+  at the first OOM of 'caching' (event 193
   $ grep -m1 'allocation 1372' low.txt
       576.50 KiB at +1.00 MiB     allocation 1372 (event 1932) /home/liuyekang/dev/projects/test/memory_leaks_demo.py:14:train_one_step
 

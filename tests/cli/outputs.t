@@ -153,10 +153,10 @@ terminal and in messages; JSON escapes them by its own rules:
   $ gmsim info c.db --json | grep -o '"name": "[^"]*"'
   "name": "evil\u001b]0;pwned\u0007"
   $ gmsim export c.db --trace "$(printf 'x\033[2J')"
-  gmsim: no trace matches 'x\x1b[2J' in 'c.db'
+  gmsim: no trace matches 'x\x1b[2J' in 'c.db', which holds 1: 'evil\x1b]0;pwned\x07'
   [1]
   $ gmsim export c.db -o "$(printf 'o\033[2J.csv')" --trace nope
-  gmsim: no trace 'nope' in 'c.db'
+  gmsim: no trace named 'nope' in 'c.db', which holds 1: 'evil\x1b]0;pwned\x07'
   [1]
 
 On a terminal (here a pseudo-terminal made by script(1)) standard output

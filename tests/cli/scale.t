@@ -45,8 +45,8 @@ The scaled traces carry seq_len, so the other verbs pivot on it unchanged:
   $ gmsim compare pred.db syn.db --policy caching --by seq_len | head -4
   peak reserved by seq_len
   
-  policy            64          128  1024 (gpt2.seq1024)  1024 (gpt2.seq128.seq1024)      2048
-  load     1021.60 MiB  1021.60 MiB             2.76 GiB                    2.76 GiB  5.76 GiB
+  policy   start           64          128  1024 (gpt2.seq1024)  1024 (gpt2.seq128.seq1024)      2048
+  load            1021.60 MiB  1021.60 MiB             2.76 GiB                    2.76 GiB  5.76 GiB
 
 --base picks the capture whose events are scaled; --json reports it all:
 

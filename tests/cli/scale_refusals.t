@@ -42,7 +42,7 @@ hint says so; `fit --from` prints its own synopsis:
   usage: gmsim fit (--capacity SIZE|--device NAME) [--reserve SIZE] --policy P[,P...]
                    [--vary batch|seq] [--max N] --model NAME|--hidden H ... [run options]
                    [--json]
-         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] (--capacity SIZE|--device NAME)
+         gmsim fit --from CAPTURE CAPTURE [CAPTURE...] [--capacity SIZE|--device NAME]
                    --policy P[,P...] [--vary batch|seq] [--max N] [--at seq=LIST]
                    [--at batch=LIST] [--base N] [--force] [--json]
   [2]
@@ -52,13 +52,13 @@ is probed, not skipped, and when the first probe fails the search goes
 down to 1, so "even seq 1 does not fit" is what a probe at 1 found:
 
   $ gmsim fit --from c128.db c256.db --vary seq --device a100-80gb --policy caching --max 100 | tail -3
-  policy       seq  peak requested  peak reserved     margin  overhead  first OOM at  probes
-  (requested)  100     1021.60 MiB              -  77.72 GiB         -             -       1
-  caching      100     1021.60 MiB       1.09 GiB  77.62 GiB     +9.2%             -       1
+  policy       start  seq  peak requested  peak reserved     margin  overhead  first OOM at  probes
+  (requested)  -      100     1021.60 MiB              -  77.72 GiB         -             -       1
+  caching      cold   100     1021.60 MiB       1.09 GiB  77.62 GiB     +9.2%             -       1
   $ gmsim fit --from c128.db c256.db --vary seq --capacity 300MiB --policy caching | tail -5
-  policy       seq  peak requested  peak reserved  margin  overhead  first OOM at  probes
-  (requested)    0               -              -       -         -             1       8
-  caching        0               -              -       -         -             1       8
+  policy       start  seq  peak requested  peak reserved  margin  overhead  first OOM at  probes
+  (requested)  -        0               -              -       -         -             1       8
+  caching      -        0               -              -       -         -             1       8
   'requested': even seq 1 does not fit
   'caching': even seq 1 does not fit
 
@@ -132,7 +132,7 @@ replays):
   > EOF
   $ gmsim import run.pickle -o run.db > /dev/null
   $ gmsim fit --from run.db:run.dev0 run.db:run.dev0 --at seq=128,256 --vary seq --capacity 15MiB --policy caching,bfc | tail -4
-  (requested)  1048576       11.44 MiB              -  3.56 MiB         -             -      14
-  caching            0               -              -         -         -             1       8
-  bfc          1048576       11.44 MiB      12.00 MiB  3.00 MiB     +4.9%             -      14
+  (requested)  -      1048576       11.44 MiB              -  3.56 MiB         -             -      14
+  caching      -            0               -              -         -         -             1       8
+  bfc          cold   1048576       11.44 MiB      12.00 MiB  3.00 MiB     +4.9%             -      14
   'caching': even seq 1 does not fit

@@ -33,6 +33,7 @@ and the settings tried) and the capacity it needs is given:
   $ grep -c '^  segment ' out.txt
   3
   $ grep -E "recorded layout|ran out|at the first OOM|none of|fits on" out.txt | cut -c1-110
+  'caching' does not fit: it ran out of memory (below)
   'caching': the recorded layout (6.74 GiB) does not fit 4.31 GiB (the device less its reserve): replayed from a
   'caching' ran out of memory 2732 times, first at event 638
   at the first OOM of 'caching' (event 638): a request of 4.00 MiB on stream 0; 4.31 GiB reserved of 4.31 GiB, 4
@@ -101,3 +102,20 @@ never a cold winner against a warm baseline:
   start of caching: as --param gives it, warm or cold per configuration
   $ gmsim report both.db m.db --format md | grep -E '^\| lmmedium'
   | lmmedium\_ctx128\_train\_fp32 |  | 6.53 GiB | caching expandable\_segments=true \(cold\) | 6.67 GiB | +2.1% | 6.72 GiB | 0.8% | not run |
+
+A pivot by seq_len says each configuration's start too: warm at 8 GiB,
+ctx128's layout (6.74 GiB) fits and ctx256's (8.63 GiB) does not, so its
+run starts cold; the pivot says "mixed" and a line says where:
+
+  $ gmsim import $D/lmmedium_ctx128_train_fp32.pickle -o s.db --attr seq_len=128 > /dev/null
+  $ gmsim import $D/lmmedium_ctx256_train_fp32.pickle -o s.db --attr seq_len=256 > /dev/null
+  $ gmsim compare s.db --policies caching,bfc --start warm --capacity 8GiB --by seq_len > p.txt
+  $ sed -n '1,6p' p.txt
+  peak reserved by seq_len
+  
+  policy   start       128       256
+  load            6.53 GiB  8.48 GiB
+  caching  mixed  6.74 GiB  7.99 GiB
+  bfc      cold   8.00 GiB  8.00 GiB
+  $ tail -1 p.txt
+  'caching' started warm at 128, cold at 256 (cold where the recorded layout did not fit the capacity)

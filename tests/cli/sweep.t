@@ -297,7 +297,7 @@ Errors:
                      [--sbatch-arg ARG]... [--dry-run] [options]
   [2]
   $ gmsim sweep m.db -t 'zz*' -o x.db
-  gmsim: no trace matches 'zz*' in 'm.db'
+  gmsim: no trace matches 'zz*' in the stores given, which hold 3: 'gpt2.seq128', 'gpt2.seq256', 'rand'
   [1]
   $ gmsim merge all.db all.db
   gmsim: cannot write 'all.db': it is the input 'all.db' (name another file)
