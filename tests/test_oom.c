@@ -28,6 +28,7 @@
 #include "gmsim/policy.h"
 #include "gmsim/replay.h"
 #include "gmsim/store.h"
+#include "gmsim/sweep.h"
 #include "gmsim/torch.h"
 #include "formats/pickle.h"
 #include "util.h"
@@ -566,5 +567,80 @@ Test(oom, replay_says_where_the_capacity_came_from, .timeout = 300)
     cr_assert(!strstr(out, "capacity_from"), "%s", out);
     cr_assert(!strstr(out, "recorded_ooms"), "%s", out);
     free(out);
+    free(f.data);
+}
+
+/* compare (gm_compare_trace) and sweep (gm_sweep_run) given an unlimited
+ * device take the capacity the recorded OOM fixes, as replay does
+ * (gm_replay_config_at_oom): the failed request is asked again, the runs
+ * stay within that capacity, and a sweep stores them with that device;
+ * given a capacity, they keep it and ask nothing. */
+Test(oom, compare_and_sweep_take_the_recorded_capacity, .timeout = 300)
+{
+    fixture_t f = make_fixture("msd_basic", 32 * MIB);
+    gm_store_t *s = import_fixture(&f, "msd_sweep");
+    gm_trace_info_t info;
+    first_trace(s, "msd_sweep", &info);
+    gm_error_t err = {0};
+    gm_params_t p;
+    cr_assert_eq(gm_params_init(&p, gm_policy_find("caching"), &err), 0, "%s", err.msg);
+
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cr_assert_eq(gm_replay_config_at_oom(&cfg, info.attrs), 1);
+    cr_assert_eq(cfg.device.capacity, f.capacity);
+    cr_assert_eq(cfg.recorded_ooms, 1);
+    gm_compare_trace_t t;
+    cr_assert_eq(gm_compare_trace(s, info.name, &p, 1, &cfg, &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t.runs[0].oom_asked, 1);
+    cr_assert_eq(t.runs[0].oom_failed, 1);
+    cr_assert_eq(t.runs[0].metrics.ooms, 0);
+    cr_assert_leq(t.runs[0].metrics.peak_reserved, f.capacity);
+    gm_compare_trace_release(&t);
+    /* a capacity given wins: nothing changes, nothing is asked */
+    gm_replay_config_t given;
+    gm_replay_config_default(&given);
+    given.device.capacity = 1024 * MIB;
+    cr_assert_eq(gm_replay_config_at_oom(&given, info.attrs), 0);
+    cr_assert_eq(given.device.capacity, 1024 * MIB);
+    cr_assert_eq(given.recorded_ooms, 0);
+    /* a trace without a recorded OOM: nothing changes */
+    gm_replay_config_t plain;
+    gm_replay_config_default(&plain);
+    cr_assert_eq(gm_replay_config_at_oom(&plain, "{\"source\": \"synth\"}"), 0);
+    cr_assert_eq(plain.device.capacity, 0);
+
+    char db[512], results[512];
+    snprintf(db, sizeof db, "%s", gm_store_path(s));
+    snprintf(results, sizeof results, "%s", gt_tmpfile("oom_sweep.runs.db"));
+    remove(results);
+    gm_store_close(s);
+    const char *inputs[1] = {db};
+    gm_sweep_config_t sc = {.inputs = inputs, .ninputs = 1, .sets = &p, .nsets = 1,
+                            .results = results, .jobs = 1};
+    gm_device_config_default(&sc.device);
+    gm_sweep_summary_t sum;
+    cr_assert_eq(gm_sweep_run(&sc, &sum, &err), 0, "%s", err.msg);
+    cr_assert_eq(sum.ran, 1);
+    cr_assert_eq(sum.at_oom, 1);
+    cr_assert_eq(sum.at_oom_capacity, f.capacity);
+    cr_assert_str_eq(sum.at_oom_trace, info.name);
+    /* stored with the device of that capacity, and found done the next time */
+    gm_device_config_t dev = sc.device;
+    dev.capacity = f.capacity;
+    char *dj = gm_device_json(&dev), *pj = gm_params_json(&p);
+    gm_store_t *out;
+    cr_assert_eq(gm_store_open(results, GM_STORE_READONLY, &out, &err), 0, "%s", err.msg);
+    int64_t id;
+    cr_assert_eq(gm_store_find_run(out, info.digest, "caching", pj, dj, NULL, &id, &err), 0,
+                 "no run stored with %s: %s", dj, err.msg);
+    gm_store_close(out);
+    cr_assert_eq(gm_sweep_run(&sc, &sum, &err), 0, "%s", err.msg);
+    cr_assert_eq(sum.reused, 1);
+    cr_assert_eq(sum.ran, 0);
+    free(dj);
+    free(pj);
+    gm_params_release(&p);
+    gm_trace_info_release(&info);
     free(f.data);
 }
