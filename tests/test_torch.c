@@ -660,6 +660,32 @@ Test(torch, synthetic_reconstruction)
     free(data);
 }
 
+/* A snapshot's start: the pickle's header, then a dict whose "segments"
+ * hold one large 20 MiB segment at SEG_L, free at the end, and whose
+ * "device_traces" list is open at device 0's entries (the caller adds the
+ * entries and closes both lists and the dict). */
+static void pw_free_large_segment(pw_t *w)
+{
+    pw_raw(w, "\x80\x02", 2);
+    PW_BEGIN_DICT(w);
+    pw_str(w, "segments");
+    PW_BEGIN_LIST(w);
+    PW_BEGIN_DICT(w);
+    pw_kv_int(w, "device", 0);
+    pw_kv_int(w, "address", SEG_L);
+    pw_kv_int(w, "total_size", 20 * MIB);
+    pw_kv_str(w, "segment_type", "large");
+    pw_str(w, "blocks");
+    PW_BEGIN_LIST(w);
+    pw_block(w, SEG_L, 20 * MIB, 0, "inactive");
+    PW_END_LIST(w);
+    PW_END_DICT(w);
+    PW_END_LIST(w);
+    pw_str(w, "device_traces");
+    PW_BEGIN_LIST(w);
+    PW_BEGIN_LIST(w);
+}
+
 /* roundup_power2_divisions and max_split_size from allocator_settings size
  * the blocks the reconstruction carves: 1200000 B with 4 divisions of the
  * 1-2 MiB bucket is 1310720 B; where 1 MiB or less would remain after a
@@ -667,24 +693,7 @@ Test(torch, synthetic_reconstruction)
 Test(torch, allocator_settings_rounding)
 {
     pw_t w = {0};
-    pw_raw(&w, "\x80\x02", 2);
-    PW_BEGIN_DICT(&w);
-    pw_str(&w, "segments");
-    PW_BEGIN_LIST(&w);
-    PW_BEGIN_DICT(&w);
-    pw_kv_int(&w, "device", 0);
-    pw_kv_int(&w, "address", SEG_L);
-    pw_kv_int(&w, "total_size", 20 * MIB);
-    pw_kv_str(&w, "segment_type", "large");
-    pw_str(&w, "blocks");
-    PW_BEGIN_LIST(&w);
-    pw_block(&w, SEG_L, 20 * MIB, 0, "inactive");
-    PW_END_LIST(&w);
-    PW_END_DICT(&w);
-    PW_END_LIST(&w);
-    pw_str(&w, "device_traces");
-    PW_BEGIN_LIST(&w);
-    PW_BEGIN_LIST(&w);
+    pw_free_large_segment(&w);
     pw_entry(&w, "free_completed", SEG_L, 1200000, 1);
     pw_entry(&w, "free_completed", SEG_L + 4 * MIB, 15 * MIB + 1, 2);
     PW_END_LIST(&w);
@@ -735,24 +744,7 @@ Test(torch, allocator_settings_non_power_of_two_divisions)
     } cases[] = {{3, 1572864}, {5, 1310720}, {2, 1572864}, {1, 1200128}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         pw_t w = {0};
-        pw_raw(&w, "\x80\x02", 2);
-        PW_BEGIN_DICT(&w);
-        pw_str(&w, "segments");
-        PW_BEGIN_LIST(&w);
-        PW_BEGIN_DICT(&w);
-        pw_kv_int(&w, "device", 0);
-        pw_kv_int(&w, "address", SEG_L);
-        pw_kv_int(&w, "total_size", 20 * MIB);
-        pw_kv_str(&w, "segment_type", "large");
-        pw_str(&w, "blocks");
-        PW_BEGIN_LIST(&w);
-        pw_block(&w, SEG_L, 20 * MIB, 0, "inactive");
-        PW_END_LIST(&w);
-        PW_END_DICT(&w);
-        PW_END_LIST(&w);
-        pw_str(&w, "device_traces");
-        PW_BEGIN_LIST(&w);
-        PW_BEGIN_LIST(&w);
+        pw_free_large_segment(&w);
         pw_entry(&w, "free_completed", SEG_L, 1200000, 1);
         PW_END_LIST(&w);
         PW_END_LIST(&w);
@@ -794,24 +786,7 @@ Test(torch, allocator_settings_non_power_of_two_divisions)
 static char *settings_snapshot(int64_t d1, size_t *len)
 {
     pw_t w = {0};
-    pw_raw(&w, "\x80\x02", 2);
-    PW_BEGIN_DICT(&w);
-    pw_str(&w, "segments");
-    PW_BEGIN_LIST(&w);
-    PW_BEGIN_DICT(&w);
-    pw_kv_int(&w, "device", 0);
-    pw_kv_int(&w, "address", SEG_L);
-    pw_kv_int(&w, "total_size", 20 * MIB);
-    pw_kv_str(&w, "segment_type", "large");
-    pw_str(&w, "blocks");
-    PW_BEGIN_LIST(&w);
-    pw_block(&w, SEG_L, 20 * MIB, 0, "inactive");
-    PW_END_LIST(&w);
-    PW_END_DICT(&w);
-    PW_END_LIST(&w);
-    pw_str(&w, "device_traces");
-    PW_BEGIN_LIST(&w);
-    PW_BEGIN_LIST(&w);
+    pw_free_large_segment(&w);
     pw_entry(&w, "free_completed", SEG_L, 5 * MIB + 1, 1);
     pw_entry(&w, "alloc", SEG_L, 5 * MIB + 1, 2);
     pw_entry(&w, "free_completed", SEG_L, 5 * MIB + 1, 3);
@@ -899,24 +874,7 @@ Test(torch, allocator_settings_import_then_replay)
 static char *unsplit_tail_snapshot(uint64_t gap, size_t *len)
 {
     pw_t w = {0};
-    pw_raw(&w, "\x80\x02", 2);
-    PW_BEGIN_DICT(&w);
-    pw_str(&w, "segments");
-    PW_BEGIN_LIST(&w);
-    PW_BEGIN_DICT(&w);
-    pw_kv_int(&w, "device", 0);
-    pw_kv_int(&w, "address", SEG_L);
-    pw_kv_int(&w, "total_size", 20 * MIB);
-    pw_kv_str(&w, "segment_type", "large");
-    pw_str(&w, "blocks");
-    PW_BEGIN_LIST(&w);
-    pw_block(&w, SEG_L, 20 * MIB, 0, "inactive");
-    PW_END_LIST(&w);
-    PW_END_DICT(&w);
-    PW_END_LIST(&w);
-    pw_str(&w, "device_traces");
-    PW_BEGIN_LIST(&w);
-    PW_BEGIN_LIST(&w);
+    pw_free_large_segment(&w);
     uint64_t a = SEG_L + 4 * MIB + gap;
     pw_entry(&w, "alloc", a, 8 * MIB, 1);
     pw_entry(&w, "free_requested", a, 8 * MIB, 2);

@@ -72,7 +72,7 @@ static uint32_t caching_find(caching_t *c, cpool_t *pl, uint32_t stream, uint64_
     if (it == NIL)
         return NIL;
     if (B[it].es) {
-        if (c->cfg.expandable) {
+        if (c->cfg.t.expandable) {
             uint32_t nx = set_next(B, pl, it);
             while (B[it].es && nx != NIL && exp_size(B, nx) < exp_size(B, it)) {
                 it = nx;
@@ -86,10 +86,10 @@ static uint32_t caching_find(caching_t *c, cpool_t *pl, uint32_t stream, uint64_
                 return NIL;
         }
     }
-    uint64_t ms = c->cfg.max_split;
+    uint64_t ms = c->cfg.t.max_split;
     if (size < ms && B[it].size >= ms)
         return NIL;
-    if (size >= ms && B[it].size >= size + c->cfg.max_nsr)
+    if (size >= ms && B[it].size >= size + c->cfg.t.max_nsr)
         return NIL;
     set_erase(B, pl, it);
     return it;
@@ -154,8 +154,8 @@ int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
             return GM_ALLOC_OOM;
     }
     cblk_t *B = c->heap.b;
-    uint64_t al = c->cfg.align;
-    if (al != 0 && size >= CACHING_ROUND_LARGE && c->cfg.expandable && B[x].addr % al != 0) {
+    uint64_t al = c->cfg.t.align;
+    if (al != 0 && size >= CACHING_ROUND_LARGE && c->cfg.t.expandable && B[x].addr % al != 0) {
         /* the Ascend build's base_addr_aligned_kb: a block of 2 MiB or more
          * starts aligned; the bytes before it stay cached on their own */
         uint64_t lead = al - B[x].addr % al;
@@ -174,8 +174,8 @@ int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
         }
     }
     uint64_t remaining = B[x].size - size;
-    if (gm__torch_should_split(size, remaining, B[x].pool == CACHING_SMALL || c->cfg.expandable,
-                               c->cfg.max_split)) {
+    if (gm__torch_should_split(size, remaining, B[x].pool == CACHING_SMALL || c->cfg.t.expandable,
+                               c->cfg.t.max_split)) {
         uint32_t r = caching_new(c);
         B = c->heap.b;
         B[r] = B[x];

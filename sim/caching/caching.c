@@ -210,11 +210,11 @@ static int caching_create(gm_device_t *dev, const gm_param_value_t *v, gm_policy
     }
     caching_cfg_t *g = &c->given;
     caching_cfg_default(g);
-    g->max_split = v[P_MAX_SPLIT].size ? v[P_MAX_SPLIT].size : CACHING_UNLIMITED;
-    g->max_nsr = v[P_MAX_NSR].size;
-    g->gc = v[P_GC].d;
+    g->t.max_split = v[P_MAX_SPLIT].size ? v[P_MAX_SPLIT].size : CACHING_UNLIMITED;
+    g->t.max_nsr = v[P_MAX_NSR].size;
+    g->t.gc = v[P_GC].d;
     g->fraction = v[P_FRACTION].d;
-    g->expandable = v[P_EXPANDABLE].b;
+    g->t.expandable = v[P_EXPANDABLE].b;
     c->device_memory = v[P_DEVICE_MEMORY].size;
     c->settings_trace = v[P_SETTINGS].e == 0;
     c->start_recorded = v[P_START].e == 0;
@@ -224,17 +224,17 @@ static int caching_create(gm_device_t *dev, const gm_param_value_t *v, gm_policy
     else if (v[P_MAX_NSR].size < CACHING_LARGE_BUFFER)
         rc = gm_error_set(err, GM_EINVAL, "caching: max_non_split_rounding must be at least "
                           "20MiB");
-    else if (!(g->gc >= 0.0 && g->gc < 1.0))
+    else if (!(g->t.gc >= 0.0 && g->t.gc < 1.0))
         rc = gm_error_set(err, GM_EINVAL, "caching: garbage_collection_threshold must be in "
                           "[0, 1)");
     else if (!(g->fraction >= 0.0 && g->fraction <= 1.0))
         rc = gm_error_set(err, GM_EINVAL, "caching: memory_fraction must be in [0, 1]");
     if (rc == 0)
-        rc = caching_divisions_apply(g->div, c->divisions, err);
+        rc = caching_divisions_apply(g->t.div, c->divisions, err);
     if (rc == 0)
         rc = caching_pad_parse(c->pad, &g->pad, &c->pad_trace, err);
     if (rc == 0)
-        rc = caching_align_parse(c->align, &g->align, &c->align_trace, err);
+        rc = caching_align_parse(c->align, &g->t.align, &c->align_trace, err);
     /* Without prepare (no trace context): a value other than its default
      * counts as given, and the conf string sits below such values. */
     uint64_t set = 0;

@@ -56,14 +56,12 @@ enum {
 };
 
 typedef struct caching_cfg {
-    uint64_t max_split;  /* CACHING_UNLIMITED when unset */
-    uint64_t max_nsr;    /* max_non_split_rounding */
-    uint32_t div[CACHING_INTERVALS];
-    double gc;           /* garbage_collection_threshold, 0 = off */
-    double fraction;     /* 0 = unset */
-    int expandable;
+    /* PyTorch's allocator settings (sim/torch_rules.h): max_split
+     * (CACHING_UNLIMITED when unset), max_nsr, div, gc (0 = off),
+     * expandable, align (base_addr_align: 0 = off) */
+    gm__torch_settings_t t;
+    double fraction; /* 0 = unset */
     uint64_t pad;
-    uint64_t align; /* base_addr_align: 0 = off */
 } caching_cfg_t;
 
 /* ---- state ------------------------------------------------------------------- */
@@ -139,12 +137,12 @@ static inline void caching_delete(caching_t *c, uint32_t i)
 
 static inline uint64_t caching_round(const caching_t *c, uint64_t req)
 {
-    return gm__torch_round(req + c->cfg.pad, c->cfg.div);
+    return gm__torch_round(req + c->cfg.pad, c->cfg.t.div);
 }
 
 static inline int caching_gc_on(const caching_t *c)
 {
-    return c->set_fraction && c->cfg.gc > 0.0;
+    return c->set_fraction && c->cfg.t.gc > 0.0;
 }
 
 static inline int blk_split(const cblk_t *b) { return b->prev != NIL || b->next != NIL; }

@@ -198,7 +198,7 @@ int caching_check(gm_policy_t *p, char *why, size_t whylen)
     if (seg_dev + mapped != c->device_bytes || c->device_bytes != c->base.dev->reserved)
         CHECK_FAIL("device bytes %" PRIu64 " (counted %" PRIu64 "), device reserved %" PRIu64,
                    seg_dev + mapped, c->device_bytes, c->base.dev->reserved);
-    if (c->set_fraction && !c->cfg.expandable && !c->warm && c->total > c->allowed)
+    if (c->set_fraction && !c->cfg.t.expandable && !c->warm && c->total > c->allowed)
         CHECK_FAIL("%" PRIu64 " bytes reserved over the allowed %" PRIu64, c->total, c->allowed);
     return bad;
 }

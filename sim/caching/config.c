@@ -17,33 +17,10 @@
 
 /* ---- configuration -------------------------------------------------------------- */
 
-/* The settings PyTorch's configuration holds, from cfg and back. */
-static void caching_cfg_to_torch(const caching_cfg_t *cfg, gm__torch_settings_t *t)
-{
-    t->max_split = cfg->max_split;
-    t->max_nsr = cfg->max_nsr;
-    t->gc = cfg->gc;
-    t->align = cfg->align;
-    memcpy(t->div, cfg->div, sizeof t->div);
-    t->expandable = cfg->expandable;
-}
-
-static void caching_cfg_from_torch(caching_cfg_t *cfg, const gm__torch_settings_t *t)
-{
-    cfg->max_split = t->max_split;
-    cfg->max_nsr = t->max_nsr;
-    cfg->gc = t->gc;
-    cfg->align = t->align;
-    memcpy(cfg->div, t->div, sizeof cfg->div);
-    cfg->expandable = t->expandable;
-}
-
 void caching_cfg_default(caching_cfg_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    gm__torch_settings_t t;
-    gm__torch_settings_default(&t);
-    caching_cfg_from_torch(cfg, &t);
+    gm__torch_settings_default(&cfg->t);
 }
 
 /* The roundup_power2_divisions parameter: "" (off), "N" or "[…]"
@@ -101,39 +78,31 @@ static void caching_set_fraction(caching_t *c)
 /* ---- settings ---------------------------------------------------------------------- */
 
 /* The trace's allocator_settings (a snapshot's dict, decoded by
- * sim/torch_rules.c as the importer decoded it) over cfg. */
+ * sim/torch_rules.c as the importer decoded it) over cfg; cfg may be
+ * partly changed on an error. */
 static int caching_trace_settings(const gm_jv_t *attrs, caching_cfg_t *cfg, gm_error_t *err)
 {
     const gm_jv_t *s = gm_jv_get(attrs, GM_ATTR_ALLOCATOR_SETTINGS);
     if (gm_jv_type(s) != GM_JV_OBJECT) {
         const gm_jv_t *e = gm_jv_get(attrs, "expandable_segments");
         if (gm_jv_type(e) == GM_JV_BOOL)
-            cfg->expandable = gm_jv_bool(e);
+            cfg->t.expandable = gm_jv_bool(e);
         return 0;
     }
-    gm__torch_settings_t t;
-    caching_cfg_to_torch(cfg, &t);
-    int rc = gm__torch_settings_read(s, &t, err);
-    if (rc) {
+    int rc = gm__torch_settings_read(s, &cfg->t, err);
+    if (rc)
         gm_error_prefix(err, "caching: trace");
-        return rc;
-    }
-    caching_cfg_from_torch(cfg, &t);
-    return 0;
+    return rc;
 }
 
-/* The conf parameter (a PYTORCH_CUDA_ALLOC_CONF string) over cfg. */
+/* The conf parameter (a PYTORCH_CUDA_ALLOC_CONF string) over cfg; cfg
+ * may be partly changed on an error. */
 static int conf_apply(caching_cfg_t *cfg, const char *text, gm_error_t *err)
 {
-    gm__torch_settings_t t;
-    caching_cfg_to_torch(cfg, &t);
-    int rc = gm__torch_conf_apply(&t, text, err);
-    if (rc) {
+    int rc = gm__torch_conf_apply(&cfg->t, text, err);
+    if (rc)
         gm_error_prefix(err, "caching");
-        return rc;
-    }
-    caching_cfg_from_torch(cfg, &t);
-    return 0;
+    return rc;
 }
 
 /* Resolve the configuration: defaults < trace settings < conf < explicit. */
@@ -152,28 +121,28 @@ int caching_configure(caching_t *c, const gm_jv_t *attrs, uint64_t set, gm_error
             if (c->pad_trace)
                 cfg.pad = pad;
             if (c->align_trace)
-                cfg.align = 16 * KiB;
+                cfg.t.align = 16 * KiB;
         }
     }
     if (c->conf != NULL && c->conf[0] != '\0' && (rc = conf_apply(&cfg, c->conf, err)))
         return rc;
     const caching_cfg_t *g = &c->given;
     if (set & (UINT64_C(1) << P_MAX_SPLIT))
-        cfg.max_split = g->max_split;
+        cfg.t.max_split = g->t.max_split;
     if (set & (UINT64_C(1) << P_MAX_NSR))
-        cfg.max_nsr = g->max_nsr;
+        cfg.t.max_nsr = g->t.max_nsr;
     if (set & (UINT64_C(1) << P_DIVISIONS))
-        memcpy(cfg.div, g->div, sizeof cfg.div);
+        memcpy(cfg.t.div, g->t.div, sizeof cfg.t.div);
     if (set & (UINT64_C(1) << P_GC))
-        cfg.gc = g->gc;
+        cfg.t.gc = g->t.gc;
     if (set & (UINT64_C(1) << P_FRACTION))
         cfg.fraction = g->fraction;
     if (set & (UINT64_C(1) << P_EXPANDABLE))
-        cfg.expandable = g->expandable;
+        cfg.t.expandable = g->t.expandable;
     if (!c->pad_trace)
         cfg.pad = g->pad;
     if (!c->align_trace)
-        cfg.align = g->align;
+        cfg.t.align = g->t.align;
     c->cfg = cfg;
     caching_set_fraction(c);
     return 0;

@@ -50,7 +50,7 @@ void caching_release_cached(caching_t *c)
  * never split by the rules; a recorded layout could hold others). */
 int caching_release_available(caching_t *c, cpool_t *pl, uint32_t stream, uint64_t size)
 {
-    uint64_t ms = c->cfg.max_split;
+    uint64_t ms = c->cfg.t.max_split;
     if (ms == CACHING_UNLIMITED)
         return 0;
     cblk_t *B = c->heap.b;
@@ -78,7 +78,7 @@ int caching_release_available(caching_t *c, cpool_t *pl, uint32_t stream, uint64
 /* garbage_collect_cached_blocks. */
 void caching_gc(caching_t *c)
 {
-    uint64_t thr = (uint64_t)(c->cfg.gc * (double)c->allowed);
+    uint64_t thr = (uint64_t)(c->cfg.t.gc * (double)c->allowed);
     if (c->total <= thr)
         return;
     uint64_t target = c->total - thr, reclaimed = 0;
@@ -126,7 +126,7 @@ uint32_t caching_alloc_block(caching_t *c, cpool_t *pl, uint32_t stream, int poo
 {
     if (c->set_fraction && (c->total > c->allowed || seg > c->allowed - c->total))
         return NIL;
-    if (c->cfg.expandable)
+    if (c->cfg.t.expandable)
         return caching_alloc_expandable(c, pl, stream, pool, size);
     uint64_t addr, got;
     if (gm_device_malloc(c->base.dev, seg, 0, &addr, &got) != 0)
