@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 
+#include "base/vec.h"
+
 /* ---- frames -------------------------------------------------------------------------- */
 
 void gm__tk_frames_release(tk_frames_t *f)
@@ -59,18 +61,9 @@ static int64_t tk_frame_line(tk_dev_t *dv, gm__pk_t *fd)
     tk_lines_t *f = &dv->s->lines;
     if (f->n >= UINT32_MAX - 2)
         return -1;
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? 2 * f->cap : 256;
-        char **t = realloc(f->text, cap * sizeof *t);
-        if (t == NULL)
-            return -1;
-        f->text = t;
-        uint8_t *src = realloc(f->src, cap);
-        if (src == NULL)
-            return -1;
-        f->src = src;
-        f->cap = cap;
-    }
+    if (GM_VEC_RESERVE(f->text, f->cap, f->n + 1, 256) ||
+        GM_VEC_RESERVE(f->src, f->capsrc, f->n + 1, 256))
+        return -1;
     size_t len = strlen(name) + strlen(file) + 32;
     char *text = malloc(len);
     if (text == NULL)
@@ -173,7 +166,7 @@ static int tk_frames_index_new(tk_dev_t *dv, gm_writer_t *w, const gm__pk_t *lis
 {
     tk_frames_t *f = &dv->fr;
     size_t first = f->nids;
-    if (gm__tk_grow((void **)&f->ids, &f->capids, f->nids + list->n, sizeof *f->ids))
+    if (GM_VEC_RESERVE(f->ids, f->capids, f->nids + list->n, 16))
         return gm__tk_nomem(dv->s);
     const tk_lines_t *ln = &dv->s->lines;
     size_t nsrc = 0;
@@ -217,7 +210,7 @@ static int tk_frames_index_new(tk_dev_t *dv, gm_writer_t *w, const gm__pk_t *lis
     size_t need = 1;
     for (size_t i = 0; i < len; i++)
         need += strlen(ln->text[f->ids[first + i] - 1]) + 1;
-    if (gm__tk_grow((void **)&f->text, &f->captext, need, 1))
+    if (GM_VEC_RESERVE(f->text, f->captext, need, 16))
         return gm__tk_nomem(dv->s);
     size_t at = 0;
     for (size_t i = 0; i < len; i++) {

@@ -6,6 +6,8 @@
  */
 #include "formats/torch/torch.h"
 
+#include "base/vec.h"
+
 /* ---- undoing entries ------------------------------------------------------------- */
 
 /* Undo an alloc at addr: 1 done, 0 mismatch. */
@@ -173,7 +175,7 @@ static int tk_undo_unmap(tk_dev_t *dv, const tk_entry_t *e)
         st->r[i].stream == e->stream) {
         gm__tk_region_t *nx = &st->r[i];
         r.pool = nx->pool;
-        if (gm__tk_grow((void **)&r.b, &r.cap, 1 + nx->nb, sizeof *r.b)) {
+        if (GM_VEC_RESERVE(r.b, r.cap, 1 + nx->nb, 16)) {
             free(r.b);
             return -1;
         }
@@ -191,7 +193,7 @@ static int tk_undo_unmap(tk_dev_t *dv, const tk_entry_t *e)
     if (i > 0 && st->r[i - 1].addr + st->r[i - 1].size == e->addr && st->r[i - 1].expandable &&
         st->r[i - 1].stream == e->stream) {
         gm__tk_region_t *pv = &st->r[i - 1];
-        if (gm__tk_grow((void **)&pv->b, &pv->cap, pv->nb + r.nb, sizeof *pv->b)) {
+        if (GM_VEC_RESERVE(pv->b, pv->cap, pv->nb + r.nb, 16)) {
             free(r.b);
             return -1;
         }

@@ -12,21 +12,7 @@
 #include <string.h>
 
 #include "gmsim/layout.h"
-
-int gm__tk_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (q == NULL)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
+#include "base/vec.h"
 
 void gm__tk_state_release(gm__tk_state_t *st)
 {
@@ -77,7 +63,7 @@ int gm__tk_range_clear(const gm__tk_state_t *st, uint64_t addr, uint64_t size)
 
 int gm__tk_region_insert(gm__tk_state_t *st, const gm__tk_region_t *r)
 {
-    if (gm__tk_grow((void **)&st->r, &st->cap, st->n + 1, sizeof *st->r))
+    if (GM_VEC_RESERVE(st->r, st->cap, st->n + 1, 16))
         return -1;
     size_t i = gm__tk_region_lower(st, r->addr);
     memmove(st->r + i + 1, st->r + i, (st->n - i) * sizeof *st->r);
@@ -108,7 +94,7 @@ size_t gm__tk_block_find(const gm__tk_region_t *r, uint64_t addr)
 
 int gm__tk_block_replace(gm__tk_region_t *r, size_t i, const gm__tk_block_t *nb, size_t n)
 {
-    if (n > 1 && gm__tk_grow((void **)&r->b, &r->cap, r->nb + n - 1, sizeof *r->b))
+    if (n > 1 && GM_VEC_RESERVE(r->b, r->cap, r->nb + n - 1, 16))
         return -1;
     memmove(r->b + i + n, r->b + i + 1, (r->nb - i - 1) * sizeof *r->b);
     memcpy(r->b + i, nb, n * sizeof *nb);

@@ -37,10 +37,6 @@ typedef struct gm__tk_state {
     size_t n, cap;
 } gm__tk_state_t;
 
-/* Grow array *p of *cap elements of `size` bytes to hold `need` (doubling
- * from 16): 0, or -1 out of memory with *p unchanged. */
-int gm__tk_grow(void **p, size_t *cap, size_t need, size_t size);
-
 /* Free every region's blocks and the regions; the state is empty after. */
 void gm__tk_state_release(gm__tk_state_t *st);
 

@@ -100,7 +100,7 @@ typedef struct tk_frames {
 typedef struct tk_lines {
     char **text;
     uint8_t *src; /* 1: a source frame (line > 0) */
-    size_t n, cap;
+    size_t n, cap, capsrc;
 } tk_lines_t;
 
 typedef struct tk_snap {

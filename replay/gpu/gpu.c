@@ -46,6 +46,7 @@
 #include "gmsim/gpu.h"
 #include "gmsim/json.h"
 #include "base/idmap.h"
+#include "base/vec.h"
 #include "replay/gpu/runtime.h"
 
 /* ---- the runtime, loaded at run time --------------------------------------- */
@@ -320,14 +321,8 @@ double gm__gpu_now_ns(void)
 
 static int gpu_sample_add(gpu_samples_t *s, double ns)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 4096;
-        double *p = realloc(s->ns, cap * sizeof *p);
-        if (p == NULL)
-            return -1;
-        s->ns = p;
-        s->cap = cap;
-    }
+    if (GM_VEC_RESERVE(s->ns, s->cap, s->n + 1, 4096))
+        return -1;
     s->ns[s->n++] = ns;
     return 0;
 }
@@ -559,14 +554,8 @@ static int gpu_hook_reserve(void *ctx, uint64_t addr, uint64_t size, uint64_t pa
     }
     if (g->nranges > 0 && g->ranges[g->nranges - 1].sim >= addr)
         return gpu_fail_with(g, GM_EINVAL, "simulated ranges out of order");
-    if (g->nranges == g->capranges) {
-        size_t cap = g->capranges ? 2 * g->capranges : 8;
-        gpu_range_t *n = realloc(g->ranges, cap * sizeof *n);
-        if (n == NULL)
-            return gpu_fail_with(g, GM_ENOMEM, "out of memory");
-        g->ranges = n;
-        g->capranges = cap;
-    }
+    if (GM_VEC_RESERVE(g->ranges, g->capranges, g->nranges + 1, 8))
+        return gpu_fail_with(g, GM_ENOMEM, "out of memory");
     CUdeviceptr real = 0;
     CUresult r = g->drv.cuMemAddressReserve(&real, (size_t)size, 0, 0, 0);
     if (r != CUDA_SUCCESS)
