@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "base/bits.h"
+#include "base/vec.h"
 #include "gmsim/json.h"
 #include "gmsim/sweep.h"
 #include "report/report.h"
@@ -384,14 +385,8 @@ static int space_any_segments(space_any_t *A, gm_policy_t *p, uint64_t index)
     A->mallocs = d->mallocs;
     A->frees = d->frees;
     A->reserved = d->reserved;
-    if (A->nres + 2 > A->rescap) {
-        size_t cap = A->rescap ? 2 * A->rescap : 64;
-        uint64_t *v = realloc(A->res, cap * sizeof *v);
-        if (v == NULL)
-            return -1;
-        A->res = v;
-        A->rescap = cap;
-    }
+    if (GM_VEC_RESERVE(A->res, A->rescap, A->nres + 2, 64))
+        return -1;
     A->res[A->nres++] = index;
     A->res[A->nres++] = d->reserved;
     space_walk_t w;
@@ -413,15 +408,9 @@ static int space_any_segments(space_any_t *A, gm_policy_t *p, uint64_t index)
         } else if (o && (!s || o->addr <= s->addr)) {
             A->span[A->open[i++]].release = index;
         } else {
-            if (A->nspan == A->spancap) {
-                size_t cap = A->spancap ? 2 * A->spancap : 64;
-                space_span_t *v = realloc(A->span, cap * sizeof *v);
-                if (v == NULL) {
-                    rc = -1;
-                    break;
-                }
-                A->span = v;
-                A->spancap = cap;
+            if (GM_VEC_RESERVE(A->span, A->spancap, A->nspan + 1, 64)) {
+                rc = -1;
+                break;
             }
             A->span[A->nspan] = (space_span_t){index, UINT64_MAX, s->addr, s->size, s->stream,
                                                s->pool};

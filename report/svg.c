@@ -582,6 +582,22 @@ void report_bars(report_t *R, const report_group_t *gr, int waste)
             h - 4);
 }
 
+/* x of the l-th of nl seq_len values on a seq_len chart. */
+static int report_seq_x(size_t l, size_t nl)
+{
+    return (int)(ML + 30 + (double)(W - ML - MR - 60) *
+                               (nl > 1 ? (double)l / (double)(nl - 1) : 0.5));
+}
+
+/* The legend key of series p of a seq_len chart: "pN", "ld" for load (np). */
+static void report_seq_key(size_t p, size_t np, char *key, size_t len)
+{
+    if (p == np)
+        snprintf(key, len, "ld");
+    else
+        snprintf(key, len, "p%zu", p);
+}
+
 /* Per policy (best configuration), a figure against seq_len. */
 void report_seq_chart(report_t *R, int frag)
 {
@@ -664,20 +680,13 @@ void report_seq_chart(report_t *R, int frag)
     fprintf(f, "<svg class=\"zc\" x=\"%d\" y=\"0\" width=\"%d\" height=\"%d\" "
                "viewBox=\"%d 0 %d %d\"><g class=\"zx\">",
             ML, W - ML - MR, H, ML, W - ML - MR, H);
-    for (size_t l = 0; l < nl; l++) {
-        int x = (int)(ML + 30 + (double)(W - ML - MR - 60) * (nl > 1 ? (double)l / (double)(nl - 1) : 0.5));
+    for (size_t l = 0; l < nl; l++)
         fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">%" PRId64 "</text>",
-                x, H - 14, lens[l]);
-    }
-    for (size_t p = 0; p <= np; p++) {
-        if (p == np && frag)
-            break;
+                report_seq_x(l, nl), H - 14, lens[l]);
+    for (size_t p = 0; p <= np && !(p == np && frag); p++) {
         const char *color = p == np ? "#000" : report_color(polrun[p]);
         char key[24];
-        if (p == np)
-            snprintf(key, sizeof key, "ld");
-        else
-            snprintf(key, sizeof key, "p%zu", p);
+        report_seq_key(p, np, key, sizeof key);
         fprintf(f, "<polyline class=\"sr\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s "
                    "data-s=\"%s\" data-n=\"",
                 color, p == np ? " stroke-dasharray=\"6 4\"" : "", key);
@@ -688,9 +697,8 @@ void report_seq_chart(report_t *R, int frag)
             double v = val[p * nl + l];
             if (v < 0)
                 continue;
-            int x = (int)(ML + 30 + (double)(W - ML - MR - 60) * (nl > 1 ? (double)l / (double)(nl - 1) : 0.5));
-            int y = (int)(MT + (H - MT - MB) * (1 - v / top));
-            fprintf(f, "%s%d,%d", first ? "" : " ", x, y);
+            fprintf(f, "%s%d,%d", first ? "" : " ", report_seq_x(l, nl),
+                    (int)(MT + (H - MT - MB) * (1 - v / top)));
             first = 0;
         }
         /* Values and seq_len of the points drawn, for the hover. */
@@ -711,24 +719,17 @@ void report_seq_chart(report_t *R, int frag)
         fputs("\"/>", f);
     }
     fputs("</g></svg><g class=\"xj\"></g><g class=\"zp\">", f);
-    for (size_t p = 0; p <= np; p++) {
-        if (p == np && frag)
-            break;
-        const char *color = p == np ? "#000" : report_color(polrun[p]);
+    for (size_t p = 0; p <= np && !(p == np && frag); p++) {
         char key[24];
-        if (p == np)
-            snprintf(key, sizeof key, "ld");
-        else
-            snprintf(key, sizeof key, "p%zu", p);
+        report_seq_key(p, np, key, sizeof key);
         for (size_t l = 0; l < nl; l++) {
             double v = val[p * nl + l];
-            if (v < 0)
-                continue;
-            int x = (int)(ML + 30 + (double)(W - ML - MR - 60) * (nl > 1 ? (double)l / (double)(nl - 1) : 0.5));
-            int y = (int)(MT + (H - MT - MB) * (1 - v / top));
-            fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"%s\" data-s=\"%s\" "
-                       "data-x=\"%d\"/>",
-                    x, y, color, key, x);
+            int x = report_seq_x(l, nl);
+            if (v >= 0)
+                fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"%s\" data-s=\"%s\" "
+                           "data-x=\"%d\"/>",
+                        x, (int)(MT + (H - MT - MB) * (1 - v / top)),
+                        p == np ? "#000" : report_color(polrun[p]), key, x);
         }
     }
     fprintf(f, "</g><text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">seq_len</text>"
