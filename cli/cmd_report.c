@@ -27,7 +27,7 @@
 
 static const char report_usage[] =
     "usage: gmsim report DB... [-o FILE] [--format html|md] [--trace GLOB]\n"
-    "                    [--title TEXT] [--no-sites]\n"
+    "                    [--title TEXT] [--no-sites] [--embed-allocs N]\n"
     "\n"
     "Write a report of the runs stored in the stores (by 'gmsim sweep' or\n"
     "'gmsim replay --save'): the winner per trace and its saving against\n"
@@ -45,6 +45,9 @@ static const char report_usage[] =
     "  -t, --trace GLOB        only traces whose name matches GLOB\n"
     "      --title TEXT        the report's title (default 'gmsim report')\n"
     "      --no-sites          leave out the allocation sites (traces read only for marks)\n"
+    "      --embed-allocs N    allocations the active-memory views embed, over all\n"
+    "                          traces (default 700000, about 12 bytes each); a trace\n"
+    "                          past what is left shows its first ones\n"
     "  -h, --help              show this help\n";
 
 /* Whether a and b name one file (links followed); 0 where either is missing. */
@@ -57,13 +60,14 @@ static int report_same_file(const char *a, const char *b)
 
 int gm__cmd_report(int argc, char **argv)
 {
-    enum { OPT_TITLE = 256, OPT_NO_SITES };
+    enum { OPT_TITLE = 256, OPT_NO_SITES, OPT_EMBED };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"format", required_argument, NULL, 'f'},
         {"trace", required_argument, NULL, 't'},
         {"title", required_argument, NULL, OPT_TITLE},
         {"no-sites", no_argument, NULL, OPT_NO_SITES},
+        {"embed-allocs", required_argument, NULL, OPT_EMBED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -79,6 +83,10 @@ int gm__cmd_report(int argc, char **argv)
         case 't': cfg.trace_glob = optarg; break;
         case OPT_TITLE: cfg.title = optarg; break;
         case OPT_NO_SITES: cfg.no_sites = 1; break;
+        case OPT_EMBED:
+            rc = gm__cli_count_arg(report_usage, "--embed-allocs", optarg, 1, UINT64_C(100000000),
+                                   &cfg.embed_allocs);
+            break;
         case 'h': return gm__cli_help(report_usage);
         default: rc = gm__cli_option_error(report_usage, argv, c); break;
         }

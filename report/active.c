@@ -36,6 +36,7 @@
 
 #define ACTIVE_LINE_CHARS 200 /* a frame cut to this */
 #define ACTIVE_STACK_LINES 48 /* frames kept per stack */
+#define ACTIVE_MIN_PART 1000   /* fewer allocations left: a trace is not drawn */
 
 typedef struct active_alloc {
     uint64_t start, end, size, ts0, ts1;
@@ -313,12 +314,13 @@ static int64_t active_write_stacks(FILE *f, active_t *A, gm_reader_t *rd)
     return rc;
 }
 
-/* The allocations, base64 of varints; returns the characters written. */
-static uint64_t active_write_allocs(FILE *f, const active_t *A, uint64_t q)
+/* The first n allocations, base64 of varints; returns the characters
+ * written. */
+static uint64_t active_write_allocs(FILE *f, const active_t *A, uint64_t n, uint64_t q)
 {
     report_b64_t b = {.f = f};
     uint64_t prev = 0, prev_ts = 0;
-    for (uint64_t i = 0; i < A->n; i++) {
+    for (uint64_t i = 0; i < n; i++) {
         const active_alloc_t *a = &A->a[i];
         uint64_t end = a->end == UINT64_MAX ? A->events : a->end;
         report_varint(&b, a->start >= prev ? a->start - prev : 0);
@@ -339,25 +341,31 @@ static uint64_t active_write_allocs(FILE *f, const active_t *A, uint64_t q)
 }
 
 /* The active-memory figure of trace group g (the first group of its
- * trace): a canvas the page draws, its overview strip, and the data; or,
- * when its allocations would pass what is left of *budget (taken from it),
- * a note that names the trace. */
+ * trace): a canvas the page draws, its overview strip, and the data.  When
+ * its allocations would pass what is left of *budget (taken from it), the
+ * first ones that fit, up to the ALLOC of the first left out (the page
+ * draws those events, and the note says what is left out), or, with fewer
+ * than ACTIVE_MIN_PART left, a note that names the trace. */
 int report_active_figure(report_t *R, report_group_t *gr, size_t g, uint64_t *budget)
 {
     FILE *f = R->f;
     size_t where;
     const gm_trace_info_t *t = report_find_trace(R, gr->digest, &where);
-    if (t != NULL && t->allocs > *budget) {
+    uint64_t keep = UINT64_MAX;
+    if (t != NULL && t->allocs > *budget && *budget < ACTIVE_MIN_PART) {
         fputs("<p class=\"note\">", f);
         report_esc(f, gr->name);
-        fprintf(f, ": %" PRIu64 " allocations, more than the %" PRIu64 " left of this page's "
-                   "budget (%u allocations, about 12 bytes each): not drawn.  A report of this "
-                   "trace alone (--trace NAME) draws it.</p>\n",
+        fprintf(f, ": %" PRIu64 " allocations, and %" PRIu64 " left of this page's budget "
+                   "(--embed-allocs, %u allocations by default, about 12 bytes each): not drawn.  "
+                   "A report of this trace alone (--trace NAME), or a larger --embed-allocs, draws "
+                   "it.</p>\n",
                 t->allocs, *budget, REPORT_ACTIVE_BUDGET);
         return 0;
     }
+    if (t != NULL && t->allocs > *budget)
+        keep = *budget;
     if (t != NULL)
-        *budget -= t->allocs;
+        *budget -= t->allocs < keep ? t->allocs : keep;
     gm_reader_t *rd;
     int rc = gm_reader_open(R->stores[gr->store].s, gr->name, &rd, R->err);
     if (rc)
@@ -369,6 +377,8 @@ int report_active_figure(report_t *R, report_group_t *gr, size_t g, uint64_t *bu
         q = gm__gcd_u64(A.a[i].size, q);
     if (q == 0)
         q = 1;
+    /* the events drawn: all, or up to the first allocation left out */
+    uint64_t n = A.n < keep ? A.n : keep, shown = n < A.n ? A.a[n].start : A.events;
     if (rc == 0) {
         fprintf(f, "<figure class=\"am\" id=\"am%zu\" data-t=\"%zu\" data-name=\"", g, g);
         report_esc(f, gr->name);
@@ -376,15 +386,22 @@ int report_active_figure(report_t *R, report_group_t *gr, size_t g, uint64_t *bu
         report_esc(f, gr->name);
         fprintf(f, " · %" PRIu64 " allocation%s over %" PRIu64 " events</figcaption>\n", A.n,
                 A.n == 1 ? "" : "s", A.events);
+        if (n < A.n)
+            fprintf(f, "<p class=\"note part\">Drawn: the first %" PRIu64 " allocations, to "
+                       "event %" PRIu64 " of %" PRIu64 "; the %" PRIu64 " made after it are left "
+                       "out, this page's budget (--embed-allocs, %u allocations by default over "
+                       "all traces, about 12 bytes each) being spent.  A report of this trace "
+                       "alone (--trace NAME), or a larger --embed-allocs, draws them.</p>\n",
+                    n, shown, A.events, A.n - n, REPORT_ACTIVE_BUDGET);
         fputs("<div class=\"amv\"><canvas class=\"amc\" height=\"280\"></canvas>"
               "<canvas class=\"amo\" height=\"44\"></canvas></div>"
               "<div class=\"pin note\">Click a band to pin it.</div>\n",
               f);
         fprintf(f, "<script type=\"application/octet-stream\" class=\"amd\" data-t=\"%zu\" "
                    "data-n=\"%" PRIu64 "\" data-events=\"%" PRIu64 "\" data-q=\"%" PRIu64
-                   "\" data-timed=\"%d\">",
-                g, A.n, A.events, q, A.timed);
-        uint64_t nb = active_write_allocs(f, &A, q);
+                   "\" data-timed=\"%d\" data-full=\"%" PRIu64 "\">",
+                g, n, shown, q, A.timed, A.events);
+        uint64_t nb = active_write_allocs(f, &A, n, q);
         fprintf(f, "</script>\n<script type=\"application/json\" class=\"ams\" data-t=\"%zu\">", g);
         int64_t ns = active_write_stacks(f, &A, rd);
         if (ns < 0) {
@@ -394,10 +411,10 @@ int report_active_figure(report_t *R, report_group_t *gr, size_t g, uint64_t *bu
             fprintf(f, "</script>\n<p class=\"note size\">Embedded for this view: %s of "
                        "allocations (%.1f bytes each), %s of frames and stacks (%zu distinct "
                        "stack%s).</p></figure>\n",
-                    report_size(nb, b1, sizeof b1), A.n ? (double)nb / (double)A.n : 0.0,
+                    report_size(nb, b1, sizeof b1), n ? (double)nb / (double)n : 0.0,
                     report_size((uint64_t)ns, b2, sizeof b2), A.nstacks,
                     A.nstacks == 1 ? "" : "s");
-            gr->active = 1;
+            gr->active = n < A.n ? 2 : 1;
         }
     }
     active_free(&A);

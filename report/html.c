@@ -516,7 +516,7 @@ int report_html(report_t *R)
               "to zoom, drag to pan, drag on the strip below to pick a window, double-click to "
               "reset: the trace's memory chart above follows.</p>\n",
               f);
-        uint64_t budget = REPORT_ACTIVE_BUDGET;
+        uint64_t budget = R->cfg->embed_allocs ? R->cfg->embed_allocs : REPORT_ACTIVE_BUDGET;
         for (size_t g = 0; g < R->ngroups; g++) {
             report_group_t *gr = &R->groups[g];
             if (gr->trace_of != g || gr->attrs == NULL)

@@ -183,7 +183,7 @@ function decode(el){
 var n=+el.getAttribute('data-n'),N=+el.getAttribute('data-events'),q=+el.getAttribute('data-q');
 var timed=el.getAttribute('data-timed')==='1',buf=b64(el.textContent),p=0;
 function vi(){var v=0,m=1,c;do{c=buf[p++];v+=(c&127)*m;m*=128;}while(c&128);return v;}
-var T={n:n,N:N,start:new Float64Array(n),end:new Float64Array(n),size:new Float64Array(n),
+var T={n:n,N:N,full:+el.getAttribute('data-full')||N,start:new Float64Array(n),end:new Float64Array(n),size:new Float64Array(n),
 stack:new Int32Array(n),stream:new Int32Array(n),ts0:timed?new Float64Array(n):null,ts1:timed?new Float64Array(n):null};
 var s=0,ts=0;
 for(var i=0;i<n;i++){
@@ -237,6 +237,9 @@ while(row<PH&&(row+0.5)*bpp<end){var y=PH-1-row;px[y*PW+c]=col;owner[y*PW+c]=id;
 step(eb);
 }
 ctx.putImageData(img,ML,0);
+/* events past those embedded (a page's budget spent): shaded, named */
+if(T.N<t1){var xe=ML+Math.max(0,(T.N-t0)/(t1-t0))*PW;ctx.fillStyle='#eceff2';ctx.fillRect(xe,0,ML+PW-xe,PH);
+ctx.fillStyle='#777';ctx.font='11px system-ui,sans-serif';ctx.textAlign='left';if(ML+PW-xe>90)ctx.fillText('not embedded',xe+6,14);}
 V.owner=owner;V.PW=PW;V.PH=PH;V.bpp=bpp;
 /* axes */
 ctx.fillStyle='#555';ctx.font='11px system-ui,sans-serif';ctx.textAlign='right';
@@ -251,11 +254,11 @@ function overview(V){
 var T=V.T,cv=V.ov,W=cv.clientWidth|0,H=cv.height;
 if(W<ML+20)return;
 cv.width=W;
-var ctx=cv.getContext('2d'),PW=W-ML,N=T.N;
+var ctx=cv.getContext('2d'),PW=W-ML,N=V.N;
 ctx.fillStyle='#fff';ctx.fillRect(0,0,W,H);
 if(!V.ovmax||V.ovmax.length!==PW){
 V.ovmax=new Float64Array(PW);
-for(var c=0;c<PW;c++){var a=Math.floor(N*c/PW),b=Math.max(a+1,Math.floor(N*(c+1)/PW)),m=0;for(var k=a;k<b&&k<N;k++)if(T.tot[k]>m)m=T.tot[k];V.ovmax[c]=m;}
+for(var c=0;c<PW;c++){var a=Math.floor(N*c/PW),b=Math.max(a+1,Math.floor(N*(c+1)/PW)),m=0;for(var k=a;k<b&&k<T.N;k++)if(T.tot[k]>m)m=T.tot[k];V.ovmax[c]=m;}
 }
 ctx.fillStyle='#9aa9b8';
 for(c=0;c<PW;c++){var h=V.ovmax[c]/T.peak*(H-4);ctx.fillRect(ML+c,H-h,1,h);}
@@ -328,9 +331,9 @@ var T=V.T,S=V.S;
 while(into.firstChild)into.removeChild(into.firstChild);
 function add(cls,text){var d=document.createElement('div');d.className=cls;d.textContent=text;into.appendChild(d);return d;}
 add('th',size(T.size[id])+' · allocation '+id);
-var end=T.end[id]>=T.N?'not freed':'freed at event '+T.end[id];
+var end=T.end[id]>=T.full?'not freed':'freed at event '+T.end[id];
 add('tr','lifetime: event '+T.start[id]+' → '+end+' ('+count(T.end[id]-T.start[id])+' events'+
-(T.ts0&&T.end[id]<T.N?', '+usec(T.ts1[id]-T.ts0[id]):'')+')');
+(T.ts0&&T.end[id]<T.full?', '+usec(T.ts1[id]-T.ts0[id]):'')+')');
 add('tr','stream '+(S.streams[T.stream[id]]!==undefined?S.streams[T.stream[id]]:T.stream[id]));
 var st=T.stack[id]?S.stacks[T.stack[id]-1]:null;
 if(!st){add('dd','(no frames recorded)');return;}
@@ -395,7 +398,7 @@ document.querySelectorAll('script.amd').forEach(function(el){
 var t=el.getAttribute('data-t'),fig=document.getElementById('am'+t);
 var sj=document.querySelector('script.ams[data-t="'+t+'"]');
 var T=decode(el),S=JSON.parse(sj.textContent);
-var V={t:t,T:T,S:S,N:T.N,w:[0,T.N],pin:-1,canvas:fig.querySelector('canvas.amc'),ov:fig.querySelector('canvas.amo'),pinbox:fig.querySelector('.pin')};
+var V={t:t,T:T,S:S,N:T.full,w:[0,T.full],pin:-1,canvas:fig.querySelector('canvas.amc'),ov:fig.querySelector('canvas.amo'),pinbox:fig.querySelector('.pin')};
 traces[t]=V;
 render(V);overview(V);
 var cv=V.canvas;
@@ -512,7 +515,7 @@ A.fig.querySelector('.ase').textContent=A.mode==='instant'?String(A.ev):'';
 var note=A.fig.querySelector('.asnote');
 note.textContent=A.mode==='peak'?'At its peak each policy holds its most; a check against the stored runs: '+
 D.runs.map(function(r,i){var s=spaceSnap(A,i);return r.label+' '+(s&&s.reserved===r.peak_reserved?'reproduces its peak ('+size(r.peak_reserved)+')':'stored '+size(r.peak_reserved)+', replayed '+size(s?s.reserved:0));}).join('; ')+'.'
-:'After event '+A.ev+': '+(A.snaps.every(function(s){return s&&s.any;})?'every policy':D.runs.map(function(r,k){var s=A.snaps[k];return r.label+(s&&s.any?'':' at event '+D.instants[A.j].event+', the nearest of '+D.instants.length+' precomputed instants (this page\'s budget for any instant was spent)');}).join('; '))+
+:'After event '+A.ev+': '+(A.snaps.every(function(s){return s&&s.any;})?'every policy':D.runs.map(function(r,k){var s=A.snaps[k];return r.label+(s&&s.any?'':' at event '+D.instants[A.j].event+', the nearest of '+D.instants.length+' precomputed instants (this page does not carry its blocks for any event: its budget was spent, or the trace\'s allocations are not all in the view above)');}).join('; '))+
 ' as it stands then, rebuilt from every allocation\'s block: the segments held, the live blocks and, between them, the free blocks (plain green here: why a free block could not serve a request is shown at each policy\'s peak).'+
 D.runs.map(function(r,k){var s=A.snaps[k];return s&&s.split?'  '+r.label+' keeps free blocks side by side unmerged (its walks show them): a gap drawn as one block may be several.':'';}).join('');
 }

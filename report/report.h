@@ -94,7 +94,8 @@ typedef struct report_group {
     size_t nmarks;
     char **tags; /* the trace's tag names, by index */
     uint32_t ntags;
-    int active; /* its active-memory data is in the page (report_active_figure) */
+    int active; /* its active-memory data is in the page (report_active_figure):
+                   1 all of it, 2 its first allocations */
 } report_group_t;
 
 typedef struct report {
@@ -157,7 +158,9 @@ void report_varint(report_b64_t *b, uint64_t v);
 void report_b64_flush(report_b64_t *b);
 
 /* The allocations a page embeds, over all its traces (about 12 bytes
- * each): a trace that would pass it is named, not drawn. */
+ * each; gm_report_config_t.embed_allocs overrides it): a trace that would
+ * pass it shows its first allocations, and the note says what is left
+ * out. */
 #define REPORT_ACTIVE_BUDGET 700000u
 
 int report_active_figure(report_t *R, report_group_t *gr, size_t g, uint64_t *budget);

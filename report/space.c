@@ -770,7 +770,7 @@ int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_
     int64_t peak[SPACE_RUNS];
     space_anyset_t S;
     memset(&S, 0, sizeof S);
-    int any = R->groups[gr->trace_of].active;
+    int any = R->groups[gr->trace_of].active == 1;
     int rc = space_pass1(R, gr, runs, n, peak, any ? &S : NULL);
     if (rc == 0)
         rc = space_pass2(R, gr, runs, n, peak);

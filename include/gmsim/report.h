@@ -35,6 +35,8 @@ typedef struct gm_report_config {
     const char *title;         /* NULL: "gmsim report" */
     int no_sites;              /* 1: skip the allocation sites (traces are then read
                                   only for their marks, when they have any) */
+    uint64_t embed_allocs;     /* allocations the active-memory views embed, over
+                                  all traces; 0: 700,000 (docs/report.md) */
 } gm_report_config_t;
 
 typedef struct gm_report_stats {

@@ -30,7 +30,7 @@ reads or writes anything:
   $ gmsim report s.db -o s.db
   gmsim: cannot write 's.db': it is the input 's.db' (name another file)
   usage: gmsim report DB... [-o FILE] [--format html|md] [--trace GLOB]
-                      [--title TEXT] [--no-sites]
+                      [--title TEXT] [--no-sites] [--embed-allocs N]
   [2]
   $ gmsim report other.db s.db -o hard.db 2>&1 | head -1
   gmsim: cannot open 'other.db': no such file

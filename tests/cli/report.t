@@ -27,6 +27,22 @@ frames):
   0
   [1]
 
+A page embeds a budget of allocations for its active-memory views
+(--embed-allocs): a trace past what is left draws its first ones and says
+what is left out; one with fewer than 1,000 left is named instead:
+
+  $ gmsim report m.runs.db m.db -o part.html --embed-allocs 2500
+  wrote 'part.html': 3 traces, 9 runs
+  $ grep -o 'Drawn: the first [0-9]* allocations' part.html
+  Drawn: the first 1001 allocations
+  $ grep -c 'not drawn' part.html
+  1
+  $ gmsim report m.runs.db m.db -o part.html --embed-allocs 0
+  gmsim: invalid value for --embed-allocs: '0' (1 to 100000000)
+  usage: gmsim report DB... [-o FILE] [--format html|md] [--trace GLOB]
+                      [--title TEXT] [--no-sites] [--embed-allocs N]
+  [2]
+
 Links stay inside the file: the table of contents and the heat map's rows
 (one per trace, a cell per policy):
 
@@ -154,7 +170,7 @@ where a sweep keeps them:
   $ gmsim report m.runs.db --format pdf
   gmsim: invalid value for --format: 'pdf' (html or md)
   usage: gmsim report DB... [-o FILE] [--format html|md] [--trace GLOB]
-                      [--title TEXT] [--no-sites]
+                      [--title TEXT] [--no-sites] [--embed-allocs N]
   [2]
   $ gmsim report nothere.db -o x.html
   gmsim: cannot open 'nothere.db': no such file

@@ -297,6 +297,39 @@ def seqzoom(b, gmsim, out):
         check(b.eval('gmsim.traces.seq0.w') == [0, 1000], 'seq_len chart: a double-click resets')
 
 
+def partial(b, gmsim, tmp, out, trace):
+    """A page whose budget of allocations is spent within a trace: the
+    first ones drawn, the rest named and shaded, the address space at the
+    walked instants."""
+    run(gmsim, 'report', 'r.runs.db', 'r.db', '-o', 'p.html', '--embed-allocs', '3000', cwd=tmp)
+    b.open('file://' + os.path.join(tmp, 'p.html'))
+    note = b.eval('(document.querySelector("#am0 .part")||{}).textContent||""')
+    got = b.eval('(function(){var V=gmsim.traces["0"];return [V.T.n,V.T.N,V.N,V.w];})()')
+    check(note.startswith('Drawn: the first 3000 allocations, to event %d of %d' % (got[1], got[2]))
+          and got[0] == 3000 and got[1] < got[2] and got[3] == [0, got[2]],
+          '%s: past the budget, the first 3000 allocations are drawn and the note says what '
+          'is left out (%r, %r)' % (trace, note[:90], got))
+    b.scroll_to('#am0')
+    px = b.eval('(function(){var V=gmsim.traces["0"],r=V.canvas.getBoundingClientRect();'
+                'return Array.from(V.canvas.getContext("2d").getImageData(r.width-3,r.height/2,1,1)'
+                '.data);})()')
+    check(px[:3] == [0xec, 0xef, 0xf2], '%s: the events not embedded are shaded (%r)'
+          % (trace, px))
+    pt = band_point(b, '0', False)
+    if pt:
+        b.mouse('mouseMoved', pt[0], pt[1])
+        tip = b.eval('document.querySelector(".amtip").innerText')
+        check(tip.startswith(size_text(b.eval('gmsim.traces["0"].T.size[%d]' % pt[2]))),
+              '%s: a band of the part drawn has its tooltip (%r)' % (trace, tip[:40]))
+        b.mouse('mouseMoved', 2, 2)
+    b.screenshot(os.path.join(out, 'active-memory-part.png'), full=False)
+    b.eval('gmsim.pick("0",%d)' % (got[2] - 10))
+    sn = b.eval('document.querySelector("#as0 .asnote").textContent')
+    check('precomputed instants' in sn, '%s: the address space past the part drawn is the '
+          'nearest walked instant (%r)' % (trace, sn[:120]))
+    check(b.eval('gmsim.errors.length') == 0 and not b.errors, 'the partial page has no error')
+
+
 def legend(b):
     """A click on a legend entry hides its series."""
     b.scroll_to('#memory-over-time figure .lg[data-s="r0"]')
@@ -343,6 +376,7 @@ def small(b, gmsim, data, out):
             views(b, gmsim, tmp, out, name, int(t))
         space(b, gmsim, tmp, out)
         legend(b)
+        partial(b, gmsim, tmp, out, traces[0])
     seqzoom(b, gmsim, out)
 
 
