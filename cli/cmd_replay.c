@@ -325,7 +325,7 @@ static void replay_plan_lines(gm_replay_t *r)
     for (size_t i = 0; i < gm_replay_count(r); i++) {
         gm_policy_t *p = gm_replay_policy(r, i);
         gm_plan_info_t pi;
-        if (p == NULL || p->ops->plan == NULL || p->ops->plan(p, &pi) != 0)
+        if (p == NULL || gm_policy_plan(p, &pi) != 0)
             continue;
         gm__cli_plan_line(p->ops->name, &pi);
     }
@@ -336,7 +336,7 @@ static void replay_json_plan(gm_json_t *j, gm_replay_t *r, size_t i)
 {
     gm_policy_t *p = gm_replay_policy(r, i);
     gm_plan_info_t pi;
-    if (p == NULL || p->ops->plan == NULL || p->ops->plan(p, &pi) != 0)
+    if (p == NULL || gm_policy_plan(p, &pi) != 0)
         return;
     gm_json_key(j, "plan");
     gm_plan_write_json(j, &pi);
@@ -627,7 +627,7 @@ static int replay_save(const char *path, const char *name, gm_replay_t *r,
         char *params = gm_params_json(p);
         gm_policy_t *pol = gm_replay_policy(r, i);
         gm_plan_info_t pi;
-        int planned = pol != NULL && pol->ops->plan != NULL && pol->ops->plan(pol, &pi) == 0;
+        int planned = pol != NULL && gm_policy_plan(pol, &pi) == 0;
         uint64_t unfit;
         int warm = gm_replay_started_warm(r, i, &unfit);
         char *metrics = gm_run_result_json(gm_replay_metrics(r, i), planned ? &pi : NULL, warm,

@@ -587,9 +587,8 @@ static int advice_oom_state(gm_store_t *s, const char *name, const gm_params_t *
             o->requested_live += al[lives.v[i].id].size;
         }
     }
-    if (p->ops->walk == NULL)
+    if (gm_policy_walk(p, advice_walk_fn, &w) != 0)
         goto out;
-    p->ops->walk(p, advice_walk_fn, &w);
     if (w.nomem) {
         rc = gm_error_set(err, GM_ENOMEM, "out of memory");
         goto out;

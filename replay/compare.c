@@ -704,7 +704,7 @@ int gm_compare_trace(gm_store_t *s, const char *name, const gm_params_t *sets, s
         run->warm = gm_replay_started_warm(r, i, &run->layout_unfit);
         run->oom_asked = gm_replay_recorded_ooms(r, i, &run->oom_failed);
         gm_policy_t *pol = gm_replay_policy(r, i);
-        if (pol != NULL && pol->ops->plan != NULL && pol->ops->plan(pol, &run->plan) == 0) {
+        if (pol != NULL && gm_policy_plan(pol, &run->plan) == 0) {
             run->has_plan = 1;
             run->plan.offset = run->plan.size = NULL; /* they go with the policy */
         }

@@ -143,7 +143,7 @@ int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
     }
     run->dev = &run->devs[0];
     gm_device_init(run->dev, &r->cfg.device);
-    rc = params->ops->create(run->dev, run->params.values, &run->policy, err);
+    rc = gm_policy_create(params->ops, run->dev, run->params.values, &run->policy, err);
     if (rc) {
         gm_params_release(&run->params);
         free(run);
@@ -154,7 +154,7 @@ int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
     if (r->cfg.timeline_points) {
         run->tl = malloc(2 * r->cfg.timeline_points * sizeof *run->tl);
         if (run->tl == NULL) {
-            run->policy->ops->destroy(run->policy);
+            gm_policy_destroy(run->policy);
             gm_params_release(&run->params);
             free(run);
             return gm_error_set(err, GM_ENOMEM, "out of memory");
@@ -255,11 +255,11 @@ static int engine_start_cold(gm_replay_t *r, engine_run_t *run, const gm_trace_c
     gm_device_init(&probe_dev, &unlimited);
     gm_policy_t *probe = NULL;
     gm_error_t perr = {0};
-    if (ops->create(&probe_dev, run->params.values, &probe, &perr) != 0)
+    if (gm_policy_create(ops, &probe_dev, run->params.values, &probe, &perr) != 0)
         return failed;
-    int fits_unlimited = ops->prepare(probe, c, &perr) == 0;
+    int fits_unlimited = gm_policy_prepare(probe, c, &perr) == 0;
     uint64_t layout = probe_dev.reserved;
-    probe->ops->destroy(probe);
+    gm_policy_destroy(probe);
     if (!fits_unlimited)
         return failed;
 
@@ -274,14 +274,14 @@ static int engine_start_cold(gm_replay_t *r, engine_run_t *run, const gm_trace_c
     gm_policy_t *np = NULL;
     gm_trace_context_t cc = *c;
     cc.params_set = cold.set;
-    rc = ops->create(dev, cold.values, &np, err);
-    if (rc == 0 && (rc = ops->prepare(np, &cc, err)) != 0)
-        np->ops->destroy(np);
+    rc = gm_policy_create(ops, dev, cold.values, &np, err);
+    if (rc == 0 && (rc = gm_policy_prepare(np, &cc, err)) != 0)
+        gm_policy_destroy(np);
     if (rc) {
         gm_params_release(&cold);
         return rc;
     }
-    run->policy->ops->destroy(run->policy);
+    gm_policy_destroy(run->policy);
     run->policy = np;
     run->dev = dev;
     run->cold = cold;
@@ -298,19 +298,16 @@ int gm_replay_prepare(gm_replay_t *r, const gm_trace_context_t *ctx, gm_error_t 
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     for (size_t i = 0; i < r->nruns; i++) {
         engine_run_t *run = r->runs[i];
-        const gm_policy_ops_t *ops = run->policy->ops;
-        if (ops->prepare == NULL)
-            continue;
         gm_trace_context_t c = *ctx;
         c.params_set = run->params.set;
         int warm = engine_would_start_warm(&run->params, ctx);
-        int rc = ops->prepare(run->policy, &c, err);
+        int rc = gm_policy_prepare(run->policy, &c, err);
         if (rc && warm && r->cfg.device.capacity != 0)
             rc = engine_start_cold(r, run, &c, rc, err);
         else
             run->warm = warm && rc == 0;
         if (rc) {
-            gm_error_prefix(err, "policy %s", ops->name);
+            gm_error_prefix(err, "policy %s", run->policy->ops->name);
             return rc;
         }
         run->prepared = 1;
@@ -448,7 +445,7 @@ static inline void engine_timeline_add(const gm_replay_t *r, engine_run_t *run, 
 static int engine_check(engine_run_t *run, uint64_t index, gm_error_t *err)
 {
     char why[256] = "";
-    int bad = run->policy->ops->check(run->policy, why, sizeof why);
+    int bad = gm_policy_check(run->policy, why, sizeof why);
     if (bad)
         return gm_error_set(err, GM_ECORRUPT, "policy %s: %d invariant violation%s after event %llu: %s",
                             run->policy->ops->name, bad, bad == 1 ? "" : "s",
@@ -482,7 +479,7 @@ static inline void engine_peak(engine_run_t *run, uint64_t requested)
             return;
         }
         gm_policy_stats_t st;
-        run->policy->ops->stats(run->policy, &st);
+        gm_policy_stats(run->policy, &st);
         run->largest_free_at_peak = st.largest_free;
     }
 }
@@ -495,7 +492,7 @@ static inline void engine_peak_settle(engine_run_t *run)
 {
     if (run->peak_pending) {
         gm_policy_stats_t st;
-        run->policy->ops->stats(run->policy, &st);
+        gm_policy_stats(run->policy, &st);
         run->largest_free_at_peak = st.largest_free;
         run->peak_pending = 0;
     }
@@ -544,17 +541,17 @@ static int engine_defrag(const gm_replay_t *r, engine_run_t *run, uint64_t index
     gm_device_t *old = run->dev, *fresh = old == &run->devs[0] ? &run->devs[1] : &run->devs[0];
     gm_device_init(fresh, &r->cfg.device);
     gm_policy_t *np = NULL;
-    int rc = ops->create(fresh, run->params.values, &np, err);
-    if (rc == 0 && ops->prepare && r->have_ctx) {
+    int rc = gm_policy_create(ops, fresh, run->params.values, &np, err);
+    if (rc == 0 && r->have_ctx) {
         gm_trace_context_t c = r->ctx;
         c.params_set = run->params.set;
-        rc = ops->prepare(np, &c, err);
+        rc = gm_policy_prepare(np, &c, err);
     }
     int aborted = 0;
     for (size_t j = 0; rc == 0 && j < nlive; j++) {
         gm_request_t req = run->reqs[live[j].slot];
         req.flags &= ~(uint32_t)GM_EVENT_PREEXISTING;
-        rc = ops->alloc(np, &req, &nb[j]);
+        rc = gm_policy_alloc(np, &req, &nb[j]);
         if (rc == GM_ALLOC_OOM) {
             aborted = 1;
             rc = 0;
@@ -564,8 +561,7 @@ static int engine_defrag(const gm_replay_t *r, engine_run_t *run, uint64_t index
             gm_error_set(err, rc, "%s", gm_strerror(rc));
     }
     if (rc != 0 || aborted) {
-        if (np)
-            ops->destroy(np);
+        gm_policy_destroy(np);
         free(live);
         free(nb);
         if (rc) {
@@ -582,8 +578,8 @@ static int engine_defrag(const gm_replay_t *r, engine_run_t *run, uint64_t index
     uint64_t before = old->reserved, allocated = 0;
     for (size_t j = 0; j < nlive; j++) {
         uint32_t s = live[j].slot;
-        if (ops->free(run->policy, &blocks[s], run->reqs[s].stream) != 0) {
-            ops->destroy(np);
+        if (gm_policy_free(run->policy, &blocks[s], run->reqs[s].stream) != 0) {
+            gm_policy_destroy(np);
             free(live);
             free(nb);
             return gm_error_set(err, GM_ECORRUPT,
@@ -598,12 +594,11 @@ static int engine_defrag(const gm_replay_t *r, engine_run_t *run, uint64_t index
         blocks[s] = nb[j];
         allocated += nb[j].size;
     }
-    if (ops->empty_cache)
-        ops->empty_cache(run->policy);
+    gm_policy_empty_cache(run->policy);
     run->dev_mallocs += old->mallocs;
     run->dev_frees += old->frees;
     run->dev_time_ns += old->time_ns;
-    ops->destroy(run->policy);
+    gm_policy_destroy(run->policy);
     run->policy = np;
     run->dev = fresh;
     run->allocated = allocated;
@@ -644,14 +639,14 @@ static int engine_oom_ask(engine_run_t *run, const gm_event_t *e, uint64_t at, g
         return 0;
     gm_request_t req = {e->size, UINT64_MAX, e->stream, 0};
     gm_block_t b;
-    int rc = ops->alloc(p, &req, &b);
+    int rc = gm_policy_alloc(p, &req, &b);
     run->oom_asks++;
     if (rc == GM_ALLOC_OOM) {
         run->oom_asks_failed++;
         return 0;
     }
     if (rc == 0)
-        rc = ops->free(p, &b, e->stream);
+        rc = gm_policy_free(p, &b, e->stream);
     if (rc)
         return gm_error_set(err, rc, "policy %s failed at the recorded OOM, event %llu (%s)",
                             ops->name, (unsigned long long)at, gm_strerror(rc));
@@ -697,7 +692,7 @@ int engine_pass2(const gm_replay_t *r, engine_run_t *run, const engine_view_t *v
             gm_request_t req = {e->size, e->id, e->stream, e->flags};
             if (defrag)
                 run->reqs[slot] = req;
-            rc = ops->alloc(p, &req, &blocks[slot]);
+            rc = gm_policy_alloc(p, &req, &blocks[slot]);
             if (rc == 0) {
                 run->allocated += blocks[slot].size;
                 if (run->allocated > run->peak_allocated)
@@ -719,7 +714,7 @@ int engine_pass2(const gm_replay_t *r, engine_run_t *run, const engine_view_t *v
                 run->failed_live -= blocks[slot].size;
                 break;
             }
-            rc = ops->free(p, &blocks[slot], v->stream[i]);
+            rc = gm_policy_free(p, &blocks[slot], v->stream[i]);
             if (rc)
                 return gm_error_set(err, rc, "policy %s refused the free at event %llu (%s)",
                                     ops->name, (unsigned long long)(base + i),
@@ -729,10 +724,10 @@ int engine_pass2(const gm_replay_t *r, engine_run_t *run, const engine_view_t *v
                 blocks[slot].addr = ENGINE_DEAD;
             break;
         case GM_OP_MARK:
-            if ((int64_t)e->tag == r->empty_cache_tag && ops->empty_cache)
-                ops->empty_cache(p);
-            else if ((int64_t)e->tag == r->sync_tag && ops->sync)
-                ops->sync(p);
+            if ((int64_t)e->tag == r->empty_cache_tag)
+                gm_policy_empty_cache(p);
+            else if ((int64_t)e->tag == r->sync_tag)
+                gm_policy_sync(p);
             else if ((int64_t)e->tag == r->oom_tag && r->cfg.recorded_ooms &&
                      (rc = engine_oom_ask(run, e, base + i, err)) != 0)
                 return rc;
@@ -939,7 +934,7 @@ void gm_replay_destroy(gm_replay_t *r)
         return;
     for (size_t k = 0; k < r->nruns; k++) {
         engine_run_t *run = r->runs[k];
-        run->policy->ops->destroy(run->policy);
+        gm_policy_destroy(run->policy);
         gm_params_release(&run->params);
         if (run->layout_unfit)
             gm_params_release(&run->cold);

@@ -44,7 +44,7 @@ int gm_placement_export(gm_store_t *s, const char *name, const gm_params_t *para
     gm_plan_info_t pi;
     if (rc == 0) {
         gm_policy_t *p = gm_replay_policy(r, 0);
-        if (p->ops->plan(p, &pi) != 0)
+        if (gm_policy_plan(p, &pi) != 0)
             rc = gm_error_set(err, GM_ESTATE, "trace '%s': policy '%s' made no plan", name,
                               p->ops->name);
     }

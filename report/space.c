@@ -189,7 +189,7 @@ static int space_take(report_t *R, gm_replay_t *r, size_t i, space_walk_t *w, sp
     gm_policy_t *p = gm_replay_policy(r, i);
     memset(w, 0, sizeof *w);
     memset(l, 0, sizeof *l);
-    p->ops->walk(p, space_walk_fn, w);
+    gm_policy_walk(p, space_walk_fn, w);
     gm_replay_live(r, i, space_live_fn, l);
     if (w->nomem || l->nomem)
         return gm_error_set(R->err, GM_ENOMEM, "out of memory");
@@ -391,7 +391,7 @@ static int space_any_segments(space_any_t *A, gm_policy_t *p, uint64_t index)
     A->res[A->nres++] = d->reserved;
     space_walk_t w;
     memset(&w, 0, sizeof w);
-    p->ops->walk(p, space_walk_fn, &w);
+    gm_policy_walk(p, space_walk_fn, &w);
     int rc = w.nomem ? -1 : 0;
     if (rc == 0 && w.nseg)
         qsort(w.seg, w.nseg, sizeof *w.seg, space_span_cmp);

@@ -394,7 +394,6 @@ static void async_stats(gm_policy_t *p, gm_policy_stats_t *out)
         if (m != GM__BT_NONE && a->heap.b[m].size > out->largest_free)
             out->largest_free = a->heap.b[m].size;
     }
-    out->free_bytes = p->dev->reserved > a->allocated ? p->dev->reserved - a->allocated : 0;
 }
 
 /* A synchronization: every free completes; memory above the threshold goes
@@ -445,22 +444,14 @@ static void async_empty_cache(gm_policy_t *p)
 
 static int async_check(gm_policy_t *p, char *why, size_t whylen)
 {
-    int bad = 0;
-    if (why != NULL && whylen > 0)
-        why[0] = '\0';
+    gm_check_t ck;
+    gm_check_begin(&ck, why, whylen);
     async_t *a = ASYNC(p);
-#define ASYNC_BAD(...)                                        \
-    do {                                                      \
-        if (bad++ == 0 && why != NULL && whylen > 0)          \
-            snprintf(why, whylen, __VA_ARGS__);               \
-    } while (0)
-    if (a == NULL) {
-        ASYNC_BAD("not an async policy");
-        return bad;
-    }
+    if (a == NULL)
+        return gm_check_fail(&ck, "not an async policy");
     const gm__bt_blk_t *b = a->heap.b;
     uint64_t in_chunks = 0, allocated = 0, nlive = 0, nfree = 0, nblocks = 0, nvacant = 0;
-    for (uint32_t i = 0; i < a->nchunks && bad == 0; i++) {
+    for (uint32_t i = 0; i < a->nchunks && ck.bad == 0; i++) {
         const async_chunk_t *c = &a->chunks[i];
         if (c->first == ASYNC_VACANT) {
             nvacant++;
@@ -468,75 +459,86 @@ static int async_check(gm_policy_t *p, char *why, size_t whylen)
         }
         in_chunks += c->size;
         if (c->size % a->gran != 0 || c->base % a->gran != 0)
-            ASYNC_BAD("chunk 0x%" PRIx64 " (%" PRIu64 " bytes) is not granular", c->base, c->size);
+            gm_check_fail(&ck, "chunk 0x%" PRIx64 " (%" PRIu64 " bytes) is not granular", c->base,
+                          c->size);
         uint64_t at = c->base, live = 0;
         uint32_t prev = GM__BT_NONE;
-        for (uint32_t h = c->first; h != GM__BT_NONE && bad == 0; h = b[h].next) {
+        for (uint32_t h = c->first; h != GM__BT_NONE && ck.bad == 0; h = b[h].next) {
             if (h >= a->heap.n || ++nblocks > a->heap.live) {
-                ASYNC_BAD("chunk 0x%" PRIx64 ": block list is broken", c->base);
+                gm_check_fail(&ck, "chunk 0x%" PRIx64 ": block list is broken", c->base);
                 break;
             }
             const gm__bt_blk_t *x = &b[h];
             if (x->addr != at || x->prev != prev || x->size == 0 || x->flags != i)
-                ASYNC_BAD("chunk 0x%" PRIx64 ": block at 0x%" PRIx64 " breaks the tiling or "
-                          "names another chunk", c->base, x->addr);
+                gm_check_fail(&ck,
+                              "chunk 0x%" PRIx64 ": block at 0x%" PRIx64 " breaks the tiling or "
+                              "names another chunk",
+                              c->base, x->addr);
             if (x->list == GM__BT_USED) {
                 uint64_t v;
                 if (!gm__idmap_get(&a->live, x->addr, &v) || v != h)
-                    ASYNC_BAD("live block 0x%" PRIx64 " not in the address map", x->addr);
+                    gm_check_fail(&ck, "live block 0x%" PRIx64 " not in the address map", x->addr);
                 allocated += x->size;
                 live++;
                 nlive++;
             } else {
                 if (x->list >= a->nsets)
-                    ASYNC_BAD("free block 0x%" PRIx64 " in a set that does not exist", x->addr);
+                    gm_check_fail(&ck, "free block 0x%" PRIx64 " in a set that does not exist",
+                                  x->addr);
                 if (prev != GM__BT_NONE && b[prev].list == x->list)
-                    ASYNC_BAD("free block at 0x%" PRIx64 " that should have merged with the block "
-                              "before it", x->addr);
+                    gm_check_fail(&ck,
+                                  "free block at 0x%" PRIx64
+                                  " that should have merged with the block "
+                                  "before it",
+                                  x->addr);
                 nfree++;
             }
             at = x->addr + x->size;
             prev = h;
         }
-        if (bad == 0 && at != c->base + c->size)
-            ASYNC_BAD("blocks of chunk 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
-                      c->base, at - c->base, c->size);
-        if (bad == 0 && live != c->live)
-            ASYNC_BAD("chunk 0x%" PRIx64 " counts %" PRIu32 " live blocks, holds %" PRIu64,
-                      c->base, c->live, live);
+        if (ck.bad == 0 && at != c->base + c->size)
+            gm_check_fail(&ck,
+                          "blocks of chunk 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
+                          c->base, at - c->base, c->size);
+        if (ck.bad == 0 && live != c->live)
+            gm_check_fail(&ck, "chunk 0x%" PRIx64 " counts %" PRIu32 " live blocks, holds %" PRIu64,
+                          c->base, c->live, live);
     }
     uint64_t v = 0;
-    for (uint32_t i = a->vacant; i != ASYNC_VACANT && bad == 0; i = a->chunks[i].live)
+    for (uint32_t i = a->vacant; i != ASYNC_VACANT && ck.bad == 0; i = a->chunks[i].live)
         if (i >= a->nchunks || a->chunks[i].first != ASYNC_VACANT || ++v > nvacant)
-            ASYNC_BAD("vacant chunk slots are mislinked");
-    if (bad == 0 && v != nvacant)
-        ASYNC_BAD("%" PRIu64 " vacant chunk slots, %" PRIu64 " linked", nvacant, v);
+            gm_check_fail(&ck, "vacant chunk slots are mislinked");
+    if (ck.bad == 0 && v != nvacant)
+        gm_check_fail(&ck, "%" PRIu64 " vacant chunk slots, %" PRIu64 " linked", nvacant, v);
     uint64_t members = 0;
-    for (uint32_t l = 0; l < a->nsets && bad == 0; l++) {
+    for (uint32_t l = 0; l < a->nsets && ck.bad == 0; l++) {
         uint32_t badh = GM__BT_NONE;
         int64_t m = gm__bt_set_verify(b, a->heap.n, &a->sets[l], l, &badh);
         if (m < 0)
-            ASYNC_BAD("free set %" PRIu32 " is not an ordered set of its blocks (at block 0x%"
-                      PRIx64 ")", l, badh < a->heap.n ? b[badh].addr : 0);
+            gm_check_fail(&ck,
+                          "free set %" PRIu32
+                          " is not an ordered set of its blocks (at block 0x%" PRIx64 ")",
+                          l, badh < a->heap.n ? b[badh].addr : 0);
         else
             members += (uint64_t)m;
     }
-    if (bad == 0 && members != nfree)
-        ASYNC_BAD("free sets hold %" PRIu64 " blocks, the chunks %" PRIu64 " free ones", members,
-                  nfree);
-    if (bad == 0 && nblocks != a->heap.live)
-        ASYNC_BAD("%" PRIu64 " blocks but %" PRIu32 " handles in use", nblocks, a->heap.live);
-    if (bad == 0 && nlive != gm__idmap_count(&a->live))
-        ASYNC_BAD("address map holds %zu blocks, %" PRIu64 " are live", gm__idmap_count(&a->live),
-                  nlive);
-    if (bad == 0 && allocated != a->allocated)
-        ASYNC_BAD("allocated %" PRIu64 " differs from the live blocks' %" PRIu64, a->allocated,
-                  allocated);
+    if (ck.bad == 0 && members != nfree)
+        gm_check_fail(&ck, "free sets hold %" PRIu64 " blocks, the chunks %" PRIu64 " free ones",
+                      members, nfree);
+    if (ck.bad == 0 && nblocks != a->heap.live)
+        gm_check_fail(&ck, "%" PRIu64 " blocks but %" PRIu32 " handles in use", nblocks,
+                      a->heap.live);
+    if (ck.bad == 0 && nlive != gm__idmap_count(&a->live))
+        gm_check_fail(&ck, "address map holds %zu blocks, %" PRIu64 " are live",
+                      gm__idmap_count(&a->live), nlive);
+    if (ck.bad == 0 && allocated != a->allocated)
+        gm_check_fail(&ck, "allocated %" PRIu64 " differs from the live blocks' %" PRIu64,
+                      a->allocated, allocated);
     if (in_chunks != a->in_chunks || in_chunks != p->dev->reserved)
-        ASYNC_BAD("chunks hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,
-                  in_chunks, a->in_chunks, p->dev->reserved);
-#undef ASYNC_BAD
-    return bad;
+        gm_check_fail(
+            &ck, "chunks hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,
+            in_chunks, a->in_chunks, p->dev->reserved);
+    return ck.bad;
 }
 
 static void async_destroy(gm_policy_t *p)

@@ -393,7 +393,6 @@ static void bfc_stats(gm_policy_t *p, gm_policy_stats_t *out)
         unsigned k = 31u - (unsigned)__builtin_clz(f->bin_mask);
         out->largest_free = f->heap.b[gm__bt_max(f->heap.b, f->bin[k])].size;
     }
-    out->free_bytes = p->dev->reserved > f->in_use ? p->dev->reserved - f->in_use : 0;
 }
 
 static void bfc_empty_cache(gm_policy_t *p)
@@ -405,74 +404,69 @@ static void bfc_empty_cache(gm_policy_t *p)
 
 /* ---- check ------------------------------------------------------------------ */
 
-typedef struct bfc_ck {
-    char *why;
-    size_t whylen;
-    int bad;
-} bfc_ck_t;
-
-#define BFC_BAD(ck, ...)                                                \
-    do {                                                                \
-        if ((ck)->bad++ == 0 && (ck)->why != NULL && (ck)->whylen > 0) \
-            snprintf((ck)->why, (ck)->whylen, __VA_ARGS__);             \
-    } while (0)
-
 static int bfc_check(gm_policy_t *p, char *why, size_t whylen)
 {
-    bfc_ck_t ck = {why, whylen, 0};
-    if (why != NULL && whylen > 0)
-        why[0] = '\0';
+    gm_check_t ck;
+    gm_check_begin(&ck, why, whylen);
     bfc_t *f = BFC(p);
-    if (f == NULL) {
-        BFC_BAD(&ck, "not a bfc policy");
-        return ck.bad;
-    }
+    if (f == NULL)
+        return gm_check_fail(&ck, "not a bfc policy");
     const gm__bt_blk_t *b = f->heap.b;
     uint64_t in_regions = 0, in_use = 0, nlive = 0, nfree = 0, nchunks = 0;
     for (size_t i = 0; i < f->nregions && ck.bad == 0; i++) {
         const bfc_region_t *r = &f->regions[i];
         in_regions += r->size;
         if (i > 0 && f->regions[i - 1].base + f->regions[i - 1].size > r->base)
-            BFC_BAD(&ck, "regions 0x%" PRIx64 " and 0x%" PRIx64 " overlap or are out of order",
-                    f->regions[i - 1].base, r->base);
+            gm_check_fail(&ck,
+                          "regions 0x%" PRIx64 " and 0x%" PRIx64 " overlap or are out of order",
+                          f->regions[i - 1].base, r->base);
         uint64_t at = r->base;
         uint32_t prev = GM__BT_NONE;
         for (uint32_t h = r->first; h != GM__BT_NONE && ck.bad == 0; h = b[h].next) {
             if (h >= f->heap.n || ++nchunks > f->heap.live) {
-                BFC_BAD(&ck, "region 0x%" PRIx64 ": chunk list is broken (bad handle or a cycle)",
-                        r->base);
+                gm_check_fail(&ck,
+                              "region 0x%" PRIx64 ": chunk list is broken (bad handle or a cycle)",
+                              r->base);
                 break;
             }
             const gm__bt_blk_t *c = &b[h];
             if (c->addr != at)
-                BFC_BAD(&ck, "region 0x%" PRIx64 ": chunk at 0x%" PRIx64 " where 0x%" PRIx64
-                        " was expected (a gap or an overlap)", r->base, c->addr, at);
+                gm_check_fail(&ck,
+                              "region 0x%" PRIx64 ": chunk at 0x%" PRIx64 " where 0x%" PRIx64
+                              " was expected (a gap or an overlap)",
+                              r->base, c->addr, at);
             if (c->prev != prev)
-                BFC_BAD(&ck, "chunk 0x%" PRIx64 ": prev link broken", c->addr);
+                gm_check_fail(&ck, "chunk 0x%" PRIx64 ": prev link broken", c->addr);
             if (c->size == 0 || c->size % BFC_MIN_ALLOC != 0)
-                BFC_BAD(&ck, "chunk 0x%" PRIx64 " has size %" PRIu64 ", not a multiple of 256",
-                        c->addr, c->size);
+                gm_check_fail(&ck,
+                              "chunk 0x%" PRIx64 " has size %" PRIu64 ", not a multiple of 256",
+                              c->addr, c->size);
             if (c->list == GM__BT_USED) {
                 uint64_t v;
                 if (!gm__idmap_get(&f->live, c->addr, &v) || v != h)
-                    BFC_BAD(&ck, "chunk 0x%" PRIx64 " in use but not in the address map", c->addr);
+                    gm_check_fail(&ck, "chunk 0x%" PRIx64 " in use but not in the address map",
+                                  c->addr);
                 in_use += c->size;
                 nlive++;
             } else {
                 if (c->list != bfc_bin_for(c->size))
-                    BFC_BAD(&ck, "free chunk 0x%" PRIx64 " of %" PRIu64 " bytes in bin %u, not %u",
-                            c->addr, c->size, c->list, bfc_bin_for(c->size));
+                    gm_check_fail(&ck,
+                                  "free chunk 0x%" PRIx64 " of %" PRIu64 " bytes in bin %u, not %u",
+                                  c->addr, c->size, c->list, bfc_bin_for(c->size));
                 if (prev != GM__BT_NONE && b[prev].list != GM__BT_USED)
-                    BFC_BAD(&ck, "free chunk at 0x%" PRIx64 " that should have merged with the "
-                            "free chunk before it", c->addr);
+                    gm_check_fail(&ck,
+                                  "free chunk at 0x%" PRIx64 " that should have merged with the "
+                                  "free chunk before it",
+                                  c->addr);
                 nfree++;
             }
             at = c->addr + c->size;
             prev = h;
         }
         if (ck.bad == 0 && at != r->base + r->size)
-            BFC_BAD(&ck, "chunks of region 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
-                    r->base, at - r->base, r->size);
+            gm_check_fail(&ck,
+                          "chunks of region 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
+                          r->base, at - r->base, r->size);
     }
     uint64_t members = 0;
     for (unsigned k = 0; k < BFC_BINS && ck.bad == 0; k++) {
@@ -480,32 +474,34 @@ static int bfc_check(gm_policy_t *p, char *why, size_t whylen)
         uint32_t badh = GM__BT_NONE;
         int64_t m = gm__bt_verify(b, f->heap.n, f->bin[k], k, &lo, &badh);
         if (m < 0) {
-            BFC_BAD(&ck, "bin %u is not an ordered set of its free chunks (at chunk 0x%" PRIx64 ")",
-                    k, badh < f->heap.n ? b[badh].addr : 0);
+            gm_check_fail(
+                &ck, "bin %u is not an ordered set of its free chunks (at chunk 0x%" PRIx64 ")", k,
+                badh < f->heap.n ? b[badh].addr : 0);
             break;
         }
         if ((m != 0) != (int)(f->bin_mask >> k & 1))
-            BFC_BAD(&ck, "bin mask bit %u out of date", k);
+            gm_check_fail(&ck, "bin mask bit %u out of date", k);
         members += (uint64_t)m;
     }
     if (ck.bad == 0 && members != nfree)
-        BFC_BAD(&ck, "bins hold %" PRIu64 " chunks, the regions %" PRIu64 " free ones", members,
-                nfree);
+        gm_check_fail(&ck, "bins hold %" PRIu64 " chunks, the regions %" PRIu64 " free ones",
+                      members, nfree);
     if (ck.bad == 0 && nchunks != f->heap.live)
-        BFC_BAD(&ck, "%" PRIu64 " chunks in regions but %" PRIu32 " handles in use", nchunks,
-                f->heap.live);
+        gm_check_fail(&ck, "%" PRIu64 " chunks in regions but %" PRIu32 " handles in use", nchunks,
+                      f->heap.live);
     if (ck.bad == 0 && nlive != gm__idmap_count(&f->live))
-        BFC_BAD(&ck, "address map holds %zu chunks, %" PRIu64 " are in use",
-                gm__idmap_count(&f->live), nlive);
+        gm_check_fail(&ck, "address map holds %zu chunks, %" PRIu64 " are in use",
+                      gm__idmap_count(&f->live), nlive);
     if (ck.bad == 0 && in_use != f->in_use)
-        BFC_BAD(&ck, "bytes in use %" PRIu64 " differ from the live chunks' %" PRIu64, f->in_use,
-                in_use);
+        gm_check_fail(&ck, "bytes in use %" PRIu64 " differ from the live chunks' %" PRIu64,
+                      f->in_use, in_use);
     if (in_regions != f->in_regions || in_regions != p->dev->reserved)
-        BFC_BAD(&ck, "regions hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,
-                in_regions, f->in_regions, p->dev->reserved);
+        gm_check_fail(
+            &ck, "regions hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,
+            in_regions, f->in_regions, p->dev->reserved);
     if (in_regions > f->limit)
-        BFC_BAD(&ck, "regions hold %" PRIu64 " bytes, over the memory limit %" PRIu64, in_regions,
-                f->limit);
+        gm_check_fail(&ck, "regions hold %" PRIu64 " bytes, over the memory limit %" PRIu64,
+                      in_regions, f->limit);
     return ck.bad;
 }
 

@@ -160,7 +160,7 @@ static int bin_chunk_new(binning_t *m, unsigned k, uint32_t s)
     }
     gm_request_t req = {.size = bn->block * m->per_chunk, .stream = s};
     gm_block_t blk;
-    rc = m->pool->ops->alloc(m->pool, &req, &blk);
+    rc = gm_policy_alloc(m->pool, &req, &blk);
     if (rc != 0)
         return rc;
     uint32_t ci = m->nchunks;
@@ -176,7 +176,7 @@ static int bin_chunk_new(binning_t *m, unsigned k, uint32_t s)
         for (uint64_t j = 0; j < pushed; j++)
             gm__idmap_remove(&m->blocks, blk.addr + j * bn->block, NULL);
         bn->fifo[s].len -= (uint32_t)pushed;
-        m->pool->ops->free(m->pool, &blk, s);
+        gm_policy_free(m->pool, &blk, s);
         return GM_ENOMEM;
     }
     m->chunks[m->nchunks++] = (bin_chunk_t){blk.addr, k, (uint32_t)m->per_chunk};
@@ -195,7 +195,7 @@ static void bin_release_all(binning_t *m)
     free(m->chunks);
     gm__idmap_release(&m->blocks);
     if (m->pool != NULL)
-        m->pool->ops->destroy(m->pool);
+        gm_policy_destroy(m->pool);
     free(m);
 }
 
@@ -222,7 +222,7 @@ static int bin_create(gm_device_t *dev, const gm_param_value_t *values, gm_polic
     for (unsigned k = 0; k < m->nbins; k++)
         m->bins[k].block = UINT64_C(1) << (lo + k);
     gm__idmap_init(&m->blocks);
-    int rc = gm__policy_pool.create(dev, values + 3, &m->pool, err);
+    int rc = gm_policy_create(&gm__policy_pool, dev, values + 3, &m->pool, err);
     if (rc != 0) {
         m->pool = NULL;
         bin_release_all(m);
@@ -258,7 +258,7 @@ static int bin_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
         return GM_EINVAL;
     unsigned k = bin_for(m, req->size);
     if (k == m->nbins) {
-        int rc = m->pool->ops->alloc(m->pool, req, out);
+        int rc = gm_policy_alloc(m->pool, req, out);
         if (rc == 0) {
             m->allocated += out->size;
             m->large_live += out->size;
@@ -302,7 +302,7 @@ static int bin_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
         return GM_EINVAL;
     uint64_t v;
     if (!gm__idmap_get(&m->blocks, blk->addr, &v)) {
-        int rc = m->pool->ops->free(m->pool, blk, stream);
+        int rc = gm_policy_free(m->pool, blk, stream);
         if (rc == 0) {
             m->allocated -= blk->size;
             m->large_live -= blk->size;
@@ -332,7 +332,7 @@ static void bin_stats(gm_policy_t *p, gm_policy_stats_t *out)
     if (m == NULL)
         return;
     gm_policy_stats_t ps;
-    m->pool->ops->stats(m->pool, &ps);
+    gm_policy_stats(m->pool, &ps);
     out->allocated = m->allocated;
     out->largest_free = ps.largest_free;
     for (unsigned k = m->nbins; k-- > 0;) {
@@ -345,7 +345,6 @@ static void bin_stats(gm_policy_t *p, gm_policy_stats_t *out)
             break;
         }
     }
-    out->free_bytes = p->dev->reserved > m->allocated ? p->dev->reserved - m->allocated : 0;
 }
 
 /* Give wholly free chunks back to the pool, then the pool's free memory to
@@ -363,7 +362,7 @@ static void bin_empty_cache(gm_policy_t *p)
             for (uint64_t j = 0; j < m->per_chunk; j++)
                 gm__idmap_remove(&m->blocks, c.base + j * block, NULL);
             gm_block_t blk = {c.base, block * m->per_chunk};
-            m->pool->ops->free(m->pool, &blk, 0);
+            gm_policy_free(m->pool, &blk, 0);
         } else {
             m->chunks[kept++] = c;
         }
@@ -394,65 +393,60 @@ static void bin_empty_cache(gm_policy_t *p)
         }
         m->nchunks = kept;
     }
-    m->pool->ops->empty_cache(m->pool);
+    gm_policy_empty_cache(m->pool);
 }
 
 static int bin_check(gm_policy_t *p, char *why, size_t whylen)
 {
-    int bad = 0;
-    if (why != NULL && whylen > 0)
-        why[0] = '\0';
+    gm_check_t ck;
+    gm_check_begin(&ck, why, whylen);
     binning_t *m = BINNING(p);
-#define BIN_BAD(...)                                          \
-    do {                                                      \
-        if (bad++ == 0 && why != NULL && whylen > 0)          \
-            snprintf(why, whylen, __VA_ARGS__);               \
-    } while (0)
-    if (m == NULL) {
-        BIN_BAD("not a binning policy");
-        return bad;
-    }
-    int pb = m->pool->ops->check(m->pool, why, whylen);
+    if (m == NULL)
+        return gm_check_fail(&ck, "not a binning policy");
+    int pb = gm_policy_check(m->pool, why, whylen);
     if (pb != 0)
         return pb;
     uint64_t nblocks = 0, chunk_bytes = 0, bin_live = 0;
     uint32_t *seen = calloc((size_t)m->nchunks + 1, sizeof *seen);
     if (seen == NULL)
         return 0; /* cannot check without memory: report nothing rather than a false fault */
-    for (unsigned k = 0; k < m->nbins && bad == 0; k++) {
-        for (uint32_t s = 0; s < m->bins[k].nstreams && bad == 0; s++) {
+    for (unsigned k = 0; k < m->nbins && ck.bad == 0; k++) {
+        for (uint32_t s = 0; s < m->bins[k].nstreams && ck.bad == 0; s++) {
             const bin_fifo_t *f = &m->bins[k].fifo[s];
             for (uint32_t r = 0; r < f->len; r++) {
                 uint64_t a = f->a[(f->head + r) & (f->cap - 1)], v;
                 if (!gm__idmap_get(&m->blocks, a, &v) || (v >> 1) >= m->nchunks) {
-                    BIN_BAD("free block 0x%" PRIx64 " of bin %u is no bin block", a, k);
+                    gm_check_fail(&ck, "free block 0x%" PRIx64 " of bin %u is no bin block", a, k);
                     break;
                 }
                 if (v & 1) {
-                    BIN_BAD("block 0x%" PRIx64 " is both free and live", a);
+                    gm_check_fail(&ck, "block 0x%" PRIx64 " is both free and live", a);
                     break;
                 }
                 if (m->chunks[v >> 1].bin != k) {
-                    BIN_BAD("block 0x%" PRIx64 " in the lists of bin %u belongs to bin %u", a, k,
-                            m->chunks[v >> 1].bin);
+                    gm_check_fail(&ck,
+                                  "block 0x%" PRIx64 " in the lists of bin %u belongs to bin %u", a,
+                                  k, m->chunks[v >> 1].bin);
                     break;
                 }
                 seen[v >> 1]++;
             }
         }
     }
-    for (uint32_t i = 0; i < m->nchunks && bad == 0; i++) {
+    for (uint32_t i = 0; i < m->nchunks && ck.bad == 0; i++) {
         const bin_chunk_t *c = &m->chunks[i];
         uint64_t block = m->bins[c->bin].block;
         chunk_bytes += block * m->per_chunk;
         if (seen[i] != c->nfree)
-            BIN_BAD("chunk 0x%" PRIx64 " counts %" PRIu32 " free blocks, the lists hold %" PRIu32
-                    " (a block listed twice or lost)", c->base, c->nfree, seen[i]);
-        for (uint64_t j = 0; j < m->per_chunk && bad == 0; j++) {
+            gm_check_fail(&ck,
+                          "chunk 0x%" PRIx64 " counts %" PRIu32
+                          " free blocks, the lists hold %" PRIu32 " (a block listed twice or lost)",
+                          c->base, c->nfree, seen[i]);
+        for (uint64_t j = 0; j < m->per_chunk && ck.bad == 0; j++) {
             uint64_t v;
             if (!gm__idmap_get(&m->blocks, c->base + j * block, &v) || (v >> 1) != i) {
-                BIN_BAD("block 0x%" PRIx64 " of chunk 0x%" PRIx64 " is not mapped to it",
-                        c->base + j * block, c->base);
+                gm_check_fail(&ck, "block 0x%" PRIx64 " of chunk 0x%" PRIx64 " is not mapped to it",
+                              c->base + j * block, c->base);
                 break;
             }
             bin_live += (v & 1) ? block : 0;
@@ -460,22 +454,22 @@ static int bin_check(gm_policy_t *p, char *why, size_t whylen)
         }
     }
     free(seen);
-    if (bad == 0 && nblocks != gm__idmap_count(&m->blocks))
-        BIN_BAD("address map holds %zu bin blocks, the chunks %" PRIu64,
-                gm__idmap_count(&m->blocks), nblocks);
-    if (bad == 0 && bin_live != m->bin_live)
-        BIN_BAD("live bin bytes %" PRIu64 " differ from the blocks' %" PRIu64, m->bin_live,
-                bin_live);
-    if (bad == 0 && m->bin_live + m->large_live != m->allocated)
-        BIN_BAD("allocated %" PRIu64 " is not bin %" PRIu64 " + large %" PRIu64, m->allocated,
-                m->bin_live, m->large_live);
+    if (ck.bad == 0 && nblocks != gm__idmap_count(&m->blocks))
+        gm_check_fail(&ck, "address map holds %zu bin blocks, the chunks %" PRIu64,
+                      gm__idmap_count(&m->blocks), nblocks);
+    if (ck.bad == 0 && bin_live != m->bin_live)
+        gm_check_fail(&ck, "live bin bytes %" PRIu64 " differ from the blocks' %" PRIu64,
+                      m->bin_live, bin_live);
+    if (ck.bad == 0 && m->bin_live + m->large_live != m->allocated)
+        gm_check_fail(&ck, "allocated %" PRIu64 " is not bin %" PRIu64 " + large %" PRIu64,
+                      m->allocated, m->bin_live, m->large_live);
     gm_policy_stats_t ps;
-    m->pool->ops->stats(m->pool, &ps);
-    if (bad == 0 && ps.allocated != chunk_bytes + m->large_live)
-        BIN_BAD("the pool has %" PRIu64 " bytes out, chunks %" PRIu64 " + large %" PRIu64,
-                ps.allocated, chunk_bytes, m->large_live);
-#undef BIN_BAD
-    return bad;
+    gm_policy_stats(m->pool, &ps);
+    if (ck.bad == 0 && ps.allocated != chunk_bytes + m->large_live)
+        gm_check_fail(&ck,
+                      "the pool has %" PRIu64 " bytes out, chunks %" PRIu64 " + large %" PRIu64,
+                      ps.allocated, chunk_bytes, m->large_live);
+    return ck.bad;
 }
 
 static void bin_destroy(gm_policy_t *p)

@@ -738,23 +738,14 @@ static void buddy_stats(gm_policy_t *p, gm_policy_stats_t *out)
     out->allocated = b->allocated;
     if (b->order_mask != 0)
         out->largest_free = b->min_block << (63 - __builtin_clzll(b->order_mask));
-    out->free_bytes = p->dev->reserved > b->allocated ? p->dev->reserved - b->allocated : 0;
 }
 
 /* ---- check ------------------------------------------------------------------------ */
 
 typedef struct buddy_ck {
-    char *why;
-    size_t whylen;
-    int bad;
+    gm_check_t c;
     uint64_t blocks, free_bytes, alloc_bytes;
 } buddy_ck_t;
-
-#define BUDDY_BAD(ck, ...)                                              \
-    do {                                                                \
-        if ((ck)->bad++ == 0 && (ck)->why != NULL && (ck)->whylen > 0) \
-            snprintf((ck)->why, (ck)->whylen, __VA_ARGS__);             \
-    } while (0)
 
 /* Walk the blocks under node (k, i) of a regular arena. */
 static void buddy_walk(buddy_t *b, const buddy_arena_t *ar, unsigned k, uint64_t i,
@@ -763,7 +754,8 @@ static void buddy_walk(buddy_t *b, const buddy_arena_t *ar, unsigned k, uint64_t
     int f = buddy_hb_has(ar->bits, &b->lay_free[k], i), u = buddy_alloc_has(b, ar, k, i);
     uint64_t addr = ar->base + (i << (k + b->min_shift)), bytes = b->min_block << k;
     if (f && u)
-        BUDDY_BAD(ck, "block at 0x%" PRIx64 " (order %u) is both free and allocated", addr, k);
+        gm_check_fail(&ck->c, "block at 0x%" PRIx64 " (order %u) is both free and allocated", addr,
+                      k);
     if (f || u) {
         ck->blocks++;
         if (f)
@@ -773,16 +765,18 @@ static void buddy_walk(buddy_t *b, const buddy_arena_t *ar, unsigned k, uint64_t
         return;
     }
     if (k == 0) {
-        BUDDY_BAD(ck, "min-block at 0x%" PRIx64 " lies in no block (hole in arena 0x%" PRIx64 ")",
-                  addr, ar->base);
+        gm_check_fail(&ck->c,
+                      "min-block at 0x%" PRIx64 " lies in no block (hole in arena 0x%" PRIx64 ")",
+                      addr, ar->base);
         return;
     }
     buddy_walk(b, ar, k - 1, 2 * i, ck);
     buddy_walk(b, ar, k - 1, 2 * i + 1, ck);
     if (buddy_hb_has(ar->bits, &b->lay_free[k - 1], 2 * i) &&
         buddy_hb_has(ar->bits, &b->lay_free[k - 1], 2 * i + 1))
-        BUDDY_BAD(ck, "free block at 0x%" PRIx64 " (order %u) that should have merged with its buddy",
-                  addr, k - 1);
+        gm_check_fail(
+            &ck->c, "free block at 0x%" PRIx64 " (order %u) that should have merged with its buddy",
+            addr, k - 1);
 }
 
 /* Summary levels of a set consistent with the words below (all zero for a
@@ -814,19 +808,19 @@ static uint64_t buddy_hb_verify(const uint64_t *w, const buddy_hb_t *h, uint64_t
         pop += (uint64_t)__builtin_popcountll(word);
     }
     if (lowest != min)
-        BUDDY_BAD(ck, "%s: cursor %" PRIu32 " but the lowest member is %" PRIu64, what, min,
-                  lowest);
+        gm_check_fail(&ck->c, "%s: cursor %" PRIu32 " but the lowest member is %" PRIu64, what, min,
+                      lowest);
     if (sparse && pop > 1)
-        BUDDY_BAD(ck, "%s: sparse but %" PRIu64 " members", what, pop);
+        gm_check_fail(&ck->c, "%s: sparse but %" PRIu64 " members", what, pop);
     if (!summary_ok)
-        BUDDY_BAD(ck, "%s: summary level 1 out of date", what);
+        gm_check_fail(&ck->c, "%s: summary level 1 out of date", what);
     for (uint32_t l = 1; l + 1 < h->nlev; l++) {
         words = h->words[l];
         for (uint64_t x = 0; x < h->words[l + 1] * 64; x++) {
             int nonzero = x < words && w[buddy_hb_at(h, l, 64 * x)] != 0;
             int bit = (int)(w[buddy_hb_at(h, l + 1, x)] >> (x % 64)) & 1;
             if (nonzero != bit) {
-                BUDDY_BAD(ck, "%s: summary level %u out of date", what, l + 1);
+                gm_check_fail(&ck->c, "%s: summary level %u out of date", what, l + 1);
                 return pop;
             }
         }
@@ -835,7 +829,7 @@ static uint64_t buddy_hb_verify(const uint64_t *w, const buddy_hb_t *h, uint64_t
     if (h->nlev > 1) {
         for (uint64_t x = h->words[0]; x < h->words[1] * 64; x++)
             if ((w[buddy_hb_at(h, 1, x)] >> (x % 64)) & 1) {
-                BUDDY_BAD(ck, "%s: summary level 1 has a bit past the end", what);
+                gm_check_fail(&ck->c, "%s: summary level 1 has a bit past the end", what);
                 break;
             }
     }
@@ -847,34 +841,40 @@ static void buddy_check_arena(buddy_t *b, const buddy_arena_t *ar, uint32_t s,
 {
     uint64_t size = UINT64_C(1) << (ar->order + b->min_shift);
     if (ar->slot != s)
-        BUDDY_BAD(ck, "arena 0x%" PRIx64 " in slot %u says slot %u", ar->base, s, ar->slot);
+        gm_check_fail(&ck->c, "arena 0x%" PRIx64 " in slot %u says slot %u", ar->base, s, ar->slot);
     if ((ar->base & (size - 1)) != 0 || ar->got < size)
-        BUDDY_BAD(ck, "arena 0x%" PRIx64 " is not an aligned device block of %" PRIu64 " bytes",
-                  ar->base, size);
+        gm_check_fail(&ck->c,
+                      "arena 0x%" PRIx64 " is not an aligned device block of %" PRIu64 " bytes",
+                      ar->base, size);
     if (buddy_lookup(b, ar->base) != ar)
-        BUDDY_BAD(ck, "arena 0x%" PRIx64 " cannot be found from its address", ar->base);
+        gm_check_fail(&ck->c, "arena 0x%" PRIx64 " cannot be found from its address", ar->base);
 
     if (ar->bits == NULL) {
         if (ar->order <= b->a || (ar->over != BUDDY_OVER_FREE && ar->over != BUDDY_OVER_USED)) {
-            BUDDY_BAD(ck, "over-size arena 0x%" PRIx64 " has a bad order or state", ar->base);
+            gm_check_fail(&ck->c, "over-size arena 0x%" PRIx64 " has a bad order or state",
+                          ar->base);
             return;
         }
         int is_free = ar->over == BUDDY_OVER_FREE;
         if (buddy_hb_has(buddy_set(b, ar->order), &b->setlay, s) != is_free)
-            BUDDY_BAD(ck, "free list of order %u out of date for over-size arena 0x%" PRIx64,
-                      ar->order, ar->base);
+            gm_check_fail(&ck->c,
+                          "free list of order %u out of date for over-size arena 0x%" PRIx64,
+                          ar->order, ar->base);
         order_count[ar->order] += (uint64_t)is_free;
         if (ar->allocated != (is_free ? 0 : size))
-            BUDDY_BAD(ck, "over-size arena 0x%" PRIx64 " counts %" PRIu64 " allocated bytes",
-                      ar->base, ar->allocated);
+            gm_check_fail(&ck->c,
+                          "over-size arena 0x%" PRIx64 " counts %" PRIu64 " allocated bytes",
+                          ar->base, ar->allocated);
         ck->alloc_bytes += is_free ? 0 : size;
         if (is_free && b->release == BUDDY_RELEASE_EMPTY)
-            BUDDY_BAD(ck, "wholly free arena 0x%" PRIx64 " kept with release=empty", ar->base);
+            gm_check_fail(&ck->c, "wholly free arena 0x%" PRIx64 " kept with release=empty",
+                          ar->base);
         return;
     }
 
     if (ar->order != b->a) {
-        BUDDY_BAD(ck, "arena 0x%" PRIx64 " has order %u, not %u", ar->base, ar->order, b->a);
+        gm_check_fail(&ck->c, "arena 0x%" PRIx64 " has order %u, not %u", ar->base, ar->order,
+                      b->a);
         return;
     }
     buddy_ck_t local = *ck;
@@ -892,43 +892,45 @@ static void buddy_check_arena(buddy_t *b, const buddy_arena_t *ar, uint32_t s,
         bits += alloc_bits;
         int nonempty = ar->min[k] != BUDDY_NONE;
         if (buddy_hb_has(buddy_set(b, k), &b->setlay, s) != nonempty)
-            BUDDY_BAD(&local, "free list of order %u out of date for arena 0x%" PRIx64, k,
-                      ar->base);
+            gm_check_fail(&local.c, "free list of order %u out of date for arena 0x%" PRIx64, k,
+                          ar->base);
         order_count[k] += (uint64_t)nonempty;
     }
     if (bits != local.blocks)
-        BUDDY_BAD(&local, "arena 0x%" PRIx64 " has %" PRIu64 " block bits for %" PRIu64
-                  " blocks (a stray bit inside a block)",
-                  ar->base, bits, local.blocks);
-    if (local.free_bytes + local.alloc_bytes != size && local.bad == ck->bad)
-        BUDDY_BAD(&local, "blocks of arena 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
-                  ar->base, local.free_bytes + local.alloc_bytes, size);
+        gm_check_fail(&local.c,
+                      "arena 0x%" PRIx64 " has %" PRIu64 " block bits for %" PRIu64
+                      " blocks (a stray bit inside a block)",
+                      ar->base, bits, local.blocks);
+    if (local.free_bytes + local.alloc_bytes != size && local.c.bad == ck->c.bad)
+        gm_check_fail(&local.c,
+                      "blocks of arena 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
+                      ar->base, local.free_bytes + local.alloc_bytes, size);
     if (local.alloc_bytes != ar->allocated)
-        BUDDY_BAD(&local, "arena 0x%" PRIx64 " counts %" PRIu64 " allocated bytes, blocks hold %" PRIu64,
-                  ar->base, ar->allocated, local.alloc_bytes);
+        gm_check_fail(&local.c,
+                      "arena 0x%" PRIx64 " counts %" PRIu64
+                      " allocated bytes, blocks hold %" PRIu64,
+                      ar->base, ar->allocated, local.alloc_bytes);
     if (local.free_bytes == size && b->release == BUDDY_RELEASE_EMPTY)
-        BUDDY_BAD(&local, "wholly free arena 0x%" PRIx64 " kept with release=empty", ar->base);
-    ck->bad = local.bad;
+        gm_check_fail(&local.c, "wholly free arena 0x%" PRIx64 " kept with release=empty",
+                      ar->base);
+    ck->c.bad = local.c.bad;
     ck->alloc_bytes += local.alloc_bytes;
 }
 
 static int buddy_check(gm_policy_t *p, char *why, size_t whylen)
 {
-    buddy_ck_t ck = {why, whylen, 0, 0, 0, 0};
-    if (why != NULL && whylen > 0)
-        why[0] = '\0';
+    buddy_ck_t ck = {.blocks = 0};
+    gm_check_begin(&ck.c, why, whylen);
     buddy_t *b = BUDDY(p);
-    if (b == NULL) {
-        BUDDY_BAD(&ck, "not a buddy policy");
-        return ck.bad;
-    }
+    if (b == NULL)
+        return gm_check_fail(&ck.c, "not a buddy policy");
     uint64_t order_count[BUDDY_ORDERS] = {0}, reserved = 0, narenas = 0;
     const uint64_t *vacant = buddy_set(b, BUDDY_VACANT);
     for (uint32_t s = 0; s < b->nslots; s++) {
         const buddy_arena_t *ar = b->arenas[s];
         if ((ar == NULL) != buddy_hb_has(vacant, &b->setlay, s))
-            BUDDY_BAD(&ck, "slot %u is %s but %s the vacant set", s, ar ? "used" : "empty",
-                      ar ? "in" : "not in");
+            gm_check_fail(&ck.c, "slot %u is %s but %s the vacant set", s, ar ? "used" : "empty",
+                          ar ? "in" : "not in");
         if (ar == NULL)
             continue;
         narenas++;
@@ -937,7 +939,7 @@ static int buddy_check(gm_policy_t *p, char *why, size_t whylen)
     }
     for (uint32_t s = b->nslots; s < b->slotcap; s++)
         if (b->arenas[s] != NULL)
-            BUDDY_BAD(&ck, "slot %u above the high-water mark is in use", s);
+            gm_check_fail(&ck.c, "slot %u above the high-water mark is in use", s);
     for (unsigned j = 0; j <= BUDDY_ORDERS; j++) {
         char what[48];
         snprintf(what, sizeof what, "slot set %u", j);
@@ -947,21 +949,22 @@ static int buddy_check(gm_policy_t *p, char *why, size_t whylen)
         if (j == BUDDY_VACANT)
             continue;
         if (pop != order_count[j])
-            BUDDY_BAD(&ck, "free list of order %u holds %" PRIu64 " arenas, %" PRIu64 " expected",
-                      j, pop, order_count[j]);
+            gm_check_fail(&ck.c,
+                          "free list of order %u holds %" PRIu64 " arenas, %" PRIu64 " expected", j,
+                          pop, order_count[j]);
         if ((int)(b->order_mask >> j & 1) != (pop != 0))
-            BUDDY_BAD(&ck, "order mask bit %u out of date", j);
+            gm_check_fail(&ck.c, "order mask bit %u out of date", j);
     }
     if (narenas != gm__idmap_count(&b->map))
-        BUDDY_BAD(&ck, "address map holds %zu arenas, %" PRIu64 " exist",
-                  gm__idmap_count(&b->map), narenas);
+        gm_check_fail(&ck.c, "address map holds %zu arenas, %" PRIu64 " exist",
+                      gm__idmap_count(&b->map), narenas);
     if (ck.alloc_bytes != b->allocated)
-        BUDDY_BAD(&ck, "allocated bytes %" PRIu64 " differ from the blocks' %" PRIu64,
-                  b->allocated, ck.alloc_bytes);
+        gm_check_fail(&ck.c, "allocated bytes %" PRIu64 " differ from the blocks' %" PRIu64,
+                      b->allocated, ck.alloc_bytes);
     if (reserved != p->dev->reserved)
-        BUDDY_BAD(&ck, "arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64,
-                  reserved, p->dev->reserved);
-    return ck.bad;
+        gm_check_fail(&ck.c, "arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64,
+                      reserved, p->dev->reserved);
+    return ck.c.bad;
 }
 
 /* torch.cuda.empty_cache(): give every wholly free arena back (with

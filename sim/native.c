@@ -74,7 +74,7 @@ static int native_create(gm_device_t *dev, const gm_param_value_t *values, gm_po
          * granularity, align */
         gm_param_value_t av[4] = {{.size = 0}, {.e = 0}, {.size = chunk},
                                   {.size = dev->cfg.granularity}};
-        int rc = gm__policy_async.create(dev, av, &n->packed, err);
+        int rc = gm_policy_create(&gm__policy_async, dev, av, &n->packed, err);
         if (rc) {
             free(n);
             return rc;
@@ -90,7 +90,7 @@ static int native_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out
     if (n == NULL)
         return GM_EINVAL;
     if (n->packed != NULL) {
-        int rc = n->packed->ops->alloc(n->packed, req, out);
+        int rc = gm_policy_alloc(n->packed, req, out);
         if (rc == 0)
             n->allocated += out->size;
         return rc;
@@ -117,10 +117,10 @@ static int native_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
     if (n == NULL || blk->addr == 0)
         return GM_EINVAL;
     if (n->packed != NULL) {
-        int rc = n->packed->ops->free(n->packed, blk, stream);
+        int rc = gm_policy_free(n->packed, blk, stream);
         if (rc == 0) {
             n->allocated -= blk->size;
-            n->packed->ops->sync(n->packed);
+            gm_policy_sync(n->packed);
         }
         return rc;
     }
@@ -137,39 +137,30 @@ static void native_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     native_t *n = NATIVE(p);
     if (n != NULL && n->packed != NULL) {
-        n->packed->ops->stats(n->packed, out);
+        gm_policy_stats(n->packed, out);
         return;
     }
     out->allocated = n ? n->allocated : 0;
     out->largest_free = 0; /* nothing is cached */
-    out->free_bytes = n && p->dev->reserved > n->allocated ? p->dev->reserved - n->allocated : 0;
 }
-
-#define NATIVE_BAD(...)                                  \
-    do {                                                 \
-        if (bad++ == 0 && why != NULL && whylen > 0)     \
-            snprintf(why, whylen, __VA_ARGS__);          \
-    } while (0)
 
 static int native_check(gm_policy_t *p, char *why, size_t whylen)
 {
     native_t *n = NATIVE(p);
-    int bad = 0;
-    if (why != NULL && whylen > 0)
-        why[0] = '\0';
-    if (n == NULL) {
-        NATIVE_BAD("not a native policy");
-        return bad;
-    }
+    gm_check_t ck;
+    gm_check_begin(&ck, why, whylen);
+    if (n == NULL)
+        return gm_check_fail(&ck, "not a native policy");
     if (n->packed != NULL) {
         gm_policy_stats_t st;
-        n->packed->ops->stats(n->packed, &st);
+        gm_policy_stats(n->packed, &st);
         if (st.allocated != n->allocated)
-            NATIVE_BAD("the chunks hold %" PRIu64 " bytes in live blocks but allocated is %" PRIu64,
-                       st.allocated, n->allocated);
-        if (bad)
-            return bad;
-        return n->packed->ops->check(n->packed, why, whylen);
+            gm_check_fail(
+                &ck, "the chunks hold %" PRIu64 " bytes in live blocks but allocated is %" PRIu64,
+                st.allocated, n->allocated);
+        if (ck.bad)
+            return ck.bad;
+        return gm_policy_check(n->packed, why, whylen);
     }
     const gm_device_t *dev = p->dev;
     const gm__idmap_t *m = &n->live;
@@ -179,26 +170,29 @@ static int native_check(gm_policy_t *p, char *why, size_t whylen)
         count++;
         sum += size;
         if (size == 0 || size % g != 0)
-            NATIVE_BAD("block at 0x%" PRIx64 " has size %" PRIu64
-                       ", not a multiple of the granularity",
-                       addr, size);
+            gm_check_fail(&ck,
+                          "block at 0x%" PRIx64 " has size %" PRIu64
+                          ", not a multiple of the granularity",
+                          addr, size);
         if (addr == 0 || addr % g != 0 || addr + size > dev->next_addr)
-            NATIVE_BAD("block at 0x%" PRIx64 " was not handed out by the device", addr);
+            gm_check_fail(&ck, "block at 0x%" PRIx64 " was not handed out by the device", addr);
         if (!gm__idmap_get(m, addr, &found) || found != size)
-            NATIVE_BAD("block at 0x%" PRIx64 " cannot be found in the table", addr);
+            gm_check_fail(&ck, "block at 0x%" PRIx64 " cannot be found in the table", addr);
     }
     if (count != gm__idmap_count(m))
-        NATIVE_BAD("table holds %" PRIu64 " blocks but counts %zu", count, gm__idmap_count(m));
+        gm_check_fail(&ck, "table holds %" PRIu64 " blocks but counts %zu", count,
+                      gm__idmap_count(m));
     if (sum != n->allocated)
-        NATIVE_BAD("live blocks sum to %" PRIu64 " bytes but allocated is %" PRIu64, sum,
-                   n->allocated);
+        gm_check_fail(&ck, "live blocks sum to %" PRIu64 " bytes but allocated is %" PRIu64, sum,
+                      n->allocated);
     if (n->allocated != dev->reserved)
-        NATIVE_BAD("allocated %" PRIu64 " bytes differs from the device's reserved %" PRIu64,
-                   n->allocated, dev->reserved);
+        gm_check_fail(&ck,
+                      "allocated %" PRIu64 " bytes differs from the device's reserved %" PRIu64,
+                      n->allocated, dev->reserved);
     if (count != dev->mallocs - dev->frees)
-        NATIVE_BAD("%" PRIu64 " live blocks but the device holds %" PRIu64 " mallocs", count,
-                   dev->mallocs - dev->frees);
-    return bad;
+        gm_check_fail(&ck, "%" PRIu64 " live blocks but the device holds %" PRIu64 " mallocs",
+                      count, dev->mallocs - dev->frees);
+    return ck.bad;
 }
 
 static void native_destroy(gm_policy_t *p)
@@ -207,7 +201,7 @@ static void native_destroy(gm_policy_t *p)
     if (n == NULL)
         return;
     if (n->packed != NULL)
-        n->packed->ops->destroy(n->packed);
+        gm_policy_destroy(n->packed);
     gm__idmap_release(&n->live);
     free(n);
 }

@@ -337,7 +337,6 @@ static void pool_stats(gm_policy_t *p, gm_policy_stats_t *out)
         if (m != GM__BT_NONE && q->heap.b[m].size > out->largest_free)
             out->largest_free = q->heap.b[m].size;
     }
-    out->free_bytes = p->dev->reserved > q->allocated ? p->dev->reserved - q->allocated : 0;
 }
 
 /* Give every upstream block with no live block back to the device. */
@@ -371,99 +370,97 @@ static void pool_empty_cache(gm_policy_t *p)
 
 /* ---- check ------------------------------------------------------------------ */
 
-#define POOL_BAD(bad, why, whylen, ...)                          \
-    do {                                                         \
-        if ((*(bad))++ == 0 && (why) != NULL && (whylen) > 0)    \
-            snprintf((why), (whylen), __VA_ARGS__);              \
-    } while (0)
-
 static int pool_check(gm_policy_t *p, char *why, size_t whylen)
 {
-    int bad = 0;
-    if (why != NULL && whylen > 0)
-        why[0] = '\0';
+    gm_check_t ck;
+    gm_check_begin(&ck, why, whylen);
     pool_t *q = POOL(p);
-    if (q == NULL) {
-        POOL_BAD(&bad, why, whylen, "not a pool policy");
-        return bad;
-    }
+    if (q == NULL)
+        return gm_check_fail(&ck, "not a pool policy");
     const gm__bt_blk_t *b = q->heap.b;
     uint64_t got = 0, size = 0, allocated = 0, nlive = 0, nfree = 0, nblocks = 0;
-    for (size_t i = 0; i < q->nups && bad == 0; i++) {
+    for (size_t i = 0; i < q->nups && ck.bad == 0; i++) {
         const pool_up_t *u = &q->ups[i];
         got += u->got;
         size += u->size;
         if (u->got < u->size)
-            POOL_BAD(&bad, why, whylen, "upstream block 0x%" PRIx64 " holds %" PRIu64
-                     " device bytes for %" PRIu64, u->base, u->got, u->size);
+            gm_check_fail(
+                &ck, "upstream block 0x%" PRIx64 " holds %" PRIu64 " device bytes for %" PRIu64,
+                u->base, u->got, u->size);
         uint64_t at = u->base;
         uint32_t prev = GM__BT_NONE;
-        for (uint32_t h = u->first; h != GM__BT_NONE && bad == 0; h = b[h].next) {
+        for (uint32_t h = u->first; h != GM__BT_NONE && ck.bad == 0; h = b[h].next) {
             if (h >= q->heap.n || ++nblocks > q->heap.live) {
-                POOL_BAD(&bad, why, whylen, "upstream block 0x%" PRIx64 ": block list is broken",
-                         u->base);
+                gm_check_fail(&ck, "upstream block 0x%" PRIx64 ": block list is broken", u->base);
                 break;
             }
             const gm__bt_blk_t *c = &b[h];
             if (c->addr != at || c->prev != prev || c->size == 0 ||
                 (c->size % POOL_ALIGN != 0 && c->next != GM__BT_NONE))
-                POOL_BAD(&bad, why, whylen, "upstream block 0x%" PRIx64 ": block at 0x%" PRIx64
-                         " (%" PRIu64 " bytes) breaks the tiling (expected at 0x%" PRIx64 ")",
-                         u->base, c->addr, c->size, at);
+                gm_check_fail(&ck,
+                              "upstream block 0x%" PRIx64 ": block at 0x%" PRIx64 " (%" PRIu64
+                              " bytes) breaks the tiling (expected at 0x%" PRIx64 ")",
+                              u->base, c->addr, c->size, at);
             if (c->list == GM__BT_USED) {
                 uint64_t v;
                 if (!gm__idmap_get(&q->live, c->addr, &v) || v != h)
-                    POOL_BAD(&bad, why, whylen, "live block 0x%" PRIx64 " not in the address map",
-                             c->addr);
+                    gm_check_fail(&ck, "live block 0x%" PRIx64 " not in the address map", c->addr);
                 allocated += c->size;
                 nlive++;
             } else {
                 if (c->list >= q->nstreams)
-                    POOL_BAD(&bad, why, whylen, "free block 0x%" PRIx64 " in list %" PRIu32
-                             " of no stream", c->addr, c->list);
+                    gm_check_fail(&ck, "free block 0x%" PRIx64 " in list %" PRIu32 " of no stream",
+                                  c->addr, c->list);
                 if (prev != GM__BT_NONE && b[prev].list == c->list)
-                    POOL_BAD(&bad, why, whylen, "free block at 0x%" PRIx64 " that should have "
-                             "merged with the block before it (same list %" PRIu32 ")", c->addr,
-                             c->list);
+                    gm_check_fail(&ck,
+                                  "free block at 0x%" PRIx64 " that should have "
+                                  "merged with the block before it (same list %" PRIu32 ")",
+                                  c->addr, c->list);
                 nfree++;
             }
             at = c->addr + c->size;
             prev = h;
         }
-        if (bad == 0 && at != u->base + u->size)
-            POOL_BAD(&bad, why, whylen, "blocks of upstream block 0x%" PRIx64 " cover %" PRIu64
-                     " of %" PRIu64 " bytes", u->base, at - u->base, u->size);
+        if (ck.bad == 0 && at != u->base + u->size)
+            gm_check_fail(&ck,
+                          "blocks of upstream block 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64
+                          " bytes",
+                          u->base, at - u->base, u->size);
     }
     uint64_t members = 0;
-    for (uint32_t t = 0; t < q->nstreams && bad == 0; t++) {
+    for (uint32_t t = 0; t < q->nstreams && ck.bad == 0; t++) {
         uint32_t badh = GM__BT_NONE;
         int64_t m = gm__bt_set_verify(b, q->heap.n, &q->sets[t], t, &badh);
         if (m < 0)
-            POOL_BAD(&bad, why, whylen, "free list of stream %" PRIu32 " is not an ordered set "
-                     "of its blocks (at block 0x%" PRIx64 ")", t, badh < q->heap.n ? b[badh].addr : 0);
+            gm_check_fail(&ck,
+                          "free list of stream %" PRIu32 " is not an ordered set "
+                          "of its blocks (at block 0x%" PRIx64 ")",
+                          t, badh < q->heap.n ? b[badh].addr : 0);
         else
             members += (uint64_t)m;
     }
-    if (bad == 0 && members != nfree)
-        POOL_BAD(&bad, why, whylen, "free lists hold %" PRIu64 " blocks, the upstream blocks %"
-                 PRIu64 " free ones", members, nfree);
-    if (bad == 0 && nblocks != q->heap.live)
-        POOL_BAD(&bad, why, whylen, "%" PRIu64 " blocks but %" PRIu32 " handles in use", nblocks,
-                 q->heap.live);
-    if (bad == 0 && nlive != gm__idmap_count(&q->live))
-        POOL_BAD(&bad, why, whylen, "address map holds %zu blocks, %" PRIu64 " are live",
-                 gm__idmap_count(&q->live), nlive);
-    if (bad == 0 && allocated != q->allocated)
-        POOL_BAD(&bad, why, whylen, "allocated %" PRIu64 " differs from the live blocks' %" PRIu64,
-                 q->allocated, allocated);
+    if (ck.bad == 0 && members != nfree)
+        gm_check_fail(
+            &ck, "free lists hold %" PRIu64 " blocks, the upstream blocks %" PRIu64 " free ones",
+            members, nfree);
+    if (ck.bad == 0 && nblocks != q->heap.live)
+        gm_check_fail(&ck, "%" PRIu64 " blocks but %" PRIu32 " handles in use", nblocks,
+                      q->heap.live);
+    if (ck.bad == 0 && nlive != gm__idmap_count(&q->live))
+        gm_check_fail(&ck, "address map holds %zu blocks, %" PRIu64 " are live",
+                      gm__idmap_count(&q->live), nlive);
+    if (ck.bad == 0 && allocated != q->allocated)
+        gm_check_fail(&ck, "allocated %" PRIu64 " differs from the live blocks' %" PRIu64,
+                      q->allocated, allocated);
     if (size != q->pool_size || got != p->dev->reserved)
-        POOL_BAD(&bad, why, whylen, "upstream blocks hold %" PRIu64 " bytes (pool size %" PRIu64
-                 "), %" PRIu64 " device bytes, device reserved %" PRIu64, size, q->pool_size, got,
-                 p->dev->reserved);
+        gm_check_fail(&ck,
+                      "upstream blocks hold %" PRIu64 " bytes (pool size %" PRIu64 "), %" PRIu64
+                      " device bytes, device reserved %" PRIu64,
+                      size, q->pool_size, got, p->dev->reserved);
     if (q->maximum != 0 && q->pool_size > q->maximum)
-        POOL_BAD(&bad, why, whylen, "pool size %" PRIu64 " above maximum_pool_size %" PRIu64,
-                 q->pool_size, q->maximum);
-    return bad;
+        gm_check_fail(&ck, "pool size %" PRIu64 " above maximum_pool_size %" PRIu64, q->pool_size,
+                      q->maximum);
+    return ck.bad;
 }
 
 static void pool_destroy(gm_policy_t *p)

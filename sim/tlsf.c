@@ -385,7 +385,6 @@ static void tlsf_stats(gm_policy_t *p, gm_policy_stats_t *out)
     if (t == NULL)
         return;
     out->allocated = t->allocated;
-    out->free_bytes = p->dev->reserved > t->allocated ? p->dev->reserved - t->allocated : 0;
     if (t->fl_map == 0)
         return;
     /* The largest free block is in the highest non-empty list. */
@@ -395,22 +394,13 @@ static void tlsf_stats(gm_policy_t *p, gm_policy_stats_t *out)
             out->largest_free = t->heap.b[b].size;
 }
 
-#define TLSF_BAD(...)                                \
-    do {                                             \
-        if (bad++ == 0 && why != NULL && whylen > 0) \
-            snprintf(why, whylen, __VA_ARGS__);      \
-    } while (0)
-
 static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
 {
-    int bad = 0;
-    if (why != NULL && whylen > 0)
-        why[0] = '\0';
+    gm_check_t ck;
+    gm_check_begin(&ck, why, whylen);
     tlsf_t *t = TLSF(p);
-    if (t == NULL) {
-        TLSF_BAD("not a tlsf policy");
-        return bad;
-    }
+    if (t == NULL)
+        return gm_check_fail(&ck, "not a tlsf policy");
     uint64_t reserved = 0, allocated = 0, nfree = 0, nused = 0;
     for (uint32_t a = 0; a < t->narenas; a++) {
         const tlsf_arena_t *ar = &t->arenas[a];
@@ -422,44 +412,50 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
         int prev_free = 0;
         for (uint32_t b = ar->first; b != TLSF_NIL; b = t->heap.b[b].next) {
             if (b >= t->heap.n || ++steps > t->heap.n) {
-                TLSF_BAD("arena 0x%" PRIx64 ": broken block chain", ar->base);
+                gm_check_fail(&ck, "arena 0x%" PRIx64 ": broken block chain", ar->base);
                 break;
             }
             const tlsf_block_t *blk = &t->heap.b[b];
             if (blk->addr != at)
-                TLSF_BAD("arena 0x%" PRIx64 ": block at 0x%" PRIx64 " where 0x%" PRIx64
-                         " was expected (gap or overlap)",
-                         ar->base, blk->addr, at);
+                gm_check_fail(&ck,
+                              "arena 0x%" PRIx64 ": block at 0x%" PRIx64 " where 0x%" PRIx64
+                              " was expected (gap or overlap)",
+                              ar->base, blk->addr, at);
             if (blk->size == 0 || (blk->size & (t->align - 1)) != 0)
-                TLSF_BAD("block at 0x%" PRIx64 " has size %" PRIu64 ", not whole units", blk->addr,
-                         blk->size);
+                gm_check_fail(&ck, "block at 0x%" PRIx64 " has size %" PRIu64 ", not whole units",
+                              blk->addr, blk->size);
             if (blk->prev != prev || blk->flags != a)
-                TLSF_BAD("block at 0x%" PRIx64 ": wrong neighbour or arena link", blk->addr);
+                gm_check_fail(&ck, "block at 0x%" PRIx64 ": wrong neighbour or arena link",
+                              blk->addr);
             if (tlsf_is_free(blk) && prev_free)
-                TLSF_BAD("free block at 0x%" PRIx64 " should have merged with the one below",
-                         blk->addr);
+                gm_check_fail(&ck,
+                              "free block at 0x%" PRIx64 " should have merged with the one below",
+                              blk->addr);
             uint64_t v;
             int mapped = gm__idmap_get(&t->live, blk->addr, &v) && v == b;
             if (tlsf_is_free(blk)) {
                 nfree++;
                 if (mapped)
-                    TLSF_BAD("free block at 0x%" PRIx64 " is in the address map", blk->addr);
+                    gm_check_fail(&ck, "free block at 0x%" PRIx64 " is in the address map",
+                                  blk->addr);
             } else {
                 nused++;
                 alloc += blk->size;
                 if (!mapped)
-                    TLSF_BAD("used block at 0x%" PRIx64 " is not in the address map", blk->addr);
+                    gm_check_fail(&ck, "used block at 0x%" PRIx64 " is not in the address map",
+                                  blk->addr);
             }
             prev_free = tlsf_is_free(blk);
             prev = b;
             at = blk->addr + blk->size;
         }
         if (at != ar->base + ar->size)
-            TLSF_BAD("arena 0x%" PRIx64 ": blocks cover %" PRIu64 " of %" PRIu64 " bytes",
-                     ar->base, at - ar->base, ar->size);
+            gm_check_fail(&ck, "arena 0x%" PRIx64 ": blocks cover %" PRIu64 " of %" PRIu64 " bytes",
+                          ar->base, at - ar->base, ar->size);
         if (alloc != ar->allocated)
-            TLSF_BAD("arena 0x%" PRIx64 " counts %" PRIu64 " allocated bytes, blocks hold %" PRIu64,
-                     ar->base, ar->allocated, alloc);
+            gm_check_fail(
+                &ck, "arena 0x%" PRIx64 " counts %" PRIu64 " allocated bytes, blocks hold %" PRIu64,
+                ar->base, ar->allocated, alloc);
         allocated += alloc;
     }
     uint64_t listed = 0;
@@ -467,44 +463,47 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
         for (unsigned sl = 0; sl < t->sl_count; sl++) {
             uint32_t prev = TLSF_NIL, b = *tlsf_head(t, fl, sl);
             if ((b != TLSF_NIL) != (int)(t->sl_map[fl] >> sl & 1))
-                TLSF_BAD("second-level bit (%u, %u) out of date", fl, sl);
+                gm_check_fail(&ck, "second-level bit (%u, %u) out of date", fl, sl);
             for (uint64_t steps = 0; b != TLSF_NIL; b = t->heap.b[b].right) {
                 if (b >= t->heap.n || ++steps > t->heap.n) {
-                    TLSF_BAD("list (%u, %u): broken chain", fl, sl);
+                    gm_check_fail(&ck, "list (%u, %u): broken chain", fl, sl);
                     break;
                 }
                 const tlsf_block_t *blk = &t->heap.b[b];
                 unsigned f2, s2;
                 tlsf_map_insert(t, blk->size >> t->align_shift, &f2, &s2);
                 if (!tlsf_is_free(blk))
-                    TLSF_BAD("used block at 0x%" PRIx64 " is in a free list", blk->addr);
+                    gm_check_fail(&ck, "used block at 0x%" PRIx64 " is in a free list", blk->addr);
                 else if (blk->list != fl * t->sl_count + sl)
-                    TLSF_BAD("block at 0x%" PRIx64 " in list (%u, %u) names list %" PRIu32,
-                             blk->addr, fl, sl, blk->list);
+                    gm_check_fail(&ck,
+                                  "block at 0x%" PRIx64 " in list (%u, %u) names list %" PRIu32,
+                                  blk->addr, fl, sl, blk->list);
                 if (f2 != fl || s2 != sl)
-                    TLSF_BAD("block of %" PRIu64 " bytes in list (%u, %u), belongs in (%u, %u)",
-                             blk->size, fl, sl, f2, s2);
+                    gm_check_fail(
+                        &ck, "block of %" PRIu64 " bytes in list (%u, %u), belongs in (%u, %u)",
+                        blk->size, fl, sl, f2, s2);
                 if (blk->left != prev)
-                    TLSF_BAD("list (%u, %u): wrong back link", fl, sl);
+                    gm_check_fail(&ck, "list (%u, %u): wrong back link", fl, sl);
                 prev = b;
                 listed++;
             }
         }
         if ((t->sl_map[fl] != 0) != (int)(t->fl_map >> fl & 1))
-            TLSF_BAD("first-level bit %u out of date", fl);
+            gm_check_fail(&ck, "first-level bit %u out of date", fl);
     }
     if (listed != nfree)
-        TLSF_BAD("%" PRIu64 " free blocks in the arenas, %" PRIu64 " in the lists", nfree, listed);
+        gm_check_fail(&ck, "%" PRIu64 " free blocks in the arenas, %" PRIu64 " in the lists", nfree,
+                      listed);
     if (nused != gm__idmap_count(&t->live))
-        TLSF_BAD("%" PRIu64 " used blocks, %zu in the address map", nused,
-                 gm__idmap_count(&t->live));
+        gm_check_fail(&ck, "%" PRIu64 " used blocks, %zu in the address map", nused,
+                      gm__idmap_count(&t->live));
     if (allocated != t->allocated)
-        TLSF_BAD("allocated bytes %" PRIu64 " differ from the blocks' %" PRIu64, t->allocated,
-                 allocated);
+        gm_check_fail(&ck, "allocated bytes %" PRIu64 " differ from the blocks' %" PRIu64,
+                      t->allocated, allocated);
     if (reserved != p->dev->reserved)
-        TLSF_BAD("arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64, reserved,
-                 p->dev->reserved);
-    return bad;
+        gm_check_fail(&ck, "arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64,
+                      reserved, p->dev->reserved);
+    return ck.bad;
 }
 
 static void tlsf_empty_cache(gm_policy_t *p)

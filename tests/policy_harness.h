@@ -59,7 +59,7 @@ static inline int pol_open(pol_t *t, const char *policy, const gm_device_config_
     }
     if (rc == 0) {
         gm_device_init(&t->dev, cfg);
-        rc = t->ops->create(&t->dev, t->params.values, &t->p, err);
+        rc = gm_policy_create(t->ops, &t->dev, t->params.values, &t->p, err);
     }
     if (rc != 0) {
         t->p = NULL;
@@ -89,7 +89,7 @@ static inline void pol_new(pol_t *t, uint64_t capacity, const char *const *kv)
 static inline void pol_check(pol_t *t)
 {
     char why[256] = "";
-    int bad = t->ops->check(t->p, why, sizeof why);
+    int bad = gm_policy_check(t->p, why, sizeof why);
     cr_assert_eq(bad, 0, "check: %d: %s", bad, why);
 }
 
@@ -98,7 +98,7 @@ static inline gm_block_t pol_alloc_on(pol_t *t, uint64_t size, uint32_t stream)
 {
     gm_request_t req = {.size = size, .stream = stream};
     gm_block_t blk = {0, 0};
-    int rc = t->ops->alloc(t->p, &req, &blk);
+    int rc = gm_policy_alloc(t->p, &req, &blk);
     cr_assert_eq(rc, 0, "alloc(%" PRIu64 ") = %d", size, rc);
     cr_assert_geq(blk.size, size);
     pol_check(t);
@@ -111,7 +111,7 @@ static inline gm_block_t pol_alloc(pol_t *t, uint64_t size) { return pol_alloc_o
 static inline int pol_try_on(pol_t *t, uint64_t size, uint32_t stream, gm_block_t *blk)
 {
     gm_request_t req = {.size = size, .stream = stream};
-    int rc = t->ops->alloc(t->p, &req, blk);
+    int rc = gm_policy_alloc(t->p, &req, blk);
     pol_check(t);
     return rc;
 }
@@ -124,7 +124,7 @@ static inline int pol_try(pol_t *t, uint64_t size, gm_block_t *blk)
 /* Frees that must succeed. */
 static inline void pol_free_on(pol_t *t, gm_block_t blk, uint32_t stream)
 {
-    cr_assert_eq(t->ops->free(t->p, &blk, stream), 0);
+    cr_assert_eq(gm_policy_free(t->p, &blk, stream), 0);
     pol_check(t);
 }
 
@@ -132,21 +132,21 @@ static inline void pol_free(pol_t *t, gm_block_t blk) { pol_free_on(t, blk, 0); 
 
 static inline void pol_empty(pol_t *t)
 {
-    t->ops->empty_cache(t->p);
+    gm_policy_empty_cache(t->p);
     pol_check(t);
 }
 
 /* For policies with a sync hook (a MARK tagged "synchronize"). */
 static inline void pol_sync(pol_t *t)
 {
-    t->ops->sync(t->p);
+    gm_policy_sync(t->p);
     pol_check(t);
 }
 
 static inline gm_policy_stats_t pol_stats(pol_t *t)
 {
     gm_policy_stats_t st;
-    t->ops->stats(t->p, &st);
+    gm_policy_stats(t->p, &st);
     return st;
 }
 
@@ -205,7 +205,7 @@ static inline void pol_churn(pol_t *t, const pol_churn_t *c, const char *what)
 static inline void pol_end(pol_t *t)
 {
     if (t->p != NULL)
-        t->ops->destroy(t->p);
+        gm_policy_destroy(t->p);
     t->p = NULL;
     gm_params_release(&t->params);
 }

@@ -147,10 +147,10 @@ static void gt_snapshot_laws(void *ctx, gm_replay_t *r, const gm_trace_info_t *i
                   policy, info->name);
     cr_expect_geq(m->peak_requested, info->load, "%s on %s", policy, info->name);
     char cwhy[256] = "";
-    cr_expect_eq(p->ops->check(p, cwhy, sizeof cwhy), 0, "%s on %s: %s", policy, info->name,
+    cr_expect_eq(gm_policy_check(p, cwhy, sizeof cwhy), 0, "%s on %s: %s", policy, info->name,
                  cwhy);
     if (info->live_at_end == 0 && p->ops->empty_cache != NULL) {
-        p->ops->empty_cache(p);
+        gm_policy_empty_cache(p);
         cr_expect_eq(p->dev->reserved, 0, "%s on %s: %" PRIu64 " bytes held after everything "
                      "was freed and the cache emptied", policy, info->name, p->dev->reserved);
     }

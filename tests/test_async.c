@@ -149,7 +149,7 @@ Test(async, pytorch_backend_setting_from_the_trace)
         pol_new(&t, 0, NULL);
         gm_trace_context_t ctx = {.attrs = attrs, .params_set = given ? 1 : 0};
         gm_error_t err = {0};
-        cr_assert_eq(t.ops->prepare(t.p, &ctx, &err), 0, "%s", err.msg);
+        cr_assert_eq(gm_policy_prepare(t.p, &ctx, &err), 0, "%s", err.msg);
         gm_block_t a = pol_alloc(&t, MiB);
         pol_free(&t, a);
         pol_sync(&t);
@@ -162,7 +162,7 @@ Test(async, pytorch_backend_setting_from_the_trace)
     pol_new(&t, 0, NULL);
     gm_trace_context_t ctx = {.attrs = "not json"};
     gm_error_t err = {0};
-    cr_expect_eq(t.ops->prepare(t.p, &ctx, &err), 0, "unreadable attributes are ignored");
+    cr_expect_eq(gm_policy_prepare(t.p, &ctx, &err), 0, "unreadable attributes are ignored");
     pol_end(&t);
 }
 

@@ -267,18 +267,18 @@ Test(buddy, oom_recovery_returns_free_arenas)
     gm_request_t req = {.size = 512};
     gm_block_t out;
     gm_policy_stats_t before = pol_stats(&b);
-    cr_expect_eq(b.ops->alloc(b.p, &req, &out), GM_ALLOC_OOM);
+    cr_expect_eq(gm_policy_alloc(b.p, &req, &out), GM_ALLOC_OOM);
     pol_check(&b);
     cr_expect_eq(pol_stats(&b).allocated, before.allocated);
     req.size = 64 * KiB;
-    cr_expect_eq(b.ops->alloc(b.p, &req, &out), GM_ALLOC_OOM);
+    cr_expect_eq(gm_policy_alloc(b.p, &req, &out), GM_ALLOC_OOM);
     pol_check(&b);
     pol_end(&b);
 
     /* an arena larger than the capacity: every request is an OOM */
     bud_new(&b, "", "1GiB", "", 256 * MiB);
     req.size = 1;
-    cr_expect_eq(b.ops->alloc(b.p, &req, &out), GM_ALLOC_OOM);
+    cr_expect_eq(gm_policy_alloc(b.p, &req, &out), GM_ALLOC_OOM);
     pol_check(&b);
     pol_end(&b);
 }
@@ -333,33 +333,33 @@ Test(buddy, bad_frees_rejected)
     gm_block_t x = pol_alloc(&b, 512), y = pol_alloc(&b, 4096);
     gm_block_t wrong = x;
     wrong.size = 1024;
-    cr_expect_lt(b.ops->free(b.p, &wrong, 0), 0, "wrong size");
+    cr_expect_lt(gm_policy_free(b.p, &wrong, 0), 0, "wrong size");
     wrong = y;
     wrong.addr += 512;
     wrong.size = 512;
-    cr_expect_lt(b.ops->free(b.p, &wrong, 0), 0, "inside a live block");
+    cr_expect_lt(gm_policy_free(b.p, &wrong, 0), 0, "inside a live block");
     wrong = y;
     wrong.addr += 4096;
-    cr_expect_lt(b.ops->free(b.p, &wrong, 0), 0, "a free block");
+    cr_expect_lt(gm_policy_free(b.p, &wrong, 0), 0, "a free block");
     wrong.size = 1000;
-    cr_expect_lt(b.ops->free(b.p, &wrong, 0), 0, "not a power of two");
+    cr_expect_lt(gm_policy_free(b.p, &wrong, 0), 0, "not a power of two");
     wrong = x;
     wrong.size = 128 * KiB;
-    cr_expect_lt(b.ops->free(b.p, &wrong, 0), 0, "larger than the arena");
+    cr_expect_lt(gm_policy_free(b.p, &wrong, 0), 0, "larger than the arena");
     pol_check(&b);
     cr_expect_eq(pol_stats(&b).allocated, 512 + 4096);
     pol_free(&b, x);
-    cr_expect_lt(b.ops->free(b.p, &x, 0), 0, "double free");
+    cr_expect_lt(gm_policy_free(b.p, &x, 0), 0, "double free");
     pol_free(&b, y);
     gm_block_t big = pol_alloc(&b, 100 * KiB);
     wrong = big;
     wrong.size = 64 * KiB;
-    cr_expect_lt(b.ops->free(b.p, &wrong, 0), 0, "over-size block with the wrong size");
+    cr_expect_lt(gm_policy_free(b.p, &wrong, 0), 0, "over-size block with the wrong size");
     wrong = big;
     wrong.addr += 64 * KiB;
-    cr_expect_lt(b.ops->free(b.p, &wrong, 0), 0, "inside an over-size block");
+    cr_expect_lt(gm_policy_free(b.p, &wrong, 0), 0, "inside an over-size block");
     pol_free(&b, big);
-    cr_expect_lt(b.ops->free(b.p, &big, 0), 0, "over-size double free");
+    cr_expect_lt(gm_policy_free(b.p, &big, 0), 0, "over-size double free");
     pol_check(&b);
     pol_end(&b);
 }
@@ -388,17 +388,17 @@ Test(buddy, many_arenas)
     gm_block_t blk[N];
     for (int i = 0; i < N; i++) {
         gm_request_t req = {.size = 100};
-        cr_assert_eq(b.ops->alloc(b.p, &req, &blk[i]), 0);
+        cr_assert_eq(gm_policy_alloc(b.p, &req, &blk[i]), 0);
     }
     pol_check(&b);
     cr_expect_eq(b.dev.mallocs, N);
     for (int i = 0; i < N; i += 2)
-        cr_assert_eq(b.ops->free(b.p, &blk[i], 0), 0);
+        cr_assert_eq(gm_policy_free(b.p, &blk[i], 0), 0);
     pol_check(&b);
     for (int i = 0; i < N; i += 2) {
         gm_request_t req = {.size = 512};
         gm_block_t again;
-        cr_assert_eq(b.ops->alloc(b.p, &req, &again), 0);
+        cr_assert_eq(gm_policy_alloc(b.p, &req, &again), 0);
         cr_assert_eq(again.addr, blk[i].addr, "lowest slot first");
     }
     cr_expect_eq(b.dev.mallocs, N);
@@ -428,11 +428,11 @@ Test(buddy, deterministic)
         for (int i = 0; i < 500; i++) {
             if (n > 0 && gt_rand(&rng) % 3 == 0) {
                 size_t k = gt_rand(&rng) % n;
-                cr_assert_eq(b.ops->free(b.p, &live[k], 0), 0);
+                cr_assert_eq(gm_policy_free(b.p, &live[k], 0), 0);
                 live[k] = live[--n];
             }
             gm_request_t req = {.size = 1 + gt_rand(&rng) % (4 * MiB)};
-            cr_assert_eq(b.ops->alloc(b.p, &req, &live[n]), 0);
+            cr_assert_eq(gm_policy_alloc(b.p, &req, &live[n]), 0);
             addrs[run][i] = live[n++].addr;
         }
         pol_check(&b);
@@ -446,9 +446,9 @@ Test(buddy, check_reports_reason_buffers)
     pol_t b;
     bud_new(&b, "", "", "", 0);
     (void)pol_alloc(&b, 1000);
-    cr_expect_eq(b.ops->check(b.p, NULL, 0), 0);
+    cr_expect_eq(gm_policy_check(b.p, NULL, 0), 0);
     char why[4] = "xyz";
-    cr_expect_eq(b.ops->check(b.p, why, sizeof why), 0);
+    cr_expect_eq(gm_policy_check(b.p, why, sizeof why), 0);
     cr_expect_str_eq(why, "", "cleared when all is well");
     pol_end(&b);
 }

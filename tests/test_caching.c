@@ -141,7 +141,7 @@ Test(caching, split_thresholds)
     pol_free(&c, u);
     pol_free(&c, s);
     gm_policy_stats_t st;
-    c.ops->stats(c.p, &st);
+    gm_policy_stats(c.p, &st);
     cr_assert_eq(st.largest_free, 20 * MiB);
     pol_empty(&c);
     cr_assert_eq(c.dev.reserved, 0);
@@ -244,7 +244,7 @@ Test(caching, oom_chain)
     /* nothing left to release: OOM */
     gm_request_t req = {.size = 20 * MiB};
     gm_block_t e;
-    cr_assert_eq(c.ops->alloc(c.p, &req, &e), GM_ALLOC_OOM);
+    cr_assert_eq(gm_policy_alloc(c.p, &req, &e), GM_ALLOC_OOM);
     pol_check(&c);
     pol_free(&c, d);
     pol_end(&c);
@@ -318,7 +318,7 @@ Test(caching, memory_fraction_caps_reserved)
     pol_alloc(&c, 20 * MiB);
     gm_request_t req = {.size = 6 * MiB};
     gm_block_t e;
-    cr_assert_eq(c.ops->alloc(c.p, &req, &e), GM_ALLOC_OOM);
+    cr_assert_eq(gm_policy_alloc(c.p, &req, &e), GM_ALLOC_OOM);
     pol_check(&c);
     pol_end(&c);
 }
@@ -502,7 +502,7 @@ static void ca_prepare(pol_t *c, const char *attrs, const gm_layout_t *layout, u
     gm_trace_context_t ctx = {.name = "t", .attrs = attrs, .layout = layout,
                               .params_set = set | c->params.set};
     gm_error_t err = {0};
-    cr_assert_eq(c->ops->prepare(c->p, &ctx, &err), 0, "prepare: %s", err.msg);
+    cr_assert_eq(gm_policy_prepare(c->p, &ctx, &err), 0, "prepare: %s", err.msg);
     pol_check(c);
 }
 
@@ -595,8 +595,8 @@ Test(caching, warm_start_from_layout)
     gm_request_t r0 = {.size = 5 * MiB - 100, .id = 0, .flags = GM_EVENT_PREEXISTING};
     gm_request_t r1 = {.size = 500, .id = 1, .flags = GM_EVENT_PREEXISTING};
     gm_block_t b0, b1;
-    cr_assert_eq(c.ops->alloc(c.p, &r0, &b0), 0);
-    cr_assert_eq(c.ops->alloc(c.p, &r1, &b1), 0);
+    cr_assert_eq(gm_policy_alloc(c.p, &r0, &b0), 0);
+    cr_assert_eq(gm_policy_alloc(c.p, &r1, &b1), 0);
     pol_check(&c);
     cr_assert_eq(b0.size, 5 * MiB);
     cr_assert_eq(b1.size, 512);
@@ -620,7 +620,7 @@ Test(caching, warm_start_from_layout)
     ca_new(&c, "", 0);
     ca_prepare(&c, "{}", &l, 0);
     gm_request_t big = {.size = 6 * MiB, .id = 0, .flags = GM_EVENT_PREEXISTING};
-    cr_assert_eq(c.ops->alloc(c.p, &big, &b0), 0);
+    cr_assert_eq(gm_policy_alloc(c.p, &big, &b0), 0);
     pol_check(&c);
     cr_assert_geq(b0.size, 6 * MiB);
     pol_end(&c);
@@ -629,7 +629,7 @@ Test(caching, warm_start_from_layout)
     ca_new(&c, "start=empty", 0);
     ca_prepare(&c, "{}", &l, 0);
     cr_assert_eq(c.dev.reserved, 0);
-    cr_assert_eq(c.ops->alloc(c.p, &r0, &b0), 0);
+    cr_assert_eq(gm_policy_alloc(c.p, &r0, &b0), 0);
     cr_assert_eq(c.dev.mallocs, 1);
     pol_end(&c);
 }
@@ -654,7 +654,7 @@ Test(caching, warm_start_expandable)
     cr_assert_eq(c.dev.reserved, 60 * MiB);
     gm_request_t r0 = {.size = 30 * MiB, .id = 0, .flags = GM_EVENT_PREEXISTING};
     gm_block_t b0;
-    cr_assert_eq(c.ops->alloc(c.p, &r0, &b0), 0);
+    cr_assert_eq(gm_policy_alloc(c.p, &r0, &b0), 0);
     pol_check(&c);
     /* 25 MiB: no free block is that large; the 10 MiB one grows by one
      * page into the unmapped gap */
@@ -684,10 +684,10 @@ static void stress(const char *settings, uint64_t capacity, uint64_t seed, int o
         uint64_t r = gt_rand(&st);
         int k = (int)(r % LIVE);
         if (used[k]) {
-            cr_assert_eq(c.ops->free(c.p, &live[k], 0), 0);
+            cr_assert_eq(gm_policy_free(c.p, &live[k], 0), 0);
             used[k] = 0;
         } else if (r % 97 == 0) {
-            c.ops->empty_cache(c.p);
+            gm_policy_empty_cache(c.p);
         } else {
             uint64_t kind = (r >> 8) % 8, size;
             if (kind < 4)
@@ -697,7 +697,7 @@ static void stress(const char *settings, uint64_t capacity, uint64_t seed, int o
             else
                 size = 1 + (r >> 16) % (48 * MiB);
             gm_request_t req = {.size = size, .stream = (uint32_t)((r >> 60) & 1)};
-            int rc = c.ops->alloc(c.p, &req, &live[k]);
+            int rc = gm_policy_alloc(c.p, &req, &live[k]);
             cr_assert(rc == 0 || rc == GM_ALLOC_OOM, "alloc rc %d", rc);
             if (rc == 0)
                 used[k] = 1;
@@ -705,14 +705,14 @@ static void stress(const char *settings, uint64_t capacity, uint64_t seed, int o
                 ooms++;
         }
         char why[256] = "";
-        cr_assert_eq(c.ops->check(c.p, why, sizeof why), 0, "%s: op %d: %s", settings, i, why);
+        cr_assert_eq(gm_policy_check(c.p, why, sizeof why), 0, "%s: op %d: %s", settings, i, why);
         if (capacity)
             cr_assert_leq(c.dev.reserved, capacity);
     }
     cr_assert_gt(ooms, 0, "%s: the stress never ran out of memory", settings);
     for (int k = 0; k < LIVE; k++)
         if (used[k])
-            cr_assert_eq(c.ops->free(c.p, &live[k], 0), 0);
+            cr_assert_eq(gm_policy_free(c.p, &live[k], 0), 0);
     pol_empty(&c);
     cr_assert_eq(c.dev.reserved, 0, "%s: %llu bytes left after empty_cache", settings,
                  (unsigned long long)c.dev.reserved);

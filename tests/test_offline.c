@@ -87,9 +87,10 @@ static void ot_plan_attrs(ot_run_t *o, const gm_lifetime_t *lt, size_t n, const 
     gm_device_config_default(&dc);
     dc.granularity = 1; /* the plan's own figure, not rounded by the device */
     gm_device_init(&o->dev, &dc);
-    cr_assert_eq(o->ops->create(&o->dev, o->params.values, &o->p, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_policy_create(o->ops, &o->dev, o->params.values, &o->p, &err), 0, "%s",
+                 err.msg);
     gm_trace_context_t ctx = {.attrs = attrs, .lifetimes = lt, .nlifetimes = n};
-    cr_assert_eq(o->ops->prepare(o->p, &ctx, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_policy_prepare(o->p, &ctx, &err), 0, "%s", err.msg);
 }
 
 static void ot_plan(ot_run_t *o, const gm_lifetime_t *lt, size_t n, const char *const *kv)
@@ -102,7 +103,7 @@ static gm_plan_info_t ot_info(ot_run_t *o)
 {
     gm_plan_info_t pi;
     cr_assert_not_null(o->ops->plan);
-    cr_assert_eq(o->ops->plan(o->p, &pi), 0);
+    cr_assert_eq(gm_policy_plan(o->p, &pi), 0);
     cr_assert_leq(pi.lower_bound, pi.peak);
     cr_assert(pi.status == GM_PLAN_OPTIMAL ? pi.lower_bound == pi.peak : 1,
               "an optimal plan at its bound");
@@ -111,7 +112,7 @@ static gm_plan_info_t ot_info(ot_run_t *o)
 
 static void ot_release(ot_run_t *o)
 {
-    o->ops->destroy(o->p);
+    gm_policy_destroy(o->p);
     gm_params_release(&o->params);
 }
 
@@ -140,18 +141,18 @@ static uint64_t ot_replay(ot_run_t *o, const gm_event_t *ev, size_t n, size_t na
     for (size_t i = 0; i < n; i++) {
         if (ev[i].op == GM_OP_ALLOC) {
             gm_request_t req = {ev[i].size, ev[i].id, ev[i].stream, ev[i].flags};
-            cr_assert_eq(o->ops->alloc(o->p, &req, &blk[ev[i].id]), 0, "alloc at event %zu", i);
+            cr_assert_eq(gm_policy_alloc(o->p, &req, &blk[ev[i].id]), 0, "alloc at event %zu", i);
             cr_assert_geq(blk[ev[i].id].size, ev[i].size);
             pl[ev[i].id] = (ot_place_t){blk[ev[i].id].addr, blk[ev[i].id].size, i, UINT64_MAX};
         } else if (ev[i].op == GM_OP_FREE) {
-            cr_assert_eq(o->ops->free(o->p, &blk[ev[i].id], ev[i].stream), 0, "free at event %zu",
+            cr_assert_eq(gm_policy_free(o->p, &blk[ev[i].id], ev[i].stream), 0, "free at event %zu",
                          i);
             pl[ev[i].id].end = i;
         } else {
             continue;
         }
         if (check_each || i + 1 == n)
-            cr_assert_eq(o->ops->check(o->p, why, sizeof why), 0, "event %zu: %s", i, why);
+            cr_assert_eq(gm_policy_check(o->p, why, sizeof why), 0, "event %zu: %s", i, why);
     }
     cr_assert_eq(o->dev.mallocs, na ? 1 : 0, "the arena is one device malloc");
     uint64_t base = na ? pl[0].addr : 0;
@@ -392,14 +393,14 @@ Test(offline, refuses_to_run_without_lifetimes)
     gm_device_t dev;
     gm_device_init(&dev, NULL);
     gm_policy_t *pol;
-    cr_assert_eq(ops->create(&dev, p.values, &pol, &err), 0);
+    cr_assert_eq(gm_policy_create(ops, &dev, p.values, &pol, &err), 0);
     gm_request_t req = {.size = 100};
     gm_block_t blk;
-    cr_expect_eq(ops->alloc(pol, &req, &blk), GM_ESTATE);
+    cr_expect_eq(gm_policy_alloc(pol, &req, &blk), GM_ESTATE);
     gm_trace_context_t ctx = {.name = "t"};
-    cr_expect_eq(ops->prepare(pol, &ctx, &err), GM_ESTATE);
+    cr_expect_eq(gm_policy_prepare(pol, &ctx, &err), GM_ESTATE);
     cr_expect(strstr(err.msg, "replay it from a store") != NULL, "message: %s", err.msg);
-    ops->destroy(pol);
+    gm_policy_destroy(pol);
     gm_params_release(&p);
 }
 
@@ -533,7 +534,7 @@ Test(offline, refuses_a_negative_search_budget)
     gm_device_t dev;
     gm_device_init(&dev, NULL);
     gm_policy_t *pol = NULL;
-    cr_expect_eq(ops->create(&dev, p.values, &pol, &err), GM_EINVAL);
+    cr_expect_eq(gm_policy_create(ops, &dev, p.values, &pol, &err), GM_EINVAL);
     cr_expect(strstr(err.msg, "offline.search") != NULL, "message: %s", err.msg);
     gm_params_release(&p);
 }
@@ -1097,7 +1098,7 @@ static void ot_real_plan(void *ctx, gm_replay_t *r, const gm_trace_info_t *info)
     uint64_t slack = *(const uint64_t *)ctx;
     gm_policy_t *p = gm_replay_policy(r, 0);
     gm_plan_info_t pi;
-    cr_assert_eq(p->ops->plan(p, &pi), 0, "%s", info->name);
+    cr_assert_eq(gm_policy_plan(p, &pi), 0, "%s", info->name);
     cr_expect_leq(pi.peak - pi.lower_bound, slack,
                   "%s: plan %" PRIu64 " bytes, %" PRIu64 " above the bound %" PRIu64, info->name,
                   pi.peak, pi.peak - pi.lower_bound, pi.lower_bound);

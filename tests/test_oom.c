@@ -392,7 +392,7 @@ static uint64_t released_after_oom(gm_store_t *s, const char *trace, uint64_t ca
     cr_assert_eq(failed, 1, "the request no device state can hold was served");
     gm_policy_t *pol = gm_replay_policy(r, 0);
     uint64_t before = pol->dev->reserved;
-    pol->ops->empty_cache(pol);
+    gm_policy_empty_cache(pol);
     uint64_t released = before - pol->dev->reserved;
     gm_reader_close(rd);
     gm_replay_destroy(r);

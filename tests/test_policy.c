@@ -110,7 +110,7 @@ static void h_init(harness_t *h, const gm_policy_ops_t *ops, const config_t *cfg
     gm_device_config_default(&dc);
     dc.capacity = capacity;
     gm_device_init(&h->dev, &dc);
-    cr_assert_eq(ops->create(&h->dev, h->params.values, &h->p, &err), 0, "%s: create: %s",
+    cr_assert_eq(gm_policy_create(ops, &h->dev, h->params.values, &h->p, &err), 0, "%s: create: %s",
                  h->label, err.msg);
     cr_assert_not_null(h->p);
     cr_assert_eq(h->p->ops, ops);
@@ -119,7 +119,7 @@ static void h_init(harness_t *h, const gm_policy_ops_t *ops, const config_t *cfg
 
 static void h_release(harness_t *h)
 {
-    h->ops->destroy(h->p);
+    gm_policy_destroy(h->p);
     gm_params_release(&h->params);
     free(h->blocks);
     free(h->sorted);
@@ -175,7 +175,7 @@ static void h_walk(harness_t *h, const char *what, uint64_t nlive)
     if (h->ops->walk == NULL)
         return;
     h_walked_t w = {0};
-    h->ops->walk(h->p, h_walk_fn, &w);
+    gm_policy_walk(h->p, h_walk_fn, &w);
     if (w.open && w.seg_sum != w.seg_size)
         w.bad++;
     cr_assert_eq(w.bad, 0, "%s: after %s: walk shows %" PRIu64 " misplaced blocks", h->label,
@@ -191,12 +191,12 @@ static void h_walk(harness_t *h, const char *what, uint64_t nlive)
 static void h_verify(harness_t *h, const char *what)
 {
     char why[512] = "";
-    int bad = h->ops->check(h->p, why, sizeof why);
+    int bad = gm_policy_check(h->p, why, sizeof why);
     cr_assert_eq(bad, 0, "%s: after %s (op %" PRIu64 "): check() = %d: %s", h->label, what,
                  h->ops_done, bad, why);
     gm_policy_stats_t st;
     memset(&st, 0xa5, sizeof st);
-    h->ops->stats(h->p, &st);
+    gm_policy_stats(h->p, &st);
     cr_assert_eq(st.allocated, h->allocated, "%s: after %s: stats.allocated %" PRIu64
                  " but live blocks sum to %" PRIu64, h->label, what, st.allocated, h->allocated);
     cr_assert_geq(h->dev.reserved, h->allocated, "%s: reserved %" PRIu64 " < allocated %" PRIu64,
@@ -223,7 +223,7 @@ static int64_t h_alloc(harness_t *h, uint64_t size, uint32_t stream)
     gm_request_t req = {.size = size, .id = h->nblocks, .stream = stream};
     gm_block_t blk = {0, 0};
     uint64_t allocated_before = h->allocated;
-    int rc = h->ops->alloc(h->p, &req, &blk);
+    int rc = gm_policy_alloc(h->p, &req, &blk);
     h->ops_done++;
     if (rc == GM_ALLOC_OOM) {
         h->ooms++;
@@ -265,7 +265,7 @@ static void h_free(harness_t *h, size_t id)
 {
     live_t *l = &h->blocks[id];
     cr_assert(l->alive);
-    int rc = h->ops->free(h->p, &l->blk, l->stream);
+    int rc = gm_policy_free(h->p, &l->blk, l->stream);
     h->ops_done++;
     cr_assert_eq(rc, 0, "%s: free(0x%" PRIx64 ", %" PRIu64 ") returned %d", h->label, l->blk.addr,
                  l->blk.size, rc);
@@ -286,14 +286,14 @@ static void h_free_all(harness_t *h, uint64_t *rng)
         h_free(h, h->sorted[gt_rand(rng) % h->nlive]);
     cr_assert_eq(h->allocated, 0);
     gm_policy_stats_t st;
-    h->ops->stats(h->p, &st);
+    gm_policy_stats(h->p, &st);
     cr_assert_eq(st.allocated, 0, "%s: allocated %" PRIu64 " with nothing live", h->label,
                  st.allocated);
     if (h->ops->empty_cache == NULL) {
         cr_assert_eq(h->dev.reserved, 0, "%s: caches nothing, yet holds %" PRIu64 " bytes",
                      h->label, h->dev.reserved);
     } else {
-        h->ops->empty_cache(h->p);
+        gm_policy_empty_cache(h->p);
         h_verify(h, "empty_cache");
         cr_assert_eq(h->dev.reserved, 0, "%s: holds %" PRIu64 " bytes after empty_cache",
                      h->label, h->dev.reserved);
@@ -471,11 +471,11 @@ Test(contract, bad_free_is_rejected)
         h_free(&h, (size_t)a);
         gm_policy_stats_t before, after;
         uint64_t reserved = h.dev.reserved;
-        ops->stats(h.p, &before);
-        cr_expect_lt(ops->free(h.p, &freed, 0), 0, "%s: double free accepted", h.label);
+        gm_policy_stats(h.p, &before);
+        cr_expect_lt(gm_policy_free(h.p, &freed, 0), 0, "%s: double free accepted", h.label);
         gm_block_t foreign = {UINT64_C(0x10), 512};
-        cr_expect_lt(ops->free(h.p, &foreign, 0), 0, "%s: foreign block accepted", h.label);
-        ops->stats(h.p, &after);
+        cr_expect_lt(gm_policy_free(h.p, &foreign, 0), 0, "%s: foreign block accepted", h.label);
+        gm_policy_stats(h.p, &after);
         cr_expect_eq(before.allocated, after.allocated);
         cr_expect_eq(reserved, h.dev.reserved);
         h_verify(&h, "rejected frees");

@@ -12,7 +12,12 @@
  * reserved bytes are the device's.
  *
  * Implementations embed gm_policy_t as their first member and downcast with
- * a check of p->ops (see GM_POLICY_DOWNCAST).
+ * a check of p->ops (see GM_POLICY_DOWNCAST).  Callers reach a policy
+ * through gm_policy_alloc, gm_policy_stats and the rest ("calling a
+ * policy" below, sim/policy.c), never through its table: the layer fills
+ * what every policy would compute alike, answers for an optional
+ * operation a policy leaves out, and in a debug build checks the policy's
+ * invariants as it goes.
  */
 #ifndef GMSIM_POLICY_H
 #define GMSIM_POLICY_H
@@ -151,6 +156,8 @@ typedef struct gm_policy_ops gm_policy_ops_t;
 typedef struct gm_policy {
     const gm_policy_ops_t *ops;
     gm_device_t *dev;
+    uint64_t calls; /* calls that may change the state, counted by the
+                       layer for its debug-build checks (sim/policy.c) */
 } gm_policy_t;
 
 typedef struct gm_request {
@@ -169,7 +176,8 @@ typedef struct gm_policy_stats {
     uint64_t allocated;    /* sum of live block sizes, by the policy's own count */
     uint64_t largest_free; /* largest block the policy could hand out now
                               without a device malloc (0 when none) */
-    uint64_t free_bytes;   /* reserved bytes not in live blocks */
+    uint64_t free_bytes;   /* reserved bytes not in live blocks: filled by
+                              gm_policy_stats, not by the policy */
 } gm_policy_stats_t;
 
 /* One block of one segment, as a policy's walk shows it. */
@@ -206,10 +214,13 @@ struct gm_policy_ops {
      * negative code if blk is not a live block of this policy. */
     int (*free)(gm_policy_t *p, const gm_block_t *blk, uint32_t stream);
 
+    /* allocated and largest_free into *out (zeroed by the caller); the
+     * layer fills free_bytes. */
     void (*stats)(gm_policy_t *p, gm_policy_stats_t *out);
 
     /* Walk every structure; return the number of violated invariants and
-     * write the first one's reason into why (may be NULL). */
+     * write the first one's reason into why (may be NULL), each through
+     * one gm_check_t (gm_check_begin, gm_check_fail). */
     int (*check)(gm_policy_t *p, char *why, size_t whylen);
 
     void (*destroy)(gm_policy_t *p);
@@ -243,6 +254,85 @@ struct gm_policy_ops {
 /* Checked downcast: NULL if p is not of the policy whose table is `ops`. */
 #define GM_POLICY_DOWNCAST(type, p, table) \
     ((p) != NULL && (p)->ops == &(table) ? (type *)(void *)(p) : (type *)NULL)
+
+/* ---- a check's report ---------------------------------------------------- */
+
+/*
+ * What a policy's check op writes through: it counts the violated
+ * invariants and keeps the first one's reason.  A check starts with
+ * gm_check_begin (why cleared), calls gm_check_fail for each violation,
+ * each reason naming the invariant and where ("arena 0x1000: blocks cover
+ * 4096 of 8192 bytes"), and returns ck.bad (which gm_check_fail returns
+ * too, for a violation that ends the walk).
+ */
+typedef struct gm_check {
+    char *why;     /* the first reason, or NULL: only count */
+    size_t whylen;
+    int bad;       /* violations so far */
+} gm_check_t;
+
+void gm_check_begin(gm_check_t *ck, char *why, size_t whylen);
+/* Count a violation (its reason kept when it is the first); the count. */
+int gm_check_fail(gm_check_t *ck, const char *fmt, ...) GM_PRINTF(2, 3);
+
+/* ---- calling a policy ---------------------------------------------------- */
+
+/*
+ * Every caller goes through these.  They fill what every policy would
+ * compute alike (stats' free_bytes), answer for the optional operations a
+ * policy leaves NULL (empty_cache and sync: nothing; prepare: 0; plan:
+ * GM_ESTATE; walk: GM_EUNSUPPORTED), and in a debug build (NDEBUG not
+ * defined) check the policy's invariants after the calls that may change
+ * its state: after each of the first GM_POLICY_ASSERT_EVERY such calls,
+ * then after every GM_POLICY_ASSERT_EVERY-th, so a long replay pays a
+ * check's walk per that many operations.  A violation aborts with the
+ * policy's name, the call and the invariant its check names.  A release
+ * build compiles the checks out: gm_policy_alloc and gm_policy_free are
+ * then the table's calls and nothing more.
+ */
+#define GM_POLICY_ASSERT_EVERY 1024u
+
+/* In a debug build: count a state-changing call of p (op: "alloc", "free",
+ * ...) and, when the schedule above says so, check p's invariants;
+ * aborts on a violation.  Compiled in always (tests call it); the calls
+ * below make it only where NDEBUG is not defined. */
+void gm_policy_assert(gm_policy_t *p, const char *op);
+#ifdef NDEBUG
+#define GM_POLICY_ASSERT(p, op) ((void)0)
+#else
+#define GM_POLICY_ASSERT(p, op) gm_policy_assert((p), (op))
+#endif
+
+/* ops->create; *out's call count starts at 0. */
+int gm_policy_create(const gm_policy_ops_t *ops, gm_device_t *dev, const gm_param_value_t *values,
+                     gm_policy_t **out, gm_error_t *err);
+void gm_policy_destroy(gm_policy_t *p); /* NULL: nothing */
+
+static inline int gm_policy_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
+{
+    int rc = p->ops->alloc(p, req, out);
+    GM_POLICY_ASSERT(p, "alloc");
+    return rc;
+}
+
+static inline int gm_policy_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
+{
+    int rc = p->ops->free(p, blk, stream);
+    GM_POLICY_ASSERT(p, "free");
+    return rc;
+}
+
+/* *out zeroed, the policy's figures, then free_bytes = the device's
+ * reserved bytes less allocated (0 when allocated is more). */
+void gm_policy_stats(gm_policy_t *p, gm_policy_stats_t *out);
+/* ops->check: the number of violated invariants, the first one's reason
+ * in why (cleared when none; why may be NULL). */
+int gm_policy_check(gm_policy_t *p, char *why, size_t whylen);
+void gm_policy_empty_cache(gm_policy_t *p);
+void gm_policy_sync(gm_policy_t *p);
+int gm_policy_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_error_t *err);
+int gm_policy_plan(gm_policy_t *p, gm_plan_info_t *out);
+int gm_policy_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx);
 
 /* ---- registry ------------------------------------------------------------ */
 

@@ -247,5 +247,4 @@ void caching_stats(gm_policy_t *p, gm_policy_stats_t *out)
         return;
     out->allocated = c->allocated;
     out->largest_free = caching_largest(c);
-    out->free_bytes = c->device_bytes - c->allocated;
 }

@@ -52,10 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gm_policy_t *p = NULL;
     int ok = mode == 4 || gm_params_set(&params, fuzz_keys[mode], text, &err) == 0;
     if (ok)
-        ok = ops->create(&dev, params.values, &p, &err) == 0;
+        ok = gm_policy_create(ops, &dev, params.values, &p, &err) == 0;
     if (ok && mode == 4) {
         gm_trace_context_t ctx = {.name = "fuzz", .attrs = text, .params_set = params.set};
-        ok = ops->prepare(p, &ctx, &err) == 0;
+        ok = gm_policy_prepare(p, &ctx, &err) == 0;
     }
     if (ok) {
         gm_block_t live[8];
@@ -65,26 +65,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint64_t r = gt_rand(&st);
             int k = (int)(r % 8);
             if (used[k]) {
-                if (ops->free(p, &live[k], 0) != 0)
+                if (gm_policy_free(p, &live[k], 0) != 0)
                     abort();
                 used[k] = 0;
             } else {
                 gm_request_t req = {.size = 1 + (r >> 8) % (UINT64_C(48) << 20),
                                     .stream = (uint32_t)(r >> 62)};
-                int rc = ops->alloc(p, &req, &live[k]);
+                int rc = gm_policy_alloc(p, &req, &live[k]);
                 if (rc < 0)
                     abort();
                 used[k] = rc == 0;
             }
             if (i % 16 == 15)
-                ops->empty_cache(p);
+                gm_policy_empty_cache(p);
             char why[256];
-            if (ops->check(p, why, sizeof why) != 0)
+            if (gm_policy_check(p, why, sizeof why) != 0)
                 abort();
         }
     }
     if (p != NULL)
-        ops->destroy(p);
+        gm_policy_destroy(p);
     gm_params_release(&params);
     free(text);
     return 0;
