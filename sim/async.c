@@ -81,6 +81,7 @@
 #include "gmsim/json.h"
 #include "sim/blocktree.h"
 #include "base/idmap.h"
+#include "base/vec.h"
 
 #define ASYNC_REUSE_ALL 0
 #define ASYNC_REUSE_COMPLETED 1
@@ -103,7 +104,8 @@ typedef struct async {
     gm__bt_set_t *sets; /* set 0: completed; set s + 1: pending frees of stream s */
     uint32_t nsets;
     async_chunk_t *chunks;
-    uint32_t nchunks, chunkcap, vacant; /* slots; a vacant slot's .live links the next */
+    uint32_t nchunks, vacant; /* slots; a vacant slot's .live links the next */
+    size_t chunkcap;
     uint64_t seq;
     gm__idmap_t live; /* address → handle */
     uint64_t allocated, in_chunks;
@@ -207,15 +209,10 @@ static uint32_t async_chunk_new(async_t *a, uint64_t size, int *rc)
     if (bytes == 0)
         return GM__BT_NONE;
     uint32_t slot = a->vacant;
-    if (slot == ASYNC_VACANT && a->nchunks == a->chunkcap) {
-        uint32_t cap = a->chunkcap ? 2 * a->chunkcap : 16;
-        async_chunk_t *c = realloc(a->chunks, (size_t)cap * sizeof *c);
-        if (c == NULL) {
-            *rc = GM_ENOMEM;
-            return GM__BT_NONE;
-        }
-        a->chunks = c;
-        a->chunkcap = cap;
+    if (slot == ASYNC_VACANT &&
+        GM_VEC_RESERVE(a->chunks, a->chunkcap, (size_t)a->nchunks + 1, 16)) {
+        *rc = GM_ENOMEM;
+        return GM__BT_NONE;
     }
     uint32_t h = gm__bt_new(&a->heap);
     if (h == GM__BT_NONE) {

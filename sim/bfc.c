@@ -79,6 +79,7 @@
 
 #include "sim/blocktree.h"
 #include "base/idmap.h"
+#include "base/vec.h"
 
 #define BFC_MIN_ALLOC 256 /* kMinAllocationSize */
 #define BFC_BINS 21       /* kNumBins */
@@ -184,16 +185,10 @@ static int bfc_extend(bfc_t *f, uint64_t rounded)
             gm__bt_drop(&f->heap, h);
         return GM_ENOMEM;
     }
-    if (f->nregions == f->regcap) {
-        size_t cap = f->regcap ? 2 * f->regcap : 16;
-        bfc_region_t *r = realloc(f->regions, cap * sizeof *r);
-        if (r == NULL) {
-            gm_device_free(dev, addr, got);
-            gm__bt_drop(&f->heap, h);
-            return GM_ENOMEM;
-        }
-        f->regions = r;
-        f->regcap = cap;
+    if (GM_VEC_RESERVE(f->regions, f->regcap, f->nregions + 1, 16)) {
+        gm_device_free(dev, addr, got);
+        gm__bt_drop(&f->heap, h);
+        return GM_ENOMEM;
     }
     if (!increased)
         f->curr_region = f->curr_region < BFC_UNLIMITED ? 2 * f->curr_region : f->curr_region;

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "base/idmap.h"
+#include "base/vec.h"
 
 #define BIN_MAX_BINS 40
 
@@ -80,7 +81,8 @@ typedef struct binning {
     bin_bin_t bins[BIN_MAX_BINS];
 
     bin_chunk_t *chunks;
-    uint32_t nchunks, chunkcap;
+    uint32_t nchunks;
+    size_t chunkcap;
     gm__idmap_t blocks;   /* bin block address → chunk index << 1 | live */
     uint64_t allocated;   /* bin blocks and large blocks handed out */
     uint64_t bin_live;    /* bytes of live bin blocks */
@@ -150,14 +152,8 @@ static int bin_chunk_new(binning_t *m, unsigned k, uint32_t s)
     int rc = bin_streams(bn, s);
     if (rc != 0)
         return rc;
-    if (m->nchunks == m->chunkcap) {
-        uint32_t cap = m->chunkcap ? 2 * m->chunkcap : 16;
-        bin_chunk_t *c = realloc(m->chunks, (size_t)cap * sizeof *c);
-        if (c == NULL)
-            return GM_ENOMEM;
-        m->chunks = c;
-        m->chunkcap = cap;
-    }
+    if (GM_VEC_RESERVE(m->chunks, m->chunkcap, (size_t)m->nchunks + 1, 16))
+        return GM_ENOMEM;
     gm_request_t req = {.size = bn->block * m->per_chunk, .stream = s};
     gm_block_t blk;
     rc = gm_policy_alloc(m->pool, &req, &blk);

@@ -62,6 +62,7 @@
 
 #include "sim/blocktree.h"
 #include "base/idmap.h"
+#include "base/vec.h"
 
 #define POOL_ALIGN 256
 
@@ -123,15 +124,9 @@ static int pool_stream(pool_t *q, uint32_t s)
 static uint32_t pool_expand(pool_t *q, uint64_t try_size, uint64_t size, int *rc)
 {
     *rc = 0;
-    if (q->nups == q->upcap) {
-        size_t cap = q->upcap ? 2 * q->upcap : 16;
-        pool_up_t *u = realloc(q->ups, cap * sizeof *u);
-        if (u == NULL) {
-            *rc = GM_ENOMEM;
-            return GM__BT_NONE;
-        }
-        q->ups = u;
-        q->upcap = cap;
+    if (GM_VEC_RESERVE(q->ups, q->upcap, q->nups + 1, 16)) {
+        *rc = GM_ENOMEM;
+        return GM__BT_NONE;
     }
     uint32_t h = gm__bt_new(&q->heap);
     if (h == GM__BT_NONE) {

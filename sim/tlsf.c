@@ -64,6 +64,7 @@
 
 #include "base/bits.h"
 #include "base/idmap.h"
+#include "base/vec.h"
 #include "sim/blocktree.h"
 
 #define TLSF_NIL UINT32_MAX
@@ -98,7 +99,8 @@ typedef struct tlsf {
     gm__bt_heap_t heap; /* the block records */
 
     tlsf_arena_t *arenas;
-    uint32_t narenas, arenas_cap;
+    uint32_t narenas;
+    size_t arenas_cap;
     uint32_t vacant; /* chain of vacant arena slots */
 
     gm__idmap_t live; /* address of a used block → its record */
@@ -233,15 +235,9 @@ static int tlsf_arena_new(tlsf_t *t, uint64_t size, uint32_t *out)
         a = t->vacant;
         t->vacant = t->arenas[a].next_vacant;
     } else {
-        if (t->narenas == t->arenas_cap) {
-            uint32_t cap = t->arenas_cap ? 2 * t->arenas_cap : 16;
-            tlsf_arena_t *na = realloc(t->arenas, (size_t)cap * sizeof *na);
-            if (na == NULL) {
-                gm_device_free(dev, addr, got);
-                return GM_ENOMEM;
-            }
-            t->arenas = na;
-            t->arenas_cap = cap;
+        if (GM_VEC_RESERVE(t->arenas, t->arenas_cap, (size_t)t->narenas + 1, 16)) {
+            gm_device_free(dev, addr, got);
+            return GM_ENOMEM;
         }
         a = t->narenas++;
     }

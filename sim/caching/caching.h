@@ -96,7 +96,8 @@ typedef struct caching {
     cblk_heap_t heap; /* the blocks; slot 0 is NIL */
     cpool_t pools[2];
     cexp_t *es;
-    uint32_t nes, capes;
+    uint32_t nes;
+    size_t capes;
 
     gm__idmap_t live;    /* allocated block address → index */
     gm__idmap_t pre;     /* pre-existing allocation id → block index */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base/vec.h"
 #include "sim/caching/caching.h"
 
 /* ---- expandable segments ------------------------------------------------------------ */
@@ -24,14 +25,8 @@ uint32_t caching_new_range(caching_t *c, uint32_t stream, int pool, uint64_t min
     for (k = 0; k < c->nes && c->es[k].live; k++)
         ;
     if (k == c->nes) {
-        if (c->nes == c->capes) {
-            uint32_t nc = c->capes ? c->capes * 2 : 8;
-            cexp_t *ne = realloc(c->es, nc * sizeof *ne);
-            if (ne == NULL)
-                return NIL;
-            c->es = ne;
-            c->capes = nc;
-        }
+        if (GM_VEC_RESERVE(c->es, c->capes, (size_t)c->nes + 1, 8))
+            return NIL;
         c->nes++;
     }
     uint64_t base;

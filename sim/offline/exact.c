@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "sim/offline/offline.h"
 
 #define EXACT_HEURS 6 /* static preorders, tried in turn */
@@ -64,15 +65,9 @@
  * search gives up and its state is not used again). */
 static int exact_log(exact_t *m, uint32_t what, uint64_t old)
 {
-    if (m->nundo == m->undo_cap) {
-        size_t cap = m->undo_cap ? 2 * m->undo_cap : 1024;
-        exact_undo_t *u = realloc(m->undo, cap * sizeof *u);
-        if (u == NULL) {
-            m->oom = 1;
-            return -1;
-        }
-        m->undo = u;
-        m->undo_cap = cap;
+    if (GM_VEC_RESERVE(m->undo, m->undo_cap, m->nundo + 1, 1024)) {
+        m->oom = 1;
+        return -1;
     }
     m->undo[m->nundo++] = (exact_undo_t){what, old};
     return 0;

@@ -80,6 +80,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "sim/offline/offline.h"
 
 /* ---- planning ----------------------------------------------------------------- */
@@ -165,15 +166,9 @@ void offline_range_sort(offline_range_t *a, size_t n)
 
 static int offline_push(plan_t *pl, size_t *k, uint64_t lo, uint64_t hi)
 {
-    if (*k == pl->scratch_cap) {
-        size_t cap = pl->scratch_cap ? 2 * pl->scratch_cap : 256;
-        offline_range_t *s = realloc(pl->scratch, cap * sizeof *s);
-        if (s == NULL) {
-            pl->oom = 1;
-            return -1;
-        }
-        pl->scratch = s;
-        pl->scratch_cap = cap;
+    if (GM_VEC_RESERVE(pl->scratch, pl->scratch_cap, *k + 1, 256)) {
+        pl->oom = 1;
+        return -1;
     }
     pl->scratch[(*k)++] = (offline_range_t){lo, hi};
     return 0;
