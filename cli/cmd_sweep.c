@@ -486,6 +486,8 @@ int gm__cmd_sweep(int argc, char **argv)
         gm_json_u64(&j, nsets - given);
         gm_json_key(&j, "same_content");
         gm_json_u64(&j, sum.same_content);
+        gm_json_key(&j, "layout_unfit"); /* ran cold: the layout did not fit */
+        gm_json_u64(&j, sum.layout_unfit);
         if (sum.at_oom) { /* traces run at the capacity their recorded OOM fixes */
             gm_json_key(&j, "capacity_from");
             gm_json_str(&j, "recorded_oom");
@@ -538,6 +540,10 @@ int gm__cmd_sweep(int argc, char **argv)
                        sets[i].ops->name);
             break;
         }
+        if (sum.layout_unfit)
+            printf("%zu run%s started cold: the recorded layout did not fit the capacity "
+                   "(a stored run's start says which)\n",
+                   sum.layout_unfit, sum.layout_unfit == 1 ? "" : "s");
         printf("%zu already done, %zu ran, %zu failed; results in '%s'\n", sum.reused, sum.ran,
                sum.failed, gm__cli_s(cfg.results));
         if (nsets > given) {

@@ -484,6 +484,7 @@ static void sweep_store(sweep_state_t *st, const sweep_task_t *task, sweep_batch
                 st->prog.runs_reused++;
             } else {
                 st->sum->ran++;
+                st->sum->layout_unfit += m->layout_unfit != 0;
                 if (m->has_plan && m->plan.status >= GM_PLAN_GREEDY &&
                     m->plan.status <= GM_PLAN_OPTIMAL) {
                     st->sum->plans[m->plan.status]++;

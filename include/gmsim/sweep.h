@@ -247,6 +247,10 @@ typedef struct gm_sweep_summary {
     size_t at_oom;
     char at_oom_trace[256];
     uint64_t at_oom_capacity;
+    /* Runs that ran now and were to start from the recorded layout, which
+     * did not fit the capacity: they started cold (gm_compare_run_t
+     * .layout_unfit); reused runs are not read back. */
+    size_t layout_unfit;
     /* The plans of the planners' runs that ran now (reused runs are not
      * read back): how many of each gm_plan_status_t, and the largest gap
      * ((peak - lower_bound) / lower_bound) of those not proved optimal. */

@@ -16,7 +16,7 @@ trace (synth, import) when it has the same events as one already there.
   'second' in 's.db' has the same events as 'first' in 's.db': swept once for both
   $ gmsim sweep s.db other.db -p buddy,tlsf -j 2 --json | grep -e traces -e same_content
     "traces": 2,
-    "same_content": 1
+    "same_content": 1,
 
 The report of the store the sweep read:
 

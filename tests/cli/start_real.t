@@ -94,6 +94,15 @@ reads as its parameters said):
   $ sqlite3 warm.db 'select json_extract(metrics, "$.start"), count(*) from runs group by 1'
   warm|2
 
+A warm sweep on a device below the layout starts that run cold, and its
+summary says so (the stored run's start too):
+
+  $ gmsim sweep m.db --policies caching --start warm --capacity 6.73GiB -o unfit.db -j 1 | grep -E 'start'
+  start of caching: warm, from each trace's recorded layout where it has one
+  1 run started cold: the recorded layout did not fit the capacity (a stored run's start says which)
+  $ sqlite3 unfit.db 'select json_extract(metrics, "$.start"), count(*) from runs group by 1'
+  cold|1
+
 Both starts in one sweep: the saving is measured at the winner's start,
 never a cold winner against a warm baseline:
 

@@ -58,7 +58,8 @@ A grown grid runs only what is new:
     "ran": 3,
     "failed": 0,
     "defaults_added": 0,
-    "same_content": 0
+    "same_content": 0,
+    "layout_unfit": 0
   }
 
 A planner's runs (offline) count their plans by status in the summary,
