@@ -399,6 +399,16 @@ static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *
     }
     printf("  pre-existing: %" PRIu64 " of %" PRIu64 " paired\n", r->preexisting_paired,
            r->preexisting);
+    if (r->count_groups)
+        printf("  pre-existing by count: %" PRIu64 " allocation%s in %" PRIu64 " group%s whose "
+               "number follows the size (a count law; %" PRIu64 " verified on a further "
+               "capture): each target holds its own count\n",
+               r->count_allocs, r->count_allocs == 1 ? "" : "s", r->count_groups,
+               r->count_groups == 1 ? "" : "s", r->count_verified);
+    if (r->count_unsure)
+        printf("  pre-existing whose number differs among the captures but follows no law: "
+               "%" PRIu64 " (kept at the base's count)\n",
+               r->count_unsure);
     if (r->contradicting)
         printf("  contradicting (forced, kept at their captured size): %" PRIu64 "\n",
                r->contradicting);
@@ -527,6 +537,14 @@ static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const sc
     gm_json_u64(j, r->preexisting);
     gm_json_key(j, "preexisting_paired");
     gm_json_u64(j, r->preexisting_paired);
+    gm_json_key(j, "preexisting_by_count");
+    gm_json_u64(j, r->count_allocs);
+    gm_json_key(j, "count_groups");
+    gm_json_u64(j, r->count_groups);
+    gm_json_key(j, "count_verified");
+    gm_json_u64(j, r->count_verified);
+    gm_json_key(j, "count_unsure");
+    gm_json_u64(j, r->count_unsure);
     gm_json_key(j, "contradicting");
     gm_json_u64(j, r->contradicting);
     gm_json_key(j, "first_without_law");
@@ -598,6 +616,8 @@ static void scale_json_band(gm_json_t *j, const char *name, const gm_scale_band_
     gm_json_u64(j, b->captured);
     gm_json_key(j, "captured_allocations");
     gm_json_u64(j, b->captured_allocs);
+    gm_json_key(j, "by_count_allocations");
+    gm_json_u64(j, b->count_allocs);
     gm_json_key(j, "band");
     gm_json_double(j, b->band);
     gm_json_end_object(j);
@@ -852,9 +872,13 @@ int gm__cmd_scale(int argc, char **argv)
             gm_trace_info_t info;
             if (gm_store_find(dst, names[i], &info, &err) == 0) {
                 int64_t sl = gm_attr_int(info.attrs, GM_ATTR_SEQ_LEN), bt = gm_attr_int(info.attrs, GM_ATTR_BATCH);
-                printf("  %s  %s  %" PRIu64 " events  load %s\n", gm__cli_s(names[i]),
+                printf("  %s  %s  %" PRIu64 " events  load %s", gm__cli_s(names[i]),
                        scale_sizes(sl > 0 ? (uint64_t)sl : 0, bt > 0 ? (uint64_t)bt : 0),
                        info.events, gm__cli_size(info.load));
+                if (rep->count_groups)
+                    printf("  %" PRIu64 " pre-existing by count (base %" PRIu64 ")",
+                           bands[i].count_allocs, rep->count_allocs);
+                printf("\n");
                 gm_trace_info_release(&info);
             }
         }

@@ -38,10 +38,17 @@
  *                           pre-existing one still without: its twin's
  *                           among the allocations alive at the base's end
  *                           (a warm-up's graph kept alive), else the law
- *                           the paired allocations of its size agree on
+ *                           its paired pre-existing siblings (key, size,
+ *                           lifetime) agree on, else the one the paired
+ *                           allocations of its size agree on
  *                           (sc_pre_laws);
  *        none               paired in no other capture: the captured size
  *                           (reported in bytes and as a share).
+ *      Count laws (synth/scale_counts.c): the base's pre-existing
+ *      allocations grouped by call site, size and predicted sizes; a group
+ *      present in every capture whose count differs among them gets a law
+ *      of its count (power, else a line or polynomial, as sizes), and a
+ *      target holds that many (a warm-up's graph of a loop over chunks).
  *      Three or more points that fit neither a power law nor the verified
  *      polynomial contradict each other: refused, naming the allocation and
  *      its sizes, unless force (then kept at its captured size).
@@ -69,7 +76,8 @@
  *
  * Invariant: the scaled trace has the base's events, ids, streams, marks
  * and frames one for one; only ALLOC sizes, the layout and attributes
- * differ.  Memory: the captures' allocation tables (gm_align_trace_t) and
+ * differ — but for pre-existing allocations under a count law, of which
+ * the target holds its own number (the ids after them shift).  Memory: the captures' allocation tables (gm_align_trace_t) and
  * sizes per (allocation, capture); events stream a chunk at a time.
  */
 #include "synth/scale_int.h"
@@ -124,6 +132,12 @@ void gm_scale_plan_destroy(gm_scale_plan_t *p)
     free(p->deg);
     free(p->var);
     free(p->npts);
+    for (size_t k = 0; k < GM_SCALE_MAX_CAPTURES; k++)
+        free(p->upre[k]);
+    free(p->counts);
+    free(p->cmem);
+    free(p->cgrp);
+    free(p->crank);
     free(p);
 }
 
@@ -546,7 +560,10 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
         for (uint64_t i = 0; i < pl->nallocs; i++)
             if (r.a_to_b[i] >= 0)
                 pl->z[i * n + k] = pl->t[k]->allocs[r.a_to_b[i]].size;
+        rc = sc_count_note_unpaired(pl, k, r.b_to_a, err);
         gm_align_result_release(&r);
+        if (rc)
+            goto fail;
         uint64_t first = 0;
         pr->against = sc_against(pl, k, &first);
         if (pr->against >= SC_AGAINST_LEAST &&
@@ -586,7 +603,8 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
             goto fail;
         }
     }
-    if ((rc = sc_site_laws(pl, err)) || (rc = sc_pre_laws(pl, err)))
+    if ((rc = sc_site_laws(pl, err)) || (rc = sc_pre_laws(pl, err)) ||
+        (rc = sc_count_laws(pl, err)))
         goto fail;
     for (uint64_t i = 0; i < pl->nallocs; i++) {
         const gm_align_alloc_t *a = &pl->t[b]->allocs[i];

@@ -7,7 +7,9 @@
  * polynomial verified on an extra capture), two-point (a constant or
  * power law over two captures, the affine line through two, a call
  * site's law borrowed by an allocation that paired in no other capture),
- * and captured (no law: the captured size).  The band, relative to the
+ * and captured (no law: the captured size); a group of pre-existing
+ * allocations under a count law counts its copies at the target, verified
+ * only when both its count law and its size law are.  The band, relative to the
  * prediction, is
  *
  *     ( C·|r − 1| + (0.01·T + 0.0025·V) · max(1, log2 X) ) / bytes
@@ -25,6 +27,7 @@
  */
 #include "synth/scale_int.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 int sc_verified(const gm_scale_plan_t *pl, uint64_t i)
@@ -72,14 +75,31 @@ int gm_scale_band(const gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_sca
     double sb = p->seq[b] ? (double)p->seq[b] : 1.0, bb = p->batch[b] ? (double)p->batch[b] : 1.0;
     out->ratio = ((st ? (double)st : 1.0) * (bt ? (double)bt : 1.0)) / (sb * bb);
     for (uint64_t i = 0; i < p->nallocs; i++) {
-        uint64_t z;
+        uint64_t z, copies = 1;
         if ((rc = gm_scale_predict(p, i, seq, batch, NULL, NULL, NULL, &z, err)))
             return rc;
+        int verified = sc_verified(p, i);
+        if (p->ncounts > 0 && p->cgrp[i] != UINT32_MAX) {
+            /* a count law: this member and the copies of it the target
+             * adds (none if the target has fewer than its rank) */
+            const sc_count_t *g = &p->counts[p->cgrp[i]];
+            uint64_t c;
+            if ((rc = sc_count_at(p, p->cgrp[i], seq, batch, &c, err)))
+                return rc;
+            copies = sc_count_copies(g, c, p->crank[i]);
+            out->count_allocs += copies;
+            verified &= g->verified;
+        }
+        if (copies > 1 && z > GM_LIVE_LIMIT / copies)
+            return gm_error_set(err, GM_EINVAL, "the count law of allocation %" PRIu64
+                                " gives %" PRIu64 " copies of %" PRIu64 " B: past the limit "
+                                "of live bytes", i, copies, z);
+        z *= copies;
         out->bytes += z;
         if (p->law[i] == GM_SCALE_LAW_NONE) {
             out->captured += z;
-            out->captured_allocs++;
-        } else if (sc_verified(p, i)) {
+            out->captured_allocs += copies;
+        } else if (verified) {
             out->verified += z;
         } else {
             out->two_point += z;

@@ -25,6 +25,23 @@
 
 typedef unsigned __int128 sc_u128;
 
+/* The most allocations a count law may give one group at a target. */
+#define SC_COUNT_LIMIT (UINT64_C(1) << 24)
+
+/* A group of the base's pre-existing allocations whose number follows a
+ * law of the sizes (synth/scale_counts.c). */
+typedef struct sc_count {
+    size_t first, n;                          /* members: cmem[first .. first+n) */
+    size_t grow;                              /* of them, the last `grow` paired in
+                                                 fewer captures: copied first */
+    uint64_t last;                            /* the member of the largest id */
+    uint64_t count[GM_SCALE_MAX_CAPTURES];    /* per capture */
+    int8_t p, q;                              /* power law (poly 0) */
+    uint8_t poly, deg, var;                   /* polynomial in seq (var 0) or batch */
+    uint8_t verified;                         /* checked on a further capture */
+    uint8_t ambiguous;
+} sc_count_t;
+
 /* The laws' names, gm_scale_law_t's order (synth/scale.c). */
 extern const char *const sc_law_names[GM_SCALE_LAW_COUNT];
 
@@ -42,6 +59,16 @@ struct gm_scale_plan {
     uint8_t *deg;     /* polynomial degree (AFFINE: 1) */
     uint8_t *var;     /* 0: polynomial in seq, 1: in batch */
     uint8_t *npts;    /* captures the allocation paired in, the base's included */
+    /* count laws (synth/scale_counts.c): per capture its unpaired
+     * pre-existing allocations (key, size), sorted; the groups, their
+     * members (base ids), and per base allocation its group (UINT32_MAX:
+     * none) and rank in it; cgrp and crank NULL when no group */
+    void *upre[GM_SCALE_MAX_CAPTURES];
+    size_t nupre[GM_SCALE_MAX_CAPTURES];
+    sc_count_t *counts;
+    size_t ncounts;
+    uint64_t *cmem;
+    uint32_t *cgrp, *crank;
     gm_scale_report_t rep;
 };
 
@@ -66,6 +93,26 @@ int sc_site_laws(gm_scale_plan_t *pl, gm_error_t *err);
  * alive at the base's end (a warm-up's graph kept alive), else of the
  * paired allocations of their size (law SITE).  GM_ENOMEM. */
 int sc_pre_laws(gm_scale_plan_t *pl, gm_error_t *err);
+
+/* ---- synth/scale_counts.c ---------------------------------------------------------- */
+
+/* Note capture k's pre-existing allocations that paired with nothing of
+ * the base (b_to_a < 0).  GM_ENOMEM. */
+int sc_count_note_unpaired(gm_scale_plan_t *pl, size_t k, const int64_t *b_to_a,
+                           gm_error_t *err);
+/* Group the base's pre-existing allocations and fit a count law where a
+ * group's number differs among the captures (after the size laws).
+ * GM_ENOMEM. */
+int sc_count_laws(gm_scale_plan_t *pl, gm_error_t *err);
+/* The rank of the member that the j-th copy of group g copies. */
+size_t sc_count_template(const sc_count_t *g, uint64_t j);
+/* How many allocations the member of rank r stands for at a count c:
+ * itself (if r < c) and its copies. */
+uint64_t sc_count_copies(const sc_count_t *g, uint64_t c, size_t r);
+/* Group g's count at (seq, batch) (0: the base's); GM_EINVAL out of
+ * range. */
+int sc_count_at(const gm_scale_plan_t *pl, size_t g, uint64_t seq, uint64_t batch,
+                uint64_t *count, gm_error_t *err);
 
 /* ---- synth/scale_band.c ----------------------------------------------------------- */
 

@@ -211,6 +211,14 @@ static int sc_zid_cmp(const void *x, const void *y)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* An allocation's key with its lifetime mixed in: freed in the window or
+ * never (a weight kept for good and a warm-up's tensor of its size and
+ * call site are different tensors). */
+static uint64_t sc_lifetime_key(const gm_align_alloc_t *a)
+{
+    return a->key ^ (a->free_event == UINT64_MAX ? 0 : UINT64_C(0x9e3779b97f4a7c15));
+}
+
 static int sc_has_law(const gm_scale_plan_t *pl, uint64_t i)
 {
     return pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER ||
@@ -229,31 +237,39 @@ static int sc_has_law(const gm_scale_plan_t *pl, uint64_t i)
  * in (a graph is released from its outputs back: the last freed was made
  * first), those in allocation order, so that twins of one size whose
  * laws differ are told apart by their lifetimes and not by the order a
- * snapshot lists them in (address order); else, when the paired
+ * snapshot lists them in (address order); else each takes the law its
+ * paired pre-existing siblings agree on (of its key, size and lifetime:
+ * freed in the window or never; the chunks of a warm-up's loop whose
+ * number grows with the size, some paired and some not, synth/
+ * scale_counts.c); else, when the paired
  * allocations of that size in the base all agree on one law, that law.
  * Otherwise it keeps its size (NONE).  GM_ENOMEM.
  */
 int sc_pre_laws(gm_scale_plan_t *pl, gm_error_t *err)
 {
     const gm_align_trace_t *t = pl->t[pl->base];
-    size_t nu = 0, ne = 0, nz = 0;
+    size_t nu = 0, ne = 0, nz = 0, np = 0;
     for (uint64_t i = 0; i < pl->nallocs; i++) {
         const gm_align_alloc_t *a = &t->allocs[i];
+        int law = pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER;
         nu += a->preexisting && pl->law[i] == GM_SCALE_LAW_NONE;
         ne += !a->preexisting && a->free_event == UINT64_MAX && sc_has_law(pl, i);
-        nz += pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER;
+        nz += law;
+        np += law && a->preexisting;
     }
     if (nu == 0 || (ne == 0 && nz == 0))
         return 0;
     sc_zid_t *u = malloc(nu * sizeof *u), *e = malloc((ne ? ne : 1) * sizeof *e);
     sc_site_t *byz = malloc((nz ? nz : 1) * sizeof *byz);
-    if (u == NULL || e == NULL || byz == NULL) {
+    sc_site_t *bypre = malloc((np ? np : 1) * sizeof *bypre);
+    if (u == NULL || e == NULL || byz == NULL || bypre == NULL) {
         free(u);
         free(e);
         free(byz);
+        free(bypre);
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
-    nu = ne = nz = 0;
+    nu = ne = nz = np = 0;
     for (uint64_t i = 0; i < pl->nallocs; i++) {
         const gm_align_alloc_t *a = &t->allocs[i];
         /* the earlier pass's graph freed from its outputs back (the
@@ -265,13 +281,17 @@ int sc_pre_laws(gm_scale_plan_t *pl, gm_error_t *err)
                                  i};
         if (!a->preexisting && a->free_event == UINT64_MAX && sc_has_law(pl, i))
             e[ne++] = (sc_zid_t){a->size, 0, i};
-        if (pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER)
+        if (pl->law[i] == GM_SCALE_LAW_CONST || pl->law[i] == GM_SCALE_LAW_POWER) {
             byz[nz++] = (sc_site_t){0, a->size, pl->pe[i], pl->qe[i]};
+            if (a->preexisting)
+                bypre[np++] = (sc_site_t){sc_lifetime_key(a), a->size, pl->pe[i], pl->qe[i]};
+        }
     }
     qsort(u, nu, sizeof *u, sc_zid_cmp);
     qsort(e, ne, sizeof *e, sc_zid_cmp);
     qsort(byz, nz, sizeof *byz, sc_site_cmp);
-    size_t wz = sc_site_compact(byz, nz, 1);
+    qsort(bypre, np, sizeof *bypre, sc_site_cmp);
+    size_t wz = sc_site_compact(byz, nz, 1), wp = sc_site_compact(bypre, np, 1);
     size_t j = 0;
     for (size_t i = 0; i < nu;) {
         size_t i1 = i;
@@ -292,17 +312,24 @@ int sc_pre_laws(gm_scale_plan_t *pl, gm_error_t *err)
         } else {
             sc_site_t probe = {0, u[i].size, 0, 0};
             const sc_site_t *f = bsearch(&probe, byz, wz, sizeof *byz, sc_site_cmp);
-            if (f != NULL && f->p != INT8_MIN)
-                for (size_t k = i; k < i1; k++) {
-                    pl->law[u[k].id] = GM_SCALE_LAW_SITE;
-                    pl->pe[u[k].id] = f->p;
-                    pl->qe[u[k].id] = f->q;
-                }
+            for (size_t k = i; k < i1; k++) {
+                /* its paired siblings: of its key, size and lifetime */
+                sc_site_t pp = {sc_lifetime_key(&t->allocs[u[k].id]), u[k].size, 0, 0};
+                const sc_site_t *g = bsearch(&pp, bypre, wp, sizeof *bypre, sc_site_cmp);
+                if (g == NULL || g->p == INT8_MIN)
+                    g = f;
+                if (g == NULL || g->p == INT8_MIN)
+                    continue;
+                pl->law[u[k].id] = GM_SCALE_LAW_SITE;
+                pl->pe[u[k].id] = g->p;
+                pl->qe[u[k].id] = g->q;
+            }
         }
         i = i1;
     }
     free(u);
     free(e);
     free(byz);
+    free(bypre);
     return 0;
 }

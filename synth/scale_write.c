@@ -2,7 +2,8 @@
  * synth/scale_write.c — writing a target of `gmsim scale` (synth/scale.c
  * has the method, steps 4 and 5): the base's events streamed through the
  * store writer with each allocation's predicted size, its attributes, and
- * its starting layout scaled.
+ * its starting layout scaled; pre-existing allocations under a count law
+ * (synth/scale_counts.c) as many as their law gives at the target.
  */
 #include "synth/scale_int.h"
 
@@ -170,10 +171,13 @@ static uint64_t sc_round512(uint64_t x)
     return (x + 511) / 512 * 512;
 }
 
+#define SC_DROPPED UINT64_MAX
+
 /* The base's layout scaled (see the file comment); *out NULL when the base
- * has none. */
-static int sc_scale_layout(gm_scale_plan_t *p, const uint64_t *nsize, gm_layout_t **out,
-                           gm_error_t *err)
+ * has none.  newid (NULL: the base's ids): each allocation's id in the
+ * target, SC_DROPPED for one a count law leaves out. */
+static int sc_scale_layout(gm_scale_plan_t *p, const uint64_t *nsize, const uint64_t *newid,
+                           gm_layout_t **out, gm_error_t *err)
 {
     *out = NULL;
     gm_layout_t *l = NULL;
@@ -218,12 +222,14 @@ static int sc_scale_layout(gm_scale_plan_t *p, const uint64_t *nsize, gm_layout_
             }
             if ((uint64_t)x->id >= p->nallocs)
                 continue; /* names no allocation of the trace: drop it */
+            if (newid != NULL && newid[x->id] == SC_DROPPED)
+                continue; /* fewer at the target (a count law) */
             uint64_t req = nsize[x->id];
             uint64_t slack = x->size > sc_round512(x->requested) ? x->size - sc_round512(x->requested) : 0;
             uint64_t sz = sc_round512(req) + slack;
             if (new_alloc + sz > cap)
                 continue;
-            y->id = x->id;
+            y->id = newid != NULL ? (int64_t)newid[x->id] : x->id;
             y->requested = req;
             y->size = sz;
             new_alloc += sz;
@@ -354,11 +360,42 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
             return rc;
         }
     }
+    /* count laws: each group's count at the target, the ids of the base's
+     * allocations in the target and of the copies added after each
+     * group's last member (xid[xoff[g] + j]) */
+    uint64_t *ct = NULL, *newid = NULL, *xid = NULL;
+    size_t *xoff = NULL;
     gm_layout_t *layout = NULL;
-    if ((rc = sc_scale_layout(p, nsize, &layout, err))) {
-        free(nsize);
-        return rc;
+    if (p->ncounts > 0) {
+        ct = malloc(p->ncounts * sizeof *ct);
+        xoff = malloc((p->ncounts + 1) * sizeof *xoff);
+        newid = malloc(p->nallocs * sizeof *newid);
+        if (ct == NULL || xoff == NULL || newid == NULL)
+            goto nomem0;
+        xoff[0] = 0;
+        for (size_t g = 0; g < p->ncounts; g++) {
+            if ((rc = sc_count_at(p, g, seq, batch, &ct[g], err)))
+                goto fail0;
+            size_t n = p->counts[g].n;
+            xoff[g + 1] = xoff[g] + (ct[g] > n ? ct[g] - n : 0);
+        }
+        if ((xid = malloc((xoff[p->ncounts] ? xoff[p->ncounts] : 1) * sizeof *xid)) == NULL)
+            goto nomem0;
+        uint64_t next = 0;
+        for (uint64_t i = 0; i < p->nallocs; i++) {
+            uint32_t g = p->cgrp[i];
+            if (g != UINT32_MAX && p->crank[i] >= ct[g]) {
+                newid[i] = SC_DROPPED;
+                continue;
+            }
+            newid[i] = next++;
+            if (g != UINT32_MAX && i == p->counts[g].last)
+                for (size_t j = xoff[g]; j < xoff[g + 1]; j++)
+                    xid[j] = next++;
+        }
     }
+    if ((rc = sc_scale_layout(p, nsize, newid, &layout, err)))
+        goto fail0;
     gm_reader_t *r = NULL;
     gm_writer_t *w = NULL;
     sc_map_t streams = {0}, tags = {0}, frames = {0};
@@ -406,14 +443,21 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
                     goto done;
                 e.stream = *slot;
             }
+            uint64_t base_id = e.id;
+            if ((e.op == GM_OP_ALLOC || (e.op == GM_OP_FREE && newid != NULL)) &&
+                e.id >= p->nallocs) {
+                rc = gm_error_set(err, GM_ECORRUPT, "'%s': allocation %" PRIu64
+                                  " beyond the %" PRIu64 " loaded",
+                                  p->label[b], e.id, p->nallocs);
+                goto done;
+            }
+            if ((e.op == GM_OP_ALLOC || e.op == GM_OP_FREE) && newid != NULL) {
+                if (newid[e.id] == SC_DROPPED)
+                    continue;
+                e.id = newid[e.id];
+            }
             if (e.op == GM_OP_ALLOC) {
-                if (e.id >= p->nallocs) {
-                    rc = gm_error_set(err, GM_ECORRUPT, "'%s': allocation %" PRIu64
-                                      " beyond the %" PRIu64 " loaded",
-                                      p->label[b], e.id, p->nallocs);
-                    goto done;
-                }
-                e.size = nsize[e.id];
+                e.size = nsize[base_id];
                 if (e.frames) {
                     if (sc_map_get(&frames, e.frames, &slot))
                         goto nomem;
@@ -436,6 +480,27 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
             }
             if ((rc = gm_writer_add(w, &e, err)))
                 goto done;
+            uint32_t g = newid != NULL && (e.op == GM_OP_ALLOC || e.op == GM_OP_FREE)
+                             ? p->cgrp[base_id]
+                             : UINT32_MAX;
+            if (g == UINT32_MAX || xoff[g] == xoff[g + 1])
+                continue;
+            /* the copies a count law adds: made after the group's member
+             * of the largest id, each freed where the member it copies is */
+            const sc_count_t *cg = &p->counts[g];
+            if (e.op == GM_OP_ALLOC && base_id != cg->last)
+                continue;
+            for (size_t j = 0; j < xoff[g + 1] - xoff[g]; j++) {
+                size_t tr = sc_count_template(cg, j);
+                if (e.op == GM_OP_FREE && tr != p->crank[base_id])
+                    continue;
+                gm_event_t x = e;
+                x.id = xid[xoff[g] + j];
+                if (e.op == GM_OP_ALLOC)
+                    x.size = nsize[p->cmem[cg->first + tr]];
+                if ((rc = gm_writer_add(w, &x, err)))
+                    goto done;
+            }
         }
     }
     if (layout != NULL && (rc = gm_writer_layout(w, layout, err)))
@@ -453,5 +518,18 @@ done:
     free(tags.v);
     free(frames.v);
     free(nsize);
+    free(ct);
+    free(xoff);
+    free(newid);
+    free(xid);
+    return rc;
+nomem0:
+    rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+fail0:
+    free(nsize);
+    free(ct);
+    free(xoff);
+    free(newid);
+    free(xid);
     return rc;
 }

@@ -579,3 +579,97 @@ Test(scale_hints, twins_listed_in_another_order)
     gm_scale_plan_destroy(p);
     gm_store_close(s);
 }
+
+/* ---- a warm-up's graph whose number of tensors follows the size --------------------- */
+
+/* Trace "cnt<seq>": a synthesized forward pass at seq recorded after a
+ * warm-up whose graph is alive, with the warm-up's chunks: 2 + seq/64 of
+ * 1 MiB and seq/64 of an activation's size (2 · seq · 768 · 4 B). */
+static void th_chunked(gm_store_t *s, uint64_t seq)
+{
+    char f[32], w[32];
+    snprintf(f, sizeof f, "full%llu", (unsigned long long)seq);
+    snprintf(w, sizeof w, "cnt%llu", (unsigned long long)seq);
+    th_synth(s, f, seq, 2);
+    th_chunks_t ch = {{2 + seq / 64, seq / 64}, {UINT64_C(1) << 20, 2 * seq * 768 * 4}};
+    th_cut_as(s, f, w, th_mark(s, f, "step", 2), 0, &ch);
+}
+
+static gm_scale_plan_t *th_plan_n(gm_store_t *s, const uint64_t *seqs, size_t n)
+{
+    gm_scale_capture_t caps[4];
+    char names[4][32];
+    for (size_t k = 0; k < n; k++) {
+        snprintf(names[k], sizeof names[k], "cnt%llu", (unsigned long long)seqs[k]);
+        caps[k] = (gm_scale_capture_t){s, names[k], NULL, seqs[k], 4, NULL};
+    }
+    gm_scale_options_t o = {.base = -1};
+    gm_scale_plan_t *p;
+    gm_error_t err;
+    cr_assert_eq(gm_scale_plan_create(caps, n, &o, &p, &err), 0, "%s", err.msg);
+    return p;
+}
+
+/*
+ * A warm-up's graph holding chunks of the sequence (a loop over chunks):
+ * 2 + s/64 of 1 MiB and s/64 of an activation's size, pre-existing in
+ * every capture.  Their groups' counts differ among the captures: each
+ * gets a count law (2 + s/64 is no power law: the line through two
+ * captures; with the activations of its size, the other group's count is
+ * one too), and the prediction holds the target's own count, each sized
+ * by its law: from 128 and 256, the prediction at 512 is the real capture
+ * at 512 allocation by allocation (two-point laws, unverified); from 128,
+ * 256 and 512, the one at 1024 is the real one at 1024, the laws verified
+ * on the third capture; the band counts the allocations written.
+ */
+Test(scale_hints, warm_up_count_follows_the_size)
+{
+    gm_store_t *s;
+    gm_error_t err;
+    cr_assert_eq(gm_store_open(gt_tmpfile("count.db"), GM_STORE_WRITE, &s, &err), 0, "%s",
+                 err.msg);
+    static const uint64_t seqs[] = {128, 256, 512, 1024};
+    for (int k = 0; k < 4; k++)
+        th_chunked(s, seqs[k]);
+
+    gm_scale_plan_t *p = th_plan_n(s, seqs, 2);
+    const gm_scale_report_t *r = gm_scale_plan_report(p);
+    cr_assert_eq(r->count_groups, 2, "%llu groups (%llu allocations, %llu unsure); "
+                 "pre-existing %llu, paired %llu",
+                 (unsigned long long)r->count_groups, (unsigned long long)r->count_allocs,
+                 (unsigned long long)r->count_unsure, (unsigned long long)r->preexisting,
+                 (unsigned long long)r->preexisting_paired);
+    cr_assert_eq(r->count_verified, 0);
+    cr_assert_eq(r->count_unsure, 0);
+    cr_assert_eq(r->law_allocs[GM_SCALE_LAW_NONE], 0, "%s", r->none_where);
+    /* at 256: 6 + 4 chunks, the second group with the activations of its size */
+    cr_assert_geq(r->count_allocs, 10);
+    uint64_t act = r->count_allocs - 10;
+    gm_scale_band_t band;
+    cr_assert_eq(gm_scale_band(p, 512, 0, &band, &err), 0, "%s", err.msg);
+    cr_assert_eq(band.count_allocs, 10 + 8 + act);
+    cr_assert_eq(gm_scale_write(p, 512, 0, s, "pred512", GM_WRITE_REPLACE, &err), 0, "%s",
+                 err.msg);
+    th_same_sizes(s, "pred512", "cnt512");
+    /* and fewer at 128: the base's own capture at 128 */
+    cr_assert_eq(gm_scale_write(p, 128, 0, s, "pred128", GM_WRITE_REPLACE, &err), 0, "%s",
+                 err.msg);
+    th_same_sizes(s, "pred128", "cnt128");
+    gm_scale_plan_destroy(p);
+
+    p = th_plan_n(s, seqs, 3);
+    r = gm_scale_plan_report(p);
+    cr_assert_eq(r->count_groups, 2, "%llu groups (%llu allocations, %llu unsure); "
+                 "pre-existing %llu, paired %llu",
+                 (unsigned long long)r->count_groups, (unsigned long long)r->count_allocs,
+                 (unsigned long long)r->count_unsure, (unsigned long long)r->preexisting,
+                 (unsigned long long)r->preexisting_paired);
+    cr_assert_eq(r->count_verified, r->count_allocs);
+    cr_assert_eq(gm_scale_band(p, 1024, 0, &band, &err), 0, "%s", err.msg);
+    cr_assert_eq(band.count_allocs, 18 + 16 + act);
+    cr_assert_eq(gm_scale_write(p, 1024, 0, s, "pred1024", GM_WRITE_REPLACE, &err), 0, "%s",
+                 err.msg);
+    th_same_sizes(s, "pred1024", "cnt1024");
+    gm_scale_plan_destroy(p);
+    gm_store_close(s);
+}

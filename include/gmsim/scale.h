@@ -136,6 +136,15 @@ typedef struct gm_scale_report {
                                three or more captures (forced: kept as NONE) */
     uint64_t preexisting;   /* pre-existing allocations of the base */
     uint64_t preexisting_paired;
+    /* Pre-existing allocations whose number follows the size (a warm-up's
+     * graph of a loop over chunks): groups of one call site and shape
+     * whose count differs among the captures get a count law
+     * (synth/scale_counts.c); a target is written with that many. */
+    uint64_t count_groups;
+    uint64_t count_allocs;   /* the base's allocations in those groups */
+    uint64_t count_verified; /* of them, in groups whose law a further capture checks */
+    uint64_t count_unsure;   /* in groups whose counts differ but follow no law (or
+                                that two groups could claim): the base's count */
     /* The first allocation of the base that follows no law: its id (-1:
      * none), size and description. */
     int64_t none_first;
@@ -196,6 +205,8 @@ typedef struct gm_scale_band {
                            (constant, power, affine over two; site) */
     uint64_t captured;  /* under no law: at their captured size */
     uint64_t captured_allocs;
+    uint64_t count_allocs; /* allocations written for the groups of a count law
+                              (gm_scale_report_t count_groups) */
     double band; /* the error band, relative to the prediction (0.02: ±2%) */
 } gm_scale_band_t;
 
@@ -210,10 +221,14 @@ int gm_scale_band(const gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_sca
  * events through the writer (segment events are left out: they belong to
  * the recorded run); the starting layout is scaled (allocated blocks
  * resized to their allocation's new size, free space by its segment's
- * growth, segments rounded to the allocator's granularity).  Attributes:
+ * growth, segments rounded to the allocator's granularity); groups of
+ * pre-existing allocations under a count law hold the target's count
+ * (some left out, or copies added after the group, ids renumbered in
+ * order; count_groups of the report).  Attributes:
  * the base's, with "seq_len", "batch", "source": "scale", "scaled_from"
  * and "scale_laws".  On failure nothing is written.  The errors of
- * gm_scale_check_target and gm_scale_predict, of the store and writer.
+ * gm_scale_check_target and gm_scale_predict (and GM_EINVAL for a count
+ * law that gives no count in range), of the store and writer.
  */
 int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t *dst,
                    const char *name, unsigned flags, gm_error_t *err);

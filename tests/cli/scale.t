@@ -132,7 +132,7 @@ of; past 64x it is refused unless --force:
   
   wrote into 'three.db'
     gpt2.seq512  seq 512, batch 2  792 events  load 1.57 GiB
-  $ gmsim scale syn.db:gpt2.seq64 syn.db:gpt2.seq128 --seq 256 -o b.db --json | grep -A 9 '"bands"'
+  $ gmsim scale syn.db:gpt2.seq64 syn.db:gpt2.seq128 --seq 256 -o b.db --json | grep -A 10 '"bands"'
     "bands": [
       {
         "trace": "gpt2.seq128.seq256",
@@ -142,6 +142,7 @@ of; past 64x it is refused unless --force:
         "two_point_bytes": 3220249624,
         "captured_bytes": 0,
         "captured_allocations": 0,
+        "by_count_allocations": 0,
         "band": 0.01
 
 Scaling the batch is verified on synthesized traces only (issue 30, item

@@ -89,17 +89,21 @@ and predicts the same load:
     lmmedium_ctx256_train_fp32.seq1024  seq 1024  13693 events  load 28.92 GiB
 
 Different programs stay refused; forced, what no law covers is said in
-bytes and as a share, and shown per target (the band's "captured size"):
+bytes and as a share, and shown per target (the band's "captured size");
+their pre-existing allocations, which differ in number, also show as
+count laws (issue 30, item 2):
 
   $ gmsim import $D/lmmedium_ctx128_inference_fp32.pickle -o inf128.db > /dev/null
   $ gmsim scale inf128.db ctx256.db --seq 512 -o forced.db 2>&1 | cut -c1-141
   gmsim: 'inf128.db:lmmedium_ctx128_inference_fp32' does not align with 'ctx256.db:lmmedium_ctx256_train_fp32': 1503 of 7288 allocations paired
-  $ gmsim scale inf128.db ctx256.db --seq 512 -o forced.db --force 2>&1 | grep -E 'warning|^  (none|site) |seq512 '
+  $ gmsim scale inf128.db ctx256.db --seq 512 -o forced.db --force 2>&1 | grep -E 'warning|^  (none|site) |seq512 |pre-existing'
   gmsim: warning: 5782 allocations, 39.27 GiB (83.0% of the base's bytes), follow no law (paired in no other capture, and no law at their call sites): every target keeps them at their captured size
     site                  3   8.17 MiB     0.02%
     none               5782  39.27 GiB    83.02%
-    lmmedium_ctx256_train_fp32.seq512    2.0x      0.0%      32.6%  67.43% (39.27 GiB)  ±67.8%    ±9.21 GiB
-    lmmedium_ctx256_train_fp32.seq512  seq 512  13693 events  load 13.60 GiB
+    pre-existing: 223 of 664 paired
+    pre-existing by count: 6 allocations in 3 groups whose number follows the size (a count law; 0 verified on a further capture): each target holds its own count
+    lmmedium_ctx256_train_fp32.seq512    2.0x      0.0%      32.6%  67.41% (39.27 GiB)  ±67.7%    ±9.22 GiB
+    lmmedium_ctx256_train_fp32.seq512  seq 512  13699 events  load 13.62 GiB  12 pre-existing by count (base 6)
 
 --at overrides what a name says:
 
