@@ -201,24 +201,15 @@ static void sc_fit(gm_scale_plan_t *pl, uint64_t i)
         pl->law[i] = GM_SCALE_LAW_NONE;
         return;
     }
-    int pm = vs ? SC_MAXP : 0, qm = vb ? SC_MAXP : 0;
-    for (int tot = 0; tot <= pm + qm; tot++)
-        for (int p = -pm; p <= pm; p++) {
-            int rest = tot - (p < 0 ? -p : p);
-            if (rest < 0 || rest > qm)
-                continue;
-            for (int sgn = -1; sgn <= 1; sgn += 2) {
-                int q = sgn * rest;
-                if (rest == 0 && sgn > 0)
-                    continue;
-                if (sc_power_fits(pl, i, p, q)) {
-                    pl->pe[i] = (int8_t)p;
-                    pl->qe[i] = (int8_t)q;
-                    pl->law[i] = p == 0 && q == 0 ? GM_SCALE_LAW_CONST : GM_SCALE_LAW_POWER;
-                    return;
-                }
-            }
+    for (size_t e = 0; e < pl->npq[vs][vb]; e++) {
+        int p = pl->pq[vs][vb][e][0], q = pl->pq[vs][vb][e][1];
+        if (sc_power_fits(pl, i, p, q)) {
+            pl->pe[i] = (int8_t)p;
+            pl->qe[i] = (int8_t)q;
+            pl->law[i] = p == 0 && q == 0 ? GM_SCALE_LAW_CONST : GM_SCALE_LAW_POWER;
+            return;
         }
+    }
     if (vs && vb) { /* no polynomial in two dimensions */
         pl->law[i] = npts >= 3 ? SC_CONTRADICT : GM_SCALE_LAW_NONE;
         return;
@@ -591,6 +582,9 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
     }
 
     /* the laws */
+    for (int vs = 0; vs < 2; vs++)
+        for (int vb = 0; vb < 2; vb++)
+            pl->npq[vs][vb] = sc_exponents(vs, vb, pl->pq[vs][vb]);
     for (uint64_t i = 0; i < pl->nallocs; i++) {
         sc_fit(pl, i);
         if (pl->law[i] == SC_CONTRADICT && !o.force) {

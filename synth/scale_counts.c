@@ -112,36 +112,25 @@ static int sc_count_fit(const gm_scale_plan_t *pl, sc_count_t *g)
 {
     size_t b = pl->base, n = pl->n;
     int vs = pl->rep.vary_seq, vb = pl->rep.vary_batch;
-    int pm = vs ? SC_MAXP : 0, qm = vb ? SC_MAXP : 0;
     uint64_t sb = pl->seq[b] ? pl->seq[b] : 1, bb = pl->batch[b] ? pl->batch[b] : 1;
-    for (int tot = 1; tot <= pm + qm; tot++)
-        for (int p = -pm; p <= pm; p++) {
-            int rest = tot - (p < 0 ? -p : p);
-            if (rest < 0 || rest > qm)
+    for (size_t e = 1; e < pl->npq[vs][vb]; e++) { /* not the constant: the counts differ */
+        int p = pl->pq[vs][vb][e][0], q = pl->pq[vs][vb][e][1], fits = 1;
+        for (size_t k = 0; k < n && fits; k++) {
+            sc_u128 num, den;
+            if (k == b)
                 continue;
-            for (int sgn = -1; sgn <= 1; sgn += 2) {
-                int q = sgn * rest;
-                if (rest == 0 && sgn > 0)
-                    continue;
-                int fits = 1;
-                for (size_t k = 0; k < n && fits; k++) {
-                    sc_u128 num, den;
-                    if (k == b)
-                        continue;
-                    fits = sc_power_frac(g->count[b], sb, pl->seq[k] ? pl->seq[k] : 1, bb,
-                                         pl->batch[k] ? pl->batch[k] : 1, p, q, &num,
-                                         &den) == 0 &&
-                           num % den == 0 && num / den == g->count[k];
-                }
-                if (fits) {
-                    g->p = (int8_t)p;
-                    g->q = (int8_t)q;
-                    g->poly = 0;
-                    g->verified = n >= 3;
-                    return 0;
-                }
-            }
+            fits = sc_power_frac(g->count[b], sb, pl->seq[k] ? pl->seq[k] : 1, bb,
+                                 pl->batch[k] ? pl->batch[k] : 1, p, q, &num, &den) == 0 &&
+                   num % den == 0 && num / den == g->count[k];
         }
+        if (fits) {
+            g->p = (int8_t)p;
+            g->q = (int8_t)q;
+            g->poly = 0;
+            g->verified = n >= 3;
+            return 0;
+        }
+    }
     if (vs && vb)
         return -1;
     g->poly = 1;

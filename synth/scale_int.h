@@ -22,6 +22,7 @@
 #define SC_SMALL_SEGMENT (2 * SC_MIB)
 #define SC_ROUND_LARGE (2 * SC_MIB)
 #define SC_CONTRADICT 0xff
+#define SC_EXPONENTS ((2 * SC_MAXP + 1) * (2 * SC_MAXP + 1))
 
 typedef unsigned __int128 sc_u128;
 
@@ -59,6 +60,9 @@ struct gm_scale_plan {
     uint8_t *deg;     /* polynomial degree (AFFINE: 1) */
     uint8_t *var;     /* 0: polynomial in seq, 1: in batch */
     uint8_t *npts;    /* captures the allocation paired in, the base's included */
+    /* sc_exponents per (seq varies, batch varies) */
+    int8_t pq[2][2][SC_EXPONENTS][2];
+    size_t npq[2][2];
     /* count laws (synth/scale_counts.c): per capture its unpaired
      * pre-existing allocations (key, size), sorted; the groups, their
      * members (base ids), and per base allocation its group (UINT32_MAX:
@@ -73,6 +77,11 @@ struct gm_scale_plan {
 };
 
 /* ---- synth/scale_laws.c ----------------------------------------------------------- */
+
+/* The exponents (p, q) a power law may take, |p|, |q| ≤ SC_MAXP (0 along a
+ * dimension that does not vary), the smallest |p| + |q| first (the
+ * constant (0, 0) first of all): their count. */
+size_t sc_exponents(int vary_seq, int vary_batch, int8_t pq[SC_EXPONENTS][2]);
 
 /* num/den of z · (s1/s0)^p · (b1/b0)^q, with negative powers crossed over;
  * -1 on overflow. */

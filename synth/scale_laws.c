@@ -43,6 +43,26 @@ int sc_power_frac(uint64_t z, uint64_t s0, uint64_t s1, uint64_t b0, uint64_t b1
     return 0;
 }
 
+size_t sc_exponents(int vary_seq, int vary_batch, int8_t pq[SC_EXPONENTS][2])
+{
+    int pm = vary_seq ? SC_MAXP : 0, qm = vary_batch ? SC_MAXP : 0;
+    size_t k = 0;
+    for (int tot = 0; tot <= pm + qm; tot++)
+        for (int p = -pm; p <= pm; p++) {
+            int rest = tot - (p < 0 ? -p : p);
+            if (rest < 0 || rest > qm)
+                continue;
+            for (int sgn = -1; sgn <= 1; sgn += 2) {
+                if (rest == 0 && sgn > 0)
+                    continue;
+                pq[k][0] = (int8_t)p;
+                pq[k][1] = (int8_t)(sgn * rest);
+                k++;
+            }
+        }
+    return k;
+}
+
 /* 1 if every point of allocation i follows c · seq^p · batch^q exactly. */
 int sc_power_fits(const gm_scale_plan_t *pl, uint64_t i, int p, int q)
 {
