@@ -24,14 +24,13 @@ uint32_t caching_new_range(caching_t *c, uint32_t stream, int pool, uint64_t min
     uint32_t k;
     for (k = 0; k < c->nes && c->es[k].live; k++)
         ;
-    if (k == c->nes) {
-        if (GM_VEC_RESERVE(c->es, c->capes, (size_t)c->nes + 1, 8))
-            return NIL;
-        c->nes++;
-    }
+    if (k == c->nes && GM_VEC_RESERVE(c->es, c->capes, (size_t)c->nes + 1, 8))
+        return NIL;
     uint64_t base;
     if (gm_device_reserve_va(c->base.dev, size, page, &base) != 0)
-        return NIL;
+        return NIL; /* c->es[k] not counted: a new slot stays past c->nes */
+    if (k == c->nes)
+        c->nes++;
     c->es[k] = (cexp_t){base, size, page, 0, stream, (uint8_t)pool, 1};
     uint32_t x = caching_new(c);
     cblk_t *b = &c->heap.b[x];
