@@ -42,7 +42,7 @@ int gm_check_fail(gm_check_t *ck, const char *fmt, ...)
 void gm_policy_assert(gm_policy_t *p, const char *op)
 {
     uint64_t n = ++p->calls;
-    if (n > GM_POLICY_ASSERT_EVERY && n % GM_POLICY_ASSERT_EVERY != 0)
+    if (n > GM_POLICY_ASSERT_FIRST && n % GM_POLICY_ASSERT_EVERY != 0)
         return;
     char why[256];
     int bad = gm_policy_check(p, why, sizeof why);

@@ -283,13 +283,16 @@ int gm_check_fail(gm_check_t *ck, const char *fmt, ...) GM_PRINTF(2, 3);
  * policy leaves NULL (empty_cache and sync: nothing; prepare: 0; plan:
  * GM_ESTATE; walk: GM_EUNSUPPORTED), and in a debug build (NDEBUG not
  * defined) check the policy's invariants after the calls that may change
- * its state: after each of the first GM_POLICY_ASSERT_EVERY such calls,
+ * its state: after each of the first GM_POLICY_ASSERT_FIRST such calls,
  * then after every GM_POLICY_ASSERT_EVERY-th, so a long replay pays a
- * check's walk per that many operations.  A violation aborts with the
+ * check's walk per that many operations (and a replay that makes many
+ * short-lived policies, as defragmentation does, pays the first calls'
+ * checks once per policy: hence the smaller first window).  A violation aborts with the
  * policy's name, the call and the invariant its check names.  A release
  * build compiles the checks out: gm_policy_alloc and gm_policy_free are
  * then the table's calls and nothing more.
  */
+#define GM_POLICY_ASSERT_FIRST 128u
 #define GM_POLICY_ASSERT_EVERY 1024u
 
 /* In a debug build: count a state-changing call of p (op: "alloc", "free",
