@@ -181,6 +181,23 @@ char *gm__cli_suggest_policy(const char *name, char *msg, size_t len)
     return gm__suggest_append(&s, msg, len);
 }
 
+int gm__cli_choice_arg(const char *usage, const char *opt, const char *text,
+                       const char *const *names, const char *hint, size_t *out)
+{
+    gm__suggest_t s;
+    gm__suggest_init(&s, text);
+    for (size_t i = 0; names[i]; i++) {
+        if (strcmp(text, names[i]) == 0) {
+            *out = i;
+            return GM_CLI_OK;
+        }
+        gm__suggest_add(&s, names[i]);
+    }
+    char msg[512];
+    snprintf(msg, sizeof msg, "invalid value for %s: '%s' (%s)", opt, text, hint);
+    return gm__cli_usage_error(usage, "%s", gm__suggest_append(&s, msg, sizeof msg));
+}
+
 /* ---- stores and traces ---------------------------------------------------- */
 
 /* "" and ":memory:" would give SQLite a private store that vanishes on close:

@@ -176,6 +176,12 @@ int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
  * "all") is near `name`; returns msg. */
 char *gm__cli_suggest_policy(const char *name, char *msg, size_t len);
 
+/* A value of `opt` that must be one of names (NULL-terminated): its index in
+ * *out, or the usage error "invalid value for OPT: 'TEXT' (HINT)" with
+ * "; did you mean 'N'?" where a name is near. */
+int gm__cli_choice_arg(const char *usage, const char *opt, const char *text,
+                       const char *const *names, const char *hint, size_t *out);
+
 /* ---- stores and traces ---------------------------------------------------- */
 
 /* ---- output files (cli/output.c) -------------------------------------------- */

@@ -537,14 +537,13 @@ int gm__cmd_compare(int argc, char **argv)
             break;
         case OPT_RESERVE: rc = gm__cli_reserve_arg(compare_usage, optarg); break;
         case OPT_BY:
-            if (strcmp(optarg, "seq_len") == 0)
-                by_seq = 1;
-            else if (strcmp(optarg, "trace") == 0)
-                by_seq = 0;
-            else
-                rc = gm__cli_usage_error(compare_usage,
-                                         "invalid value for --by: '%s' (trace or seq_len)", optarg);
+        {
+            static const char *const names[] = {"trace", "seq_len", NULL};
+            size_t i = 0;
+            rc = gm__cli_choice_arg(compare_usage, "--by", optarg, names, "trace or seq_len", &i);
+            by_seq = i == 1;
             break;
+        }
         case OPT_JSON: json = 1; break;
         case OPT_CSV: csv = 1; break;
         case OPT_NO_ADVICE: advise = 0; break;

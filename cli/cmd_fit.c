@@ -655,12 +655,14 @@ int gm__cmd_fit(int argc, char **argv)
         case 'p': rc = fit_add_policies(sel, &nsel, optarg); break;
         case 'P': job.params[job.nparams++] = optarg; break;
         case OPT_VARY:
-            if (strcmp(optarg, "batch") == 0 || strcmp(optarg, "seq") == 0)
-                job.vary_seq = strcmp(optarg, "seq") == 0;
-            else
-                rc = gm__cli_usage_error(fit_usage,
-                                         "invalid value for --vary: '%s' (batch or seq)", optarg);
+        {
+            static const char *const names[] = {"batch", "seq", NULL};
+            size_t i = 0;
+            rc = gm__cli_choice_arg(fit_usage, "--vary", optarg, names, "batch or seq", &i);
+            if (rc == GM_CLI_OK)
+                job.vary_seq = i == 1;
             break;
+        }
         case OPT_MAX:
             rc = gm__cli_count_arg(fit_usage, "--max", optarg, 1, UINT64_C(1) << 40, &max);
             break;

@@ -99,13 +99,12 @@ int gm__cmd_report(int argc, char **argv)
         size_t n = output ? strlen(output) : 0;
         format = n > 3 && strcmp(output + n - 3, ".md") == 0 ? "md" : "html";
     }
-    if (strcmp(format, "html") == 0)
-        cfg.format = GM_REPORT_HTML;
-    else if (strcmp(format, "md") == 0 || strcmp(format, "markdown") == 0)
-        cfg.format = GM_REPORT_MD;
-    else
-        return gm__cli_usage_error(report_usage, "invalid value for --format: '%s' (html or md)",
-                                   format);
+    static const char *const formats[] = {"html", "md", "markdown", NULL};
+    size_t f = 0;
+    int frc = gm__cli_choice_arg(report_usage, "--format", format, formats, "html or md", &f);
+    if (frc != GM_CLI_OK)
+        return frc;
+    cfg.format = f == 0 ? GM_REPORT_HTML : GM_REPORT_MD;
     cfg.stores = (const char *const *)argv + optind;
     cfg.nstores = (size_t)(argc - optind);
     for (size_t i = 0; i < cfg.nstores; i++)

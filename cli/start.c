@@ -17,14 +17,13 @@
 
 int gm__cli_start_arg(const char *usage, const char *text, const char **out)
 {
-    if (strcmp(text, "warm") == 0 || strcmp(text, "recorded") == 0)
-        *out = "recorded";
-    else if (strcmp(text, "cold") == 0 || strcmp(text, "empty") == 0)
-        *out = "empty";
-    else
-        return gm__cli_usage_error(usage, "invalid value for --start: '%s' (warm or cold; "
-                                   "recorded and empty say the same)", text);
-    return GM_CLI_OK;
+    static const char *const names[] = {"warm", "recorded", "cold", "empty", NULL};
+    size_t i = 0;
+    int rc = gm__cli_choice_arg(usage, "--start", text, names,
+                                "warm or cold; recorded and empty say the same", &i);
+    if (rc == GM_CLI_OK)
+        *out = i < 2 ? "recorded" : "empty";
+    return rc;
 }
 
 void gm__cli_start_apply(gm_params_t *sets, size_t n, const char *value)

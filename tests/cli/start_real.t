@@ -70,6 +70,18 @@ Warm, below the layout, it says so as replay does:
   $ gmsim compare m.db --policies caching --start lukewarm 2>&1 | head -1
   gmsim: invalid value for --start: 'lukewarm' (warm or cold; recorded and empty say the same)
 
+A value near one of the choices is suggested, for --start, compare's --by,
+fit's --vary and report's --format alike:
+
+  $ gmsim compare m.db --policies caching --start recorderd 2>&1 | head -1
+  gmsim: invalid value for --start: 'recorderd' (warm or cold; recorded and empty say the same); did you mean 'recorded'?
+  $ gmsim compare m.db --by seqlen 2>&1 | head -1
+  gmsim: invalid value for --by: 'seqlen' (trace or seq_len); did you mean 'seq_len'?
+  $ gmsim fit --vary seqs 2>&1 | head -1
+  gmsim: invalid value for --vary: 'seqs' (batch or seq); did you mean 'seq'?
+  $ gmsim report m.db --format mdd 2>&1 | head -1
+  gmsim: invalid value for --format: 'mdd' (html or md); did you mean 'md'?
+
 Warm or cold, always said (item 5).  A sweep over allocator settings is
 cold unless told otherwise: warm, expandable segments change nothing (the
 recorded layout holds every byte the replay needs), while cold they save
