@@ -165,6 +165,22 @@ Test(policy_layer, a_check_counts_every_violation_and_keeps_the_first)
 
 /* ---- every policy's check sees a corrupted state ------------------------- */
 
+/* A registered policy with its default parameters (in *params, released by
+ * the caller) on a default device. */
+static gm_policy_t *registered_new(const gm_policy_ops_t *ops, gm_device_t *dev,
+                                   gm_params_t *params)
+{
+    gm_error_t err;
+    cr_assert_eq(gm_params_init(params, ops, &err), 0);
+    gm_device_config_t cfg;
+    gm_device_config_default(&cfg);
+    gm_device_init(dev, &cfg);
+    gm_policy_t *p = NULL;
+    cr_assert_eq(gm_policy_create(ops, dev, params->values, &p, &err), 0, "%s: %s", ops->name,
+                 err.msg);
+    return p;
+}
+
 /* Each registered policy, with a few blocks live (none for a planner,
  * which serves only what it planned): its check passes; with the device's
  * reserved count off by one granule, what the policy holds and what the
@@ -174,15 +190,8 @@ Test(policy_layer, every_policy_check_finds_a_corrupted_state)
     for (size_t i = 0; i < gm_policy_count(); i++) {
         const gm_policy_ops_t *ops = gm_policy_at(i);
         gm_params_t params;
-        gm_error_t err;
-        cr_assert_eq(gm_params_init(&params, ops, &err), 0);
-        gm_device_config_t cfg;
-        gm_device_config_default(&cfg);
         gm_device_t dev;
-        gm_device_init(&dev, &cfg);
-        gm_policy_t *p = NULL;
-        cr_assert_eq(gm_policy_create(ops, &dev, params.values, &p, &err), 0, "%s: %s", ops->name,
-                     err.msg);
+        gm_policy_t *p = registered_new(ops, &dev, &params);
         gm_block_t blk[3];
         int n = ops->flags & GM_POLICY_NEEDS_LIFETIMES ? 0 : 3;
         for (int k = 0; k < n; k++) {
@@ -212,16 +221,9 @@ Test(policy_layer, every_policy_check_finds_a_corrupted_state)
  * it too): a corrupted tlsf state aborts. */
 Test(policy_layer, the_assert_aborts_on_a_corrupted_state, .signal = SIGABRT)
 {
-    const gm_policy_ops_t *ops = gm_policy_find("tlsf");
     gm_params_t params;
-    gm_error_t err;
-    cr_assert_eq(gm_params_init(&params, ops, &err), 0);
-    gm_device_config_t cfg;
-    gm_device_config_default(&cfg);
     gm_device_t dev;
-    gm_device_init(&dev, &cfg);
-    gm_policy_t *p = NULL;
-    cr_assert_eq(gm_policy_create(ops, &dev, params.values, &p, &err), 0);
+    gm_policy_t *p = registered_new(gm_policy_find("tlsf"), &dev, &params);
     gm_request_t req = {.size = 5000};
     gm_block_t blk;
     cr_assert_eq(gm_policy_alloc(p, &req, &blk), 0);
