@@ -871,22 +871,26 @@ int gm__cli_device_usable(const char *usage, uint64_t *capacity)
     return GM_CLI_OK;
 }
 
-int gm__cli_margin(uint64_t peak, char *buf, size_t len)
+int gm__cli_margin_of(uint64_t total, uint64_t reserve, uint64_t peak, char *buf, size_t len)
 {
-    const gm__cli_device_t *d = &cli_device;
-    uint64_t usable = d->total - d->reserve;
-    int edge = peak <= usable && (double)(usable - peak) < 0.02 * (double)d->total;
-    char reserve[64] = "";
-    if (d->reserve)
-        snprintf(reserve, sizeof reserve, " - reserve %s", gm__cli_size(d->reserve));
+    uint64_t usable = total - reserve;
+    int edge = peak <= usable && (double)(usable - peak) < 0.02 * (double)total;
+    char rs[64] = "";
+    if (reserve)
+        snprintf(rs, sizeof rs, " - reserve %s", gm__cli_size(reserve));
     if (peak > usable)
         snprintf(buf, len, "short by %s = peak %s - (%s%s)", gm__cli_size(peak - usable),
-                 gm__cli_size(peak), gm__cli_size(d->total), reserve);
+                 gm__cli_size(peak), gm__cli_size(total), rs);
     else
         snprintf(buf, len, "margin %s = %s%s - peak %s%s", gm__cli_size(usable - peak),
-                 gm__cli_size(d->total), reserve, gm__cli_size(peak),
+                 gm__cli_size(total), rs, gm__cli_size(peak),
                  edge ? "; at the edge: within 2% of the device" : "");
     return edge;
+}
+
+int gm__cli_margin(uint64_t peak, char *buf, size_t len)
+{
+    return gm__cli_margin_of(cli_device.total, cli_device.reserve, peak, buf, len);
 }
 
 int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out)

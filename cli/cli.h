@@ -148,7 +148,11 @@ int gm__cli_device_usable(const char *usage, uint64_t *capacity);
 /* "margin M = TOTAL - reserve R - peak P" (the reserve left out when 0; or
  * "short by S = peak P - (TOTAL - reserve R)"), with
  * "; at the edge: within 2% of the device" when the margin is under 2% of
- * the total, into buf; returns 1 at the edge.  Needs a device given. */
+ * the total, into buf; returns 1 at the edge.  The one wording of the margin
+ * and the edge for replay --device, estimate and fit.  reserve <= total. */
+int gm__cli_margin_of(uint64_t total, uint64_t reserve, uint64_t peak, char *buf, size_t len);
+
+/* gm__cli_margin_of on the device given (--capacity/--device, --reserve). */
 int gm__cli_margin(uint64_t peak, char *buf, size_t len);
 
 /* The usage error of a second --capacity / --device (one capacity only). */

@@ -493,8 +493,9 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
             else
                 gm_json_null(&js);
             gm_json_key(&js, "at_edge");
-            gm_json_bool(&js, r->best && peak <= j->capacity &&
-                                  (double)(j->capacity - peak) < 0.02 * (double)total);
+            char margin[256];
+            gm_json_bool(&js, r->best && gm__cli_margin_of(total, total - j->capacity, peak,
+                                                           margin, sizeof margin));
             gm_json_key(&js, "probes");
             gm_json_u64(&js, r->probes);
             gm_json_end_object(&js);
@@ -588,13 +589,11 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
      * little more outside the allocator (NCCL, a library's workspace) is an OOM */
     for (size_t i = 0; i < n; i++) {
         const fit_result_t *r = &res[i];
-        uint64_t peak = r->ops ? r->m.peak_reserved : r->load;
-        if (r->best && r->ops && peak <= j->capacity &&
-            (double)(j->capacity - peak) < 0.02 * (double)total)
-            printf("'%s' %s %" PRIu64 " is at the edge: %s left of %s (under 2%%); anything more "
-                   "outside the allocator is an OOM\n",
-                   r->ops->name, what, r->best, gm__cli_size(j->capacity - peak),
-                   gm__cli_size(total));
+        char margin[256];
+        if (r->best && r->ops &&
+            gm__cli_margin_of(total, total - j->capacity, r->m.peak_reserved, margin,
+                              sizeof margin))
+            printf("'%s' %s %" PRIu64 ": %s\n", r->ops->name, what, r->best, margin);
     }
 }
 

@@ -97,4 +97,4 @@ name that starts several presets and has no default lists them:
   gmsim: invalid value for --device: 'mi2' could be any of 'mi210', 'mi250x' (see 'gmsim devices')
   $ gmsim estimate --model gpt2 --device a100-80gb 2>&1 >/dev/null
   $ gmsim fit --model gpt2 --layers 2 --seq 512 --device rtx4090 --policy caching | grep 'at the edge'
-  'caching' batch * is at the edge: * left of 23.65 GiB (under 2%); anything more outside the allocator is an OOM (glob)
+  'caching' batch *: margin * = 23.65 GiB - reserve 448.00 MiB - peak *; at the edge: within 2% of the device (glob)

@@ -101,11 +101,11 @@ synthesizer's own answer, probe for probe:
   $ gmsim fit --from cap.db:gpt2.seq64 cap.db:gpt2.seq128 --vary seq --capacity 4GiB --policy caching | tail -3
   (requested)  -      1482        4.00 GiB              -  1.12 MiB         -          1483      16
   caching      cold   1455        3.92 GiB       3.99 GiB  8.00 MiB     +1.8%          1456      16
-  'caching' seq 1455 is at the edge: 8.00 MiB left of 4.00 GiB (under 2%); anything more outside the allocator is an OOM
+  'caching' seq 1455: margin 8.00 MiB = 4.00 GiB - peak 3.99 GiB; at the edge: within 2% of the device
   $ gmsim fit --model gpt2 --layers 2 --batch 2 --vary seq --capacity 4GiB --policy caching | tail -3
   (requested)  -      1482        4.00 GiB              -  1.12 MiB         -          1483      22
   caching      cold   1455        3.92 GiB       3.99 GiB  8.00 MiB     +1.8%          1456      22
-  'caching' seq 1455 is at the edge: 8.00 MiB left of 4.00 GiB (under 2%); anything more outside the allocator is an OOM
+  'caching' seq 1455: margin 8.00 MiB = 4.00 GiB - peak 3.99 GiB; at the edge: within 2% of the device
   $ gmsim fit --from cap.db:gpt2.seq64 cap.db:gpt2.seq128 --vary batch --capacity 4GiB --policy caching
   gmsim: the batch size does not vary among the captures (all 2): cannot scale to batch 3
   [1]
