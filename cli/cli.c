@@ -26,6 +26,7 @@
 #include "gmsim/text.h"
 #include "base/text.h"
 #include "base/vec.h"
+#include "cli/start.h"
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -902,6 +903,32 @@ int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out)
                                  "from 1 B to 1 TiB",
                                  text);
     return rc;
+}
+
+int gm__cli_devopt(gm__cli_devopts_t *o, const char *usage, char **argv, int c, const char *arg)
+{
+    switch (c) {
+    case GM__CLI_OPT_CAPACITY:
+    case GM__CLI_OPT_DEVICE:
+        if (o->once && cli_device.given)
+            return gm__cli_capacity_twice(usage);
+        if (c == GM__CLI_OPT_DEVICE) { /* a GPU preset's capacity ('gmsim devices') */
+            int rc = gm__cli_capacity_arg(usage, "--device", arg, o->capacity);
+            o->device = cli_device.preset ? cli_device.preset->name : arg;
+            return rc;
+        }
+        return o->presets ? gm__cli_capacity_arg(usage, "--capacity", arg, o->capacity)
+                          : gm__cli_size_capacity_arg(usage, arg, o->capacity);
+    case GM__CLI_OPT_RESERVE: return gm__cli_reserve_arg(usage, arg);
+    case GM__CLI_OPT_GRANULARITY:
+        o->granularity_given = 1;
+        return gm__cli_granularity_arg(usage, arg, o->granularity);
+    case GM__CLI_OPT_THREADS: return gm__cli_threads_arg(usage, arg, o->threads);
+    case GM__CLI_OPT_START:
+        o->start_given = arg;
+        return gm__cli_start_arg(usage, arg, o->start);
+    default: return gm__cli_option_error(usage, argv, c);
+    }
 }
 
 /* ---- configurations ------------------------------------------------------- */

@@ -165,6 +165,63 @@ int gm__cli_size_capacity_arg(const char *usage, const char *text, uint64_t *out
  * two from 1 B to GM_DEVICE_GRANULARITY_MAX; as above. */
 int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out);
 
+/* The options of the device a verb replays on, shared by the verbs that
+ * replay (getopt_long values above every verb's own and the model
+ * options'), and their rows of a verb's option table: the device
+ * (--capacity, --device, --reserve) and how a replay runs on it
+ * (--granularity, --threads, --start). */
+enum {
+    GM__CLI_OPT_CAPACITY = 2000, GM__CLI_OPT_DEVICE, GM__CLI_OPT_RESERVE,
+    GM__CLI_OPT_GRANULARITY, GM__CLI_OPT_THREADS, GM__CLI_OPT_START
+};
+#define GM__CLI_DEVICE_LONGOPTS                                       \
+    {"capacity", required_argument, NULL, GM__CLI_OPT_CAPACITY},      \
+    {"device", required_argument, NULL, GM__CLI_OPT_DEVICE},          \
+    {"reserve", required_argument, NULL, GM__CLI_OPT_RESERVE}
+#define GM__CLI_RUN_LONGOPTS                                          \
+    {"granularity", required_argument, NULL, GM__CLI_OPT_GRANULARITY}, \
+    {"threads", required_argument, NULL, GM__CLI_OPT_THREADS},        \
+    {"start", required_argument, NULL, GM__CLI_OPT_START}
+/* The rows of replay, compare and sweep: the traces (-t), the policies
+ * (-p; --policy and --policies are one option), their parameters (-P),
+ * the device and the run. */
+#define GM__CLI_REPLAY_LONGOPTS                                       \
+    {"trace", required_argument, NULL, 't'},                          \
+    {"policies", required_argument, NULL, 'p'},                       \
+    {"policy", required_argument, NULL, 'p'},                         \
+    {"param", required_argument, NULL, 'P'},                          \
+    GM__CLI_DEVICE_LONGOPTS, GM__CLI_RUN_LONGOPTS
+/* The help of --capacity, --device, --reserve and --granularity in the
+ * usage texts of compare and sweep. */
+#define GM__CLI_DEVICE_HELP                                                    \
+    "      --capacity SIZE     device capacity (default unlimited; a trace whose\n" \
+    "                          snapshot recorded an OOM: the capacity it fixes)\n"  \
+    "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"    \
+    "      --reserve SIZE      held outside the allocator (the CUDA context;\n"     \
+    "                          default: the preset's, 0 with --capacity): the\n"    \
+    "                          policies get the capacity less this\n"               \
+    "      --granularity SIZE  device allocation granularity (default 512)\n"
+
+/* Where those options go (a verb sets the pointers of the options it
+ * takes and the two rules), and what they said. */
+typedef struct gm__cli_devopts {
+    uint64_t *capacity;      /* --capacity, --device: total − reserve so far */
+    uint64_t *granularity;   /* --granularity */
+    unsigned *threads;       /* --threads */
+    const char **start;      /* --start: "recorded" or "empty" (gm__cli_start_arg) */
+    int once;                /* a second capacity is a usage error */
+    int presets;             /* --capacity takes a preset's name too */
+    const char *device;      /* --device's preset (an alias resolved), else its
+                                text; NULL when not given */
+    int granularity_given;
+    const char *start_given; /* --start's text; NULL when not given */
+} gm__cli_devopts_t;
+
+/* Option c (getopt_long's result) with value arg when it is one of those:
+ * GM_CLI_OK, or the usage status with the message printed; any other c is
+ * gm__cli_option_error's (a verb's `default:`). */
+int gm__cli_devopt(gm__cli_devopts_t *o, const char *usage, char **argv, int c, const char *arg);
+
 /* The configurations of --policy and --param (every policy when `npol` is
  * 0; pol has room for all), each added to a trial replay on `device` so
  * that a value the policy refuses is a usage error before any store is

@@ -47,13 +47,7 @@ static const char compare_usage[] =
     "                          --policy is the same; may be repeated\n"
     "  -P, --param P.KEY=V,... set parameter KEY of policy P; a list of values\n"
     "                          gives one configuration per value; may be repeated\n"
-    "      --capacity SIZE     device capacity (default unlimited; a trace whose\n"
-    "                          snapshot recorded an OOM: the capacity it fixes)\n"
-    "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
-    "      --reserve SIZE      held outside the allocator (the CUDA context;\n"
-    "                          default: the preset's, 0 with --capacity): the\n"
-    "                          policies get the capacity less this\n"
-    "      --granularity SIZE  device allocation granularity (default 512)\n"
+    GM__CLI_DEVICE_HELP
     "      --start warm|cold   policies that can start from the trace's recorded\n"
     "                          layout (caching) start from it (warm) or from an\n"
     "                          empty allocator (cold, the default: the start that\n"
@@ -482,23 +476,13 @@ static void compare_csv(const compare_item_t *items, size_t n)
 
 int gm__cmd_compare(int argc, char **argv)
 {
-    enum { OPT_CAPACITY = 256, OPT_DEVICE, OPT_GRANULARITY, OPT_BY, OPT_JSON, OPT_CSV,
-           OPT_NO_ADVICE, OPT_THREADS, OPT_START, OPT_RESERVE };
+    enum { OPT_BY = 256, OPT_JSON, OPT_CSV, OPT_NO_ADVICE };
     static const struct option longopts[] = {
-        {"trace", required_argument, NULL, 't'},
-        {"policies", required_argument, NULL, 'p'},
-        {"policy", required_argument, NULL, 'p'},
-        {"param", required_argument, NULL, 'P'},
-        {"capacity", required_argument, NULL, OPT_CAPACITY},
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"reserve", required_argument, NULL, OPT_RESERVE},
-        {"granularity", required_argument, NULL, OPT_GRANULARITY},
+        GM__CLI_REPLAY_LONGOPTS,
         {"by", required_argument, NULL, OPT_BY},
         {"json", no_argument, NULL, OPT_JSON},
         {"csv", no_argument, NULL, OPT_CSV},
         {"no-advice", no_argument, NULL, OPT_NO_ADVICE},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"start", required_argument, NULL, OPT_START},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -506,6 +490,10 @@ int gm__cmd_compare(int argc, char **argv)
     gm_replay_config_default(&cfg);
     cfg.threads = gm__cli_cores();
     const char *glob = NULL, *start = "empty"; /* one start for all: cold by default */
+    gm__cli_devopts_t dev = {.capacity = &cfg.device.capacity,
+                             .granularity = &cfg.device.granularity,
+                             .threads = &cfg.threads,
+                             .start = &start};
     int json = 0, csv = 0, by_seq = 0, advise = 1, c, rc = GM_CLI_OK;
     size_t npol = 0, nparams = 0, nsets = 0, nitems = 0;
     const gm_policy_ops_t **pol = calloc(gm_policy_count() + 1, sizeof *pol);
@@ -526,16 +514,6 @@ int gm__cmd_compare(int argc, char **argv)
                 rc = gm__cli_usage_error(compare_usage, "%s", err.msg);
             break;
         case 'P': params[nparams++] = optarg; break;
-        case OPT_CAPACITY:
-            rc = gm__cli_size_capacity_arg(compare_usage, optarg, &cfg.device.capacity);
-            break;
-        case OPT_DEVICE: /* a GPU preset's capacity ('gmsim devices') */
-            rc = gm__cli_capacity_arg(compare_usage, "--device", optarg, &cfg.device.capacity);
-            break;
-        case OPT_GRANULARITY:
-            rc = gm__cli_granularity_arg(compare_usage, optarg, &cfg.device.granularity);
-            break;
-        case OPT_RESERVE: rc = gm__cli_reserve_arg(compare_usage, optarg); break;
         case OPT_BY:
         {
             static const char *const names[] = {"trace", "seq_len", NULL};
@@ -547,10 +525,8 @@ int gm__cmd_compare(int argc, char **argv)
         case OPT_JSON: json = 1; break;
         case OPT_CSV: csv = 1; break;
         case OPT_NO_ADVICE: advise = 0; break;
-        case OPT_THREADS: rc = gm__cli_threads_arg(compare_usage, optarg, &cfg.threads); break;
-        case OPT_START: rc = gm__cli_start_arg(compare_usage, optarg, &start); break;
         case 'h': rc = gm__cli_help(compare_usage); goto out;
-        default: rc = gm__cli_option_error(compare_usage, argv, c); break;
+        default: rc = gm__cli_devopt(&dev, compare_usage, argv, c, optarg); break;
         }
     }
     if (rc)

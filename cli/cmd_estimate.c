@@ -283,12 +283,10 @@ static size_t est_remedies(const gm_synth_config_t *cfg, uint64_t capacity, est_
 
 int gm__cmd_estimate(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE, OPT_RESERVE };
+    enum { OPT_JSON = 256 };
     static const struct option own[] = {
         {"json", no_argument, NULL, OPT_JSON},
-        {"capacity", required_argument, NULL, OPT_CAPACITY},
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"reserve", required_argument, NULL, OPT_RESERVE},
+        GM__CLI_DEVICE_LONGOPTS,
         {"help", no_argument, NULL, 'h'},
     };
     enum { NOWN = sizeof own / sizeof own[0] };
@@ -297,23 +295,13 @@ int gm__cmd_estimate(int argc, char **argv)
     memcpy(longopts + NOWN, gm__synth_longopts, sizeof gm__synth_longopts);
     gm__synth_opts_t so;
     gm__synth_opts_init(&so);
-    int json = 0, c, rc = 0, ncapacity = 0;
+    int json = 0, c, rc = 0;
     uint64_t capacity = 0;
-    const char *device = NULL;
+    gm__cli_devopts_t dev = {.capacity = &capacity, .once = 1, .presets = 1};
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = 1; break;
-        case OPT_CAPACITY:
-            rc = ncapacity++ ? gm__cli_capacity_twice(estimate_usage)
-                             : gm__cli_capacity_arg(estimate_usage, "--capacity", optarg, &capacity);
-            break;
-        case OPT_DEVICE:
-            device = optarg;
-            rc = ncapacity++ ? gm__cli_capacity_twice(estimate_usage)
-                             : gm__cli_capacity_arg(estimate_usage, "--device", optarg, &capacity);
-            break;
-        case OPT_RESERVE: rc = gm__cli_reserve_arg(estimate_usage, optarg); break;
         case 'h':
             fputs(estimate_usage, stdout);
             fputs(gm__synth_options_help, stdout);
@@ -321,7 +309,7 @@ int gm__cmd_estimate(int argc, char **argv)
         default:
             rc = gm__synth_opt(&so, estimate_usage, c, optarg);
             if (rc < 0)
-                rc = gm__cli_option_error(estimate_usage, argv, c);
+                rc = gm__cli_devopt(&dev, estimate_usage, argv, c, optarg);
         }
     }
     if (rc == 0)
@@ -486,16 +474,14 @@ int gm__cmd_estimate(int argc, char **argv)
         const gm__cli_device_t *d = gm__cli_device();
         if (capacity)
             gm__cli_margin(e->peak, margin, sizeof margin);
-        if (device && d->preset)
-            device = d->preset->name; /* the preset an alias became */
         if (capacity && e->peak <= capacity)
             printf("peak %s fits in %s (%s): %s; before allocator overhead; see 'gmsim fit'\n",
-                   gm__cli_size(e->peak), device ? device : "the capacity",
+                   gm__cli_size(e->peak), dev.device ? dev.device : "the capacity",
                    gm__cli_size(d->total), margin);
         if (capacity && e->peak > capacity) {
             printf("peak %s exceeds %s (%s, %s of it outside the allocator) by %s: out of "
                    "memory\n",
-                   gm__cli_size(e->peak), device ? device : "the capacity",
+                   gm__cli_size(e->peak), dev.device ? dev.device : "the capacity",
                    gm__cli_size(d->total), gm__cli_size(d->reserve),
                    gm__cli_size(e->peak - capacity));
             est_remedy_t rem[EST_REMEDIES];

@@ -425,8 +425,6 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
                       int json)
 {
     const gm__cli_device_t *dev = gm__cli_device();
-    if (device && dev->preset)
-        device = dev->preset->name; /* the preset an alias became */
     /* the device: the one given, or the capacity a capture's recorded OOM fixes */
     uint64_t total = dev->given ? dev->total : j->capacity;
     const char *what = j->vary_seq ? "seq" : "batch";
@@ -599,13 +597,10 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
 
 int gm__cmd_fit(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_CAPACITY, OPT_DEVICE, OPT_VARY, OPT_MAX, OPT_FROM, OPT_AT, OPT_BASE,
-           OPT_FORCE, OPT_RESERVE, OPT_START };
+    enum { OPT_JSON = 256, OPT_VARY, OPT_MAX, OPT_FROM, OPT_AT, OPT_BASE, OPT_FORCE };
     static const struct option own[] = {
         {"json", no_argument, NULL, OPT_JSON},
-        {"capacity", required_argument, NULL, OPT_CAPACITY},
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"reserve", required_argument, NULL, OPT_RESERVE},
+        GM__CLI_DEVICE_LONGOPTS,
         {"policy", required_argument, NULL, 'p'},
         {"policies", required_argument, NULL, 'p'}, /* the same, as compare and sweep spell it */
         {"param", required_argument, NULL, 'P'},
@@ -615,7 +610,7 @@ int gm__cmd_fit(int argc, char **argv)
         {"at", required_argument, NULL, OPT_AT},
         {"base", required_argument, NULL, OPT_BASE},
         {"force", no_argument, NULL, OPT_FORCE},
-        {"start", required_argument, NULL, OPT_START},
+        {"start", required_argument, NULL, GM__CLI_OPT_START},
         {"help", no_argument, NULL, 'h'},
     };
     enum { NOWN = sizeof own / sizeof own[0] };
@@ -633,24 +628,16 @@ int gm__cmd_fit(int argc, char **argv)
     size_t nsel = 0;
     int json = 0, c, rc = sel && job.params ? 0 : gm__cli_error("out of memory");
     uint64_t max = 0, base = 0;
-    const char *device = NULL, *at_seq = NULL, *at_batch = NULL;
-    int from = 0, force = 0, ncapacity = 0;
+    const char *at_seq = NULL, *at_batch = NULL;
+    int from = 0, force = 0;
+    gm__cli_devopts_t dev = {.capacity = &job.capacity, .start = &job.start, .once = 1,
+                             .presets = 1};
     const char *synth_opt = NULL; /* the first model or run option given */
     gm__cli_captures_t *caps = NULL;
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, ":p:P:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = 1; break;
-        case OPT_CAPACITY:
-            rc = ncapacity++ ? gm__cli_capacity_twice(fit_usage)
-                             : gm__cli_capacity_arg(fit_usage, "--capacity", optarg, &job.capacity);
-            break;
-        case OPT_DEVICE:
-            device = optarg;
-            rc = ncapacity++ ? gm__cli_capacity_twice(fit_usage)
-                             : gm__cli_capacity_arg(fit_usage, "--device", optarg, &job.capacity);
-            break;
-        case OPT_RESERVE: rc = gm__cli_reserve_arg(fit_usage, optarg); break;
         case 'p': rc = fit_add_policies(sel, &nsel, optarg); break;
         case 'P': job.params[job.nparams++] = optarg; break;
         case OPT_VARY:
@@ -667,7 +654,6 @@ int gm__cmd_fit(int argc, char **argv)
             break;
         case OPT_FROM: from = 1; break;
         case OPT_FORCE: force = 1; break;
-        case OPT_START: rc = gm__cli_start_arg(fit_usage, optarg, &job.start); break;
         case OPT_BASE:
             rc = gm__cli_count_arg(fit_usage, "--base", optarg, 1, GM_SCALE_MAX_CAPTURES, &base);
             break;
@@ -688,7 +674,7 @@ int gm__cmd_fit(int argc, char **argv)
         default:
             rc = gm__synth_opt(&so, fit_usage, c, optarg);
             if (rc < 0)
-                rc = gm__cli_option_error(fit_usage, argv, c);
+                rc = gm__cli_devopt(&dev, fit_usage, argv, c, optarg);
             /* the first model or run option, which --from refuses */
             for (size_t k = 0; rc == 0 && synth_opt == NULL && c != GM__SO_LIST_MODELS &&
                                k < GM__SYNTH_NOPTS; k++)
@@ -877,7 +863,7 @@ int gm__cmd_fit(int argc, char **argv)
     }
     gm__cli_status_clear();
     if (rc == 0)
-        fit_print(&job, res, nsel + 1, device, json);
+        fit_print(&job, res, nsel + 1, dev.device, json);
 out:
     if (job.mem)
         gm_store_close(job.mem);

@@ -748,19 +748,11 @@ static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, g
 int gm__cmd_replay(int argc, char **argv)
 {
     enum {
-        OPT_CAPACITY = 256, OPT_GRANULARITY, OPT_CHECK, OPT_JSON, OPT_TIMELINE, OPT_SAVE,
-        OPT_ON, OPT_TOUCH, OPT_FORCE, OPT_PROFILE, OPT_DEFRAG, OPT_DEVICE, OPT_START, OPT_RESERVE,
-        OPT_THREADS,
+        OPT_CHECK = 256, OPT_JSON, OPT_TIMELINE, OPT_SAVE, OPT_ON, OPT_TOUCH, OPT_FORCE,
+        OPT_PROFILE, OPT_DEFRAG,
     };
     static const struct option longopts[] = {
-        {"trace", required_argument, NULL, 't'},
-        {"policy", required_argument, NULL, 'p'},
-        {"policies", required_argument, NULL, 'p'}, /* the same, as compare and sweep spell it */
-        {"param", required_argument, NULL, 'P'},
-        {"capacity", required_argument, NULL, OPT_CAPACITY},
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"reserve", required_argument, NULL, OPT_RESERVE},
-        {"granularity", required_argument, NULL, OPT_GRANULARITY},
+        GM__CLI_REPLAY_LONGOPTS,
         {"check", no_argument, NULL, OPT_CHECK},
         {"json", no_argument, NULL, OPT_JSON},
         {"timeline", no_argument, NULL, OPT_TIMELINE},
@@ -770,8 +762,6 @@ int gm__cmd_replay(int argc, char **argv)
         {"touch", no_argument, NULL, OPT_TOUCH},
         {"force", no_argument, NULL, OPT_FORCE},
         {"device-profile", required_argument, NULL, OPT_PROFILE},
-        {"start", required_argument, NULL, OPT_START},
-        {"threads", required_argument, NULL, OPT_THREADS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -779,8 +769,7 @@ int gm__cmd_replay(int argc, char **argv)
     gm_replay_config_default(&cfg);
     cfg.threads = gm__cli_cores();
     const char *trace = NULL;
-    int json = 0, timeline = 0, save = 0, on_gpu = 0, ncapacity = 0, c, rc = GM_CLI_OK;
-    int granularity_given = 0;
+    int json = 0, timeline = 0, save = 0, on_gpu = 0, c, rc = GM_CLI_OK;
     size_t kept = 0;
     gm_gpu_options_t gpu = {0};
     gm_gpu_measured_t measured;
@@ -797,6 +786,11 @@ int gm__cmd_replay(int argc, char **argv)
         .ops = calloc(npol ? npol : 1, sizeof *a.ops),
         .params = calloc((size_t)argc, sizeof *a.params),
     };
+    gm__cli_devopts_t dev = {.capacity = &cfg.device.capacity,
+                             .granularity = &cfg.device.granularity,
+                             .threads = &cfg.threads,
+                             .start = &a.start,
+                             .once = 1};
     const char **policies = calloc((size_t)argc, sizeof *policies);
     size_t npolicies = 0;
     if (a.ops == NULL || a.params == NULL || policies == NULL) {
@@ -809,20 +803,6 @@ int gm__cmd_replay(int argc, char **argv)
         case 't': trace = optarg; break;
         case 'p': policies[npolicies++] = optarg; break;
         case 'P': a.params[a.nparams++] = optarg; break;
-        case OPT_CAPACITY:
-            rc = ncapacity++ ? gm__cli_capacity_twice(replay_usage)
-                             : gm__cli_size_capacity_arg(replay_usage, optarg, &cfg.device.capacity);
-            break;
-        case OPT_DEVICE: /* a GPU preset's capacity ('gmsim devices') */
-            rc = ncapacity++ ? gm__cli_capacity_twice(replay_usage)
-                             : gm__cli_capacity_arg(replay_usage, "--device", optarg,
-                                                    &cfg.device.capacity);
-            break;
-        case OPT_GRANULARITY:
-            rc = gm__cli_granularity_arg(replay_usage, optarg, &cfg.device.granularity);
-            granularity_given = 1;
-            break;
-        case OPT_RESERVE: rc = gm__cli_reserve_arg(replay_usage, optarg); break;
         case OPT_CHECK: cfg.check_level = 2; break;
         case OPT_JSON: json = 1; break;
         case OPT_TIMELINE: timeline = 1; break;
@@ -835,12 +815,8 @@ int gm__cmd_replay(int argc, char **argv)
         case OPT_TOUCH: gpu.touch = 1; break;
         case OPT_FORCE: gpu.force = 1; break;
         case OPT_PROFILE: profile_path = optarg; break;
-        case OPT_THREADS: rc = gm__cli_threads_arg(replay_usage, optarg, &cfg.threads); break;
-        case OPT_START:
-            rc = gm__cli_start_arg(replay_usage, optarg, &a.start);
-            break;
         case 'h': rc = gm__cli_help(replay_usage); goto out;
-        default: rc = gm__cli_option_error(replay_usage, argv, c); break;
+        default: rc = gm__cli_devopt(&dev, replay_usage, argv, c, optarg); break;
         }
     }
     if (rc == 0)
@@ -892,7 +868,7 @@ int gm__cmd_replay(int argc, char **argv)
         a.profile = profile;
         /* the measured cudaMalloc spacing is the device's rounding, unless
          * --granularity says otherwise */
-        if (profile->has_granularity && profile->gran.malloc_align && !granularity_given)
+        if (profile->has_granularity && profile->gran.malloc_align && !dev.granularity_given)
             cfg.device.granularity = profile->gran.malloc_align;
     }
 
@@ -909,7 +885,7 @@ int gm__cmd_replay(int argc, char **argv)
                (rc = gm__cli_open_store(argv[optind], GM_STORE_READONLY, &s)) ||
                (rc = gm__cli_pick_trace(s, replay_usage, trace, &name))) {
         goto out;
-    } else if (ncapacity == 0 && replay_at_oom(s, name, &cfg)) {
+    } else if (!gm__cli_device()->given && replay_at_oom(s, name, &cfg)) {
         /* the capacity the recorded OOM fixes: the runs are set up again
          * on a device of that size, which asks for the failed requests */
         gm_replay_destroy(r);

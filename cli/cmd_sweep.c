@@ -66,13 +66,7 @@ static const char sweep_usage[] =
     "                          policy's defaults are always swept (the baseline)\n"
     "  -P, --param P.KEY=V,... parameter values of policy P, one configuration\n"
     "                          per value (several keys: every combination)\n"
-    "      --capacity SIZE     device capacity (default unlimited; a trace whose\n"
-    "                          snapshot recorded an OOM: the capacity it fixes)\n"
-    "      --device NAME       the capacity of a GPU preset ('gmsim devices')\n"
-    "      --reserve SIZE      held outside the allocator (the CUDA context;\n"
-    "                          default: the preset's, 0 with --capacity): the\n"
-    "                          policies get the capacity less this\n"
-    "      --granularity SIZE  device allocation granularity (default 512)\n"
+    GM__CLI_DEVICE_HELP
     "      --start warm|cold   policies that can start from the trace's recorded\n"
     "                          layout (caching) start from it (warm) or from an\n"
     "                          empty allocator (cold, the default: the start that\n"
@@ -244,10 +238,7 @@ static int sweep_shard_arg(const char *text, unsigned *shard, unsigned *nshards)
 int gm__cmd_sweep(int argc, char **argv)
 {
     enum {
-        OPT_CAPACITY = 256,
-        OPT_DEVICE,
-        OPT_GRANULARITY,
-        OPT_SHARD,
+        OPT_SHARD = 256,
         OPT_JSON,
         OPT_SYNTH,
         OPT_POINTS,
@@ -256,20 +247,10 @@ int gm__cmd_sweep(int argc, char **argv)
         OPT_PARTITION,
         OPT_TIME,
         OPT_SBATCH_ARG,
-        OPT_DRY_RUN,
-        OPT_THREADS,
-        OPT_START,
-        OPT_RESERVE
+        OPT_DRY_RUN
     };
     static const struct option longopts[] = {
-        {"trace", required_argument, NULL, 't'},
-        {"policies", required_argument, NULL, 'p'},
-        {"policy", required_argument, NULL, 'p'},
-        {"param", required_argument, NULL, 'P'},
-        {"capacity", required_argument, NULL, OPT_CAPACITY},
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"reserve", required_argument, NULL, OPT_RESERVE},
-        {"granularity", required_argument, NULL, OPT_GRANULARITY},
+        GM__CLI_REPLAY_LONGOPTS,
         {"jobs", required_argument, NULL, 'j'},
         {"results", required_argument, NULL, 'o'},
         {"shard", required_argument, NULL, OPT_SHARD},
@@ -282,8 +263,6 @@ int gm__cmd_sweep(int argc, char **argv)
         {"time", required_argument, NULL, OPT_TIME},
         {"sbatch-arg", required_argument, NULL, OPT_SBATCH_ARG},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"start", required_argument, NULL, OPT_START},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -303,7 +282,11 @@ int gm__cmd_sweep(int argc, char **argv)
     gm_param_value_t **given_values = NULL; /* the configurations given, before the defaults */
     char *results = NULL;
     int slurm = 0;
-    const char *start = "empty", *start_given = NULL; /* one start for all: cold by default */
+    const char *start = "empty"; /* one start for all: cold by default */
+    gm__cli_devopts_t dev = {.capacity = &cfg.device.capacity,
+                             .granularity = &cfg.device.granularity,
+                             .threads = &cfg.threads,
+                             .start = &start};
     gm__slurm_t so;
     memset(&so, 0, sizeof so);
     const char **sbatch_args = calloc((size_t)argc + 1, sizeof *sbatch_args);
@@ -322,16 +305,6 @@ int gm__cmd_sweep(int argc, char **argv)
                 rc = gm__cli_usage_error(sweep_usage, "%s", err.msg);
             break;
         case 'P': params[nparams++] = optarg; break;
-        case OPT_CAPACITY:
-            rc = gm__cli_size_capacity_arg(sweep_usage, optarg, &cfg.device.capacity);
-            break;
-        case OPT_DEVICE: /* a GPU preset's capacity ('gmsim devices') */
-            rc = gm__cli_capacity_arg(sweep_usage, "--device", optarg, &cfg.device.capacity);
-            break;
-        case OPT_GRANULARITY:
-            rc = gm__cli_granularity_arg(sweep_usage, optarg, &cfg.device.granularity);
-            break;
-        case OPT_RESERVE: rc = gm__cli_reserve_arg(sweep_usage, optarg); break;
         case 'j':
             rc = gm__cli_count_arg(sweep_usage, "--jobs", optarg, 1, 256, &v);
             cfg.jobs = (unsigned)v;
@@ -358,13 +331,8 @@ int gm__cmd_sweep(int argc, char **argv)
         case OPT_TIME: so.time = optarg; break;
         case OPT_SBATCH_ARG: sbatch_args[so.nsbatch_args++] = optarg; break;
         case OPT_DRY_RUN: so.dry_run = 1; break;
-        case OPT_THREADS: rc = gm__cli_threads_arg(sweep_usage, optarg, &cfg.threads); break;
-        case OPT_START:
-            rc = gm__cli_start_arg(sweep_usage, optarg, &start);
-            start_given = optarg;
-            break;
         case 'h': rc = gm__cli_help(sweep_usage); goto out;
-        default: rc = gm__cli_option_error(sweep_usage, argv, c); break;
+        default: rc = gm__cli_devopt(&dev, sweep_usage, argv, c, optarg); break;
         }
     }
     if (rc)
@@ -431,7 +399,7 @@ int gm__cmd_sweep(int argc, char **argv)
         goto out;
     if (slurm) {
         rc = sweep_slurm(&so, &cfg, argv + first, (size_t)(argc - first), synth, nsynth, pol,
-                         npol, params, nparams, start_given, sbatch_args, json);
+                         npol, params, nparams, dev.start_given, sbatch_args, json);
         goto out;
     }
     for (size_t i = 0; i < nsynth; i++)
