@@ -170,6 +170,19 @@ void gm_json_raw(gm_json_t *j, const char *text)
     fputs(text && *text ? text : "null", j->f);
 }
 
+#define JSON_KV(suffix, type)                                         \
+    void gm_json_kv_##suffix(gm_json_t *j, const char *key, type v)   \
+    {                                                                 \
+        gm_json_key(j, key);                                          \
+        gm_json_##suffix(j, v);                                       \
+    }
+JSON_KV(str, const char *)
+JSON_KV(u64, uint64_t)
+JSON_KV(i64, int64_t)
+JSON_KV(double, double)
+JSON_KV(bool, int)
+#undef JSON_KV
+
 void gm_json_finish(gm_json_t *j)
 {
     fputc('\n', j->f);

@@ -110,6 +110,30 @@ Test(json, nesting_and_commas_compact)
     free(s);
 }
 
+static void members(gm_json_t *j)
+{
+    gm_json_begin_object(j);
+    gm_json_kv_str(j, "s", "v");
+    gm_json_kv_str(j, "none", NULL);
+    gm_json_kv_u64(j, "u", UINT64_MAX);
+    gm_json_kv_i64(j, "i", INT64_MIN);
+    gm_json_kv_double(j, "d", 0.5);
+    gm_json_kv_double(j, "nan", NAN);
+    gm_json_kv_bool(j, "t", 1);
+    gm_json_kv_bool(j, "f", 0);
+    gm_json_end_object(j);
+    gm_json_finish(j);
+}
+
+Test(json, members_in_one_call)
+{
+    char *s = render(members, 0);
+    cr_expect_str_eq(s, "{\"s\":\"v\",\"none\":null,\"u\":18446744073709551615,"
+                        "\"i\":-9223372036854775808,\"d\":0.5,\"nan\":null,\"t\":true,"
+                        "\"f\":false}\n");
+    free(s);
+}
+
 Test(json, nesting_pretty)
 {
     char *s = render(nested, 1);

@@ -49,6 +49,13 @@ void gm_json_double(gm_json_t *j, double v);
 void gm_json_bool(gm_json_t *j, int v);
 void gm_json_null(gm_json_t *j);
 void gm_json_raw(gm_json_t *j, const char *text); /* an already valid JSON value */
+/* A member of the open object in one call: gm_json_key(j, key) and then
+ * the value, as the calls above write them (jemalloc's emitter_json_kv). */
+void gm_json_kv_str(gm_json_t *j, const char *key, const char *s);
+void gm_json_kv_u64(gm_json_t *j, const char *key, uint64_t v);
+void gm_json_kv_i64(gm_json_t *j, const char *key, int64_t v);
+void gm_json_kv_double(gm_json_t *j, const char *key, double v);
+void gm_json_kv_bool(gm_json_t *j, const char *key, int v);
 /* Newline after the top-level value. */
 void gm_json_finish(gm_json_t *j);
 
