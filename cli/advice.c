@@ -41,12 +41,9 @@ void gm__cli_start_print(const char *policy, const char *given, const gm_start_c
 {
     printf("\n%s with %s, from the recorded layout (warm) and from an empty allocator (cold):\n\n",
            policy, given);
-    static const char *const head[] = {"start", "peak reserved", "vs recorded", "dev mallocs",
-                                       "ooms"};
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 5, "lrrrr");
-    for (size_t i = 0; i < 5; i++)
-        gm__cli_table_cell(&t, "%s", head[i]);
+    gm__cli_table_head(&t, "lrrrr", "start", "peak reserved", "vs recorded", "dev mallocs", "ooms",
+                       NULL);
     gm__cli_table_cell(&t, "recorded (the traced job)");
     gm__cli_table_cell(&t, "%s", c->recorded ? gm__cli_size(c->recorded) : "-");
     gm__cli_table_cell(&t, "-");
@@ -114,19 +111,17 @@ void gm__cli_torch_json(gm_json_t *j, const gm_torch_advice_t *a)
     char text[768];
     gm_torch_advice_text(a, text, sizeof text);
     gm_json_begin_object(j);
-    gm_json_key(j, "recommendation");
-    gm_json_str(j, text);
+    gm_json_kv_str(j, "recommendation", text);
     gm_json_key(j, "setting");
     if (a->best >= 0)
         gm_json_str(j, a->options[a->best].setting);
     else
         gm_json_null(j);
-    gm_json_key(j, "peak_reserved");
-    gm_json_u64(j, a->best >= 0 ? a->options[a->best].peak_reserved : a->baseline);
-    gm_json_key(j, "baseline");
-    gm_json_u64(j, a->baseline);
-    gm_json_key(j, "saves");
-    gm_json_u64(j, a->best >= 0 && a->baseline > a->options[a->best].peak_reserved
+    gm_json_kv_u64(j, "peak_reserved",
+                   a->best >= 0 ? a->options[a->best].peak_reserved : a->baseline);
+    gm_json_kv_u64(j, "baseline", a->baseline);
+    gm_json_kv_u64(j, "saves",
+                   a->best >= 0 && a->baseline > a->options[a->best].peak_reserved
                        ? a->baseline - a->options[a->best].peak_reserved
                        : 0);
     gm_json_key(j, "recorded");
@@ -134,18 +129,14 @@ void gm__cli_torch_json(gm_json_t *j, const gm_torch_advice_t *a)
         gm_json_u64(j, a->recorded);
     else
         gm_json_null(j);
-    gm_json_key(j, "baseline_is");
-    gm_json_str(j, a->synthesized ? "pytorch defaults" : "recorded settings");
+    gm_json_kv_str(j, "baseline_is", a->synthesized ? "pytorch defaults" : "recorded settings");
     gm_json_key(j, "options");
     gm_json_begin_array(j);
     for (size_t i = 0; i < a->noptions; i++) {
         gm_json_begin_object(j);
-        gm_json_key(j, "setting");
-        gm_json_str(j, a->options[i].setting);
-        gm_json_key(j, "peak_reserved");
-        gm_json_u64(j, a->options[i].peak_reserved);
-        gm_json_key(j, "ooms");
-        gm_json_u64(j, a->options[i].ooms);
+        gm_json_kv_str(j, "setting", a->options[i].setting);
+        gm_json_kv_u64(j, "peak_reserved", a->options[i].peak_reserved);
+        gm_json_kv_u64(j, "ooms", a->options[i].ooms);
         gm_json_end_object(j);
     }
     gm_json_end_array(j);
@@ -254,12 +245,9 @@ void gm__cli_oom_json(gm_json_t *j, const gm_oom_report_t *o)
 {
     gm_json_key(j, "oom");
     gm_json_begin_object(j);
-    gm_json_key(j, "event");
-    gm_json_i64(j, o->event);
-    gm_json_key(j, "request");
-    gm_json_u64(j, o->request);
-    gm_json_key(j, "reserved");
-    gm_json_u64(j, o->reserved);
+    gm_json_kv_i64(j, "event", o->event);
+    gm_json_kv_u64(j, "request", o->request);
+    gm_json_kv_u64(j, "reserved", o->reserved);
     gm_json_key(j, "segments");
     gm_json_begin_array(j);
     for (size_t i = 0; o->walked && i < o->nsegments; i++) {
@@ -267,16 +255,11 @@ void gm__cli_oom_json(gm_json_t *j, const gm_oom_report_t *o)
         if (sg->free_bytes == 0)
             continue;
         gm_json_begin_object(j);
-        gm_json_key(j, "addr");
-        gm_json_u64(j, sg->addr);
-        gm_json_key(j, "size");
-        gm_json_u64(j, sg->size);
-        gm_json_key(j, "free");
-        gm_json_u64(j, sg->free_bytes);
-        gm_json_key(j, "largest_free");
-        gm_json_u64(j, sg->largest_free);
-        gm_json_key(j, "serves");
-        gm_json_bool(j, sg->serves);
+        gm_json_kv_u64(j, "addr", sg->addr);
+        gm_json_kv_u64(j, "size", sg->size);
+        gm_json_kv_u64(j, "free", sg->free_bytes);
+        gm_json_kv_u64(j, "largest_free", sg->largest_free);
+        gm_json_kv_bool(j, "serves", sg->serves);
         gm_json_key(j, "live");
         gm_json_begin_array(j);
         for (size_t k = 0; k < sg->n; k++) {
@@ -284,10 +267,8 @@ void gm__cli_oom_json(gm_json_t *j, const gm_oom_report_t *o)
             if (!b->allocated)
                 continue;
             gm_json_begin_object(j);
-            gm_json_key(j, "addr");
-            gm_json_u64(j, b->addr);
-            gm_json_key(j, "size");
-            gm_json_u64(j, b->size);
+            gm_json_kv_u64(j, "addr", b->addr);
+            gm_json_kv_u64(j, "size", b->size);
             gm_json_key(j, "id");
             if (b->id != UINT64_MAX)
                 gm_json_u64(j, b->id);
@@ -317,10 +298,8 @@ void gm__cli_oom_json(gm_json_t *j, const gm_oom_report_t *o)
     for (size_t i = 0; i < o->nfits_tried; i++)
         if (o->fits[i].ooms == 0) {
             gm_json_begin_object(j);
-            gm_json_key(j, "setting");
-            gm_json_str(j, o->fits[i].setting);
-            gm_json_key(j, "peak_reserved");
-            gm_json_u64(j, o->fits[i].peak_reserved);
+            gm_json_kv_str(j, "setting", o->fits[i].setting);
+            gm_json_kv_u64(j, "peak_reserved", o->fits[i].peak_reserved);
             gm_json_end_object(j);
         }
     gm_json_end_array(j);
@@ -350,10 +329,8 @@ void gm__cli_oom_asked_json(gm_json_t *j, uint64_t asked, uint64_t failed)
 {
     gm_json_key(j, "recorded_ooms");
     gm_json_begin_object(j);
-    gm_json_key(j, "asked");
-    gm_json_u64(j, asked);
-    gm_json_key(j, "failed");
-    gm_json_u64(j, failed);
+    gm_json_kv_u64(j, "asked", asked);
+    gm_json_kv_u64(j, "failed", failed);
     gm_json_end_object(j);
 }
 

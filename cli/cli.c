@@ -9,6 +9,7 @@
  */
 #include "cli/cli.h"
 
+#include <assert.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -416,11 +417,8 @@ void gm__cli_remove_store(const char *db)
 void gm__cli_json_trace(gm_json_t *j, const gm_trace_info_t *t)
 {
     gm_json_begin_object(j);
-    gm_json_key(j, "name");
-    gm_json_str(j, t->name);
-#define CLI_JSON_U64(field)  \
-    gm_json_key(j, #field); \
-    gm_json_u64(j, t->field);
+    gm_json_kv_str(j, "name", t->name);
+#define CLI_JSON_U64(field) gm_json_kv_u64(j, #field, t->field);
     CLI_JSON_U64(events)
     CLI_JSON_U64(allocs)
     CLI_JSON_U64(frees)
@@ -431,10 +429,8 @@ void gm__cli_json_trace(gm_json_t *j, const gm_trace_info_t *t)
     CLI_JSON_U64(chunks)
     CLI_JSON_U64(bytes)
 #undef CLI_JSON_U64
-    gm_json_key(j, "bytes_per_event");
-    gm_json_double(j, t->events ? (double)t->bytes / (double)t->events : 0.0);
-    gm_json_key(j, "digest");
-    gm_json_str(j, t->digest);
+    gm_json_kv_double(j, "bytes_per_event", t->events ? (double)t->bytes / (double)t->events : 0.0);
+    gm_json_kv_str(j, "digest", t->digest);
     gm_json_key(j, "attrs");
     gm_json_raw(j, t->attrs && t->attrs[0] ? t->attrs : "{}");
     gm_json_end_object(j);
@@ -547,8 +543,7 @@ int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const 
             gm_json_t j;
             gm_json_init(&j, stdout, 1);
             gm_json_begin_object(&j);
-            gm_json_key(&j, "store");
-            gm_json_str(&j, db);
+            gm_json_kv_str(&j, "store", db);
             gm_json_key(&j, "trace");
             gm__cli_json_trace(&j, &info);
             gm_json_end_object(&j);
@@ -624,6 +619,17 @@ void gm__cli_table_init(gm__cli_table_t *t, size_t ncols, const char *align)
     memset(t, 0, sizeof *t);
     t->ncols = ncols;
     t->align = align;
+}
+
+void gm__cli_table_head(gm__cli_table_t *t, const char *align, ...)
+{
+    gm__cli_table_init(t, strlen(align), align);
+    va_list ap;
+    va_start(ap, align);
+    for (const char *h; (h = va_arg(ap, const char *)) != NULL;)
+        gm__cli_table_cell(t, "%s", h);
+    va_end(ap);
+    assert(t->ncells == t->ncols); /* one header per column */
 }
 
 static void cli_out_of_memory(void)

@@ -23,6 +23,12 @@
 
 enum { GM_CLI_OK = 0, GM_CLI_ERROR = 1, GM_CLI_USAGE = 2 };
 
+#if defined(__GNUC__) || defined(__clang__)
+#define GM__CLI_SENTINEL __attribute__((sentinel))
+#else
+#define GM__CLI_SENTINEL
+#endif
+
 /* X(verb, summary): the verb table, in the order `gmsim help` lists it.
  * Each verb is `int gm__cmd_VERB(int argc, char **argv)` in cli/cmd_VERB.c,
  * called with argv[0] the verb's name. */
@@ -380,6 +386,9 @@ typedef struct gm__cli_table {
 } gm__cli_table_t;
 
 void gm__cli_table_init(gm__cli_table_t *t, size_t ncols, const char *align);
+/* A table of one column per letter of align, its header row the strings
+ * that follow: one per column, then NULL. */
+void gm__cli_table_head(gm__cli_table_t *t, const char *align, ...) GM__CLI_SENTINEL;
 void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...) GM_PRINTF(2, 3);
 void gm__cli_table_print(const gm__cli_table_t *t, FILE *f, const char *indent);
 void gm__cli_table_release(gm__cli_table_t *t);

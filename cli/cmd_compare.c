@@ -334,26 +334,19 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
     for (size_t i = 0; i < n; i++) {
         const gm_compare_trace_t *t = &items[i].res;
         gm_json_begin_object(&j);
-        gm_json_key(&j, "store");
-        gm_json_str(&j, items[i].store);
-        gm_json_key(&j, "trace");
-        gm_json_str(&j, t->info.name);
-        gm_json_key(&j, "digest");
-        gm_json_str(&j, t->info.digest);
-        gm_json_key(&j, "events");
-        gm_json_u64(&j, t->info.events);
-        gm_json_key(&j, "load");
-        gm_json_u64(&j, t->load);
+        gm_json_kv_str(&j, "store", items[i].store);
+        gm_json_kv_str(&j, "trace", t->info.name);
+        gm_json_kv_str(&j, "digest", t->info.digest);
+        gm_json_kv_u64(&j, "events", t->info.events);
+        gm_json_kv_u64(&j, "load", t->load);
         gm_json_key(&j, "seq_len");
         if (t->seq_len >= 0)
             gm_json_i64(&j, t->seq_len);
         else
             gm_json_null(&j);
         if (items[i].at_oom) { /* the trace's own capacity, not the device's above */
-            gm_json_key(&j, "capacity");
-            gm_json_u64(&j, items[i].capacity);
-            gm_json_key(&j, "capacity_from");
-            gm_json_str(&j, "recorded_oom");
+            gm_json_kv_u64(&j, "capacity", items[i].capacity);
+            gm_json_kv_str(&j, "capacity_from", "recorded_oom");
         }
         size_t w = compare_winner(t);
         gm_json_key(&j, "winner"); /* null: none, or every run ran out of memory */
@@ -367,18 +360,13 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
         for (size_t k = 0; k < t->nruns; k++) {
             const gm_compare_run_t *r = &t->runs[k];
             gm_json_begin_object(&j);
-            gm_json_key(&j, "policy");
-            gm_json_str(&j, r->ops->name);
-            gm_json_key(&j, "label");
-            gm_json_str(&j, r->label);
+            gm_json_kv_str(&j, "policy", r->ops->name);
+            gm_json_kv_str(&j, "label", r->label);
             gm_json_key(&j, "params");
             gm_json_raw(&j, r->params);
-            gm_json_key(&j, "start");
-            gm_json_str(&j, gm__cli_start_name(r->warm));
-            if (r->layout_unfit) { /* the recorded layout's bytes, above the capacity */
-                gm_json_key(&j, "layout_unfit");
-                gm_json_u64(&j, r->layout_unfit);
-            }
+            gm_json_kv_str(&j, "start", gm__cli_start_name(r->warm));
+            if (r->layout_unfit) /* the recorded layout's bytes, above the capacity */
+                gm_json_kv_u64(&j, "layout_unfit", r->layout_unfit);
             gm_json_key(&j, "metrics");
             char *m = gm_metrics_json(&r->metrics);
             gm_json_raw(&j, m ? m : "null");
@@ -387,10 +375,8 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
                 gm__cli_oom_asked_json(&j, r->oom_asked, r->oom_failed);
             if (k == items[i].oom_run) { /* the first run with OOMs: its blockers */
                 gm__cli_oom_json(&j, &items[i].oom);
-                if (items[i].fits_with) {
-                    gm_json_key(&j, "fits_with");
-                    gm_json_u64(&j, items[i].fits_with);
-                }
+                if (items[i].fits_with)
+                    gm_json_kv_u64(&j, "fits_with", items[i].fits_with);
             }
             if (r->has_plan) {
                 gm_json_key(&j, "plan");

@@ -39,18 +39,12 @@ int gm__cmd_devices(int argc, char **argv)
         for (size_t i = 0; i < n; i++) {
             const gm_gpu_preset_t *g = gm_gpu_at(i);
             gm_json_begin_object(&j);
-            gm_json_key(&j, "name");
-            gm_json_str(&j, g->name);
-            gm_json_key(&j, "description");
-            gm_json_str(&j, g->desc);
-            gm_json_key(&j, "capacity");
-            gm_json_u64(&j, g->capacity);
-            gm_json_key(&j, "reserve");
-            gm_json_u64(&j, g->reserve);
-            gm_json_key(&j, "mig_of");
-            gm_json_str(&j, g->parent);
-            gm_json_key(&j, "source");
-            gm_json_str(&j, g->source);
+            gm_json_kv_str(&j, "name", g->name);
+            gm_json_kv_str(&j, "description", g->desc);
+            gm_json_kv_u64(&j, "capacity", g->capacity);
+            gm_json_kv_u64(&j, "reserve", g->reserve);
+            gm_json_kv_str(&j, "mig_of", g->parent);
+            gm_json_kv_str(&j, "source", g->source);
             gm_json_end_object(&j);
         }
         gm_json_end_array(&j);
@@ -58,13 +52,8 @@ int gm__cmd_devices(int argc, char **argv)
         return GM_CLI_OK;
     }
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 6, "lrrrll");
-    gm__cli_table_cell(&t, "device");
-    gm__cli_table_cell(&t, "capacity");
-    gm__cli_table_cell(&t, "bytes");
-    gm__cli_table_cell(&t, "reserve");
-    gm__cli_table_cell(&t, "description");
-    gm__cli_table_cell(&t, "source");
+    gm__cli_table_head(&t, "lrrrll", "device", "capacity", "bytes", "reserve", "description",
+                       "source", NULL);
     for (size_t i = 0; i < n; i++) {
         const gm_gpu_preset_t *g = gm_gpu_at(i);
         gm__cli_table_cell(&t, "%s%s", g->parent ? "  " : "", g->name);

@@ -289,17 +289,13 @@ int gm__cmd_estimate(int argc, char **argv)
         GM__CLI_DEVICE_LONGOPTS,
         {"help", no_argument, NULL, 'h'},
     };
-    enum { NOWN = sizeof own / sizeof own[0] };
-    struct option longopts[NOWN + GM__SYNTH_NOPTS + 1];
-    memcpy(longopts, own, sizeof own);
-    memcpy(longopts + NOWN, gm__synth_longopts, sizeof gm__synth_longopts);
     gm__synth_opts_t so;
-    gm__synth_opts_init(&so);
+    gm__synth_opts_init(&so, own, sizeof own / sizeof own[0]);
     int json = 0, c, rc = 0;
     uint64_t capacity = 0;
     gm__cli_devopts_t dev = {.capacity = &capacity, .once = 1, .presets = 1};
     opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while (rc == 0 && (c = getopt_long(argc, argv, ":h", so.longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = 1; break;
         case 'h':
@@ -358,71 +354,51 @@ int gm__cmd_estimate(int argc, char **argv)
             gm_json_begin_object(&j);
             gm_json_key(&j, "config");
             gm_synth_config_json(cfg, &j);
-            gm_json_key(&j, "param_count");
-            gm_json_u64(&j, e->param_count);
-            gm_json_key(&j, "seq_len");
-            gm_json_u64(&j, e->seq);
+            gm_json_kv_u64(&j, "param_count", e->param_count);
+            gm_json_kv_u64(&j, "seq_len", e->seq);
             gm_json_key(&j, "lines");
             gm_json_begin_array(&j);
             for (size_t i = 0; i < n; i++) {
                 gm_json_begin_object(&j);
-                gm_json_key(&j, "name");
-                gm_json_str(&j, lines[i].key);
-                gm_json_key(&j, "bytes");
-                gm_json_u64(&j, lines[i].bytes);
-                gm_json_key(&j, "gib");
-                gm_json_double(&j, (double)lines[i].bytes / 1073741824.0);
-                gm_json_key(&j, "formula");
-                gm_json_str(&j, lines[i].formula);
+                gm_json_kv_str(&j, "name", lines[i].key);
+                gm_json_kv_u64(&j, "bytes", lines[i].bytes);
+                gm_json_kv_double(&j, "gib", (double)lines[i].bytes / 1073741824.0);
+                gm_json_kv_str(&j, "formula", lines[i].formula);
                 gm_json_end_object(&j);
             }
             gm_json_end_array(&j);
-            gm_json_key(&j, "saved_per_layer");
-            gm_json_u64(&j, e->saved_layer);
-            gm_json_key(&j, "forward_end");
-            gm_json_u64(&j, e->forward_end);
-            gm_json_key(&j, "sum_of_components");
-            gm_json_u64(&j, sum);
-            gm_json_key(&j, "peak");
-            gm_json_u64(&j, e->peak);
-            gm_json_key(&j, "allocs_per_step");
-            gm_json_u64(&j, e->allocs_per_step);
+            gm_json_kv_u64(&j, "saved_per_layer", e->saved_layer);
+            gm_json_kv_u64(&j, "forward_end", e->forward_end);
+            gm_json_kv_u64(&j, "sum_of_components", sum);
+            gm_json_kv_u64(&j, "peak", e->peak);
+            gm_json_kv_u64(&j, "allocs_per_step", e->allocs_per_step);
             gm_json_key(&j, "peak_by_order");
             gm_json_begin_object(&j);
-            for (int o = 0; o <= 2; o++) {
-                gm_json_key(&j, est_order_keys[o]);
-                gm_json_u64(&j, e->peak_by_order[o]);
-            }
+            for (int o = 0; o <= 2; o++)
+                gm_json_kv_u64(&j, est_order_keys[o], e->peak_by_order[o]);
             gm_json_end_object(&j);
             gm_json_key(&j, "dominant_term");
             if (e->dominant >= 0)
                 gm_json_str(&j, est_order_keys[e->dominant]);
             else
                 gm_json_null(&j);
-            gm_json_key(&j, "max_positions");
-            gm_json_u64(&j, e->max_positions);
-            gm_json_key(&j, "beyond_positions");
-            gm_json_bool(&j, e->max_positions && e->seq > e->max_positions);
+            gm_json_kv_u64(&j, "max_positions", e->max_positions);
+            gm_json_kv_bool(&j, "beyond_positions", e->max_positions && e->seq > e->max_positions);
             if (capacity) {
                 const gm__cli_device_t *d = gm__cli_device();
-                gm_json_key(&j, "capacity");
-                gm_json_u64(&j, d->total);
-                gm_json_key(&j, "reserve");
-                gm_json_u64(&j, d->reserve);
+                gm_json_kv_u64(&j, "capacity", d->total);
+                gm_json_kv_u64(&j, "reserve", d->reserve);
                 gm_json_key(&j, "margin"); /* capacity − reserve − peak; negative: short */
                 gm_json_i64(&j, (int64_t)capacity - (int64_t)e->peak);
-                gm_json_key(&j, "fits");
-                gm_json_bool(&j, e->peak <= capacity);
+                gm_json_kv_bool(&j, "fits", e->peak <= capacity);
                 est_remedy_t rem[EST_REMEDIES];
                 size_t nr = e->peak > capacity ? est_remedies(cfg, capacity, rem) : 0;
                 gm_json_key(&j, "to_fit");
                 gm_json_begin_array(&j);
                 for (size_t i = 0; i < nr; i++) {
                     gm_json_begin_object(&j);
-                    gm_json_key(&j, "change");
-                    gm_json_str(&j, rem[i].change);
-                    gm_json_key(&j, "peak");
-                    gm_json_u64(&j, rem[i].peak);
+                    gm_json_kv_str(&j, "change", rem[i].change);
+                    gm_json_kv_u64(&j, "peak", rem[i].peak);
                     gm_json_end_object(&j);
                 }
                 gm_json_end_array(&j);
@@ -450,11 +426,7 @@ int gm__cmd_estimate(int argc, char **argv)
             printf(", ZeRO-%d dp %" PRIu64 " tp %" PRIu64, cfg->zero, cfg->dp, cfg->tp);
         printf(" (per device)\n\n");
         gm__cli_table_t t;
-        gm__cli_table_init(&t, 4, "lrrl");
-        gm__cli_table_cell(&t, "component");
-        gm__cli_table_cell(&t, "bytes");
-        gm__cli_table_cell(&t, "GiB");
-        gm__cli_table_cell(&t, "formula");
+        gm__cli_table_head(&t, "lrrl", "component", "bytes", "GiB", "formula", NULL);
         for (size_t i = 0; i < n; i++) {
             gm__cli_table_cell(&t, "%s", lines[i].label);
             gm__cli_table_cell(&t, "%" PRIu64, lines[i].bytes);

@@ -432,18 +432,12 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         gm_json_t js;
         gm_json_init(&js, stdout, 1);
         gm_json_begin_object(&js);
-        gm_json_key(&js, "vary");
-        gm_json_str(&js, what);
-        gm_json_key(&js, "capacity");
-        gm_json_u64(&js, total);
-        gm_json_key(&js, "reserve");
-        gm_json_u64(&js, dev->reserve);
-        gm_json_key(&js, "device");
-        gm_json_str(&js, device);
-        if (j->at_oom >= 0) {
-            gm_json_key(&js, "capacity_from");
-            gm_json_str(&js, "recorded_oom");
-        }
+        gm_json_kv_str(&js, "vary", what);
+        gm_json_kv_u64(&js, "capacity", total);
+        gm_json_kv_u64(&js, "reserve", dev->reserve);
+        gm_json_kv_str(&js, "device", device);
+        if (j->at_oom >= 0)
+            gm_json_kv_str(&js, "capacity_from", "recorded_oom");
         if (j->plan != NULL) {
             const gm_scale_report_t *sr = gm_scale_plan_report(j->plan);
             gm_json_key(&js, "from");
@@ -451,8 +445,7 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
             for (size_t i = 0; i < j->ncaps; i++)
                 gm_json_str(&js, gm__cli_captures_label(j->caps, i));
             gm_json_end_array(&js);
-            gm_json_key(&js, "base");
-            gm_json_str(&js, gm__cli_captures_label(j->caps, sr->base));
+            gm_json_kv_str(&js, "base", gm__cli_captures_label(j->caps, sr->base));
         } else {
             gm_json_key(&js, "config");
             gm_synth_config_json(&j->cfg, &js);
@@ -462,27 +455,21 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
         for (size_t i = 0; i < n; i++) {
             const fit_result_t *r = &res[i];
             gm_json_begin_object(&js);
-            gm_json_key(&js, "policy");
-            gm_json_str(&js, r->ops ? r->ops->name : NULL);
+            gm_json_kv_str(&js, "policy", r->ops ? r->ops->name : NULL);
             gm_json_key(&js, "start"); /* of the probe at best; null: the bound, or none fits */
             gm_json_str(&js, r->ops && r->best ? gm__cli_start_name(r->warm) : NULL);
-            gm_json_key(&js, what);
-            gm_json_u64(&js, r->best);
+            gm_json_kv_u64(&js, what, r->best);
             gm_json_key(&js, "first_oom_at");
             if (r->first_bad)
                 gm_json_u64(&js, r->first_bad);
             else
                 gm_json_null(&js);
-            gm_json_key(&js, "peak_requested");
-            gm_json_u64(&js, r->best ? r->load : 0);
-            gm_json_key(&js, "peak_reserved");
-            gm_json_u64(&js, r->best ? r->m.peak_reserved : 0);
+            gm_json_kv_u64(&js, "peak_requested", r->best ? r->load : 0);
+            gm_json_kv_u64(&js, "peak_reserved", r->best ? r->m.peak_reserved : 0);
             gm_json_key(&js, "overhead"); /* and the shares of docs/metrics.md */
             gm_json_double(&js, r->best && r->ops ? r->m.overhead : 0.0);
-            gm_json_key(&js, "internal_frag");
-            gm_json_double(&js, r->best && r->ops ? r->m.internal_frag : 0.0);
-            gm_json_key(&js, "external_frag");
-            gm_json_double(&js, r->best && r->ops ? r->m.external_frag : 0.0);
+            gm_json_kv_double(&js, "internal_frag", r->best && r->ops ? r->m.internal_frag : 0.0);
+            gm_json_kv_double(&js, "external_frag", r->best && r->ops ? r->m.external_frag : 0.0);
             uint64_t peak = r->ops ? r->m.peak_reserved : r->load;
             gm_json_key(&js, "margin"); /* capacity − reserve − peak (reserved; requested for
                                            the bound); null when nothing fits */
@@ -490,12 +477,11 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
                 gm_json_i64(&js, (int64_t)j->capacity - (int64_t)peak);
             else
                 gm_json_null(&js);
-            gm_json_key(&js, "at_edge");
             char margin[256];
-            gm_json_bool(&js, r->best && gm__cli_margin_of(total, total - j->capacity, peak,
-                                                           margin, sizeof margin));
-            gm_json_key(&js, "probes");
-            gm_json_u64(&js, r->probes);
+            gm_json_kv_bool(&js, "at_edge",
+                            r->best && gm__cli_margin_of(total, total - j->capacity, peak, margin,
+                                                         sizeof margin));
+            gm_json_kv_u64(&js, "probes", r->probes);
             gm_json_end_object(&js);
         }
         gm_json_end_array(&js);
@@ -547,16 +533,8 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
     if (said)
         printf("\n");
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 9, "llrrrrrrr");
-    gm__cli_table_cell(&t, "policy");
-    gm__cli_table_cell(&t, "start");
-    gm__cli_table_cell(&t, "%s", what);
-    gm__cli_table_cell(&t, "peak requested");
-    gm__cli_table_cell(&t, "peak reserved");
-    gm__cli_table_cell(&t, "margin");
-    gm__cli_table_cell(&t, "overhead");
-    gm__cli_table_cell(&t, "first OOM at");
-    gm__cli_table_cell(&t, "probes");
+    gm__cli_table_head(&t, "llrrrrrrr", "policy", "start", what, "peak requested", "peak reserved",
+                       "margin", "overhead", "first OOM at", "probes", NULL);
     for (size_t i = 0; i < n; i++) {
         const fit_result_t *r = &res[i];
         gm__cli_table_cell(&t, "%s", r->ops ? r->ops->name : "(requested)");
@@ -613,12 +591,8 @@ int gm__cmd_fit(int argc, char **argv)
         {"start", required_argument, NULL, GM__CLI_OPT_START},
         {"help", no_argument, NULL, 'h'},
     };
-    enum { NOWN = sizeof own / sizeof own[0] };
-    struct option longopts[NOWN + GM__SYNTH_NOPTS + 1];
-    memcpy(longopts, own, sizeof own);
-    memcpy(longopts + NOWN, gm__synth_longopts, sizeof gm__synth_longopts);
     gm__synth_opts_t so;
-    gm__synth_opts_init(&so);
+    gm__synth_opts_init(&so, own, sizeof own / sizeof own[0]);
     fit_job_t job;
     memset(&job, 0, sizeof job);
     job.at_oom = -1;
@@ -635,7 +609,7 @@ int gm__cmd_fit(int argc, char **argv)
     const char *synth_opt = NULL; /* the first model or run option given */
     gm__cli_captures_t *caps = NULL;
     opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":p:P:h", longopts, NULL)) != -1) {
+    while (rc == 0 && (c = getopt_long(argc, argv, ":p:P:h", so.longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = 1; break;
         case 'p': rc = fit_add_policies(sel, &nsel, optarg); break;

@@ -343,8 +343,7 @@ static void import_json(const import_run_t *run)
     gm_json_t j;
     gm_json_init(&j, stdout, 1);
     gm_json_begin_object(&j);
-    gm_json_key(&j, "store");
-    gm_json_str(&j, run->db);
+    gm_json_kv_str(&j, "store", run->db);
     gm_json_key(&j, "traces");
     gm_json_begin_array(&j);
     for (size_t i = 0; i < run->n; i++) {

@@ -133,10 +133,8 @@ static void info_json_trace(gm_json_t *j, const gm_trace_info_t *t)
     }
     gm_json_key(j, "recorded");
     gm_json_begin_object(j);
-    for (size_t k = 0; k < INFO_NRECORDED; k++) {
-        gm_json_key(j, info_recorded_keys[k]);
-        gm_json_u64(j, rec[k]);
-    }
+    for (size_t k = 0; k < INFO_NRECORDED; k++)
+        gm_json_kv_u64(j, info_recorded_keys[k], rec[k]);
     gm_json_end_object(j);
     gm_json_end_object(j);
     gm_jv_free(root);
@@ -148,8 +146,7 @@ static void info_json(const char *path, const gm_trace_info_t *list, size_t n)
     gm_json_t j;
     gm_json_init(&j, stdout, 1);
     gm_json_begin_object(&j);
-    gm_json_key(&j, "store");
-    gm_json_str(&j, path);
+    gm_json_kv_str(&j, "store", path);
     gm_json_key(&j, "traces");
     gm_json_begin_array(&j);
     for (size_t i = 0; i < n; i++)
@@ -306,14 +303,10 @@ static void info_table(const char *path, const gm_trace_info_t *list, size_t n)
         printf("no traces in '%s'\n", gm__cli_s(path));
         return;
     }
-    static const char *const head[] = {"trace",   "source",  "device", "capacity",
-                                       "events",  "load",    "seq_len", "batch",
-                                       "recorded reserved", "settings (not PyTorch's defaults)"};
-    enum { NCOLS = sizeof head / sizeof head[0] };
     gm__cli_table_t t;
-    gm__cli_table_init(&t, NCOLS, "llrrrrrrrl");
-    for (size_t i = 0; i < NCOLS; i++)
-        gm__cli_table_cell(&t, "%s", head[i]);
+    gm__cli_table_head(&t, "llrrrrrrrl", "trace", "source", "device", "capacity", "events", "load",
+                       "seq_len", "batch", "recorded reserved",
+                       "settings (not PyTorch's defaults)", NULL);
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
         const gm_trace_info_t *e = &list[i];

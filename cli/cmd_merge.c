@@ -146,8 +146,7 @@ int gm__cmd_merge(int argc, char **argv)
     if (json) {
         gm_json_init(&j, stdout, 1);
         gm_json_begin_object(&j);
-        gm_json_key(&j, "store");
-        gm_json_str(&j, out);
+        gm_json_kv_str(&j, "store", out);
         gm_json_key(&j, "inputs");
         gm_json_begin_array(&j);
     }
@@ -168,12 +167,9 @@ int gm__cmd_merge(int argc, char **argv)
         total += copied;
         if (json) {
             gm_json_begin_object(&j);
-            gm_json_key(&j, "store");
-            gm_json_str(&j, argv[i]);
-            gm_json_key(&j, "copied");
-            gm_json_u64(&j, copied);
-            gm_json_key(&j, "skipped");
-            gm_json_u64(&j, skipped);
+            gm_json_kv_str(&j, "store", argv[i]);
+            gm_json_kv_u64(&j, "copied", copied);
+            gm_json_kv_u64(&j, "skipped", skipped);
             gm_json_end_object(&j);
         } else {
             printf("merged '%s' into '%s': %zu run%s copied, %zu already there\n",
@@ -183,8 +179,7 @@ int gm__cmd_merge(int argc, char **argv)
     }
     if (json) {
         gm_json_end_array(&j);
-        gm_json_key(&j, "copied");
-        gm_json_u64(&j, total);
+        gm_json_kv_u64(&j, "copied", total);
         gm_json_key(&j, "incomplete");
         if (partial_msg[0])
             gm_json_str(&j, partial_msg);

@@ -42,11 +42,7 @@ static void policies_text(void)
             continue;
         }
         gm__cli_table_t t;
-        gm__cli_table_init(&t, 4, "llll");
-        gm__cli_table_cell(&t, "parameter");
-        gm__cli_table_cell(&t, "type");
-        gm__cli_table_cell(&t, "default");
-        gm__cli_table_cell(&t, "help");
+        gm__cli_table_head(&t, "llll", "parameter", "type", "default", "help", NULL);
         for (size_t k = 0; k < ops->nparams; k++) {
             const gm_param_spec_t *p = &ops->params[k];
             gm__cli_table_cell(&t, "%s", p->name);
@@ -72,23 +68,17 @@ static void policies_json(void)
     for (size_t i = 0; i < gm_policy_count(); i++) {
         const gm_policy_ops_t *ops = gm_policy_at(i);
         gm_json_begin_object(&j);
-        gm_json_key(&j, "name");
-        gm_json_str(&j, ops->name);
-        gm_json_key(&j, "help");
-        gm_json_str(&j, ops->help);
+        gm_json_kv_str(&j, "name", ops->name);
+        gm_json_kv_str(&j, "help", ops->help);
         gm_json_key(&j, "params");
         gm_json_begin_array(&j);
         for (size_t k = 0; k < ops->nparams; k++) {
             const gm_param_spec_t *p = &ops->params[k];
             gm_json_begin_object(&j);
-            gm_json_key(&j, "name");
-            gm_json_str(&j, p->name);
-            gm_json_key(&j, "type");
-            gm_json_str(&j, policies_type(p->type));
-            gm_json_key(&j, "default");
-            gm_json_str(&j, p->def);
-            gm_json_key(&j, "help");
-            gm_json_str(&j, p->help);
+            gm_json_kv_str(&j, "name", p->name);
+            gm_json_kv_str(&j, "type", policies_type(p->type));
+            gm_json_kv_str(&j, "default", p->def);
+            gm_json_kv_str(&j, "help", p->help);
             if (p->type == GM_PARAM_ENUM) {
                 gm_json_key(&j, "choices");
                 gm_json_begin_array(&j);

@@ -345,16 +345,10 @@ static void replay_json_plan(gm_json_t *j, gm_replay_t *r, size_t i)
 /* The compactions of every run, after the main table (--defrag). */
 static void replay_defrag_table(gm_replay_t *r)
 {
-    static const char *const head[] = {
-        "policy", "compactions", "aborted", "moved", "bytes moved", "reserved before",
-        "reserved after", "largest cut", "peak if copied",
-    };
-    enum { NCOLS = sizeof head / sizeof head[0] };
     printf("\ndefragmentation (reserved before/after: summed over the compactions)\n\n");
     gm__cli_table_t t;
-    gm__cli_table_init(&t, NCOLS, "lrrrrrrrr");
-    for (size_t i = 0; i < NCOLS; i++)
-        gm__cli_table_cell(&t, "%s", head[i]);
+    gm__cli_table_head(&t, "lrrrrrrrr", "policy", "compactions", "aborted", "moved", "bytes moved",
+                       "reserved before", "reserved after", "largest cut", "peak if copied", NULL);
     for (size_t i = 0; i < gm_replay_count(r); i++) {
         const gm_defrag_stats_t *d = gm_replay_defrag(r, i);
         gm__cli_table_cell(&t, "%s", gm_replay_params(r, i)->ops->name);
@@ -374,9 +368,7 @@ static void replay_defrag_table(gm_replay_t *r)
 static void replay_json_defrag(gm_json_t *j, const gm_defrag_stats_t *d)
 {
     gm_json_begin_object(j);
-#define REPLAY_DEFRAG(name) \
-    gm_json_key(j, #name);  \
-    gm_json_u64(j, d->name);
+#define REPLAY_DEFRAG(name) gm_json_kv_u64(j, #name, d->name);
     REPLAY_DEFRAG(compactions)
     REPLAY_DEFRAG(aborted)
     REPLAY_DEFRAG(blocks_moved)
@@ -508,16 +500,14 @@ static void replay_json_starts(gm_json_t *j, const gm_start_compare_t *c)
         gm_json_u64(j, c->recorded);
     else
         gm_json_null(j);
-    gm_json_key(j, "layout_reserved");
-    gm_json_u64(j, c->layout_reserved);
+    gm_json_kv_u64(j, "layout_reserved", c->layout_reserved);
     const gm_metrics_t *rows[4] = {&c->warm_default, &c->warm, &c->cold_default, &c->cold};
     static const char *const keys[4] = {"warm_default", "warm", "cold_default", "cold"};
     for (size_t i = 0; i < 4; i++) {
         gm_json_key(j, keys[i]);
         gm_metrics_write_json(j, rows[i]);
     }
-    gm_json_key(j, "verdict");
-    gm_json_str(j, verdicts[c->verdict]);
+    gm_json_kv_str(j, "verdict", verdicts[c->verdict]);
     gm_json_end_object(j);
 }
 
@@ -528,45 +518,32 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
     gm_json_t j;
     gm_json_init(&j, stdout, 1);
     gm_json_begin_object(&j);
-    gm_json_key(&j, "trace");
-    gm_json_str(&j, name);
-    gm_json_key(&j, "events");
-    gm_json_u64(&j, gm_replay_events(r));
-    gm_json_key(&j, "load");
-    gm_json_u64(&j, gm_replay_load(r));
+    gm_json_kv_str(&j, "trace", name);
+    gm_json_kv_u64(&j, "events", gm_replay_events(r));
+    gm_json_kv_u64(&j, "load", gm_replay_load(r));
     gm_json_key(&j, "device");
     gm_device_write_json(&j, dev);
-    if (cfg_oom) { /* the capacity is the recorded OOM's */
-        gm_json_key(&j, "capacity_from");
-        gm_json_str(&j, "recorded_oom");
-    }
+    if (cfg_oom) /* the capacity is the recorded OOM's */
+        gm_json_kv_str(&j, "capacity_from", "recorded_oom");
     const gm__cli_device_t *d = gm__cli_device();
     if (d->given) { /* the device's total and what is outside the allocator */
-        gm_json_key(&j, "device_total");
-        gm_json_u64(&j, d->total);
-        gm_json_key(&j, "reserve");
-        gm_json_u64(&j, d->reserve);
+        gm_json_kv_u64(&j, "device_total", d->total);
+        gm_json_kv_u64(&j, "reserve", d->reserve);
     }
     gm_json_key(&j, "runs");
     gm_json_begin_array(&j);
     for (size_t i = 0; i < gm_replay_count(r); i++) {
         const gm_params_t *p = gm_replay_params(r, i);
         gm_json_begin_object(&j);
-        gm_json_key(&j, "policy");
-        gm_json_str(&j, p->ops->name);
-        if (run_ids) {
-            gm_json_key(&j, "run_id");
-            gm_json_i64(&j, run_ids[i]);
-        }
+        gm_json_kv_str(&j, "policy", p->ops->name);
+        if (run_ids)
+            gm_json_kv_i64(&j, "run_id", run_ids[i]);
         gm_json_key(&j, "params");
         gm_params_write_json(&j, p);
         uint64_t unfit;
-        gm_json_key(&j, "start");
-        gm_json_str(&j, gm__cli_start_name(gm_replay_started_warm(r, i, &unfit)));
-        if (unfit) { /* the recorded layout's bytes, above the capacity */
-            gm_json_key(&j, "layout_unfit");
-            gm_json_u64(&j, unfit);
-        }
+        gm_json_kv_str(&j, "start", gm__cli_start_name(gm_replay_started_warm(r, i, &unfit)));
+        if (unfit) /* the recorded layout's bytes, above the capacity */
+            gm_json_kv_u64(&j, "layout_unfit", unfit);
         gm_json_key(&j, "metrics");
         gm_metrics_write_json(&j, gm_replay_metrics(r, i));
         if (cfg_oom) {
@@ -576,9 +553,8 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
         if (d->given) { /* total − reserve − peak reserved; negative: short */
             gm_json_key(&j, "fits"); /* no OOM: the margin below means what it says */
             gm_json_bool(&j, gm_replay_metrics(r, i)->ooms == 0);
-            gm_json_key(&j, "margin");
-            gm_json_i64(&j, (int64_t)(d->total - d->reserve) -
-                                (int64_t)gm_replay_metrics(r, i)->peak_reserved);
+            gm_json_kv_i64(&j, "margin", (int64_t)(d->total - d->reserve) -
+                                             (int64_t)gm_replay_metrics(r, i)->peak_reserved);
         }
         replay_json_plan(&j, r, i);
         if (measured)
@@ -591,10 +567,8 @@ static void replay_json(const char *name, gm_replay_t *r, const gm_device_config
             replay_json_starts(&j, &adv[i].starts);
         if (adv && adv[i].oom)
             gm__cli_oom_json(&j, &adv[i].oom_report);
-        if (adv && adv[i].fits_with) {
-            gm_json_key(&j, "fits_with");
-            gm_json_u64(&j, adv[i].fits_with);
-        }
+        if (adv && adv[i].fits_with)
+            gm_json_kv_u64(&j, "fits_with", adv[i].fits_with);
         if (timeline)
             replay_json_timeline(&j, r, i);
         gm_json_end_object(&j);

@@ -341,10 +341,7 @@ static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *
     printf("base '%s' (%s): %" PRIu64 " allocations, %s requested in all\n", gm__cli_s(in[r->base].label),
            scale_sizes(r->seq[r->base], r->batch[r->base]), r->allocs, gm__cli_size(r->bytes));
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 6, "lrrrrr");
-    const char *head[] = {"capture", "seq", "batch", "paired", "window", "share"};
-    for (size_t i = 0; i < 6; i++)
-        gm__cli_table_cell(&t, "%s", head[i]);
+    gm__cli_table_head(&t, "lrrrrr", "capture", "seq", "batch", "paired", "window", "share", NULL);
     for (size_t k = 0; k < r->ncaptures; k++) {
         if (k == r->base)
             continue;
@@ -427,66 +424,58 @@ static void scale_print_report(const gm_scale_report_t *r, const scale_input_t *
     }
 }
 
+/* How many allocations follow each exponent -4 to 4 of a size law (counts[e + 4]), the
+ * nonzero ones as the member `key`: {"-1": N, "1": M, ...}. */
+static void scale_json_exponents(gm_json_t *j, const char *key, const uint64_t *counts)
+{
+    gm_json_key(j, key);
+    gm_json_begin_object(j);
+    for (int e = 0; e < 9; e++)
+        if (counts[e]) {
+            char k[8];
+            snprintf(k, sizeof k, "%d", e - 4);
+            gm_json_kv_u64(j, k, counts[e]);
+        }
+    gm_json_end_object(j);
+}
+
 static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const scale_input_t *in)
 {
-    gm_json_key(j, "base");
-    gm_json_str(j, in[r->base].label);
+    gm_json_kv_str(j, "base", in[r->base].label);
     gm_json_key(j, "captures");
     gm_json_begin_array(j);
     for (size_t k = 0; k < r->ncaptures; k++) {
         gm_json_begin_object(j);
-        gm_json_key(j, "trace");
-        gm_json_str(j, in[k].label);
-        if (r->seq[k]) {
-            gm_json_key(j, "seq_len");
-            gm_json_u64(j, r->seq[k]);
-        }
-        if (r->batch[k]) {
-            gm_json_key(j, "batch");
-            gm_json_u64(j, r->batch[k]);
-        }
-        if (r->seq_from[k] == GM_SCALE_FROM_NAME) {
-            gm_json_key(j, "seq_from_name");
-            gm_json_str(j, r->seq_token[k]);
-        }
-        if (r->batch_from[k] == GM_SCALE_FROM_NAME) {
-            gm_json_key(j, "batch_from_name");
-            gm_json_str(j, r->batch_token[k]);
-        }
+        gm_json_kv_str(j, "trace", in[k].label);
+        if (r->seq[k])
+            gm_json_kv_u64(j, "seq_len", r->seq[k]);
+        if (r->batch[k])
+            gm_json_kv_u64(j, "batch", r->batch[k]);
+        if (r->seq_from[k] == GM_SCALE_FROM_NAME)
+            gm_json_kv_str(j, "seq_from_name", r->seq_token[k]);
+        if (r->batch_from[k] == GM_SCALE_FROM_NAME)
+            gm_json_kv_str(j, "batch_from_name", r->batch_token[k]);
         if (k != r->base) {
             const gm_scale_pairing_t *p = &r->pairing[k];
-            gm_json_key(j, "paired");
-            gm_json_u64(j, p->matched);
-            gm_json_key(j, "paired_by_law");
-            gm_json_u64(j, p->matched_size);
-            gm_json_key(j, "window_base");
-            gm_json_u64(j, p->window_base);
-            gm_json_key(j, "window");
-            gm_json_u64(j, p->window_other);
-            gm_json_key(j, "share");
-            gm_json_double(j, p->share);
-            gm_json_key(j, "against_sizes");
-            gm_json_u64(j, p->against);
-            gm_json_key(j, "breaks_at");
-            gm_json_str(j, p->where[0] ? p->where : NULL);
-            gm_json_key(j, "site_keys");
-            gm_json_bool(j, p->site_keys);
+            gm_json_kv_u64(j, "paired", p->matched);
+            gm_json_kv_u64(j, "paired_by_law", p->matched_size);
+            gm_json_kv_u64(j, "window_base", p->window_base);
+            gm_json_kv_u64(j, "window", p->window_other);
+            gm_json_kv_double(j, "share", p->share);
+            gm_json_kv_u64(j, "against_sizes", p->against);
+            gm_json_kv_str(j, "breaks_at", p->where[0] ? p->where : NULL);
+            gm_json_kv_bool(j, "site_keys", p->site_keys);
             gm_json_key(j, "annotations_differ");
             gm_json_begin_object(j);
-            gm_json_key(j, "base_only");
-            gm_json_u64(j, p->marks_only_base);
-            gm_json_key(j, "other_only");
-            gm_json_u64(j, p->marks_only_other);
+            gm_json_kv_u64(j, "base_only", p->marks_only_base);
+            gm_json_kv_u64(j, "other_only", p->marks_only_other);
             gm_json_key(j, "names");
             gm_json_begin_array(j);
             for (size_t i = 0; i < p->nnotes; i++) {
                 gm_json_begin_object(j);
-                gm_json_key(j, "name");
-                gm_json_str(j, p->notes[i].name);
-                gm_json_key(j, "base_only");
-                gm_json_u64(j, p->notes[i].in_a);
-                gm_json_key(j, "other_only");
-                gm_json_u64(j, p->notes[i].in_b);
+                gm_json_kv_str(j, "name", p->notes[i].name);
+                gm_json_kv_u64(j, "base_only", p->notes[i].in_a);
+                gm_json_kv_u64(j, "other_only", p->notes[i].in_b);
                 gm_json_end_object(j);
             }
             gm_json_end_array(j);
@@ -495,70 +484,36 @@ static void scale_json_report(gm_json_t *j, const gm_scale_report_t *r, const sc
         gm_json_end_object(j);
     }
     gm_json_end_array(j);
-    gm_json_key(j, "allocations");
-    gm_json_u64(j, r->allocs);
-    gm_json_key(j, "bytes");
-    gm_json_u64(j, r->bytes);
+    gm_json_kv_u64(j, "allocations", r->allocs);
+    gm_json_kv_u64(j, "bytes", r->bytes);
     gm_json_key(j, "laws");
     gm_json_begin_object(j);
     for (unsigned l = 0; l < GM_SCALE_LAW_COUNT; l++) {
         gm_json_key(j, gm_scale_law_name(l));
         gm_json_begin_object(j);
-        gm_json_key(j, "allocations");
-        gm_json_u64(j, r->law_allocs[l]);
-        gm_json_key(j, "bytes");
-        gm_json_u64(j, r->law_bytes[l]);
-        gm_json_key(j, "share");
-        gm_json_double(j, r->bytes ? (double)r->law_bytes[l] / (double)r->bytes : 0.0);
+        gm_json_kv_u64(j, "allocations", r->law_allocs[l]);
+        gm_json_kv_u64(j, "bytes", r->law_bytes[l]);
+        gm_json_kv_double(j, "share", r->bytes ? (double)r->law_bytes[l] / (double)r->bytes : 0.0);
         gm_json_end_object(j);
     }
     gm_json_end_object(j);
-    gm_json_key(j, "seq_exponents");
-    gm_json_begin_object(j);
-    for (int p = 0; p < 9; p++)
-        if (r->power_p[p]) {
-            char k[8];
-            snprintf(k, sizeof k, "%d", p - 4);
-            gm_json_key(j, k);
-            gm_json_u64(j, r->power_p[p]);
-        }
-    gm_json_end_object(j);
-    gm_json_key(j, "batch_exponents");
-    gm_json_begin_object(j);
-    for (int q = 0; q < 9; q++)
-        if (r->power_q[q]) {
-            char k[8];
-            snprintf(k, sizeof k, "%d", q - 4);
-            gm_json_key(j, k);
-            gm_json_u64(j, r->power_q[q]);
-        }
-    gm_json_end_object(j);
-    gm_json_key(j, "preexisting");
-    gm_json_u64(j, r->preexisting);
-    gm_json_key(j, "preexisting_paired");
-    gm_json_u64(j, r->preexisting_paired);
-    gm_json_key(j, "preexisting_by_count");
-    gm_json_u64(j, r->count_allocs);
-    gm_json_key(j, "count_groups");
-    gm_json_u64(j, r->count_groups);
-    gm_json_key(j, "count_verified");
-    gm_json_u64(j, r->count_verified);
-    gm_json_key(j, "count_unsure");
-    gm_json_u64(j, r->count_unsure);
-    gm_json_key(j, "contradicting");
-    gm_json_u64(j, r->contradicting);
-    gm_json_key(j, "first_without_law");
-    gm_json_str(j, r->none_first >= 0 ? r->none_where : NULL);
+    scale_json_exponents(j, "seq_exponents", r->power_p);
+    scale_json_exponents(j, "batch_exponents", r->power_q);
+    gm_json_kv_u64(j, "preexisting", r->preexisting);
+    gm_json_kv_u64(j, "preexisting_paired", r->preexisting_paired);
+    gm_json_kv_u64(j, "preexisting_by_count", r->count_allocs);
+    gm_json_kv_u64(j, "count_groups", r->count_groups);
+    gm_json_kv_u64(j, "count_verified", r->count_verified);
+    gm_json_kv_u64(j, "count_unsure", r->count_unsure);
+    gm_json_kv_u64(j, "contradicting", r->contradicting);
+    gm_json_kv_str(j, "first_without_law", r->none_first >= 0 ? r->none_where : NULL);
     gm_json_key(j, "without_law_by_site");
     gm_json_begin_array(j);
     for (size_t i = 0; i < r->nnone_sites; i++) {
         gm_json_begin_object(j);
-        gm_json_key(j, "allocations");
-        gm_json_u64(j, r->none_sites[i].allocs);
-        gm_json_key(j, "bytes");
-        gm_json_u64(j, r->none_sites[i].bytes);
-        gm_json_key(j, "first");
-        gm_json_str(j, r->none_sites[i].where);
+        gm_json_kv_u64(j, "allocations", r->none_sites[i].allocs);
+        gm_json_kv_u64(j, "bytes", r->none_sites[i].bytes);
+        gm_json_kv_str(j, "first", r->none_sites[i].where);
         gm_json_end_object(j);
     }
     gm_json_end_array(j);
@@ -570,11 +525,8 @@ static void scale_print_bands(gm_store_t *dst, char *const *names, const gm_scal
                               size_t n)
 {
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 7, "lrrrrrr");
-    const char *head[] = {"trace", "beyond", "verified", "two-point", "captured size", "band",
-                          "on the load"};
-    for (size_t i = 0; i < 7; i++)
-        gm__cli_table_cell(&t, "%s", head[i]);
+    gm__cli_table_head(&t, "lrrrrrr", "trace", "beyond", "verified", "two-point", "captured size",
+                       "band", "on the load", NULL);
     for (size_t i = 0; i < n; i++) {
         const gm_scale_band_t *b = &bands[i];
         double tot = b->bytes ? (double)b->bytes : 1.0;
@@ -602,24 +554,15 @@ static void scale_print_bands(gm_store_t *dst, char *const *names, const gm_scal
 static void scale_json_band(gm_json_t *j, const char *name, const gm_scale_band_t *b)
 {
     gm_json_begin_object(j);
-    gm_json_key(j, "trace");
-    gm_json_str(j, name);
-    gm_json_key(j, "beyond");
-    gm_json_double(j, b->beyond);
-    gm_json_key(j, "bytes");
-    gm_json_u64(j, b->bytes);
-    gm_json_key(j, "verified_bytes");
-    gm_json_u64(j, b->verified);
-    gm_json_key(j, "two_point_bytes");
-    gm_json_u64(j, b->two_point);
-    gm_json_key(j, "captured_bytes");
-    gm_json_u64(j, b->captured);
-    gm_json_key(j, "captured_allocations");
-    gm_json_u64(j, b->captured_allocs);
-    gm_json_key(j, "by_count_allocations");
-    gm_json_u64(j, b->count_allocs);
-    gm_json_key(j, "band");
-    gm_json_double(j, b->band);
+    gm_json_kv_str(j, "trace", name);
+    gm_json_kv_double(j, "beyond", b->beyond);
+    gm_json_kv_u64(j, "bytes", b->bytes);
+    gm_json_kv_u64(j, "verified_bytes", b->verified);
+    gm_json_kv_u64(j, "two_point_bytes", b->two_point);
+    gm_json_kv_u64(j, "captured_bytes", b->captured);
+    gm_json_kv_u64(j, "captured_allocations", b->captured_allocs);
+    gm_json_kv_u64(j, "by_count_allocations", b->count_allocs);
+    gm_json_kv_double(j, "band", b->band);
     gm_json_end_object(j);
 }
 
@@ -845,8 +788,7 @@ int gm__cmd_scale(int argc, char **argv)
         gm_json_init(&j, stdout, 1);
         gm_json_begin_object(&j);
         scale_json_report(&j, rep, in);
-        gm_json_key(&j, "store");
-        gm_json_str(&j, output);
+        gm_json_kv_str(&j, "store", output);
         gm_json_key(&j, "traces");
         gm_json_begin_array(&j);
         for (size_t i = 0; i < ntargets; i++) {

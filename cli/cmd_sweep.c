@@ -426,14 +426,10 @@ int gm__cmd_sweep(int argc, char **argv)
         gm_json_t j;
         gm_json_init(&j, stdout, 1);
         gm_json_begin_object(&j);
-        gm_json_key(&j, "results");
-        gm_json_str(&j, cfg.results);
-        gm_json_key(&j, "traces");
-        gm_json_u64(&j, sum.traces);
-        gm_json_key(&j, "configurations");
-        gm_json_u64(&j, nsets);
-        gm_json_key(&j, "grid");
-        gm_json_u64(&j, sum.grid);
+        gm_json_kv_str(&j, "results", cfg.results);
+        gm_json_kv_u64(&j, "traces", sum.traces);
+        gm_json_kv_u64(&j, "configurations", nsets);
+        gm_json_kv_u64(&j, "grid", sum.grid);
         gm_json_key(&j, "shard");
         if (cfg.nshards > 1) {
             char sh[64];
@@ -442,35 +438,24 @@ int gm__cmd_sweep(int argc, char **argv)
         } else {
             gm_json_null(&j);
         }
-        gm_json_key(&j, "runs");
-        gm_json_u64(&j, sum.runs);
-        gm_json_key(&j, "reused");
-        gm_json_u64(&j, sum.reused);
-        gm_json_key(&j, "ran");
-        gm_json_u64(&j, sum.ran);
-        gm_json_key(&j, "failed");
-        gm_json_u64(&j, sum.failed);
-        gm_json_key(&j, "defaults_added");
-        gm_json_u64(&j, nsets - given);
-        gm_json_key(&j, "same_content");
-        gm_json_u64(&j, sum.same_content);
+        gm_json_kv_u64(&j, "runs", sum.runs);
+        gm_json_kv_u64(&j, "reused", sum.reused);
+        gm_json_kv_u64(&j, "ran", sum.ran);
+        gm_json_kv_u64(&j, "failed", sum.failed);
+        gm_json_kv_u64(&j, "defaults_added", nsets - given);
+        gm_json_kv_u64(&j, "same_content", sum.same_content);
         gm_json_key(&j, "layout_unfit"); /* ran cold: the layout did not fit */
         gm_json_u64(&j, sum.layout_unfit);
         if (sum.at_oom) { /* traces run at the capacity their recorded OOM fixes */
-            gm_json_key(&j, "capacity_from");
-            gm_json_str(&j, "recorded_oom");
-            gm_json_key(&j, "recorded_oom_traces");
-            gm_json_u64(&j, sum.at_oom);
+            gm_json_kv_str(&j, "capacity_from", "recorded_oom");
+            gm_json_kv_u64(&j, "recorded_oom_traces", sum.at_oom);
         }
         if (sum.plans[0] + sum.plans[1] + sum.plans[2] > 0) {
             gm_json_key(&j, "plans");
             gm_json_begin_object(&j);
-            for (int k = GM_PLAN_OPTIMAL; k >= GM_PLAN_GREEDY; k--) {
-                gm_json_key(&j, gm_plan_status_name(k));
-                gm_json_u64(&j, sum.plans[k]);
-            }
-            gm_json_key(&j, "gap_max");
-            gm_json_double(&j, sum.plan_gap_max);
+            for (int k = GM_PLAN_OPTIMAL; k >= GM_PLAN_GREEDY; k--)
+                gm_json_kv_u64(&j, gm_plan_status_name(k), sum.plans[k]);
+            gm_json_kv_double(&j, "gap_max", sum.plan_gap_max);
             gm_json_end_object(&j);
         }
         gm_json_end_object(&j);

@@ -116,12 +116,8 @@ static int synth_explain(const char *tname, const gm_synth_config_t *cfg)
            ") and at the end of its last forward pass\n",
            tname, gm_synth_tag_name(ex.peak_phase), ex.peak_event);
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 5, "lrrrr");
-    gm__cli_table_cell(&t, "class");
-    gm__cli_table_cell(&t, "at the peak");
-    gm__cli_table_cell(&t, "allocations");
-    gm__cli_table_cell(&t, "end of forward");
-    gm__cli_table_cell(&t, "allocations");
+    gm__cli_table_head(&t, "lrrrr", "class", "at the peak", "allocations", "end of forward",
+                       "allocations", NULL);
     uint64_t np = 0, ne = 0;
     for (unsigned k = 0; k < GM_SYNTH_CLASS_COUNT; k++) {
         np += ex.peak_allocs[k];
@@ -164,19 +160,15 @@ int gm__cmd_synth(int argc, char **argv)
         {"explain", no_argument, NULL, OPT_EXPLAIN},
         {"help", no_argument, NULL, 'h'},
     };
-    enum { NOWN = sizeof own / sizeof own[0] };
-    struct option longopts[NOWN + GM__SYNTH_NOPTS + 1];
-    memcpy(longopts, own, sizeof own);
-    memcpy(longopts + NOWN, gm__synth_longopts, sizeof gm__synth_longopts);
     gm_workload_config_t rcfg;
     gm_workload_config_default(&rcfg);
     gm__synth_opts_t so;
-    gm__synth_opts_init(&so);
+    gm__synth_opts_init(&so, own, sizeof own / sizeof own[0]);
     const char *workload = NULL, *db = NULL, *name = NULL;
     unsigned flags = 0;
     int c, rc = 0, random_opts = 0, explain = 0;
     opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":w:e:s:o:n:h", longopts, NULL)) != -1) {
+    while (rc == 0 && (c = getopt_long(argc, argv, ":w:e:s:o:n:h", so.longopts, NULL)) != -1) {
         switch (c) {
         case 'w': workload = optarg; break;
         case 'e':

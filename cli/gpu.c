@@ -42,11 +42,7 @@ void gm__cli_gpu_table(const gm_gpu_measured_t *m, const gm_metrics_t *sim, uint
     printf("on %s (%s total, %s in use before the replay), policy %s\n\n", m->device_name,
            gm__cli_size(m->total_bytes), gm__cli_size(m->baseline_used), policy);
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 4, "lrrr");
-    gm__cli_table_cell(&t, "figure");
-    gm__cli_table_cell(&t, "simulated");
-    gm__cli_table_cell(&t, "measured");
-    gm__cli_table_cell(&t, "difference");
+    gm__cli_table_head(&t, "lrrr", "figure", "simulated", "measured", "difference", NULL);
     /* native and async ask the GPU per request: their simulated figure is
      * still the policy's reserved peak, load is printed too. */
     gm__cli_table_cell(&t, "peak reserved");
@@ -92,14 +88,10 @@ static void gpu_json_latency(gm_json_t *j, const char *key, const gm_gpu_latency
 {
     gm_json_key(j, key);
     gm_json_begin_object(j);
-    gm_json_key(j, "count");
-    gm_json_u64(j, l->count);
-    gm_json_key(j, "median_ns");
-    gm_json_double(j, l->median_ns);
-    gm_json_key(j, "p99_ns");
-    gm_json_double(j, l->p99_ns);
-    gm_json_key(j, "total_ns");
-    gm_json_double(j, l->total_ns);
+    gm_json_kv_u64(j, "count", l->count);
+    gm_json_kv_double(j, "median_ns", l->median_ns);
+    gm_json_kv_double(j, "p99_ns", l->p99_ns);
+    gm_json_kv_double(j, "total_ns", l->total_ns);
     gm_json_end_object(j);
 }
 
@@ -107,32 +99,23 @@ void gm__cli_gpu_json(gm_json_t *j, const gm_gpu_measured_t *m, const gm_metrics
 {
     gm_json_key(j, "measured");
     gm_json_begin_object(j);
-    gm_json_key(j, "gpu");
-    gm_json_str(j, m->device_name);
-    gm_json_key(j, "total_bytes");
-    gm_json_u64(j, m->total_bytes);
-    gm_json_key(j, "baseline_used");
-    gm_json_u64(j, m->baseline_used);
-    gm_json_key(j, "peak_used");
-    gm_json_u64(j, m->peak_used);
-    gm_json_key(j, "peak_used_vs_simulated");
-    gm_json_double(j, sim->peak_reserved
+    gm_json_kv_str(j, "gpu", m->device_name);
+    gm_json_kv_u64(j, "total_bytes", m->total_bytes);
+    gm_json_kv_u64(j, "baseline_used", m->baseline_used);
+    gm_json_kv_u64(j, "peak_used", m->peak_used);
+    gm_json_kv_double(j, "peak_used_vs_simulated",
+                      sim->peak_reserved
                           ? ((double)m->peak_used - (double)sim->peak_reserved) /
                                 (double)sim->peak_reserved
                           : 0.0);
     if (m->pool) {
-        gm_json_key(j, "pool_reserved_high");
-        gm_json_u64(j, m->pool_reserved_high);
-        gm_json_key(j, "pool_used_high");
-        gm_json_u64(j, m->pool_used_high);
+        gm_json_kv_u64(j, "pool_reserved_high", m->pool_reserved_high);
+        gm_json_kv_u64(j, "pool_used_high", m->pool_used_high);
     }
-    gm_json_key(j, "adopted");
-    gm_json_u64(j, m->adopted);
-    gm_json_key(j, "adopted_bytes");
-    gm_json_u64(j, m->adopted_bytes);
+    gm_json_kv_u64(j, "adopted", m->adopted);
+    gm_json_kv_u64(j, "adopted_bytes", m->adopted_bytes);
     gpu_json_latency(j, "malloc_latency", &m->malloc_latency);
     gpu_json_latency(j, "free_latency", &m->free_latency);
-    gm_json_key(j, "wall_s");
-    gm_json_double(j, m->wall_s);
+    gm_json_kv_double(j, "wall_s", m->wall_s);
     gm_json_end_object(j);
 }

@@ -355,16 +355,11 @@ int gm__slurm_submit(const gm__slurm_t *o, const gm__slurm_sweep_t *sw)
         gm_json_t j;
         gm_json_init(&j, stdout, 1);
         gm_json_begin_object(&j);
-        gm_json_key(&j, "folder");
-        gm_json_str(&j, folder);
-        gm_json_key(&j, "array_job");
-        gm_json_str(&j, array_id);
-        gm_json_key(&j, "merge_job");
-        gm_json_str(&j, merge_id);
-        gm_json_key(&j, "tasks");
-        gm_json_u64(&j, tasks);
-        gm_json_key(&j, "results");
-        gm_json_str(&j, results);
+        gm_json_kv_str(&j, "folder", folder);
+        gm_json_kv_str(&j, "array_job", array_id);
+        gm_json_kv_str(&j, "merge_job", merge_id);
+        gm_json_kv_u64(&j, "tasks", tasks);
+        gm_json_kv_str(&j, "results", results);
         gm_json_end_object(&j);
         gm_json_finish(&j);
     } else {

@@ -9,6 +9,7 @@
  */
 #include "cli/synthopt.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -104,9 +105,12 @@ const char gm__synth_options_help[] =
     "      --warm              optimizer state exists before the first step\n"
     "      --seed S            seed for drawn sequence lengths (default 1)\n";
 
-void gm__synth_opts_init(gm__synth_opts_t *o)
+void gm__synth_opts_init(gm__synth_opts_t *o, const struct option *own, size_t nown)
 {
     memset(o, 0, sizeof *o);
+    assert(nown <= GM__SYNTH_OWN_MAX);
+    memcpy(o->longopts, own, nown * sizeof *own);
+    memcpy(o->longopts + nown, gm__synth_longopts, sizeof gm__synth_longopts);
     o->arch = o->tied = o->dropout = o->ops = -1;
     gm_synth_config_default(&o->run);
 }
@@ -381,25 +385,17 @@ int gm__synth_list_models(int json)
             gm_synth_config_default(&c);
             gm_synth_apply_preset(&c, p->name, NULL);
             gm_json_begin_object(&j);
-            gm_json_key(&j, "name");
-            gm_json_str(&j, p->name);
-            gm_json_key(&j, "arch");
-            gm_json_str(&j, gm_synth_name(GM_SYNTH_LIST_ARCH, p->arch));
-#define SO_J(k, v)         \
-    gm_json_key(&j, k);    \
-    gm_json_u64(&j, v);
-            SO_J("hidden", p->hidden)
-            SO_J("layers", p->layers)
-            SO_J("heads", p->heads)
-            SO_J("kv_heads", p->kv_heads ? p->kv_heads : p->heads)
-            SO_J("ffn", p->ffn ? p->ffn : 4 * p->hidden)
-            SO_J("vocab", p->vocab)
-            SO_J("params", gm_synth_param_count(&c))
-#undef SO_J
-            gm_json_key(&j, "tied");
-            gm_json_bool(&j, p->tied);
-            gm_json_key(&j, "source");
-            gm_json_str(&j, p->source);
+            gm_json_kv_str(&j, "name", p->name);
+            gm_json_kv_str(&j, "arch", gm_synth_name(GM_SYNTH_LIST_ARCH, p->arch));
+            gm_json_kv_u64(&j, "hidden", p->hidden);
+            gm_json_kv_u64(&j, "layers", p->layers);
+            gm_json_kv_u64(&j, "heads", p->heads);
+            gm_json_kv_u64(&j, "kv_heads", p->kv_heads ? p->kv_heads : p->heads);
+            gm_json_kv_u64(&j, "ffn", p->ffn ? p->ffn : 4 * p->hidden);
+            gm_json_kv_u64(&j, "vocab", p->vocab);
+            gm_json_kv_u64(&j, "params", gm_synth_param_count(&c));
+            gm_json_kv_bool(&j, "tied", p->tied);
+            gm_json_kv_str(&j, "source", p->source);
             gm_json_end_object(&j);
         }
         gm_json_end_array(&j);
@@ -407,11 +403,8 @@ int gm__synth_list_models(int json)
         return GM_CLI_OK;
     }
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 10, "llrrrrrrrl");
-    static const char *const head[] = {"model", "arch", "hidden", "layers", "heads",
-                                       "kv",    "ffn",  "vocab",  "params", "source"};
-    for (size_t i = 0; i < 10; i++)
-        gm__cli_table_cell(&t, "%s", head[i]);
+    gm__cli_table_head(&t, "llrrrrrrrl", "model", "arch", "hidden", "layers", "heads", "kv", "ffn",
+                       "vocab", "params", "source", NULL);
     for (size_t i = 0; i < n; i++) {
         const gm_synth_preset_t *p = gm_synth_preset_at(i);
         gm_synth_config_t c;

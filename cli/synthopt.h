@@ -28,7 +28,12 @@ extern const struct option gm__synth_longopts[GM__SYNTH_NOPTS + 1];
 /* The options' help text (for usage texts). */
 extern const char gm__synth_options_help[];
 
+/* The most rows of its own a verb's option table has besides these. */
+#define GM__SYNTH_OWN_MAX 24
+
 typedef struct gm__synth_opts {
+    /* the verb's option table: its own rows, then gm__synth_longopts */
+    struct option longopts[GM__SYNTH_OWN_MAX + GM__SYNTH_NOPTS + 1];
     const char *model;
     int any_model; /* a model or shape option was given */
     int arch, tied, dropout, ops;
@@ -44,7 +49,9 @@ typedef struct gm__synth_opts {
     int list_models;
 } gm__synth_opts_t;
 
-void gm__synth_opts_init(gm__synth_opts_t *o);
+/* Start o, with the option table of a verb whose own rows are own[0..nown)
+ * (nown at most GM__SYNTH_OWN_MAX). */
+void gm__synth_opts_init(gm__synth_opts_t *o, const struct option *own, size_t nown);
 void gm__synth_opts_release(gm__synth_opts_t *o);
 
 /* Handle option c (with optarg) if it is one of the shared ones: returns
