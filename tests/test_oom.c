@@ -31,106 +31,10 @@
 #include "gmsim/sweep.h"
 #include "gmsim/torch.h"
 #include "formats/pickle.h"
+#include "support/pickle_writer.h"
 #include "util.h"
 
 #define MIB (UINT64_C(1) << 20)
-
-/* ---- a pickle writer (protocol 2) over a decoded tree ------------------------ */
-
-typedef struct ow {
-    char *p;
-    size_t n, cap;
-} ow_t;
-
-static void ow_raw(ow_t *w, const void *s, size_t n)
-{
-    if (w->n + n > w->cap) {
-        w->cap = (w->n + n) * 2 + 64;
-        w->p = realloc(w->p, w->cap);
-        cr_assert(w->p != NULL);
-    }
-    memcpy(w->p + w->n, s, n);
-    w->n += n;
-}
-
-static void ow_op(ow_t *w, unsigned char op) { ow_raw(w, &op, 1); }
-
-static void ow_bytes(ow_t *w, unsigned char op, const char *s, uint32_t n)
-{
-    unsigned char h[5] = {op, (unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
-                          (unsigned char)(n >> 24)};
-    ow_raw(w, h, 5);
-    ow_raw(w, s, n);
-}
-
-static void ow_str(ow_t *w, const char *s) { ow_bytes(w, 'X', s, (uint32_t)strlen(s)); }
-
-static void ow_int(ow_t *w, int64_t v)
-{
-    unsigned char b[11] = {0x8a, 8};
-    for (int i = 0; i < 8; i++)
-        b[2 + i] = (unsigned char)((uint64_t)v >> (8 * i));
-    ow_raw(w, b, 10);
-}
-
-static void ow_uint(ow_t *w, uint64_t v)
-{
-    unsigned char b[11] = {0x8a, 9};
-    for (int i = 0; i < 8; i++)
-        b[2 + i] = (unsigned char)(v >> (8 * i));
-    b[10] = 0;
-    ow_raw(w, b, 11);
-}
-
-/* Write v (frames shared in the input are written out each time). */
-static void ow_node(ow_t *w, const gm__pk_t *v, int depth)
-{
-    cr_assert(depth < 64, "the fixture's tree is too deep");
-    switch (v->type) {
-    case GM__PK_NONE: ow_op(w, 'N'); break;
-    case GM__PK_BOOL: ow_op(w, v->v.i ? 0x88 : 0x89); break;
-    case GM__PK_INT:
-        if (v->flags & GM__PK_UNSIGNED)
-            ow_uint(w, v->v.u);
-        else
-            ow_int(w, v->v.i);
-        break;
-    case GM__PK_FLOAT: {
-        unsigned char b[9] = {'G'};
-        uint64_t u;
-        memcpy(&u, &v->v.f, 8);
-        for (int i = 0; i < 8; i++)
-            b[1 + i] = (unsigned char)(u >> (56 - 8 * i));
-        ow_raw(w, b, 9);
-        break;
-    }
-    case GM__PK_STR: ow_bytes(w, 'X', v->v.s, v->n); break;
-    case GM__PK_BYTES: ow_bytes(w, 'B', v->v.s, v->n); break;
-    case GM__PK_LIST:
-    case GM__PK_TUPLE:
-    case GM__PK_SET:
-        ow_op(w, ']');
-        ow_op(w, '(');
-        for (uint32_t i = 0; i < v->n; i++)
-            ow_node(w, v->v.items[i], depth + 1);
-        ow_op(w, 'e');
-        break;
-    case GM__PK_DICT:
-        ow_op(w, '}');
-        ow_op(w, '(');
-        for (uint32_t i = 0; i < 2 * v->n; i++)
-            ow_node(w, v->v.items[i], depth + 1);
-        ow_op(w, 'u');
-        break;
-    default: ow_op(w, 'N'); break; /* big integers: none in snapshots */
-    }
-}
-
-static void ow_kv_int(ow_t *w, const char *k, uint64_t v)
-{
-    ow_str(w, k);
-    ow_uint(w, v);
-}
 
 /* ---- the fixture ---------------------------------------------------------- */
 
@@ -235,45 +139,45 @@ static fixture_t make_fixture(const char *name, uint64_t under)
     f.request = f.capacity;
 
     /* write it again with the entry */
-    ow_t w = {0};
-    ow_raw(&w, "\x80\x02", 2);
-    ow_op(&w, '}');
-    ow_op(&w, '(');
+    pw_t w = {0};
+    pw_raw(&w, "\x80\x02", 2);
+    pw_op(&w, '}');
+    pw_op(&w, '(');
     for (uint32_t k = 0; k < root->n; k++) {
         const gm__pk_t *key = root->v.items[2 * k], *val = root->v.items[2 * k + 1];
-        ow_node(&w, key, 1);
+        pw_node(&w, key, 1);
         if (val != traces) {
-            ow_node(&w, val, 1);
+            pw_node(&w, val, 1);
             continue;
         }
-        ow_op(&w, ']');
-        ow_op(&w, '(');
+        pw_op(&w, ']');
+        pw_op(&w, '(');
         for (uint32_t d = 0; d < traces->n; d++) {
             const gm__pk_t *t = traces->v.items[d];
-            ow_op(&w, ']');
-            ow_op(&w, '(');
+            pw_op(&w, ']');
+            pw_op(&w, '(');
             for (uint32_t i = 0; i <= t->n; i++) {
                 if (d == 0 && i == f.at) {
                     const gm__pk_t *prev = t->v.items[i ? i - 1 : 0];
-                    ow_op(&w, '}');
-                    ow_op(&w, '(');
-                    ow_str(&w, "action");
-                    ow_str(&w, "oom");
-                    ow_kv_int(&w, "device_free", f.capacity - f.reserved);
-                    ow_kv_int(&w, "size", f.request);
-                    ow_kv_int(&w, "stream", pk_u64(pk, prev, "stream"));
-                    ow_kv_int(&w, "time_us", pk_u64(pk, prev, "time_us"));
-                    ow_op(&w, 'u');
+                    pw_op(&w, '}');
+                    pw_op(&w, '(');
+                    pw_str(&w, "action");
+                    pw_str(&w, "oom");
+                    pw_kv_int(&w, "device_free", f.capacity - f.reserved);
+                    pw_kv_int(&w, "size", f.request);
+                    pw_kv_int(&w, "stream", pk_u64(pk, prev, "stream"));
+                    pw_kv_int(&w, "time_us", pk_u64(pk, prev, "time_us"));
+                    pw_op(&w, 'u');
                 }
                 if (i < t->n)
-                    ow_node(&w, t->v.items[i], 2);
+                    pw_node(&w, t->v.items[i], 2);
             }
-            ow_op(&w, 'e');
+            pw_op(&w, 'e');
         }
-        ow_op(&w, 'e');
+        pw_op(&w, 'e');
     }
-    ow_op(&w, 'u');
-    ow_op(&w, '.');
+    pw_op(&w, 'u');
+    pw_op(&w, '.');
     gm__pickle_free(pk);
     free(raw);
     f.data = w.p;

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "support/pickle_writer.h"
 #include "util.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -38,60 +39,7 @@
 #define TT_SANITIZED 0
 #endif
 
-/* ---- a tiny pickle writer (protocol 2 opcodes) ------------------------------ */
-
-typedef struct pw {
-    char *p;
-    size_t n, cap;
-} pw_t;
-
-static void pw_raw(pw_t *w, const void *s, size_t n)
-{
-    if (w->n + n > w->cap) {
-        w->cap = (w->n + n) * 2 + 64;
-        w->p = realloc(w->p, w->cap);
-        cr_assert(w->p != NULL);
-    }
-    memcpy(w->p + w->n, s, n);
-    w->n += n;
-}
-
-static void pw_op(pw_t *w, unsigned char op) { pw_raw(w, &op, 1); }
-
-static void pw_str(pw_t *w, const char *s)
-{
-    uint32_t n = (uint32_t)strlen(s);
-    unsigned char h[5] = {'X', (unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
-                          (unsigned char)(n >> 24)};
-    pw_raw(w, h, 5);
-    pw_raw(w, s, n);
-}
-
-static void pw_int(pw_t *w, uint64_t v)
-{
-    unsigned char b[11] = {0x8a, 9};
-    for (int i = 0; i < 8; i++)
-        b[2 + i] = (unsigned char)(v >> (8 * i));
-    b[10] = 0;
-    pw_raw(w, b, 11);
-}
-
-#define PW_BEGIN_DICT(w) (pw_op(w, '}'), pw_op(w, '('))
-#define PW_END_DICT(w) pw_op(w, 'u')
-#define PW_BEGIN_LIST(w) (pw_op(w, ']'), pw_op(w, '('))
-#define PW_END_LIST(w) pw_op(w, 'e')
-
-static void pw_kv_int(pw_t *w, const char *k, uint64_t v)
-{
-    pw_str(w, k);
-    pw_int(w, v);
-}
-
-static void pw_kv_str(pw_t *w, const char *k, const char *v)
-{
-    pw_str(w, k);
-    pw_str(w, v);
-}
+/* ---- a synthetic snapshot (tests/support/pickle_writer.h) --------------------- */
 
 static void pw_block(pw_t *w, uint64_t addr, uint64_t size, uint64_t req, const char *state)
 {
