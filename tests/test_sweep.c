@@ -58,14 +58,7 @@ static gm_sweep_config_t sweep_cfg(const char *const *inputs, size_t ninputs, gr
                                    const char *results, unsigned jobs)
 {
     gm_sweep_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.inputs = inputs;
-    cfg.ninputs = ninputs;
-    cfg.sets = g->sets;
-    cfg.nsets = g->nsets;
-    gm_device_config_default(&cfg.device);
-    cfg.results = results;
-    cfg.jobs = jobs;
+    gt_sweep_config(&cfg, inputs, ninputs, g->sets, g->nsets, results, jobs);
     return cfg;
 }
 

@@ -104,6 +104,28 @@ int gt_import_text(gm_import_fn import, const char *text, const char *filename, 
     return gm_import_commit(t, err);
 }
 
+void gt_sweep_config(gm_sweep_config_t *cfg, const char *const *inputs, size_t ninputs,
+                     const gm_params_t *sets, size_t nsets, const char *results, unsigned jobs)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->inputs = inputs;
+    cfg->ninputs = ninputs;
+    cfg->sets = sets;
+    cfg->nsets = nsets;
+    gm_device_config_default(&cfg->device);
+    cfg->results = results;
+    cfg->jobs = jobs;
+}
+
+int gt_sweep_one(const char *in, const gm_params_t *sets, size_t nsets, const char *results,
+                 unsigned jobs, gm_sweep_summary_t *sum, gm_error_t *err)
+{
+    const char *inputs[] = {in};
+    gm_sweep_config_t cfg;
+    gt_sweep_config(&cfg, inputs, 1, sets, nsets, results, jobs);
+    return gm_sweep_run(&cfg, sum, err);
+}
+
 uint64_t gt_rand(uint64_t *state)
 {
     return gm__splitmix64(state);

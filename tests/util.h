@@ -28,6 +28,17 @@ const char *gt_tmpfile(const char *name);
 int gt_import_text(gm_import_fn import, const char *text, const char *filename, gm_store_t **s,
                    gm_error_t *err);
 
+/* A sweep's configuration on the default device: the traces of the
+ * ninputs stores inputs[] (which must outlive cfg) through sets[0..nsets)
+ * into the results store `results`, with `jobs` workers; the rest zero. */
+void gt_sweep_config(gm_sweep_config_t *cfg, const char *const *inputs, size_t ninputs,
+                     const gm_params_t *sets, size_t nsets, const char *results, unsigned jobs);
+
+/* gt_sweep_config of the one store `in`, then gm_sweep_run: its code, with
+ * *sum and err filled. */
+int gt_sweep_one(const char *in, const gm_params_t *sets, size_t nsets, const char *results,
+                 unsigned jobs, gm_sweep_summary_t *sum, gm_error_t *err);
+
 /* Deterministic 64-bit PRNG (splitmix64). */
 uint64_t gt_rand(uint64_t *state);
 

@@ -23,6 +23,7 @@
 #include "bench/bench.h"
 #include "gmsim/report.h"
 #include "gmsim/sweep.h"
+#include "util.h"
 
 #define BENCH_REPORT_EVENTS 1000000
 
@@ -76,18 +77,8 @@ void bench_report(const bench_env_t *env, gm_json_t *j)
     size_t n;
     if (gm_configs_expand(pol, 3, NULL, 0, &sets, &n, &err) != 0)
         bench_die("report", &err);
-    const char *inputs[] = {in};
-    gm_sweep_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.inputs = inputs;
-    cfg.ninputs = 1;
-    cfg.sets = sets;
-    cfg.nsets = n;
-    gm_device_config_default(&cfg.device);
-    cfg.results = out;
-    cfg.jobs = 2;
     gm_sweep_summary_t sum;
-    if (gm_sweep_run(&cfg, &sum, &err) != 0)
+    if (gt_sweep_one(in, sets, n, out, 2, &sum, &err) != 0)
         bench_die("report", &err);
     for (size_t i = 0; i < n; i++)
         gm_params_release(&sets[i]);

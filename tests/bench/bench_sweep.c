@@ -26,6 +26,7 @@
 #include "bench/bench.h"
 #include "gmsim/report.h"
 #include "gmsim/sweep.h"
+#include "util.h"
 
 #define BENCH_SWEEP_TRACES 25
 #define BENCH_SWEEP_EVENTS 1000000
@@ -59,14 +60,7 @@ static double bench_sweep_once(const char *in, const char *out, gm_params_t *set
     bench_sweep_remove(out);
     const char *inputs[] = {in};
     gm_sweep_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.inputs = inputs;
-    cfg.ninputs = 1;
-    cfg.sets = sets;
-    cfg.nsets = n;
-    gm_device_config_default(&cfg.device);
-    cfg.results = out;
-    cfg.jobs = jobs;
+    gt_sweep_config(&cfg, inputs, 1, sets, n, out, jobs);
     cfg.shard = shard;
     cfg.nshards = nshards;
     gm_sweep_summary_t sum;
