@@ -21,6 +21,7 @@
 
 #include "gmsim/align.h"
 #include "gmsim/scale.h"
+#include "support/scale_fixture.h"
 #include "util.h"
 
 static gm_store_t *ts_store(const char *name)
@@ -646,38 +647,6 @@ Test(scale, call_site_laws)
 
 /* ---- the real snapshots ------------------------------------------------------------- */
 
-static gm_store_t *ts_real(const char *job, const char **why)
-{
-    static int nth;
-    char dbname[32];
-    snprintf(dbname, sizeof dbname, "real%d.db", nth++);
-    gm_store_t *s = NULL;
-    gm_error_t err;
-    for (int i = 0; i < 2; i++) {
-        char rel[96];
-        snprintf(rel, sizeof rel, "snapshots/lmmedium_ctx%d_%s_fp32.pickle", i ? 256 : 128, job);
-        const char *path = gt_data_path(rel, why);
-        if (path == NULL) {
-            if (s)
-                gm_store_close(s);
-            return NULL;
-        }
-        char *pc = strdup(path);
-        if (s == NULL)
-            cr_assert_eq(gm_store_open(gt_tmpfile(dbname), GM_STORE_WRITE, &s, &err), 0, "%s",
-                         err.msg);
-        FILE *f = fopen(pc, "rb");
-        cr_assert_not_null(f);
-        gm_import_target_t *t;
-        cr_assert_eq(gm_import_target_create(s, i ? "c256" : "c128", 0, &t, &err), 0);
-        cr_assert_eq(gm_torch_import(f, pc, t, &err), 0, "%s", err.msg);
-        cr_assert_eq(gm_import_commit(t, &err), 0, "%s", err.msg);
-        fclose(f);
-        free(pc);
-    }
-    return s;
-}
-
 static uint64_t ts_caching_peak(gm_store_t *s, const char *name)
 {
     gm_error_t err = {0};
@@ -698,16 +667,6 @@ static uint64_t ts_caching_peak(gm_store_t *s, const char *name)
     return peak;
 }
 
-static uint64_t ts_load(gm_store_t *s, const char *name)
-{
-    gm_trace_info_t info;
-    gm_error_t err;
-    cr_assert_eq(gm_store_find(s, name, &info, &err), 0, "%s", err.msg);
-    uint64_t load = info.load;
-    gm_trace_info_release(&info);
-    return load;
-}
-
 /*
  * From 128 with the law of the pair to 256, and from 256 down to 128: the
  * other capture's peak requested bytes exactly and its caching peak
@@ -720,7 +679,7 @@ static uint64_t ts_load(gm_store_t *s, const char *name)
 static void ts_check_real(const char *job)
 {
     const char *why;
-    gm_store_t *s = ts_real(job, &why);
+    gm_store_t *s = sc_real(job, &why);
     if (s == NULL)
         cr_skip_test("%s", why);
     gm_error_t err;
@@ -751,7 +710,7 @@ static void ts_check_real(const char *job)
         uint64_t target = dir ? 128 : 256;
         cr_assert_eq(gm_scale_write(p, target, 0, s, "pred", GM_WRITE_REPLACE, &err), 0, "%s",
                      err.msg);
-        cr_assert_eq(ts_load(s, "pred"), ts_load(s, real), "%s %s: peak requested", job, real);
+        cr_assert_eq(sc_load(s, "pred"), sc_load(s, real), "%s %s: peak requested", job, real);
         uint64_t pr = ts_caching_peak(s, "pred"), rr = ts_caching_peak(s, real);
         double e = ((double)pr - (double)rr) / (double)rr;
         cr_assert_lt(e < 0 ? -e : e, 0.01, "%s %s: caching peak reserved %llu, real %llu", job,
@@ -784,90 +743,6 @@ Test(scale, real_inference_pair, .timeout = 300)
     ts_check_real("inference");
 }
 
-/* Copy trace `src` of s into `dst` as a ring buffer that began `cut`
- * events later would hold it: the allocations alive then become
- * pre-existing (frames kept), the events before are dropped. */
-static void ts_cut(gm_store_t *s, const char *src, const char *dst, uint64_t cut)
-{
-    gm_error_t err;
-    gm_trace_info_t info;
-    cr_assert_eq(gm_store_find(s, src, &info, &err), 0, "%s", err.msg);
-    uint64_t n = info.allocs;
-    gm_trace_info_release(&info);
-    uint64_t *size = calloc(n + 1, sizeof *size), *map = malloc((n + 1) * sizeof *map);
-    uint32_t *frames = calloc(n + 1, sizeof *frames);
-    unsigned char *live = calloc(n + 1, 1);
-    cr_assert(size && map && frames && live);
-    for (int pass = 0; pass < 2; pass++) {
-        gm_reader_t *r;
-        cr_assert_eq(gm_reader_open(s, src, &r, &err), 0, "%s", err.msg);
-        gm_writer_t *w = NULL;
-        uint64_t next = 0, index = 0;
-        if (pass == 1) {
-            cr_assert_eq(gm_writer_begin(s, dst, GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
-            uint32_t st;
-            cr_assert_eq(gm_writer_stream(w, 0, &st, &err), 0, "%s", err.msg);
-            for (uint64_t id = 0; id < n; id++) {
-                map[id] = UINT64_MAX;
-                if (!live[id])
-                    continue;
-                gm_event_t e = {.op = GM_OP_ALLOC, .id = next, .size = size[id],
-                                .flags = GM_EVENT_PREEXISTING};
-                const char *fr = gm_reader_frames(r, frames[id]);
-                if (frames[id] && fr)
-                    cr_assert_eq(gm_writer_frames(w, fr, &e.frames, &err), 0, "%s", err.msg);
-                map[id] = next++;
-                cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
-            }
-        }
-        for (;;) {
-            const gm_event_t *ev;
-            size_t k;
-            cr_assert_eq(gm_reader_next(r, &ev, &k, &err), 0, "%s", err.msg);
-            if (k == 0)
-                break;
-            for (size_t i = 0; i < k; i++, index++) {
-                gm_event_t e = ev[i];
-                if (pass == 0) {
-                    if (index >= cut)
-                        continue;
-                    if (e.op == GM_OP_ALLOC) {
-                        live[e.id] = 1;
-                        size[e.id] = e.size;
-                        frames[e.id] = e.frames;
-                    } else if (e.op == GM_OP_FREE)
-                        live[e.id] = 0;
-                    continue;
-                }
-                if (index < cut || (e.op != GM_OP_ALLOC && e.op != GM_OP_FREE))
-                    continue;
-                e.stream = 0;
-                if (e.op == GM_OP_ALLOC) {
-                    const char *fr = gm_reader_frames(r, e.frames);
-                    e.frames = 0;
-                    if (fr)
-                        cr_assert_eq(gm_writer_frames(w, fr, &e.frames, &err), 0, "%s", err.msg);
-                    e.flags = 0;
-                    map[e.id] = next;
-                    e.id = next++;
-                } else {
-                    if (map[e.id] == UINT64_MAX)
-                        continue;
-                    e.id = map[e.id];
-                }
-                cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
-            }
-        }
-        gm_reader_close(r);
-        if (w)
-            cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
-    }
-    free(size);
-    free(map);
-    free(frames);
-    free(live);
-}
-
 /*
  * The ctx256 training capture as a ring buffer begun 3,000 events later
  * (mid-forward: hundreds of activations alive, pre-existing there): the
@@ -881,10 +756,10 @@ static void ts_cut(gm_store_t *s, const char *src, const char *dst, uint64_t cut
 Test(scale, real_ring_buffer_cut, .timeout = 300)
 {
     const char *why;
-    gm_store_t *s = ts_real("train", &why);
+    gm_store_t *s = sc_real("train", &why);
     if (s == NULL)
         cr_skip_test("%s", why);
-    ts_cut(s, "c256", "cut256", 3000);
+    sc_cut(s, "c256", "cut256", 3000, &(sc_cut_how_t){.keep_frames = 1});
     gm_error_t err;
     gm_scale_capture_t caps[] = {{s, "c128", NULL, 128, 4, NULL}, {s, "cut256", NULL, 256, 4, NULL}};
     gm_scale_options_t o = {.base = 0};
@@ -917,7 +792,7 @@ Test(scale, real_ring_buffer_cut, .timeout = 300)
             cr_assert_geq(r->none_sites[i - 1].bytes, r->none_sites[i].bytes);
     }
     cr_assert_leq(listed, r->law_bytes[GM_SCALE_LAW_NONE]);
-    double pk = (double)ts_load(s, "pred"), real = (double)ts_load(s, "c256");
+    double pk = (double)sc_load(s, "pred"), real = (double)sc_load(s, "c256");
     cr_assert_lt(fabs(pk - real) / real, 1e-4, "%.0f vs %.0f; site %llu none %llu (%llu B) %s",
                  pk, real, (unsigned long long)r->law_allocs[GM_SCALE_LAW_SITE],
                  (unsigned long long)r->law_allocs[GM_SCALE_LAW_NONE],
@@ -930,10 +805,10 @@ Test(scale, real_ring_buffer_cut, .timeout = 300)
 Test(scale, real_different_programs, .timeout = 300)
 {
     const char *why;
-    gm_store_t *s1 = ts_real("inference", &why);
+    gm_store_t *s1 = sc_real("inference", &why);
     if (s1 == NULL)
         cr_skip_test("%s", why);
-    gm_store_t *s2 = ts_real("train", &why);
+    gm_store_t *s2 = sc_real("train", &why);
     gm_scale_capture_t caps[] = {{s1, "c128", "inference128", 128, 4, NULL},
                                  {s2, "c256", "train256", 256, 4, NULL}};
     gm_scale_plan_t *p;

@@ -21,44 +21,11 @@
 #include "gmsim/scale.h"
 #include "gmsim/synth.h"
 #include "gmsim/torch.h"
+#include "support/scale_fixture.h"
 #include "util.h"
 
 #define TH_RANGE "Optimizer.zero_grad#AdamW.zero_grad"
 #define TH_STEP "Optimizer.step#AdamW.step"
-
-/* The lmmedium training snapshots at ctx128 and ctx256 as traces "c128"
- * and "c256" of a new store; NULL (with *why) where the data is absent. */
-static gm_store_t *th_real(const char **why)
-{
-    static int nth;
-    char dbname[32];
-    snprintf(dbname, sizeof dbname, "hints%d.db", nth++);
-    gm_store_t *s = NULL;
-    gm_error_t err;
-    for (int i = 0; i < 2; i++) {
-        char rel[96];
-        snprintf(rel, sizeof rel, "snapshots/lmmedium_ctx%d_train_fp32.pickle", i ? 256 : 128);
-        const char *path = gt_data_path(rel, why);
-        if (path == NULL) {
-            if (s)
-                gm_store_close(s);
-            return NULL;
-        }
-        char *pc = strdup(path);
-        if (s == NULL)
-            cr_assert_eq(gm_store_open(gt_tmpfile(dbname), GM_STORE_WRITE, &s, &err), 0, "%s",
-                         err.msg);
-        FILE *f = fopen(pc, "rb");
-        cr_assert_not_null(f);
-        gm_import_target_t *t;
-        cr_assert_eq(gm_import_target_create(s, i ? "c256" : "c128", 0, &t, &err), 0);
-        cr_assert_eq(gm_torch_import(f, pc, t, &err), 0, "%s", err.msg);
-        cr_assert_eq(gm_import_commit(t, &err), 0, "%s", err.msg);
-        fclose(f);
-        free(pc);
-    }
-    return s;
-}
 
 enum { TH_ADD_RANGE, TH_DROP_STEP, TH_SCRIPT_EDIT };
 
@@ -142,16 +109,6 @@ static void th_copy(gm_store_t *s, const char *src, const char *dst, int how, ui
     cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
 }
 
-static uint64_t th_load(gm_store_t *s, const char *name)
-{
-    gm_trace_info_t info;
-    gm_error_t err;
-    cr_assert_eq(gm_store_find(s, name, &info, &err), 0, "%s", err.msg);
-    uint64_t load = info.load;
-    gm_trace_info_release(&info);
-    return load;
-}
-
 static gm_scale_plan_t *th_plan(gm_store_t *s, const char *a, uint64_t sa, const char *b,
                                 uint64_t sb, int base, double min_matched)
 {
@@ -200,7 +157,7 @@ static const gm_align_note_t *th_note(const gm_scale_pairing_t *pr, const char *
 Test(scale_hints, real_annotations_differ, .timeout = 300)
 {
     const char *why;
-    gm_store_t *s = th_real(&why);
+    gm_store_t *s = sc_real("train", &why);
     if (s == NULL)
         cr_skip_test("%s", why);
     th_copy(s, "c128", "tmp128", TH_ADD_RANGE, 3000);
@@ -228,7 +185,7 @@ Test(scale_hints, real_annotations_differ, .timeout = 300)
     th_same_predictions(p, ref, r->allocs, 1024);
     gm_error_t err;
     cr_assert_eq(gm_scale_write(p, 128, 0, s, "pred", GM_WRITE_REPLACE, &err), 0, "%s", err.msg);
-    cr_assert_eq(th_load(s, "pred"), th_load(s, "c128"));
+    cr_assert_eq(sc_load(s, "pred"), sc_load(s, "c128"));
     gm_scale_plan_destroy(p);
     /* and the other way: the edited capture as the base */
     p = th_plan(s, "ann128", 128, "c256", 256, 0, 0);
@@ -240,7 +197,7 @@ Test(scale_hints, real_annotations_differ, .timeout = 300)
     cr_assert_eq(added->in_b, 0);
     cr_assert_gt(pr->share, 0.98, "%f", pr->share);
     cr_assert_eq(gm_scale_write(p, 256, 0, s, "pred", GM_WRITE_REPLACE, &err), 0, "%s", err.msg);
-    cr_assert_eq(th_load(s, "pred"), th_load(s, "c256"));
+    cr_assert_eq(sc_load(s, "pred"), sc_load(s, "c256"));
     gm_scale_plan_destroy(p);
     gm_scale_plan_destroy(ref);
     gm_store_close(s);
@@ -256,7 +213,7 @@ Test(scale_hints, real_annotations_differ, .timeout = 300)
 Test(scale_hints, real_script_edited, .timeout = 300)
 {
     const char *why;
-    gm_store_t *s = th_real(&why);
+    gm_store_t *s = sc_real("train", &why);
     if (s == NULL)
         cr_skip_test("%s", why);
     th_copy(s, "c128", "ed128", TH_SCRIPT_EDIT, 0);
@@ -331,109 +288,12 @@ static uint64_t th_mark(gm_store_t *s, const char *name, const char *tag, int k)
     return at;
 }
 
-/* Pre-existing allocations added to a cut trace, their number depending
- * on the size (a loop over chunks of the sequence in the warm-up): per
- * group, count and size; freed when the recording's window begins. */
-typedef struct th_chunks {
-    uint64_t count[2], size[2];
-} th_chunks_t;
-
-/* Copy trace src into dst as a recording begun at event `cut` holds it:
- * the allocations alive then are pre-existing (without frames: made
- * before the recording), listed in allocation order, or in reverse when
- * `reversed` (a snapshot lists them in address order), then those of
- * `chunks` (NULL: none); the events before are dropped. */
-static void th_cut_as(gm_store_t *s, const char *src, const char *dst, uint64_t cut,
-                      int reversed, const th_chunks_t *chunks)
-{
-    gm_error_t err;
-    gm_trace_info_t info;
-    cr_assert_eq(gm_store_find(s, src, &info, &err), 0, "%s", err.msg);
-    uint64_t n = info.allocs;
-    gm_trace_info_release(&info);
-    uint64_t *size = calloc(n + 1, sizeof *size), *map = malloc((n + 1) * sizeof *map);
-    unsigned char *live = calloc(n + 1, 1);
-    cr_assert(size && map && live);
-    for (int pass = 0; pass < 2; pass++) {
-        gm_reader_t *r;
-        cr_assert_eq(gm_reader_open(s, src, &r, &err), 0, "%s", err.msg);
-        gm_writer_t *w = NULL;
-        uint64_t next = 0, index = 0;
-        if (pass == 1) {
-            cr_assert_eq(gm_writer_begin(s, dst, GM_WRITE_REPLACE, &w, &err), 0, "%s", err.msg);
-            uint32_t st;
-            cr_assert_eq(gm_writer_stream(w, 0, &st, &err), 0, "%s", err.msg);
-            for (uint64_t j = 0; j < n; j++) {
-                uint64_t id = reversed ? n - 1 - j : j;
-                map[id] = UINT64_MAX;
-                if (!live[id])
-                    continue;
-                gm_event_t e = {.op = GM_OP_ALLOC, .id = next, .size = size[id],
-                                .flags = GM_EVENT_PREEXISTING};
-                map[id] = next++;
-                cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
-            }
-            for (int g = 0; chunks != NULL && g < 2; g++)
-                for (uint64_t c = 0; c < chunks->count[g]; c++) {
-                    gm_event_t e = {.op = GM_OP_ALLOC, .id = next++, .size = chunks->size[g],
-                                    .flags = GM_EVENT_PREEXISTING};
-                    cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
-                }
-        }
-        uint64_t nchunks = next;
-        for (;;) {
-            const gm_event_t *ev;
-            size_t k;
-            cr_assert_eq(gm_reader_next(r, &ev, &k, &err), 0, "%s", err.msg);
-            if (k == 0)
-                break;
-            for (size_t i = 0; i < k; i++, index++) {
-                gm_event_t e = ev[i];
-                if (pass == 0) {
-                    if (index < cut && e.op == GM_OP_ALLOC) {
-                        live[e.id] = 1;
-                        size[e.id] = e.size;
-                    } else if (index < cut && e.op == GM_OP_FREE)
-                        live[e.id] = 0;
-                    continue;
-                }
-                if (index == cut && chunks != NULL) /* the chunks freed */
-                    for (uint64_t id = nchunks - chunks->count[0] - chunks->count[1];
-                         id < nchunks; id++) {
-                        gm_event_t f = {.op = GM_OP_FREE, .id = id};
-                        cr_assert_eq(gm_writer_add(w, &f, &err), 0, "%s", err.msg);
-                    }
-                if (index < cut || (e.op != GM_OP_ALLOC && e.op != GM_OP_FREE &&
-                                    e.op != GM_OP_MARK))
-                    continue;
-                e.stream = 0;
-                if (e.op == GM_OP_MARK) {
-                    cr_assert_eq(gm_writer_tag(w, gm_reader_tag(r, e.tag), &e.tag, &err), 0);
-                } else if (e.op == GM_OP_ALLOC) {
-                    e.frames = 0;
-                    e.flags = 0;
-                    map[e.id] = next;
-                    e.id = next++;
-                } else {
-                    if (map[e.id] == UINT64_MAX)
-                        continue;
-                    e.id = map[e.id];
-                }
-                cr_assert_eq(gm_writer_add(w, &e, &err), 0, "%s", err.msg);
-            }
-        }
-        gm_reader_close(r);
-        if (w)
-            cr_assert_eq(gm_writer_finish(w, &err), 0, "%s", err.msg);
-    }
-    free(size);
-    free(map);
-    free(live);
-}
-
+/* Trace src as a recording begun at event `cut` holds it (sc_cut): the
+ * allocations alive then pre-existing without frames (made before the
+ * recording), the MARKs kept. */
 static void th_cut(gm_store_t *s, const char *src, const char *dst, uint64_t cut)
 {
-    th_cut_as(s, src, dst, cut, 0, NULL);
+    sc_cut(s, src, dst, cut, &(sc_cut_how_t){.keep_marks = 1});
 }
 
 /*
@@ -482,7 +342,7 @@ Test(scale_hints, warm_up_graph_preexisting)
                      (unsigned long long)b->allocs[i].size);
     gm_align_trace_free(a);
     gm_align_trace_free(b);
-    cr_assert_eq(th_load(s, "pred"), th_load(s, "warm128"));
+    cr_assert_eq(sc_load(s, "pred"), sc_load(s, "warm128"));
     gm_scale_plan_destroy(p);
     gm_store_close(s);
 }
@@ -502,7 +362,7 @@ static void th_same_sizes(gm_store_t *s, const char *a, const char *b)
                      (unsigned long long)y->allocs[i].size);
     gm_align_trace_free(x);
     gm_align_trace_free(y);
-    cr_assert_eq(th_load(s, a), th_load(s, b));
+    cr_assert_eq(sc_load(s, a), sc_load(s, b));
 }
 
 /* Two pre-existing allocations of plan p's base of one size whose
@@ -554,8 +414,8 @@ Test(scale_hints, twins_listed_in_another_order)
         snprintf(r, sizeof r, "rev%llu", (unsigned long long)seqs[k]);
         th_synth(s, f, seqs[k], 2);
         uint64_t cut = th_mark(s, f, "step", 2);
-        th_cut_as(s, f, w, cut, 0, NULL);
-        th_cut_as(s, f, r, cut, 1, NULL);
+        sc_cut(s, f, w, cut, &(sc_cut_how_t){.keep_marks = 1});
+        sc_cut(s, f, r, cut, &(sc_cut_how_t){.keep_marks = 1, .reversed = 1});
     }
     th_synth(s, "one128", 128, 1);
 
@@ -591,8 +451,8 @@ static void th_chunked(gm_store_t *s, uint64_t seq)
     snprintf(f, sizeof f, "full%llu", (unsigned long long)seq);
     snprintf(w, sizeof w, "cnt%llu", (unsigned long long)seq);
     th_synth(s, f, seq, 2);
-    th_chunks_t ch = {{2 + seq / 64, seq / 64}, {UINT64_C(1) << 20, 2 * seq * 768 * 4}};
-    th_cut_as(s, f, w, th_mark(s, f, "step", 2), 0, &ch);
+    sc_chunks_t ch = {{2 + seq / 64, seq / 64}, {UINT64_C(1) << 20, 2 * seq * 768 * 4}};
+    sc_cut(s, f, w, th_mark(s, f, "step", 2), &(sc_cut_how_t){.keep_marks = 1, .chunks = &ch});
 }
 
 static gm_scale_plan_t *th_plan_n(gm_store_t *s, const uint64_t *seqs, size_t n)
