@@ -1,43 +1,25 @@
 /*
- * tests/test_torch.c — the PyTorch snapshot importer (formats/torch/).
+ * tests/test_torch.c — the PyTorch snapshot importer (formats/torch/) on
+ * synthetic snapshots.
  *
- * A small synthetic snapshot, written here with a tiny pickle writer, pins
- * the reconstruction exactly: the pre-existing allocations, the starting
- * layout's segments and blocks, the recorded reserved bytes, the oom and
- * empty_cache marks.  Every prefix of it, code opcodes, a pre-2.0 snapshot
- * and bad values are refused with the file and the place named, leaving no
- * trace in the store.
- *
- * Every real snapshot in ../shared/data/snapshots (each imported once;
- * under AddressSanitizer the small ones and the largest) is checked against
- * an independent reading by python3 (tests/torch_check.py, a restricted
- * Unpickler): per device, ALLOC/FREE/SEG counts, the pre-existing count,
- * the final reserved bytes, LOAD and a `native` replay's load equal to the
- * peak of live requested bytes, empty_cache and annotation marks; and the
- * stored layout holds exactly the pre-existing allocations and the reserved
- * bytes at the start.  Skipped with a message without the data or python3.
+ * A small synthetic snapshot, written here with the tests' pickle writer
+ * (tests/support/pickle_writer.c), pins the reconstruction exactly: the
+ * pre-existing allocations, the starting layout's segments and blocks, the
+ * recorded reserved bytes, the oom and empty_cache marks.  Every prefix of
+ * it, code opcodes, a pre-2.0 snapshot and bad values are refused with the
+ * file and the place named, leaving no trace in the store.  The real
+ * snapshots are in test_torch_real.c; the checks both use (the layout
+ * against the events, the forward check) in tests/support/torch_fixture.c.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "support/pickle_writer.h"
+#include "support/torch_fixture.h"
 #include "util.h"
-
-#ifdef __SANITIZE_ADDRESS__
-#define TT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TT_SANITIZED 1
-#endif
-#endif
-#ifndef TT_SANITIZED
-#define TT_SANITIZED 0
-#endif
 
 /* ---- a synthetic snapshot (tests/support/pickle_writer.h) --------------------- */
 
@@ -151,393 +133,6 @@ static char *synthetic_snapshot(size_t *len)
     return w.p;
 }
 
-/* ---- helpers ----------------------------------------------------------------- */
-
-/* Import data (or the file at path when data is NULL) as `base` into s. */
-static int import_into(gm_store_t *s, const char *base, const char *path, const void *data,
-                       size_t len, gm_error_t *err)
-{
-    gm_import_target_t *t;
-    cr_assert_eq(gm_import_target_create(s, base, 0, &t, err), 0, "%s", err->msg);
-    int rc;
-    if (data != NULL) {
-        rc = gm_torch_import_buffer(data, len, path, t, err);
-    } else {
-        FILE *in = fopen(path, "rb");
-        cr_assert(in != NULL, "cannot open %s", path);
-        rc = gm_torch_import(in, path, t, err);
-        fclose(in);
-    }
-    if (rc) {
-        gm_import_abort(t);
-        return rc;
-    }
-    return gm_import_commit(t, err);
-}
-
-static uint64_t attr_u64(const gm_jv_t *o, const char *key)
-{
-    uint64_t v = UINT64_MAX;
-    cr_assert_eq(gm_jv_u64(gm_jv_get(o, key), &v), 0, "attribute %s", key);
-    return v;
-}
-
-static gm_jv_t *trace_attrs(const gm_trace_info_t *t)
-{
-    gm_jv_t *root;
-    gm_error_t err;
-    cr_assert_eq(gm_json_parse(t->attrs, strlen(t->attrs), &root, &err), 0, "%s", err.msg);
-    return root;
-}
-
-static uint64_t native_load(gm_store_t *s, const char *name)
-{
-    gm_error_t err;
-    gm_replay_t *r;
-    cr_assert_eq(gm_replay_create(NULL, &r, &err), 0, "%s", err.msg);
-    gm_params_t p;
-    cr_assert_eq(gm_params_init(&p, gm_policy_find("native"), &err), 0, "%s", err.msg);
-    cr_assert_eq(gm_replay_add(r, &p, &err), 0, "%s", err.msg);
-    gm_params_release(&p);
-    cr_assert_eq(gm_replay_trace(r, s, name, &err), 0, "%s", err.msg);
-    uint64_t load = gm_replay_load(r);
-    gm_replay_destroy(r);
-    return load;
-}
-
-typedef struct lay_check {
-    uint64_t reserved, preexisting, segments;
-} lay_check_t;
-
-/* Check trace `name`'s layout against its first events (the pre-existing
- * ALLOCs, in layout order) and count what it holds. */
-static lay_check_t check_layout(gm_store_t *s, const char *name)
-{
-    gm_error_t err;
-    gm_layout_t *l;
-    cr_assert_eq(gm_store_layout(s, name, &l, &err), 0, "%s", err.msg);
-    cr_assert(l != NULL, "trace %s has no layout", name);
-    cr_assert_eq(gm_layout_validate(l, &err), 0, "%s", err.msg);
-    gm_reader_t *r;
-    cr_assert_eq(gm_reader_open(s, name, &r, &err), 0, "%s", err.msg);
-    const gm_event_t *ev = NULL;
-    size_t n = 0, at = 0;
-    lay_check_t c = {0};
-    for (size_t i = 0; i < l->nsegments; i++) {
-        const gm_layout_segment_t *g = &l->segments[i];
-        c.reserved += g->size;
-        c.segments++;
-        cr_assert_eq(gm_reader_stream(r, g->stream_index), g->stream, "%s segment %zu stream",
-                     name, i);
-        if (g->pool == GM_POOL_SMALL && !g->expandable)
-            cr_assert_eq(g->size, 2 * MIB, "%s: small segment %zu", name, i);
-        for (size_t k = 0; k < g->nblocks; k++) {
-            const gm_layout_block_t *b = &l->blocks[g->first_block + k];
-            if (b->id == GM_LAYOUT_FREE)
-                continue;
-            if (at == n) {
-                cr_assert_eq(gm_reader_next(r, &ev, &n, &err), 0, "%s", err.msg);
-                cr_assert(n > 0, "%s: fewer events than pre-existing blocks", name);
-                at = 0;
-            }
-            const gm_event_t *e = &ev[at++];
-            cr_assert_eq(e->op, GM_OP_ALLOC, "%s: event %" PRIu64, name, c.preexisting);
-            cr_assert(e->flags & GM_EVENT_PREEXISTING);
-            cr_assert_eq((int64_t)e->id, b->id);
-            cr_assert_eq((int64_t)c.preexisting, b->id, "%s: ids in layout order", name);
-            cr_assert_eq(e->size, b->requested);
-            cr_assert_eq(e->addr, g->address + b->offset);
-            c.preexisting++;
-        }
-    }
-    /* the next event, if any, is not pre-existing */
-    if (at == n && gm_reader_next(r, &ev, &n, &err) == 0)
-        at = 0;
-    if (at < n)
-        cr_assert(!(ev[at].flags & GM_EVENT_PREEXISTING), "%s: more pre-existing ALLOCs", name);
-    gm_reader_close(r);
-    gm_layout_free(l);
-    return c;
-}
-
-static uint64_t count_marks(gm_store_t *s, const char *name, const char *tag)
-{
-    gm_error_t err;
-    gm_reader_t *r;
-    cr_assert_eq(gm_reader_open(s, name, &r, &err), 0, "%s", err.msg);
-    int64_t t = gm_reader_find_tag(r, tag);
-    uint64_t count = 0;
-    const gm_event_t *ev;
-    size_t n;
-    while (gm_reader_next(r, &ev, &n, &err) == 0 && n > 0)
-        for (size_t i = 0; i < n; i++)
-            count += ev[i].op == GM_OP_MARK && t >= 0 && ev[i].tag == (uint32_t)t;
-    gm_reader_close(r);
-    return count;
-}
-
-
-/* ---- forward check: the layout, replayed by the allocator's rules, must
- * reach the snapshot's final blocks ----------------------------------------- */
-
-typedef struct fw_blk {
-    uint64_t addr, size;
-    int alloc;
-} fw_blk_t;
-
-typedef struct fw_seg {
-    uint64_t addr, size;
-    int small, exp;
-    fw_blk_t *b;
-    size_t nb, cap;
-} fw_seg_t;
-
-typedef struct fw {
-    fw_seg_t *s;
-    size_t n, cap;
-    uint64_t pad;
-    char why[256];
-} fw_t;
-
-static void fw_ins_blk(fw_seg_t *g, size_t at, fw_blk_t b)
-{
-    if (g->nb == g->cap) {
-        g->cap = g->cap ? 2 * g->cap : 8;
-        g->b = realloc(g->b, g->cap * sizeof *g->b);
-        cr_assert(g->b != NULL);
-    }
-    memmove(g->b + at + 1, g->b + at, (g->nb - at) * sizeof *g->b);
-    g->b[at] = b;
-    g->nb++;
-}
-
-static void fw_del_blk(fw_seg_t *g, size_t at)
-{
-    memmove(g->b + at, g->b + at + 1, (g->nb - at - 1) * sizeof *g->b);
-    g->nb--;
-}
-
-static size_t fw_find(const fw_t *f, uint64_t addr)
-{
-    for (size_t i = 0; i < f->n; i++)
-        if (addr >= f->s[i].addr && addr - f->s[i].addr < f->s[i].size)
-            return i;
-    return SIZE_MAX;
-}
-
-static size_t fw_blk_at(const fw_seg_t *g, uint64_t addr)
-{
-    for (size_t k = 0; k < g->nb; k++)
-        if (addr >= g->b[k].addr && addr - g->b[k].addr < g->b[k].size)
-            return k;
-    return SIZE_MAX;
-}
-
-static void fw_add_seg(fw_t *f, uint64_t addr, uint64_t size, int small, int exp)
-{
-    if (f->n == f->cap) {
-        f->cap = f->cap ? 2 * f->cap : 64;
-        f->s = realloc(f->s, f->cap * sizeof *f->s);
-        cr_assert(f->s != NULL);
-    }
-    size_t at = 0;
-    while (at < f->n && f->s[at].addr < addr)
-        at++;
-    memmove(f->s + at + 1, f->s + at, (f->n - at) * sizeof *f->s);
-    f->s[at] = (fw_seg_t){.addr = addr, .size = size, .small = small, .exp = exp};
-    fw_ins_blk(&f->s[at], 0, (fw_blk_t){addr, size, 0});
-    f->n++;
-}
-
-static void fw_release(fw_seg_t *g, size_t k)
-{
-    g->b[k].alloc = 0;
-    if (k + 1 < g->nb && !g->b[k + 1].alloc) {
-        g->b[k].size += g->b[k + 1].size;
-        fw_del_blk(g, k + 1);
-    }
-    if (k > 0 && !g->b[k - 1].alloc) {
-        g->b[k - 1].size += g->b[k].size;
-        fw_del_blk(g, k);
-    }
-}
-
-/* Apply one event; 0, or 1 with f->why set. */
-static int fw_apply(fw_t *f, const gm_event_t *e)
-{
-    size_t i, k;
-    switch (e->op) {
-    case GM_OP_ALLOC: {
-        /* The padding backend (Ascend NPU) starts a request of 2 MiB or more
-         * in an expandable segment at the next 16 KiB boundary of its free
-         * block (its final blocks show the gaps left): split the gap off. */
-        if (f->pad && e->size >= 2 * MIB && (i = fw_find(f, e->addr)) != SIZE_MAX &&
-            f->s[i].exp && (k = fw_blk_at(&f->s[i], e->addr)) != SIZE_MAX &&
-            !f->s[i].b[k].alloc && f->s[i].b[k].addr != e->addr && e->addr % 16384 == 0 &&
-            e->addr - f->s[i].b[k].addr < 16384) {
-            fw_blk_t *fb = &f->s[i].b[k];
-            uint64_t gap = e->addr - fb->addr;
-            fw_blk_t rest = {e->addr, fb->size - gap, 0};
-            fb->size = gap;
-            fw_ins_blk(&f->s[i], k + 1, rest);
-        }
-        if ((i = fw_find(f, e->addr)) == SIZE_MAX || (k = fw_blk_at(&f->s[i], e->addr)) ==
-                SIZE_MAX || f->s[i].b[k].addr != e->addr || f->s[i].b[k].alloc) {
-            snprintf(f->why, sizeof f->why, "alloc at 0x%" PRIx64 " is not at a free block",
-                     e->addr);
-            return 1;
-        }
-        fw_seg_t *g = &f->s[i];
-        uint64_t r = (e->size + f->pad + 511) / 512 * 512;
-        if (r < 512)
-            r = 512;
-        if (r > g->b[k].size) {
-            snprintf(f->why, sizeof f->why, "alloc at 0x%" PRIx64 " does not fit its block",
-                     e->addr);
-            return 1;
-        }
-        uint64_t rem = g->b[k].size - r;
-        int split = g->small || g->exp ? rem >= 512 : rem > MIB;
-        g->b[k].alloc = 1;
-        if (split) {
-            g->b[k].size = r;
-            fw_ins_blk(g, k + 1, (fw_blk_t){e->addr + r, rem, 0});
-        }
-        return 0;
-    }
-    case GM_OP_FREE:
-        if ((i = fw_find(f, e->addr)) == SIZE_MAX || (k = fw_blk_at(&f->s[i], e->addr)) ==
-                SIZE_MAX || f->s[i].b[k].addr != e->addr || !f->s[i].b[k].alloc) {
-            snprintf(f->why, sizeof f->why, "free at 0x%" PRIx64 " of no allocated block",
-                     e->addr);
-            return 1;
-        }
-        fw_release(&f->s[i], k);
-        return 0;
-    case GM_OP_SEG_ALLOC:
-        fw_add_seg(f, e->addr, e->size, e->size <= 2 * MIB, 0);
-        return 0;
-    case GM_OP_SEG_FREE:
-        i = fw_find(f, e->addr);
-        if (i == SIZE_MAX || f->s[i].addr != e->addr || f->s[i].nb != 1 ||
-            f->s[i].b[0].alloc) {
-            snprintf(f->why, sizeof f->why, "segment_free of 0x%" PRIx64 " not wholly free",
-                     e->addr);
-            return 1;
-        }
-        free(f->s[i].b);
-        memmove(f->s + i, f->s + i + 1, (f->n - i - 1) * sizeof *f->s);
-        f->n--;
-        return 0;
-    case GM_OP_SEG_MAP: {
-        fw_add_seg(f, e->addr, e->size, 0, 1);
-        /* join the expandable neighbours */
-        for (i = 0; i + 1 < f->n; i++) {
-            fw_seg_t *a = &f->s[i], *b = &f->s[i + 1];
-            if (a->exp && b->exp && a->addr + a->size == b->addr &&
-                (b->addr == e->addr || b->addr == e->addr + e->size)) {
-                for (k = 0; k < b->nb; k++) {
-                    if (k == 0 && !a->b[a->nb - 1].alloc && !b->b[0].alloc)
-                        a->b[a->nb - 1].size += b->b[0].size;
-                    else
-                        fw_ins_blk(a, a->nb, b->b[k]);
-                }
-                a->size += b->size;
-                free(b->b);
-                memmove(f->s + i + 1, f->s + i + 2, (f->n - i - 2) * sizeof *f->s);
-                f->n--;
-                i--;
-            }
-        }
-        return 0;
-    }
-    case GM_OP_SEG_UNMAP: {
-        i = fw_find(f, e->addr);
-        if (i == SIZE_MAX || (k = fw_blk_at(&f->s[i], e->addr)) == SIZE_MAX ||
-            f->s[i].b[k].alloc || e->addr + e->size > f->s[i].b[k].addr + f->s[i].b[k].size) {
-            snprintf(f->why, sizeof f->why, "unmap of 0x%" PRIx64 " not in a free block",
-                     e->addr);
-            return 1;
-        }
-        fw_seg_t g = f->s[i];
-        uint64_t end = e->addr + e->size, gend = g.addr + g.size;
-        fw_blk_t blk = g.b[k];
-        memmove(f->s + i, f->s + i + 1, (f->n - i - 1) * sizeof *f->s);
-        f->n--;
-        if (e->addr > g.addr) {
-            fw_add_seg(f, g.addr, e->addr - g.addr, g.small, 1);
-            size_t j = fw_find(f, g.addr);
-            f->s[j].nb = 0;
-            for (size_t x = 0; x < k; x++)
-                fw_ins_blk(&f->s[j], f->s[j].nb, g.b[x]);
-            if (e->addr > blk.addr)
-                fw_ins_blk(&f->s[j], f->s[j].nb, (fw_blk_t){blk.addr, e->addr - blk.addr, 0});
-        }
-        if (end < gend) {
-            fw_add_seg(f, end, gend - end, g.small, 1);
-            size_t j = fw_find(f, end);
-            f->s[j].nb = 0;
-            if (blk.addr + blk.size > end)
-                fw_ins_blk(&f->s[j], 0, (fw_blk_t){end, blk.addr + blk.size - end, 0});
-            for (size_t x = k + 1; x < g.nb; x++)
-                fw_ins_blk(&f->s[j], f->s[j].nb, g.b[x]);
-        }
-        free(g.b);
-        return 0;
-    }
-    default:
-        return 0;
-    }
-}
-
-/* Replay trace `name` from its layout; the final blocks' count and hash
- * (as tests/torch_check.py computes them), or a failure reason. */
-static void forward_check(gm_store_t *s, const char *name, uint64_t pad, uint64_t *nblocks,
-                          uint64_t *hash)
-{
-    gm_error_t err;
-    gm_layout_t *l;
-    cr_assert_eq(gm_store_layout(s, name, &l, &err), 0, "%s", err.msg);
-    fw_t f = {.pad = pad};
-    for (size_t i = 0; i < l->nsegments; i++) {
-        const gm_layout_segment_t *g = &l->segments[i];
-        fw_add_seg(&f, g->address, g->size, g->pool == GM_POOL_SMALL, g->expandable);
-        fw_seg_t *fg = &f.s[fw_find(&f, g->address)];
-        fg->nb = 0;
-        for (size_t k = 0; k < g->nblocks; k++) {
-            const gm_layout_block_t *b = &l->blocks[g->first_block + k];
-            fw_ins_blk(fg, fg->nb, (fw_blk_t){g->address + b->offset, b->size,
-                                              b->id != GM_LAYOUT_FREE});
-        }
-    }
-    gm_layout_free(l);
-    gm_reader_t *r;
-    cr_assert_eq(gm_reader_open(s, name, &r, &err), 0, "%s", err.msg);
-    const gm_event_t *ev;
-    size_t n;
-    uint64_t index = 0;
-    while (gm_reader_next(r, &ev, &n, &err) == 0 && n > 0) {
-        for (size_t i = 0; i < n; i++, index++) {
-            if (ev[i].flags & GM_EVENT_PREEXISTING)
-                continue;
-            cr_assert_eq(fw_apply(&f, &ev[i]), 0, "%s: event %" PRIu64 ": %s", name, index,
-                         f.why);
-        }
-    }
-    gm_reader_close(r);
-    *nblocks = 0;
-    *hash = 0;
-    for (size_t i = 0; i < f.n; i++) {
-        for (size_t k = 0; k < f.s[i].nb; k++) {
-            const fw_blk_t *b = &f.s[i].b[k];
-            (*nblocks)++;
-            *hash += (b->addr * 31 + b->size) * 2 + (uint64_t)b->alloc;
-        }
-        free(f.s[i].b);
-    }
-    free(f.s);
-}
-
 /* ---- the synthetic snapshot --------------------------------------------------- */
 
 Test(torch, synthetic_reconstruction)
@@ -548,7 +143,7 @@ Test(torch, synthetic_reconstruction)
     gm_store_t *s;
     gm_error_t err;
     cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
-    cr_assert_eq(import_into(s, "syn", "syn.pickle", data, len, &err), 0, "%s", err.msg);
+    cr_assert_eq(tt_import_into(s, "syn", "syn.pickle", data, len, &err), 0, "%s", err.msg);
     gm_trace_info_t t;
     cr_assert_eq(gm_store_find(s, "syn", &t, &err), 0, "%s", err.msg);
     /* 2 pre-existing + 2 ALLOC, 2 FREE, 3 SEG, oom + empty_cache + annotation */
@@ -557,16 +152,16 @@ Test(torch, synthetic_reconstruction)
     cr_assert_eq(t.segs, 3);
     cr_assert_eq(t.marks, 3);
     cr_assert_eq(t.load, 12000100, "load %" PRIu64, t.load);
-    gm_jv_t *a = trace_attrs(&t);
+    gm_jv_t *a = tt_trace_attrs(&t);
     cr_assert_str_eq(gm_jv_str(gm_jv_get(a, "source")), "torch_snapshot");
-    cr_assert_eq(attr_u64(a, "preexisting"), 2);
-    cr_assert_eq(attr_u64(a, "device"), 0);
+    cr_assert_eq(tt_attr_u64(a, "preexisting"), 2);
+    cr_assert_eq(tt_attr_u64(a, "device"), 0);
     const gm_jv_t *rec = gm_jv_get(a, "recorded");
-    cr_assert_eq(attr_u64(rec, "reserved_at_end"), 22 * MIB);
-    cr_assert_eq(attr_u64(rec, "reserved_at_start"), 20 * MIB);
-    cr_assert_eq(attr_u64(rec, "peak_reserved"), 42 * MIB);
-    cr_assert_eq(attr_u64(rec, "segment_allocs"), 2);
-    cr_assert_eq(attr_u64(rec, "segment_frees"), 1);
+    cr_assert_eq(tt_attr_u64(rec, "reserved_at_end"), 22 * MIB);
+    cr_assert_eq(tt_attr_u64(rec, "reserved_at_start"), 20 * MIB);
+    cr_assert_eq(tt_attr_u64(rec, "peak_reserved"), 42 * MIB);
+    cr_assert_eq(tt_attr_u64(rec, "segment_allocs"), 2);
+    cr_assert_eq(tt_attr_u64(rec, "segment_frees"), 1);
     cr_assert_null(gm_jv_get(a, "block_pad"));
     cr_assert_null(gm_jv_get(a, "reconstruction_mismatches"));
     cr_assert_eq(gm_jv_type(gm_jv_get(a, "expandable_segments")), GM_JV_BOOL);
@@ -590,16 +185,16 @@ Test(torch, synthetic_reconstruction)
     cr_assert(b[2].offset == 4 * MIB + 6000128 && b[2].size == 16 * MIB - 6000128 &&
               b[2].id == GM_LAYOUT_FREE);
     gm_layout_free(l);
-    check_layout(s, "syn");
+    tt_check_layout(s, "syn");
     uint64_t fb, fh;
-    forward_check(s, "syn", 0, &fb, &fh);
+    tt_forward_check(s, "syn", 0, &fb, &fh);
     cr_assert_eq(fb, 4, "final blocks %" PRIu64, fb);
     cr_assert_eq(fh, (SEG_L * 31 + 4 * MIB) * 2 + 1 + ((SEG_L + 4 * MIB) * 31 + 16 * MIB) * 2 +
                          (SEG_S * 31 + 512) * 2 + 1 + ((SEG_S + 512) * 31 + 2 * MIB - 512) * 2);
-    cr_assert_eq(count_marks(s, "syn", "empty_cache"), 1);
-    cr_assert_eq(count_marks(s, "syn", "oom"), 1);
-    cr_assert_eq(count_marks(s, "syn", "forward"), 1);
-    cr_assert_eq(native_load(s, "syn"), 12000100);
+    cr_assert_eq(tt_count_marks(s, "syn", "empty_cache"), 1);
+    cr_assert_eq(tt_count_marks(s, "syn", "oom"), 1);
+    cr_assert_eq(tt_count_marks(s, "syn", "forward"), 1);
+    cr_assert_eq(tt_native_load(s, "syn"), 12000100);
 
     /* Deleting the trace deletes its layout. */
     cr_assert_eq(gm_store_delete(s, "syn", &err), 0, "%s", err.msg);
@@ -661,7 +256,7 @@ Test(torch, allocator_settings_rounding)
     gm_store_t *s;
     gm_error_t err;
     cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
-    cr_assert_eq(import_into(s, "r", "r.pickle", w.p, w.n, &err), 0, "%s", err.msg);
+    cr_assert_eq(tt_import_into(s, "r", "r.pickle", w.p, w.n, &err), 0, "%s", err.msg);
     gm_layout_t *l;
     cr_assert_eq(gm_store_layout(s, "r", &l, &err), 0, "%s", err.msg);
     cr_assert_eq(l->nsegments, 1);
@@ -709,7 +304,7 @@ Test(torch, allocator_settings_non_power_of_two_divisions)
         gm_store_t *s;
         gm_error_t err;
         cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
-        cr_assert_eq(import_into(s, "r", "r.pickle", w.p, w.n, &err), 0, "%s", err.msg);
+        cr_assert_eq(tt_import_into(s, "r", "r.pickle", w.p, w.n, &err), 0, "%s", err.msg);
         gm_layout_t *l;
         cr_assert_eq(gm_store_layout(s, "r", &l, &err), 0, "%s", err.msg);
         cr_assert_eq(l->nblocks, 2, "d %" PRId64, cases[c].d);
@@ -777,7 +372,7 @@ Test(torch, allocator_settings_import_then_replay)
     gm_store_t *s;
     gm_error_t err;
     cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
-    cr_assert_eq(import_into(s, "r", "r.pickle", data, len, &err), 0, "%s", err.msg);
+    cr_assert_eq(tt_import_into(s, "r", "r.pickle", data, len, &err), 0, "%s", err.msg);
     gm_layout_t *l;
     cr_assert_eq(gm_store_layout(s, "r", &l, &err), 0, "%s", err.msg);
     cr_assert_eq(l->nblocks, 2);
@@ -808,7 +403,7 @@ Test(torch, allocator_settings_import_then_replay)
      * the entry, instead of failing at replay. */
     data = settings_snapshot(-1, &len);
     cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
-    cr_assert_eq(import_into(s, "r", "r.pickle", data, len, &err), GM_EFORMAT);
+    cr_assert_eq(tt_import_into(s, "r", "r.pickle", data, len, &err), GM_EFORMAT);
     cr_assert(strstr(err.msg, "'r.pickle'") != NULL &&
                   strstr(err.msg, "roundup_power2_divisions: '1'") != NULL,
               "%s", err.msg);
@@ -859,11 +454,11 @@ Test(torch, unsplit_tail_before_an_alloc)
         gm_store_t *s;
         gm_error_t err;
         cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
-        cr_assert_eq(import_into(s, "u", "u.pickle", data, len, &err), 0, "%s", err.msg);
+        cr_assert_eq(tt_import_into(s, "u", "u.pickle", data, len, &err), 0, "%s", err.msg);
         gm_trace_info_t t;
         cr_assert_eq(gm_store_find(s, "u", &t, &err), 0, "%s", err.msg);
-        gm_jv_t *a = trace_attrs(&t);
-        cr_assert_eq(attr_u64(a, "preexisting"), 1);
+        gm_jv_t *a = tt_trace_attrs(&t);
+        cr_assert_eq(tt_attr_u64(a, "preexisting"), 1);
         cr_assert_null(gm_jv_get(a, "reconstruction_mismatches"));
         gm_jv_free(a);
         gm_trace_info_release(&t);
@@ -879,10 +474,10 @@ Test(torch, unsplit_tail_before_an_alloc)
         cr_assert(b[1].offset == cases[c].want && b[1].size == 20 * MIB - cases[c].want &&
                   b[1].id == GM_LAYOUT_FREE);
         gm_layout_free(l);
-        check_layout(s, "u");
+        tt_check_layout(s, "u");
         if (cases[c].want > 4 * MIB) {
             uint64_t fb, fh;
-            forward_check(s, "u", 0, &fb, &fh);
+            tt_forward_check(s, "u", 0, &fb, &fh);
             cr_assert_eq(fb, 1, "final blocks %" PRIu64, fb);
             cr_assert_eq(fh, (SEG_L * 31 + 20 * MIB) * 2);
         }
@@ -901,7 +496,7 @@ Test(torch, truncated_prefixes)
     gm_error_t err;
     cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
     for (size_t n = 0; n < len; n++) {
-        int rc = import_into(s, "cut", "cut.pickle", data, n, &err);
+        int rc = tt_import_into(s, "cut", "cut.pickle", data, n, &err);
         cr_assert_eq(rc, GM_EFORMAT, "prefix %zu: %d %s", n, rc, err.msg);
         cr_assert(strstr(err.msg, "'cut.pickle'") != NULL && strstr(err.msg, "byte ") != NULL,
                   "prefix %zu: %s", n, err.msg);
@@ -947,7 +542,7 @@ Test(torch, hostile_and_wrong_inputs)
     gm_error_t err;
     cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        int rc = import_into(s, "bad", "bad.pickle", cases[k].data, cases[k].len, &err);
+        int rc = tt_import_into(s, "bad", "bad.pickle", cases[k].data, cases[k].len, &err);
         cr_assert_eq(rc, GM_EFORMAT, "case %zu: %d %s", k, rc, err.msg);
         cr_assert(strstr(err.msg, cases[k].msg) != NULL, "case %zu: '%s' not in '%s'", k,
                   cases[k].msg, err.msg);
@@ -1014,7 +609,7 @@ Test(torch, block_address_near_2_64)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         size_t len;
         char *data = far_block_snapshot(cases[k].addr, cases[k].size, cases[k].alloc, &len);
-        int rc = import_into(s, "far", "far.pickle", data, len, &err);
+        int rc = tt_import_into(s, "far", "far.pickle", data, len, &err);
         free(data);
         cr_assert_eq(rc, GM_EFORMAT, "case %zu: %d %s", k, rc, err.msg);
         cr_assert(strstr(err.msg, "'far.pickle'") != NULL, "case %zu: %s", k, err.msg);
@@ -1023,151 +618,4 @@ Test(torch, block_address_near_2_64)
                   "case %zu: %s", k, err.msg);
     }
     gm_store_close(s);
-}
-
-/* ---- the real snapshots --------------------------------------------------------- */
-
-typedef struct py_dev {
-    unsigned dev;
-    uint64_t allocs, frees, segs, pre, peak, reserved_end, runs, ooms, annotations;
-    uint64_t final_blocks, final_hash;
-} py_dev_t;
-
-static size_t python_reading(const char *path, py_dev_t *out, size_t max)
-{
-    char cmd[16384];
-    snprintf(cmd, sizeof cmd, "python3 '%s/tests/torch_check.py' '%s'", GM_SOURCE_DIR, path);
-    FILE *f = popen(cmd, "r");
-    cr_assert(f != NULL);
-    size_t n = 0;
-    py_dev_t d;
-    while (n < max &&
-           fscanf(f,
-                  " dev=%u allocs=%" SCNu64 " frees=%" SCNu64 " segs=%" SCNu64
-                  " preexisting=%" SCNu64 " peak_live=%" SCNu64 " reserved_end=%" SCNu64
-                  " free_runs=%" SCNu64 " ooms=%" SCNu64 " annotations=%" SCNu64
-                  " final_blocks=%" SCNu64 " final_hash=%" SCNu64,
-                  &d.dev, &d.allocs, &d.frees, &d.segs, &d.pre, &d.peak, &d.reserved_end,
-                  &d.runs, &d.ooms, &d.annotations, &d.final_blocks, &d.final_hash) == 12)
-        out[n++] = d;
-    cr_assert_eq(pclose(f), 0, "python3 failed reading %s", path);
-    return n;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void check_file(const char *path, const char *base)
-{
-    py_dev_t py[16];
-    size_t ndev = python_reading(path, py, 16);
-    cr_assert(ndev > 0, "%s: python found no device", base);
-    gm_store_t *s;
-    gm_error_t err;
-    cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
-    cr_assert_eq(import_into(s, base, path, NULL, 0, &err), 0, "%s", err.msg);
-    int msd = strncmp(base, "msd_", 4) == 0;
-    for (size_t i = 0; i < ndev; i++) {
-        char name[600];
-        if (ndev == 1)
-            snprintf(name, sizeof name, "%s", base);
-        else
-            snprintf(name, sizeof name, "%s.dev%u", base, py[i].dev);
-        gm_trace_info_t t;
-        cr_assert_eq(gm_store_find(s, name, &t, &err), 0, "%s", err.msg);
-        gm_jv_t *a = trace_attrs(&t);
-        cr_assert_eq(attr_u64(a, "device"), py[i].dev);
-        cr_assert_eq(attr_u64(a, "preexisting"), py[i].pre, "%s: pre-existing", name);
-        cr_assert_eq(t.allocs, py[i].allocs + py[i].pre, "%s: ALLOCs", name);
-        cr_assert_eq(t.frees, py[i].frees, "%s: FREEs", name);
-        cr_assert_eq(t.segs, py[i].segs, "%s: SEG events", name);
-        cr_assert_eq(t.dropped, 0);
-        cr_assert_eq(t.load, py[i].peak, "%s: load %" PRIu64 " vs %" PRIu64, name, t.load,
-                     py[i].peak);
-        const gm_jv_t *rec = gm_jv_get(a, "recorded");
-        cr_assert_eq(attr_u64(rec, "reserved_at_end"), py[i].reserved_end, "%s", name);
-        cr_assert(attr_u64(rec, "peak_reserved") >= attr_u64(rec, "reserved_at_end"));
-        cr_assert(attr_u64(rec, "peak_reserved") >= attr_u64(rec, "reserved_at_start"));
-        cr_assert_null(gm_jv_get(a, "reconstruction_mismatches"), "%s: the trace does not fit "
-                       "its final segments", name);
-        /* the msd_* files come from the padding backend, the others not */
-        cr_assert_eq(gm_jv_get(a, "block_pad") != NULL, msd, "%s: block_pad", name);
-        if (msd)
-            cr_assert_eq(attr_u64(a, "block_pad"), 32);
-        if (strstr(base, "expandable") != NULL)
-            cr_assert(gm_jv_bool(gm_jv_get(a, "expandable_segments")), "%s", name);
-        /* every run of segment frees here is an empty_cache() call */
-        cr_assert_eq(count_marks(s, name, "empty_cache"), py[i].runs, "%s", name);
-        cr_assert_eq(count_marks(s, name, "oom"), py[i].ooms, "%s", name);
-        cr_assert_eq(t.marks, py[i].runs + py[i].ooms + py[i].annotations, "%s: marks", name);
-        lay_check_t lc = check_layout(s, name);
-        cr_assert_eq(lc.preexisting, py[i].pre, "%s: layout allocations", name);
-        cr_assert_eq(lc.reserved, attr_u64(rec, "reserved_at_start"), "%s: layout bytes", name);
-        cr_assert_eq(native_load(s, name), py[i].peak, "%s: native replay", name);
-        uint64_t fb, fh;
-        forward_check(s, name, msd ? 32 : 0, &fb, &fh);
-        cr_assert_eq(fb, py[i].final_blocks, "%s: final blocks %" PRIu64 " vs %" PRIu64, name,
-                     fb, py[i].final_blocks);
-        cr_assert_eq(fh, py[i].final_hash, "%s: the final blocks differ", name);
-        fprintf(stderr, "%s: %" PRIu64 " events, %" PRIu64 " allocs, %" PRIu64
-                    " pre-existing, %" PRIu64 " segments at start, peak reserved %" PRIu64 "\n",
-                    name, t.events, t.allocs, py[i].pre, lc.segments,
-                    attr_u64(rec, "peak_reserved"));
-        gm_jv_free(a);
-        gm_trace_info_release(&t);
-    }
-    gm_store_close(s);
-}
-
-Test(torch, real_snapshots, .timeout = 600)
-{
-    const char *why;
-    const char *dir = gt_data_path("snapshots", &why);
-    if (dir == NULL)
-        cr_skip_test("%s", why);
-    if (system("python3 -c 'import pickle' >/dev/null 2>&1") != 0)
-        cr_skip_test("python3 is not available: no independent reading to check against");
-    char dirpath[4096];
-    snprintf(dirpath, sizeof dirpath, "%s", dir);
-    DIR *d = opendir(dirpath);
-    cr_assert(d != NULL);
-    char *names[256];
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < 256) {
-        size_t l = strlen(e->d_name);
-        if (l > 7 && strcmp(e->d_name + l - 7, ".pickle") == 0)
-            names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    cr_assert(n > 0, "no snapshots in %s", dirpath);
-    qsort(names, n, sizeof *names, name_cmp);
-    /* Under AddressSanitizer: the files below 1 MB and the largest. */
-    off_t largest = 0;
-    size_t ilargest = 0;
-    for (size_t i = 0; i < n; i++) {
-        char path[8192];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dirpath, names[i]);
-        if (stat(path, &st) == 0 && st.st_size > largest) {
-            largest = st.st_size;
-            ilargest = i;
-        }
-    }
-    size_t done = 0;
-    for (size_t i = 0; i < n; i++) {
-        char path[8192], base[512];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dirpath, names[i]);
-        if (TT_SANITIZED && i != ilargest && stat(path, &st) == 0 && st.st_size > 1000000)
-            continue;
-        snprintf(base, sizeof base, "%.*s", (int)(strlen(names[i]) - 7), names[i]);
-        check_file(path, base);
-        done++;
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    cr_assert(done > 0);
 }
