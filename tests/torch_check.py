@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reading of a PyTorch memory snapshot, for tests/test_torch.c.
+"""An independent reading of a PyTorch memory snapshot, for tests/test_torch_real.c.
 
 Loads the pickle with a restricted Unpickler (find_class refuses: the file
 may only hold plain data) and prints, for every device that has trace
