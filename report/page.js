@@ -435,17 +435,22 @@ function anyDecode(A,k){
 var D=A.D,X=D.any&&D.any[k],V=traces[A.t];
 if(!X||!V||!V.T)return null;
 if(X._addr)return X;
-var T=V.T,n=T.n,N=T.N,ev=T.ev,q=X.q,buf=b64(X.b64),p=0,R=15;
+var T=V.T,n=T.n,N=T.N,ev=T.ev,q=X.q,buf=b64(X.b64),p=0,R=63,L=new Float64Array(R),nl=0;
 function vi(){var v=0,m=1,c;do{if(p>=buf.length)return 0;c=buf[p++];v+=(c&127)*m;m*=128;}while(c&128);return v;}
-var addr=new Float64Array(n).fill(-1),bs=new Float64Array(n),sp=X.spans,ra=[],rs=[],seg=0;
+/* the candidate addresses, most recent first, each once */
+function take(a){var j=0;while(j<nl&&L[j]!==a)j++;if(j===nl)return -1;L.copyWithin(j,j+1,nl);nl--;return j;}
+function push(a){if(take(a)<0&&nl===R)nl--;L.copyWithin(1,0,nl);L[0]=a;nl++;}
+var addr=new Float64Array(n).fill(-1),bs=new Float64Array(n),sp=X.spans,seg=0;
 for(var e=0;e<N;e++){var x=ev[e];
-if(x<0){var f=-x-1;if(addr[f]<0)continue;ra.unshift(addr[f]);rs.unshift(bs[f]);if(ra.length>R){ra.pop();rs.pop();}continue;}
+if(x<0){if(addr[-x-1]>=0)push(addr[-x-1]);continue;}
 if(!x)continue;
 var id=x-1,c=vi();
 if(c===0)continue;
-if(c<=R){var j=c-1;if(j<ra.length){addr[id]=ra[j];bs[id]=rs[j];ra.splice(j,1);rs.splice(j,1);}continue;}
-var z=c-1-R;seg+=z&1?-(z+1)/2:z/2;
-var off=vi()*q,zs=vi();addr[id]=sp[seg*6+2]+off;bs[id]=(Math.ceil(T.size[id]/q)+(zs&1?-(zs+1)/2:zs/2))*q;
+var up=Math.ceil(T.size[id]/q),a;
+if(c<=2*R){var j=(c-1)>>1;a=j<nl?L[j]:0;if(j<nl){L.copyWithin(j,j+1,nl);nl--;}}
+else{var z=(c-1-2*R)>>1;seg+=z&1?-(z+1)/2:z/2;a=sp[seg*6+2]+vi()*q;}
+var zs=(c-1)&1?vi():0;
+addr[id]=a;bs[id]=(up+(zs&1?-(zs+1)/2:zs/2))*q;push(a+bs[id]);
 }
 X._addr=addr;X._bs=bs;return X;
 }
@@ -466,7 +471,32 @@ if(s<segs.length&&a>=segs[s][0])segs[s][4].push(a-segs[s][0],X._bs[id],id,0);});
 segs.forEach(function(g){var bl=g[4],out=[],at=0;
 for(var b=0;b<bl.length;b+=4){if(bl[b]>at)out.push(at,bl[b]-at,-1,1);out.push(bl[b],bl[b+1],bl[b+2],0);at=Math.max(at,bl[b]+bl[b+1]);}
 if(at<g[1])out.push(at,g[1]-at,-1,1);g[4]=out;});
-return {reserved:reserved,segs:segs,any:true,split:!!X.split_free};
+var q=anyRequest(A,X,t);
+if(q)segs.forEach(function(g){var bl=g[4];for(var b=0;b<bl.length;b+=4)if(bl[b+3]===1)bl[b+3]=freeWhy(g,bl[b+1],q,X.small);});
+var r={reserved:reserved,segs:segs,any:true,split:!!X.split_free};if(q)r.req=q;return r;
+}
+/* The request the free blocks after event t are coloured against, as
+ * report/space.c's space_instant_request finds it: the first ALLOC after t
+ * that took a new segment, else the first ALLOC after t; as
+ * [event,id,bytes,stream,rounded,took_new], or null. */
+function anyRequest(A,X,t){
+var T=traces[A.t].T,ev=T.ev,sp=X.spans,at=-1,i;
+for(i=0;i<sp.length;i+=6){var c=sp[i];if(c>t&&c<T.N&&ev[c]>0&&(at<0||c<at))at=c;}
+var took=at>=0?1:0;
+for(i=t+1;at<0&&i<T.N;i++)if(ev[i]>0)at=i;
+if(at<0)return null;
+var id=ev[at]-1;
+return [at,id,T.size[id],T.stream[id],X._addr[id]>=0?X._bs[id]:T.size[id],took];
+}
+/* Why a free block of size b in segment g could not serve request q (the
+ * codes of WHY; report/space.c's space_why). */
+function freeWhy(g,b,q,small){
+var pool=small?(q[2]>small?0:1):-1;
+if(pool>=0&&g[3]>=0&&g[3]!==pool)return 4;
+if(g[2]!==q[3])return 3;
+if(b<q[2])return 2;
+if(b<q[4])return 5;
+return 6;
 }
 /* Every run after event t: rebuilt where the page has its blocks, else
  * the walk at the nearest precomputed instant. */
@@ -475,6 +505,10 @@ var D=A.D,best=0;
 D.instants.forEach(function(I,j){if(Math.abs(I.event-t)<Math.abs(D.instants[best].event-t))best=j;});
 A.ev=t;A.j=best;A.snaps=D.runs.map(function(r,k){return anySnap(A,k,t)||D.instants[best].snaps[k];});
 }
+/* At an instant the request comes later: a block big enough then may be
+ * taken before it comes. */
+function whyName(A,i){return A.mode==='instant'&&i===6?'big enough for it then (taken or not split by the time it comes)':WHY[i][0];}
+function reqText(b,r){return size(b)+(size(r)!==size(b)?' ('+size(r)+' rounded)':r!==b?' ('+r+' B rounded)':'');}
 function spaceDraw(A){
 var D=A.D,cv=A.canvas,W=cv.clientWidth|0,n=D.runs.length,RH=58;
 if(W<200)return;
@@ -488,7 +522,8 @@ var s=spaceSnap(A,k),y=k*RH+18,run=D.runs[k],pk=A.peaks[k];
 ctx.fillStyle=run.color;ctx.fillRect(LM,y-11,9,9);
 ctx.fillStyle='#222';ctx.font='12px system-ui,sans-serif';ctx.textAlign='left';
 var head=run.label+' · reserved '+size(s?s.reserved:0)+(A.mode==='peak'&&pk?' at event '+pk.event+
-(pk.alloc?': a request of '+size(pk.request)+(size(pk.rounded)!==size(pk.request)?' ('+size(pk.rounded)+' rounded)':pk.rounded!==pk.request?' ('+pk.rounded+' B rounded)':'')+' on stream '+pk.stream+' took a new segment':''):'');
+(pk.alloc?': a request of '+reqText(pk.request,pk.rounded)+' on stream '+pk.stream+' took a new segment':''):
+A.mode==='instant'&&s&&s.req?' · free blocks against the request at event '+s.req[0]+': '+reqText(s.req[2],s.req[4])+' on stream '+s.req[3]+(s.req[5]?', the next to take a new segment':' (none later took a new segment)'):'');
 ctx.fillText(head,LM+14,y-2);
 if(!s)continue;
 var bpp=max/(PW-2*s.segs.length),x=LM,rows=[];
@@ -510,13 +545,13 @@ A.boxes=boxes;A.totals=totals;
 var lg=A.fig.querySelector('.aslegend');lg.textContent='';
 WHY.forEach(function(w,i){if(!why[i])return;var sp=document.createElement('span');sp.className='lg2';
 var sw=document.createElement('span');sw.className='sw';sw.style.background=w[1];sp.appendChild(sw);
-sp.appendChild(document.createTextNode(w[0]+' '+size(why[i])));lg.appendChild(sp);});
+sp.appendChild(document.createTextNode(whyName(A,i)+' '+size(why[i])));lg.appendChild(sp);});
 A.fig.querySelector('.ase').textContent=A.mode==='instant'?String(A.ev):'';
 var note=A.fig.querySelector('.asnote');
 note.textContent=A.mode==='peak'?'At its peak each policy holds its most; a check against the stored runs: '+
 D.runs.map(function(r,i){var s=spaceSnap(A,i);return r.label+' '+(s&&s.reserved===r.peak_reserved?'reproduces its peak ('+size(r.peak_reserved)+')':'stored '+size(r.peak_reserved)+', replayed '+size(s?s.reserved:0));}).join('; ')+'.'
 :'After event '+A.ev+': '+(A.snaps.every(function(s){return s&&s.any;})?'every policy':D.runs.map(function(r,k){var s=A.snaps[k];return r.label+(s&&s.any?'':' at event '+D.instants[A.j].event+', the nearest of '+D.instants.length+' precomputed instants (this page does not carry its blocks for any event: its budget was spent, or the trace\'s allocations are not all in the view above)');}).join('; '))+
-' as it stands then, rebuilt from every allocation\'s block: the segments held, the live blocks and, between them, the free blocks (plain green here: why a free block could not serve a request is shown at each policy\'s peak).'+
+' as it stands then, rebuilt from every allocation\'s block: the segments held, the live blocks and, between them, the free blocks, each coloured by why it could not serve, as it stands then, the request named on its policy\'s line: the first after this event that took a new segment, else the first after it (the allocations and frees between may change the blocks first; plain green where there is none).'+
 D.runs.map(function(r,k){var s=A.snaps[k];return s&&s.split?'  '+r.label+' keeps free blocks side by side unmerged (its walks show them): a gap drawn as one block may be several.':'';}).join('');
 }
 function spaceHover(A,ev){
@@ -526,7 +561,7 @@ for(var j=0;j<B.rows.length;j++){var h=B.rows[j];if(x>=h[0]-0.5&&x<=h[1]+0.5){
 var sg=B.snap.segs[h[2]],bl=sg[4],b=h[3],id=bl[b+2],V=traces[A.t];
 tip.textContent='';
 if(bl[b+3]===0&&id>=0&&V&&V.T)describe(V,id,tip);
-else{var d=document.createElement('div');d.className='th';d.textContent=size(bl[b+1])+' · '+WHY[bl[b+3]][0];tip.appendChild(d);}
+else{var d=document.createElement('div');d.className='th';d.textContent=size(bl[b+1])+' · '+whyName(A,bl[b+3]);tip.appendChild(d);}
 var s2=document.createElement('div');s2.className='dd';
 s2.textContent='block at offset '+size(bl[b])+' of a segment of '+size(sg[1])+', stream '+sg[2]+(sg[3]>=0?', pool '+(sg[3]?'small':'large'):'');
 tip.appendChild(s2);tip._id=-1;place(ev);A.hover=[B.k,h[2],b];return;}}}

@@ -13,7 +13,9 @@
  *    of a run whose blocks it lacks), keeps the blocks and segments the
  *    page rebuilds any instant from ("any instant" below), and finds each
  *    run's reserved peak: the first event after which the run holds its
- *    most from the device;
+ *    most from the device.  The instants are written at its end, their
+ *    free blocks coloured (as below) against the first request after the
+ *    instant that took a new segment, else the first request after it;
  *  - pass 2 walks each run just before and just after its peak event (an
  *    ALLOC that needed a new segment) and says for every free block of the
  *    segments held before it why it could not serve that request: another
@@ -41,7 +43,11 @@
  * SNAP = {"reserved":R,"segs":[[addr,size,stream,pool,[offset,size,id,why,
  * ...]],...]}, id -1 for a free block; why: 0 live, 1 free, 2 too small,
  * 3 another stream, 4 another pool, 5 rounding, 6 not split, 7 the new
- * segment's rest.
+ * segment's rest.  An instant's SNAP also has "req":[event,id,bytes,
+ * stream,rounded,took_new], the request its free blocks are coloured
+ * against (space_instant_request), when pass 1 kept what finds it (a
+ * trace whose active-memory data is all in the page, as for "any"); else
+ * its free blocks are all "free".
  *
  * Failure: GM_ENOMEM, and the errors of the reader and the engine.
  */
@@ -153,7 +159,11 @@ typedef struct space_request {
     uint64_t size, rounded;
     uint32_t stream;
     int pool;                 /* caching's pool for it; -1 none */
-    const space_walk_t *before; /* the segments held before it */
+    const space_walk_t *before; /* the segments held before it; NULL: all */
+    /* at an instant: the request's event and allocation id, and whether
+     * it took a new segment (written as the snapshot's "req") */
+    uint64_t event, id;
+    int took_new, at_instant;
 } space_request_t;
 
 static int space_existed(const space_walk_t *before, uint64_t addr)
@@ -170,7 +180,7 @@ static int space_why(const space_seg_t *s, const space_blk_t *b, const space_req
         return WHY_LIVE;
     if (q == NULL)
         return WHY_FREE;
-    if (!space_existed(q->before, s->addr))
+    if (q->before && !space_existed(q->before, s->addr))
         return WHY_NEW;
     if (q->pool >= 0 && s->pool >= 0 && s->pool != q->pool)
         return WHY_POOL;
@@ -221,8 +231,19 @@ static void space_write(FILE *f, uint64_t reserved, const space_walk_t *w, const
         }
         fputs("]]", f);
     }
-    fputs("]}", f);
+    fputc(']', f);
+    if (q && q->at_instant)
+        fprintf(f, ",\"req\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu64 ",%d]",
+                q->event, q->id, q->size, q->stream, q->rounded, q->took_new);
+    fputc('}', f);
 }
+
+/* A walked instant, kept until pass 1 has seen the requests after it. */
+typedef struct space_instant {
+    uint64_t event, reserved[SPACE_RUNS];
+    space_walk_t w[SPACE_RUNS];
+    space_lives_t l[SPACE_RUNS];
+} space_instant_t;
 
 static void space_walk_free(space_walk_t *w, space_lives_t *l)
 {
@@ -312,18 +333,25 @@ static void space_json_str(FILE *f, const char *s)
  * block; the walks at the instants above check it).
  *
  * Encoding, per run: the events in order (the page's own order: each
- * allocation's ALLOC and FREE), for each ALLOC one code as a varint: 0 no
- * block (an OOM); 1 + j (j < SPACE_RECENT) the block the j-th most
- * recently freed allocation held (the one used is taken out of that list);
- * else another block, the code 1 + SPACE_RECENT + its segment less the
- * previous such block's (zigzag), followed by its offset in the segment and
- * its size less the request rounded up (zigzag), both in units of q (the
- * greatest common divisor of the offsets and sizes).  Each FREE puts its
- * block first in the list.  About 4 to 5 bytes an allocation on a random
- * workload (a fifth of the blocks come back from the list), fewer on a
- * training loop's repeating pattern. */
+ * allocation's ALLOC and FREE), for each ALLOC one code as a varint.  A
+ * best-fit policy that merges its free blocks places a block at the start
+ * of a free block, which is the start of a segment or the end of the block
+ * before it; so the run keeps a list of the SPACE_RECENT addresses most
+ * recently made candidates (most recent first, each once): the start of
+ * each block freed and the end of each block handed out.  The code is 0
+ * for no block (an OOM); 1 + 2j + s (j < SPACE_RECENT) for a block at the
+ * j-th address of that list (taken out of it); else 1 + 2 SPACE_RECENT +
+ * 2 z + s, z its segment less the previous such block's (zigzag), followed
+ * by its offset in the segment in units of q (the greatest common divisor
+ * of the offsets and sizes).  s is 0 when the block's size is the request
+ * rounded up to q, else 1 and the code is followed by its size less that
+ * (in units of q, zigzag).  On the 1M-event random workload 99% of the
+ * blocks are in the list and most codes are one byte (1.1 to 1.4 bytes an
+ * allocation before base64, against 3.3 to 4.1 for a list of the freed
+ * blocks alone); the sizes and lifetimes are the trace's, in the
+ * active-memory data the runs share. */
 
-#define SPACE_RECENT 15
+#define SPACE_RECENT 63
 
 typedef struct space_span {
     uint64_t create, release, addr, size;
@@ -349,6 +377,7 @@ typedef struct space_anyset {
     uint64_t allocs; /* ids below it */
     int64_t *ev;     /* by event: id + 1 of its ALLOC, -(id + 1) of its FREE, 0 */
     uint64_t *request; /* by id: the bytes asked */
+    uint32_t *stream;  /* by id: its stream */
     uint64_t nev, last_id;
     int any_alloc;
     space_any_t run[SPACE_RUNS];
@@ -358,6 +387,7 @@ static void space_any_free(space_anyset_t *S, size_t n)
 {
     free(S->ev);
     free(S->request);
+    free(S->stream);
     for (size_t k = 0; k < n; k++) {
         free(S->run[k].addr);
         free(S->run[k].bsize);
@@ -451,7 +481,8 @@ static int space_any_init(space_anyset_t *S, size_t n, uint64_t events, uint64_t
     S->nev = events;
     S->ev = calloc(events ? events : 1, sizeof *S->ev);
     S->request = calloc(allocs ? allocs : 1, sizeof *S->request);
-    if (S->ev == NULL || S->request == NULL)
+    S->stream = calloc(allocs ? allocs : 1, sizeof *S->stream);
+    if (S->ev == NULL || S->request == NULL || S->stream == NULL)
         return -1;
     for (size_t k = 0; k < n; k++) {
         space_any_t *A = &S->run[k];
@@ -480,6 +511,7 @@ static int space_any_event(space_anyset_t *S, gm_replay_t *r, size_t n, const gm
         }
         S->ev[index] = (int64_t)e->id + 1;
         S->request[e->id] = e->size;
+        S->stream[e->id] = e->stream;
         S->last_id = e->id;
         S->any_alloc = 1;
     } else if (e->op == GM_OP_FREE && e->id < S->allocs && index < S->nev) {
@@ -503,13 +535,39 @@ static int space_any_event(space_anyset_t *S, gm_replay_t *r, size_t n, const gm
 
 static uint64_t space_zigzag(int64_t v) { return v < 0 ? ((uint64_t)(-(v + 1)) << 1) | 1 : (uint64_t)v << 1; }
 
+/* The list of candidate addresses ("any instant"): take addr out of it,
+ * giving its place (SPACE_RECENT: not there). */
+static size_t space_recent_take(uint64_t *r, size_t *n, uint64_t addr)
+{
+    size_t j = 0;
+    while (j < *n && r[j] != addr)
+        j++;
+    if (j == *n)
+        return SPACE_RECENT;
+    memmove(r + j, r + j + 1, (*n - j - 1) * sizeof *r);
+    (*n)--;
+    return j;
+}
+
+/* Put addr first in the list, once, the oldest dropped when it is full. */
+static void space_recent_push(uint64_t *r, size_t *n, uint64_t addr)
+{
+    if (space_recent_take(r, n, addr) == SPACE_RECENT && *n == SPACE_RECENT)
+        (*n)--;
+    memmove(r + 1, r, *n * sizeof *r);
+    r[0] = addr;
+    (*n)++;
+}
+
 /* Run k's data for the page: "q", "spans" ([create,release,addr,size,
  * stream,pool] flat; release = events when never released), "reserved"
  * ([event, bytes] flat: the device's count, which rounds each segment to
  * its granularity, at each change), "split_free" (1: a walk at an instant
- * showed two free blocks side by side, so a gap may be several blocks)
- * and "b64" (the codes above). */
-static void space_any_write(FILE *f, const space_anyset_t *S, size_t k, uint64_t *chars)
+ * showed two free blocks side by side, so a gap may be several blocks),
+ * "small" (caching's small-pool limit, by which the page puts a request in
+ * a pool; 0 for the other policies) and "b64" (the codes above). */
+static void space_any_write(FILE *f, const space_anyset_t *S, size_t k, uint64_t small,
+                            uint64_t *chars)
 {
     const space_any_t *A = &S->run[k];
     uint64_t q = 0;
@@ -528,53 +586,87 @@ static void space_any_write(FILE *f, const space_anyset_t *S, size_t k, uint64_t
     fputs("],\"reserved\":[", f);
     for (size_t i = 0; i < A->nres; i++)
         fprintf(f, "%s%" PRIu64, i ? "," : "", A->res[i]);
-    fprintf(f, "],\"split_free\":%d,\"b64\":\"", A->split_free);
+    fprintf(f, "],\"split_free\":%d,\"small\":%" PRIu64 ",\"b64\":\"", A->split_free, small);
     report_b64_t b = {.f = f};
-    uint64_t raddr[SPACE_RECENT], rsize[SPACE_RECENT];
+    uint64_t recent[SPACE_RECENT];
     size_t nr = 0;
     int64_t prev_seg = 0;
     for (uint64_t t = 0; t < S->nev; t++) {
         int64_t x = S->ev[t];
-        if (x < 0) {
-            uint64_t id = (uint64_t)(-x - 1);
-            if (A->addr[id] == UINT64_MAX)
-                continue;
-            if (nr == SPACE_RECENT)
-                nr--;
-            memmove(raddr + 1, raddr, nr * sizeof *raddr);
-            memmove(rsize + 1, rsize, nr * sizeof *rsize);
-            raddr[0] = A->addr[id];
-            rsize[0] = A->bsize[id];
-            nr++;
-            continue;
-        }
         if (x == 0)
             continue;
-        uint64_t id = (uint64_t)x - 1;
+        uint64_t id = (uint64_t)(x < 0 ? -x : x) - 1;
         if (A->addr[id] == UINT64_MAX) {
-            report_varint(&b, 0);
+            if (x > 0)
+                report_varint(&b, 0);
             continue;
         }
-        size_t j = 0;
-        while (j < nr && (raddr[j] != A->addr[id] || rsize[j] != A->bsize[id]))
-            j++;
-        if (j < nr) {
-            report_varint(&b, 1 + j);
-            memmove(raddr + j, raddr + j + 1, (nr - j - 1) * sizeof *raddr);
-            memmove(rsize + j, rsize + j + 1, (nr - j - 1) * sizeof *rsize);
-            nr--;
+        if (x < 0) {
+            space_recent_push(recent, &nr, A->addr[id]);
             continue;
         }
-        const space_span_t *s = &A->span[A->seg[id]];
         uint64_t up = (S->request[id] + q - 1) / q;
-        report_varint(&b, 1 + SPACE_RECENT + space_zigzag((int64_t)A->seg[id] - prev_seg));
-        report_varint(&b, (A->addr[id] - s->addr) / q);
-        report_varint(&b, space_zigzag((int64_t)(A->bsize[id] / q) - (int64_t)up));
-        prev_seg = A->seg[id];
+        int sized = A->bsize[id] != up * q;
+        size_t j = space_recent_take(recent, &nr, A->addr[id]);
+        if (j < SPACE_RECENT) {
+            report_varint(&b, 1 + 2 * j + (size_t)sized);
+        } else {
+            const space_span_t *s = &A->span[A->seg[id]];
+            uint64_t z = space_zigzag((int64_t)A->seg[id] - prev_seg);
+            report_varint(&b, 1 + 2 * SPACE_RECENT + 2 * z + (uint64_t)sized);
+            report_varint(&b, (A->addr[id] - s->addr) / q);
+            prev_seg = A->seg[id];
+        }
+        if (sized)
+            report_varint(&b, space_zigzag((int64_t)(A->bsize[id] / q) - (int64_t)up));
+        space_recent_push(recent, &nr, A->addr[id] + A->bsize[id]);
     }
     report_b64_flush(&b);
     *chars += b.bytes;
     fputs("\"}", f);
+}
+
+/* The request run k's free blocks after event t are coloured against
+ * (docs/report.md, "Address space"): the first ALLOC after t that took a
+ * new segment (a span created at its event), else the first ALLOC after
+ * t; the page (report/page.js, anyRequest) finds the same from its data.
+ * 0 when there is none, or no data to find it in. */
+static int space_instant_request(const space_anyset_t *S, size_t k, uint64_t t, uint64_t small,
+                                 space_request_t *q)
+{
+    memset(q, 0, sizeof *q);
+    if (S == NULL || !S->ok)
+        return 0;
+    const space_any_t *A = &S->run[k];
+    uint64_t at = UINT64_MAX;
+    for (size_t i = 0; i < A->nspan; i++) {
+        uint64_t c = A->span[i].create;
+        if (c > t && c < at && c < S->nev && S->ev[c] > 0)
+            at = c;
+    }
+    q->took_new = at != UINT64_MAX;
+    for (uint64_t e = t + 1; at == UINT64_MAX && e < S->nev; e++)
+        if (S->ev[e] > 0)
+            at = e;
+    if (at == UINT64_MAX)
+        return 0;
+    uint64_t id = (uint64_t)S->ev[at] - 1;
+    q->event = at;
+    q->id = id;
+    q->size = q->rounded = S->request[id];
+    if (A->addr[id] != UINT64_MAX)
+        q->rounded = A->bsize[id];
+    q->stream = S->stream[id];
+    q->pool = small ? (q->size > small ? 0 : 1) : -1;
+    q->at_instant = 1;
+    return 1;
+}
+
+/* The bytes up to which caching puts a request in its small pool; 0 for
+ * the policies without pools. */
+static uint64_t space_small(const report_t *R, size_t run)
+{
+    return strcmp(R->runs[run].info->policy, "caching") == 0 ? GM_TORCH_SMALL_SIZE : 0;
 }
 
 /* Pass 1: the instants, and each run's peak event (-1: never reserved). */
@@ -591,6 +683,9 @@ static int space_pass1(report_t *R, const report_group_t *gr, const size_t *runs
     for (size_t k = 0; k < n; k++)
         peak[k] = -1;
     if (rc == 0 && S && space_any_init(S, n, events, gm_reader_info(rd)->allocs))
+        rc = gm_error_set(R->err, GM_ENOMEM, "out of memory");
+    space_instant_t *inst = calloc(SPACE_INSTANTS, sizeof *inst);
+    if (inst == NULL && rc == 0)
         rc = gm_error_set(R->err, GM_ENOMEM, "out of memory");
     fputs("\"instants\":[", f);
     const gm_event_t *ev;
@@ -613,28 +708,39 @@ static int space_pass1(report_t *R, const report_group_t *gr, const size_t *runs
             /* instant j at event (j + 1) * events / (SPACE_INSTANTS + 1) */
             while (rc == 0 && next < SPACE_INSTANTS &&
                    index + 1 >= (next + 1) * events / (SPACE_INSTANTS + 1)) {
-                fprintf(f, "%s{\"event\":%" PRIu64 ",\"snaps\":[", next ? "," : "", index);
+                space_instant_t *I = &inst[next++];
+                I->event = index;
                 for (size_t k = 0; rc == 0 && k < n; k++) {
-                    space_walk_t w;
-                    space_lives_t l;
-                    if ((rc = space_take(R, r, k, &w, &l)) == 0) {
-                        if (k)
-                            fputc(',', f);
-                        space_write(f, gm_replay_policy(r, k)->dev->reserved, &w, &l, NULL);
-                        for (size_t j = 0; S && j < w.nseg; j++)
-                            for (size_t b = 1; b < w.seg[j].n; b++)
-                                if (!w.b[w.seg[j].first + b].allocated &&
-                                    !w.b[w.seg[j].first + b - 1].allocated)
-                                    S->run[k].split_free = 1;
-                    }
-                    space_walk_free(&w, &l);
+                    space_walk_t *w = &I->w[k];
+                    I->reserved[k] = gm_replay_policy(r, k)->dev->reserved;
+                    if ((rc = space_take(R, r, k, w, &I->l[k])) != 0)
+                        break;
+                    for (size_t j = 0; S && j < w->nseg; j++)
+                        for (size_t b = 1; b < w->seg[j].n; b++)
+                            if (!w->b[w->seg[j].first + b].allocated &&
+                                !w->b[w->seg[j].first + b - 1].allocated)
+                                S->run[k].split_free = 1;
                 }
-                fputs("]}", f);
-                next++;
             }
         }
     }
+    /* written once the requests after each instant are known */
+    for (size_t j = 0; j < next; j++) {
+        fprintf(f, "%s{\"event\":%" PRIu64 ",\"snaps\":[", j ? "," : "", inst[j].event);
+        for (size_t k = 0; rc == 0 && k < n; k++) {
+            space_request_t q;
+            int has = space_instant_request(S, k, inst[j].event, space_small(R, runs[k]), &q);
+            if (k)
+                fputc(',', f);
+            space_write(f, inst[j].reserved[k], &inst[j].w[k], &inst[j].l[k], has ? &q : NULL);
+        }
+        fputs("]}", f);
+    }
     fputs("]", f);
+    for (size_t j = 0; inst && j < SPACE_INSTANTS; j++)
+        for (size_t k = 0; k < n; k++)
+            space_walk_free(&inst[j].w[k], &inst[j].l[k]);
+    free(inst);
     space_close(rd, r, layout);
     return rc;
 }
@@ -786,7 +892,7 @@ int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_
                 continue;
             }
             *any_budget -= allocs;
-            space_any_write(f, &S, k, &chars);
+            space_any_write(f, &S, k, space_small(R, runs[k]), &chars);
             nany++;
         }
         fputc(']', f);

@@ -170,9 +170,10 @@ def views(b, gmsim, tmp, out, trace, ntrace):
     b.mouse('mouseMoved', 2, 2)
 
 
-def space(b, gmsim, tmp, out):
+def space(b, gmsim, tmp, out, tag=''):
     """The address space at each policy's peak, against the stored runs,
-    then at an instant picked with a click on the memory chart."""
+    then at an instant picked with a click on the memory chart; tag names
+    the screenshots of another page."""
     import sqlite3
     db = sqlite3.connect(os.path.join(tmp, 'r.runs.db'))
     stored = {}
@@ -195,19 +196,29 @@ def space(b, gmsim, tmp, out):
                   'peak (%s)' % (trace, label, reserved, sorted(runs)))
             check(nseg > 0 and why.get('0', 0) > 0,
                   'space %s: %s shows %d segments with live blocks (%r)' % (g, label, nseg, why))
-        b.screenshot(os.path.join(out, 'address-space-peak-%s.png' % g), full=False)
-        b.screenshot(os.path.join(out, 'doc-space-peak-%s.png' % g), element='#as' + g)
+        b.screenshot(os.path.join(out, 'address-space-peak-%s%s.png' % (tag, g)), full=False)
+        b.screenshot(os.path.join(out, 'doc-space-peak-%s%s.png' % (tag, g)), element='#as' + g)
         # Every run the page has the blocks of, rebuilt at each precomputed
         # instant, is the walk gmsim made there: the same segments, the same
-        # blocks, the same free gaps.
+        # blocks, the same free gaps, each free block coloured as gmsim
+        # coloured it against the same request (the first after the instant
+        # that took a new segment, else the first after it).
         same = b.eval('(function(){var A=gmsim.spaces[%s],out=[];A.D.instants.forEach(function(I)'
                       '{I.snaps.forEach(function(w,k){var s=gmsim.spaceAt(%s,k,I.event);if(!s)return;'
-                      'var a=JSON.stringify(w.segs.slice().sort(function(x,y){return x[0]-y[0];}));'
-                      'out.push([k,I.event,a===JSON.stringify(s.segs)&&w.reserved===s.reserved]);});});'
-                      'return out;})()' % (json.dumps(g), json.dumps(g)))
+                      'var a=JSON.stringify(w.segs.slice().sort(function(x,y){return x[0]-y[0];})),'
+                      'why={};w.segs.forEach(function(g){for(var i=3;i<g[4].length;i+=4)'
+                      'if(g[4][i])why[g[4][i]]=1;});'
+                      'out.push([k,I.event,a===JSON.stringify(s.segs)&&w.reserved===s.reserved&&'
+                      'JSON.stringify(w.req)===JSON.stringify(s.req),w.req||null,Object.keys(why)]);'
+                      '});});return out;})()' % (json.dumps(g), json.dumps(g)))
         check(same and all(x[2] for x in same),
-              'space %s: rebuilt at the %d precomputed instants x runs, the address space is the '
-              'walk\'s (%r)' % (g, len(same), [x for x in same if not x[2]][:3]))
+              'space %s: rebuilt at the %d precomputed instants x runs, the address space and '
+              'its colours are the walk\'s (%r)' % (g, len(same), [x[:4] for x in same
+                                                              if not x[2]][:3]))
+        reasons = set(c for x in same for c in x[4]) - {'1'}
+        check(all(x[3] for x in same) and reasons,
+              'space %s: gmsim colours the free blocks at its walked instants against a later '
+              'request (reasons %r)' % (g, sorted(reasons)))
         # A click on the trace's memory chart, at 37% of its plot, picks that
         # very event (not one of the precomputed instants).
         r = b.eval('(function(){var s=document.querySelector(\'svg.ln[data-t="%s"]\'),'
@@ -229,6 +240,12 @@ def space(b, gmsim, tmp, out):
               'instant' % (g, 0.37 * r[2], ev))
         check(drawn == blocks, 'space %s: every block of the instant is drawn (%r of %r)'
               % (g, drawn, blocks))
+        reqs = b.eval('(function(){var A=gmsim.spaces[%s];return [A.snaps.map(function(s){'
+                      'return s&&s.any?(s.req||null):0;}),A.fig.querySelector(".asnote")'
+                      '.textContent];})()' % json.dumps(g))
+        check(all(q != 0 and q and q[0] > ev for q in reqs[0]) and 'the request named' in reqs[1],
+              'space %s: at event %d the free blocks are coloured against a later request, '
+              'named (%r)' % (g, ev, reqs[0]))
         # Against gmsim's own replay of the stored runs: its reserved and
         # allocated bytes after that event (one timeline point per event on
         # a short trace).
@@ -250,7 +267,7 @@ def space(b, gmsim, tmp, out):
                   'space %s: %s after event %d holds %r (reserved, allocated), as gmsim replay '
                   'says (%r)' % (g, label, ev, sums[k][1:], want))
         b.scroll_to('#as' + g)
-        b.screenshot(os.path.join(out, 'doc-space-instant-%s.png' % g), element='#as' + g)
+        b.screenshot(os.path.join(out, 'doc-space-instant-%s%s.png' % (tag, g)), element='#as' + g)
         hov = b.eval('(function(){var A=gmsim.spaces[%s],B=A.boxes[0],r=A.canvas.'
                      'getBoundingClientRect();if(!B||!B.rows.length)return null;var h=B.rows['
                      'B.rows.length>>1];return [r.left+(h[0]+h[1])/2,r.top+(B.y0+B.y1)/2];})()'
@@ -260,7 +277,7 @@ def space(b, gmsim, tmp, out):
             tip = b.eval('(function(){var t=document.querySelector(".amtip");'
                          'return getComputedStyle(t).display==="none"?"":t.innerText;})()')
             check('segment of' in tip, 'space %s: a block\'s tooltip (%r)' % (g, tip[:80]))
-        b.screenshot(os.path.join(out, 'address-space-instant-%s.png' % g), full=False)
+        b.screenshot(os.path.join(out, 'address-space-instant-%s%s.png' % (tag, g)), full=False)
         b.mouse('mouseMoved', 2, 2)
 
 
@@ -406,8 +423,11 @@ def big(b, gmsim, out):
                       'var ok=[0,5].map(function(j){var I=A.D.instants[j];return I.snaps.map('
                       'function(w,k){var s=gmsim.spaceAt("0",k,I.event);if(!s)return null;'
                       'return JSON.stringify(w.segs.slice().sort(function(x,y){return x[0]-y[0];}))'
-                      '===JSON.stringify(s.segs);});});return [A.ev,t1-t0,t2-t1,ok];})()')
-        ev, first, second, same = pick
+                      '===JSON.stringify(s.segs);});});return [A.ev,t1-t0,t2-t1,ok,'
+                      'A.snaps.map(function(s){return !!(s&&s.any);})];})()')
+        ev, first, second, same, every = pick
+        check(len(every) >= 2 and all(every), 'every run of the 1M-event trace is rebuilt at '
+              'any instant, none at the nearest walked one (%r)' % every)
         flat = [x for r in same for x in r if x is not None]
         check(flat and all(flat), 'any instant of the 1M-event trace: rebuilt as the walks at '
               'two instants (%r)' % same)
