@@ -230,3 +230,23 @@ char *gm__suggest_append(const gm__suggest_t *s, char *msg, size_t len)
     }
     return msg;
 }
+
+void gm__text_field(const char *list, char sep, size_t idx, char *buf, size_t len)
+{
+    const char *p = list;
+    for (size_t i = 0; p != NULL && i < idx; i++) {
+        p = strchr(p, sep);
+        if (p != NULL)
+            p++;
+    }
+    if (p == NULL) {
+        buf[0] = '\0';
+        return;
+    }
+    const char *end = strchr(p, sep);
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n >= len)
+        n = len - 1;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+}

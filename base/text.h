@@ -1,5 +1,6 @@
 /*
- * base/text.h — the internal half of base/text.c: "did you mean" for every
+ * base/text.h — the internal half of base/text.c: the fields of a separated
+ * list (gm__text_field), and "did you mean" for every
  * name a user types (verbs, long options, model and device presets, policy
  * names, policy parameters, PYTORCH_CUDA_ALLOC_CONF keys).
  *
@@ -57,5 +58,10 @@ const char *gm__suggest_text(const gm__suggest_t *s, char *buf, size_t len);
  * message in msg (NUL-terminated, room len), when s has a suggestion.
  * Returns msg. */
 char *gm__suggest_append(const gm__suggest_t *s, char *msg, size_t len);
+
+/* The idx-th (from 0) of the sep-separated fields of list ("a|b|c", a
+ * policy's choices; "x,y", a sweep's values) into buf (len > 0), cut to
+ * fit; "" when list is NULL or has fewer fields. */
+void gm__text_field(const char *list, char sep, size_t idx, char *buf, size_t len);
 
 #endif

@@ -242,15 +242,7 @@ int gm_dsa_import(FILE *in, const char *filename, gm_import_target_t *t, gm_erro
  * followed by more columns). */
 int gm_dsa_sniff(const void *head, size_t len)
 {
-    const char *p = head, *end = p + len;
-    if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-        p += 3;
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-        p++;
-    static const char hdr[] = "id,lower,upper,size";
-    size_t k = sizeof hdr - 1;
-    if ((size_t)(end - p) < k || strncasecmp(p, hdr, k) != 0)
-        return 0;
-    p += k;
-    return p == end || *p == '\n' || *p == '\r' || *p == ',';
+    const char *end = (const char *)head + len;
+    const char *p = gm__textin_sniff_header(head, len, "id,lower,upper,size");
+    return p != NULL && (p == end || *p == '\n' || *p == '\r' || *p == ',');
 }

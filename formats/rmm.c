@@ -209,12 +209,5 @@ int gm_rmm_import(FILE *in, const char *filename, gm_import_target_t *t, gm_erro
 
 int gm_rmm_sniff(const void *head, size_t len)
 {
-    const char *p = head, *end = p + len;
-    if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-        p += 3;
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-        p++;
-    static const char hdr[] = "thread,time,action,pointer,size,stream";
-    size_t k = sizeof hdr - 1;
-    return (size_t)(end - p) >= k && strncasecmp(p, hdr, k) == 0;
+    return gm__textin_sniff_header(head, len, "thread,time,action,pointer,size,stream") != NULL;
 }

@@ -167,6 +167,19 @@ int gm__textin_addr(const char *s, uint64_t *out, int *null)
     return 0;
 }
 
+const char *gm__textin_sniff_header(const void *head, size_t len, const char *hdr)
+{
+    const char *p = head, *end = p + len;
+    if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+        p += 3;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    size_t k = strlen(hdr);
+    if ((size_t)(end - p) < k || strncasecmp(p, hdr, k) != 0)
+        return NULL;
+    return p + k;
+}
+
 int gm__textin_name_device(const char *filename)
 {
     const char *base = strrchr(filename, '/');

@@ -60,6 +60,12 @@ int gm__textin_addr(const char *s, uint64_t *out, int *null);
  * above 65535 (the largest device an event holds). */
 int gm__textin_name_device(const char *filename);
 
+/* A sniffer's look at the first len bytes of an input: past a UTF-8 byte
+ * order mark and blank lines, does the text start with the header hdr
+ * (ASCII case ignored)?  Where the header ends, or NULL when it is not
+ * there. */
+const char *gm__textin_sniff_header(const void *head, size_t len, const char *hdr);
+
 /*
  * Live allocations by raw address, for the importers of address-based logs.
  * Pass 1 (gm__addrlive_scan_*) finds the frees of addresses never seen

@@ -41,6 +41,7 @@
 
 #include "gmsim/device.h"
 #include "gmsim/sweep.h"
+#include "base/vec.h"
 #include "sim/torch_rules.h"
 
 /* ---- helpers ----------------------------------------------------------------- */
@@ -439,29 +440,17 @@ static void advice_walk_fn(void *ctx, const gm_walk_block_t *w)
     if (a->nomem)
         return;
     if (a->nseg == 0 || a->seg[a->nseg - 1].addr != w->seg_addr) {
-        if (a->nseg == a->segcap) {
-            size_t cap = a->segcap ? 2 * a->segcap : 64;
-            gm_oom_segment_t *s = realloc(a->seg, cap * sizeof *s);
-            if (s == NULL) {
-                a->nomem = 1;
-                return;
-            }
-            a->seg = s;
-            a->segcap = cap;
+        if (GM_VEC_RESERVE(a->seg, a->segcap, a->nseg + 1, 64)) {
+            a->nomem = 1;
+            return;
         }
         a->seg[a->nseg++] = (gm_oom_segment_t){.addr = w->seg_addr, .size = w->seg_size,
                                                .stream = w->stream, .pool = w->pool,
                                                .first = a->n};
     }
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 256;
-        gm_oom_block_t *b = realloc(a->b, cap * sizeof *b);
-        if (b == NULL) {
-            a->nomem = 1;
-            return;
-        }
-        a->b = b;
-        a->cap = cap;
+    if (GM_VEC_RESERVE(a->b, a->cap, a->n + 1, 256)) {
+        a->nomem = 1;
+        return;
     }
     gm_oom_segment_t *s = &a->seg[a->nseg - 1];
     a->b[a->n++] = (gm_oom_block_t){.addr = w->addr, .size = w->size, .allocated = w->allocated,

@@ -220,20 +220,6 @@ typedef struct compare_key {
     size_t nvalues;
 } compare_key_t;
 
-/* The idx-th comma-separated value of list into buf. */
-static void compare_nth(const char *list, size_t idx, char *buf, size_t len)
-{
-    const char *p = list;
-    for (size_t i = 0; i < idx; i++)
-        p = strchr(p, ',') + 1;
-    const char *end = strchr(p, ',');
-    size_t n = end ? (size_t)(end - p) : strlen(p);
-    if (n >= len)
-        n = len - 1;
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-}
-
 /* Append the configurations of one policy to *out. */
 static int compare_expand_policy(const gm_policy_ops_t *ops, const char *const *params,
                                  size_t nparams, gm_params_t **out, size_t *n, size_t *cap,
@@ -277,7 +263,7 @@ static int compare_expand_policy(const gm_policy_ops_t *ops, const char *const *
             break;
         for (size_t v = 0; rc == 0 && v < keys[j].nvalues; v++) {
             char val[256];
-            compare_nth(keys[j].values, v, val, sizeof val);
+            gm__text_field(keys[j].values, ',', v, val, sizeof val);
             rc = gm_params_set(&probe, keys[j].key, val, err);
         }
         gm_params_release(&probe);
@@ -308,7 +294,7 @@ static int compare_expand_policy(const gm_policy_ops_t *ops, const char *const *
             break;
         for (size_t j = 0; rc == 0 && j < nkeys; j++) {
             char val[256];
-            compare_nth(keys[j].values, odo[j], val, sizeof val);
+            gm__text_field(keys[j].values, ',', odo[j], val, sizeof val);
             rc = gm_params_set(set, keys[j].key, val, err);
         }
         if (rc) {

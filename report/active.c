@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "base/bits.h"
+#include "base/vec.h"
 #include "gmsim/advice.h"
 #include "report/report.h"
 
@@ -84,14 +85,8 @@ static int64_t active_intern(active_strings_t *t, const char *s, size_t n)
             return t->slot[h] - 1;
         h = (h + 1) & (t->nslot - 1);
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 256;
-        char **ns = realloc(t->s, cap * sizeof *ns);
-        if (ns == NULL)
-            return -1;
-        t->s = ns;
-        t->cap = cap;
-    }
+    if (GM_VEC_RESERVE(t->s, t->cap, t->n + 1, 256))
+        return -1;
     char *copy = malloc(n + 1);
     if (copy == NULL)
         return -1;
@@ -111,23 +106,6 @@ static void active_strings_free(active_strings_t *t)
 }
 
 /* ---- output helpers ---------------------------------------------------------- */
-
-/* A JSON string safe inside a script element: '<' as \u003c, and ':' as
- * \u003a so that no text of a trace reads as a URL in the file. */
-static void active_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == ':' || *p == 0x7f)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 
 /* Base64 of the bytes given so far, its last group padded. */
 void report_b64_flush(report_b64_t *b)
@@ -186,26 +164,14 @@ static uint32_t active_stack(active_t *A, uint32_t frames)
 {
     if (frames == 0)
         return 0;
-    if (frames >= A->nstack_of) {
-        size_t n = A->nstack_of ? A->nstack_of : 256;
-        while (n <= frames)
-            n *= 2;
-        uint32_t *s = realloc(A->stack_of, n * sizeof *s);
-        if (s == NULL)
-            return UINT32_MAX;
-        memset(s + A->nstack_of, 0, (n - A->nstack_of) * sizeof *s);
-        A->stack_of = s;
-        A->nstack_of = n;
-    }
+    size_t had = A->nstack_of;
+    if (GM_VEC_RESERVE(A->stack_of, A->nstack_of, (size_t)frames + 1, 256))
+        return UINT32_MAX;
+    if (A->nstack_of > had)
+        memset(A->stack_of + had, 0, (A->nstack_of - had) * sizeof *A->stack_of);
     if (A->stack_of[frames] == 0) {
-        if (A->nstacks == A->stacks_cap) {
-            size_t cap = A->stacks_cap ? 2 * A->stacks_cap : 256;
-            uint32_t *s = realloc(A->stack_frames, cap * sizeof *s);
-            if (s == NULL)
-                return UINT32_MAX;
-            A->stack_frames = s;
-            A->stacks_cap = cap;
-        }
+        if (GM_VEC_RESERVE(A->stack_frames, A->stacks_cap, A->nstacks + 1, 256))
+            return UINT32_MAX;
         A->stack_frames[A->nstacks++] = frames;
         A->stack_of[frames] = (uint32_t)A->nstacks;
     }
@@ -290,7 +256,7 @@ static int64_t active_write_stacks(FILE *f, active_t *A, gm_reader_t *rd)
         for (size_t i = 0; i < fr.n; i++) {
             if (i)
                 fputc(',', f);
-            active_json_str(f, fr.s[i]);
+            report_json_str(f, fr.s[i]);
         }
         fputs("],\"stacks\":[", f);
         for (size_t k = 0; k < A->nstacks; k++) {

@@ -103,6 +103,21 @@ static void report_trace_title(report_t *R, const report_group_t *gr)
     }
 }
 
+/* A bar chart per trace (report_bars: waste 0 peak reserved, 1 its split at
+ * the load peak), each a figure, and the section's end. */
+static void report_bars_section(report_t *R, int waste)
+{
+    FILE *f = R->f;
+    for (size_t g = 0; g < R->ngroups; g++) {
+        fputs("<figure><figcaption>", f);
+        report_trace_title(R, &R->groups[g]);
+        fputs("</figcaption>", f);
+        report_bars(R, &R->groups[g], waste);
+        fputs("</figure>\n", f);
+    }
+    fputs("</section>\n", f);
+}
+
 static void report_summary(report_t *R)
 {
     FILE *f = R->f;
@@ -548,14 +563,7 @@ int report_html(report_t *R)
           "policy held from the device, against load (★ the winner; the offline bound "
           "faded).</p>\n",
           f);
-    for (size_t g = 0; g < R->ngroups; g++) {
-        fputs("<figure><figcaption>", f);
-        report_trace_title(R, &R->groups[g]);
-        fputs("</figcaption>", f);
-        report_bars(R, &R->groups[g], 0);
-        fputs("</figure>\n", f);
-    }
-    fputs("</section>\n", f);
+    report_bars_section(R, 0);
 
     if (report_has_seq(R)) {
         fputs("<section id=\"seq-len\"><h2>Against sequence length</h2>\n", f);
@@ -571,14 +579,7 @@ int report_html(report_t *R)
           "policy held then (red) and what it reserved beyond that at another moment "
           "(green).</p>\n",
           f);
-    for (size_t g = 0; g < R->ngroups; g++) {
-        fputs("<figure><figcaption>", f);
-        report_trace_title(R, &R->groups[g]);
-        fputs("</figcaption>", f);
-        report_bars(R, &R->groups[g], 1);
-        fputs("</figure>\n", f);
-    }
-    fputs("</section>\n", f);
+    report_bars_section(R, 1);
 
     report_sites_section(R);
     report_metrics_table(R);

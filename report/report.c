@@ -32,6 +32,23 @@ static const char *const report_extra[] = {"#393b79", "#637939", "#8c6d31", "#84
 
 /* ---- escaping -------------------------------------------------------------- */
 
+/* A JSON string safe inside a script element (the active-memory and
+ * address-space views' data): '<', '>' and '&' as \u escapes, and ':' as
+ * \u003a so that no text of a trace reads as a URL in the file. */
+void report_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == ':' || *p == 0x7f)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
 /* Text for HTML content and attribute values. */
 void report_esc(FILE *f, const char *s)
 {

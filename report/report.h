@@ -1,7 +1,7 @@
 /*
  * report/report.h — the report's internals, shared by its files: the stores,
  * runs and groups it loads (report/load.c) and the functions each file gives
- * the others (report/report.c: escaping and colours; svg.c: the charts;
+ * the others (report/report.c: escaping, the views' JSON strings and colours; svg.c: the charts;
  * active.c and space.c: the data of the active-memory and address-space
  * views; html.c and md.c: the two outputs).  Each function's comment is at its
  * definition.
@@ -112,6 +112,7 @@ typedef struct report {
 
 /* ---- escaping and colours (report.c) -------------------------------------- */
 
+void report_json_str(FILE *f, const char *s);
 void report_esc(FILE *f, const char *s);
 void report_md_esc(FILE *f, const char *s);
 const char *report_size(uint64_t v, char *buf, size_t len);

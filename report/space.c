@@ -103,27 +103,15 @@ static void space_walk_fn(void *ctx, const gm_walk_block_t *w)
     if (a->nomem)
         return;
     if (a->nseg == 0 || a->seg[a->nseg - 1].addr != w->seg_addr) {
-        if (a->nseg == a->segcap) {
-            size_t cap = a->segcap ? 2 * a->segcap : 64;
-            space_seg_t *s = realloc(a->seg, cap * sizeof *s);
-            if (s == NULL) {
-                a->nomem = 1;
-                return;
-            }
-            a->seg = s;
-            a->segcap = cap;
-        }
-        a->seg[a->nseg++] = (space_seg_t){w->seg_addr, w->seg_size, w->stream, w->pool, a->n, 0};
-    }
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 256;
-        space_blk_t *b = realloc(a->b, cap * sizeof *b);
-        if (b == NULL) {
+        if (GM_VEC_RESERVE(a->seg, a->segcap, a->nseg + 1, 64)) {
             a->nomem = 1;
             return;
         }
-        a->b = b;
-        a->cap = cap;
+        a->seg[a->nseg++] = (space_seg_t){w->seg_addr, w->seg_size, w->stream, w->pool, a->n, 0};
+    }
+    if (GM_VEC_RESERVE(a->b, a->cap, a->n + 1, 256)) {
+        a->nomem = 1;
+        return;
     }
     a->b[a->n++] = (space_blk_t){w->addr, w->size, w->allocated};
     a->seg[a->nseg - 1].n++;
@@ -134,15 +122,9 @@ static void space_live_fn(void *ctx, uint64_t id, const gm_block_t *blk)
     space_lives_t *l = ctx;
     if (l->nomem || blk->addr == UINT64_MAX)
         return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 256;
-        space_live_t *v = realloc(l->v, cap * sizeof *v);
-        if (v == NULL) {
-            l->nomem = 1;
-            return;
-        }
-        l->v = v;
-        l->cap = cap;
+    if (GM_VEC_RESERVE(l->v, l->cap, l->n + 1, 256)) {
+        l->nomem = 1;
+        return;
     }
     l->v[l->n++] = (space_live_t){blk->addr, id, blk->size};
 }
@@ -304,21 +286,6 @@ static void space_close(gm_reader_t *rd, gm_replay_t *r, gm_layout_t *layout)
     gm_layout_free(layout);
     gm_replay_destroy(r);
     gm_reader_close(rd);
-}
-
-/* A JSON string with '<', '>', '&' and ':' escaped (inside a script). */
-static void space_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == ':' || *p == 0x7f)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
 }
 
 /* ---- any instant: each allocation's block and the segments' lifetimes ----
@@ -868,7 +835,7 @@ int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_
     for (size_t k = 0; k < n; k++) {
         const report_run_t *r = &R->runs[runs[k]];
         fprintf(f, "%s{\"label\":", k ? "," : "");
-        space_json_str(f, r->cut);
+        report_json_str(f, r->cut);
         fprintf(f, ",\"color\":\"%s\",\"peak_reserved\":%" PRIu64 "}", report_color(r),
                 r->m.peak_reserved);
     }

@@ -273,6 +273,21 @@ static const char *report_count_short(uint64_t v, char *buf, size_t len)
  * ticks by kind (step: a grid line and "step N"; forward F, backward B;
  * other tags small and grey, named on hover), labels thinned so they do
  * not overlap. */
+/* The first mark of tag t from index i on that gets a tick: at x, 2 units
+ * or more after the tick before (*last, set to x).  gr->nmarks when none. */
+static size_t report_next_tick(const report_group_t *gr, uint32_t t, double xscale, size_t i,
+                               int *last, int *x)
+{
+    for (; i < gr->nmarks; i++) {
+        *x = (int)(ML + (double)gr->marks[i].event * xscale);
+        if (gr->marks[i].tag == t && *x - *last >= 2) {
+            *last = *x;
+            break;
+        }
+    }
+    return i;
+}
+
 static void report_x_axis(FILE *f, const report_group_t *gr, uint64_t events)
 {
     double xscale = (double)(W - ML - MR) / (double)(events ? events : 1);
@@ -296,7 +311,7 @@ static void report_x_axis(FILE *f, const report_group_t *gr, uint64_t events)
      * hover; a tick within 2 units of the one before is left out.  Step
      * ticks also draw a grid line through the plot. */
     for (uint32_t t = 0; t < gr->ntags; t++) {
-        int kind = -1, last = -100;
+        int kind = -1, last = -100, x;
         for (size_t i = 0; i < gr->nmarks; i++)
             if (gr->marks[i].tag == t)
                 kind = gr->marks[i].kind;
@@ -305,12 +320,8 @@ static void report_x_axis(FILE *f, const report_group_t *gr, uint64_t events)
         for (int grid = kind == REPORT_MARK_STEP ? 1 : 0; grid >= 0; grid--) {
             fprintf(f, "<path class=\"%s\" d=\"", grid ? "mk-g" : cls[kind]);
             last = -100;
-            for (size_t i = 0; i < gr->nmarks; i++) {
-                const report_mark_t *m = &gr->marks[i];
-                int x = (int)(ML + (double)m->event * xscale);
-                if (m->tag != t || x - last < 2)
-                    continue;
-                last = x;
+            for (size_t i = 0; (i = report_next_tick(gr, t, xscale, i, &last, &x)) < gr->nmarks;
+                 i++) {
                 if (grid)
                     fprintf(f, "M%d %dV%d", x, MT, y0);
                 else
@@ -326,13 +337,9 @@ static void report_x_axis(FILE *f, const report_group_t *gr, uint64_t events)
             fputs("\" data-e=\"", f);
             last = -100;
             int first = 1;
-            for (size_t i = 0; i < gr->nmarks; i++) {
-                const report_mark_t *m = &gr->marks[i];
-                int x = (int)(ML + (double)m->event * xscale);
-                if (m->tag != t || x - last < 2)
-                    continue;
-                last = x;
-                fprintf(f, "%s%" PRIu64, first ? "" : " ", m->event);
+            for (size_t i = 0; (i = report_next_tick(gr, t, xscale, i, &last, &x)) < gr->nmarks;
+                 i++) {
+                fprintf(f, "%s%" PRIu64, first ? "" : " ", gr->marks[i].event);
                 first = 0;
             }
             fputs("\"/>", f);

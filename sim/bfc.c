@@ -549,14 +549,7 @@ const gm_policy_ops_t gm__policy_bfc = {
     .name = "bfc",
     .help = "TensorFlow/XLA best-fit-with-coalescing: 256-byte rounding, 21 size bins, "
             "doubling regions",
-    .params = bfc_params,
-    .nparams = sizeof bfc_params / sizeof bfc_params[0],
-    .create = bfc_create,
-    .alloc = bfc_alloc,
-    .free = bfc_free,
-    .stats = bfc_stats,
-    .check = bfc_check,
-    .destroy = bfc_destroy,
+    GM_POLICY_OPS(bfc),
     .empty_cache = bfc_empty_cache,
     .walk = bfc_walk,
 };

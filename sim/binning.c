@@ -492,13 +492,6 @@ const gm_policy_ops_t gm__policy_binning = {
     .name = "binning",
     .help = "RAPIDS RMM binning_memory_resource: fixed-size bins (256 KiB to 4 MiB) in front of "
             "the pool",
-    .params = bin_params,
-    .nparams = sizeof bin_params / sizeof bin_params[0],
-    .create = bin_create,
-    .alloc = bin_alloc,
-    .free = bin_free,
-    .stats = bin_stats,
-    .check = bin_check,
-    .destroy = bin_destroy,
+    GM_POLICY_OPS(bin),
     .empty_cache = bin_empty_cache,
 };

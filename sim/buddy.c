@@ -1009,13 +1009,6 @@ static const gm_param_spec_t buddy_params[] = {
 const gm_policy_ops_t gm__policy_buddy = {
     .name = "buddy",
     .help = "binary buddy system: power-of-two blocks split and merged inside power-of-two arenas",
-    .params = buddy_params,
-    .nparams = sizeof buddy_params / sizeof buddy_params[0],
-    .create = buddy_create,
-    .alloc = buddy_alloc,
-    .free = buddy_free,
-    .stats = buddy_stats,
-    .check = buddy_check,
-    .destroy = buddy_destroy,
+    GM_POLICY_OPS(buddy),
     .empty_cache = buddy_empty_cache,
 };

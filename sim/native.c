@@ -216,14 +216,7 @@ const gm_policy_ops_t gm__policy_native = {
     .name = "native",
     .help = "no caching: a device malloc per request, a device free per free "
             "(PYTORCH_NO_CUDA_MEMORY_CACHING=1)",
-    .params = native_params,
-    .nparams = sizeof native_params / sizeof native_params[0],
-    .create = native_create,
-    .alloc = native_alloc,
-    .free = native_free,
-    .stats = native_stats,
-    .check = native_check,
-    .destroy = native_destroy,
+    GM_POLICY_OPS(native),
     .empty_cache = NULL,
     .role = GM_ROLE_REFERENCE,
 };

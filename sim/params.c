@@ -42,26 +42,6 @@ static int params_choice(const char *choices, const char *text)
     return -1;
 }
 
-/* The n-th choice of "a|b|c" into buf ("" when out of range). */
-static void params_choice_name(const char *choices, int n, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    const char *c = choices;
-    for (int i = 0; c != NULL && i < n; i++) {
-        c = strchr(c, '|');
-        if (c != NULL)
-            c++;
-    }
-    if (c == NULL || n < 0)
-        return;
-    const char *bar = strchr(c, '|');
-    size_t l = bar ? (size_t)(bar - c) : strlen(c);
-    if (l >= len)
-        l = len - 1;
-    memcpy(buf, c, l);
-    buf[l] = '\0';
-}
-
 static int params_bool(const char *t)
 {
     static const char *const yes[] = {"true", "1", "yes", "on"};
@@ -302,7 +282,7 @@ void gm_param_json(const gm_param_spec_t *spec, gm_param_value_t v, char *buf, s
         break;
     case GM_PARAM_ENUM: {
         char name[128];
-        params_choice_name(spec->choices ? spec->choices : "", v.e, name, sizeof name);
+        gm__text_field(v.e >= 0 ? spec->choices : NULL, '|', (size_t)v.e, name, sizeof name);
         gm__json_escape_buf(buf, len, name);
         break;
     }

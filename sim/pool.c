@@ -503,14 +503,7 @@ const gm_policy_ops_t gm__policy_pool = {
     .name = "pool",
     .help = "RAPIDS RMM pool_memory_resource: coalescing best fit, per-stream free lists, "
             "growing pool",
-    .params = pool_params,
-    .nparams = sizeof pool_params / sizeof pool_params[0],
-    .create = pool_create,
-    .alloc = pool_alloc,
-    .free = pool_free,
-    .stats = pool_stats,
-    .check = pool_check,
-    .destroy = pool_destroy,
+    GM_POLICY_OPS(pool),
     .empty_cache = pool_empty_cache,
     .walk = pool_walk,
 };

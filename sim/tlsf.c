@@ -536,13 +536,6 @@ const gm_policy_ops_t gm__policy_tlsf = {
     .name = "tlsf",
     .help = "Two-Level Segregated Fit: O(1) good fit over power-of-two and linear size classes, "
             "immediate coalescing, over device arenas",
-    .params = tlsf_params,
-    .nparams = sizeof tlsf_params / sizeof tlsf_params[0],
-    .create = tlsf_create,
-    .alloc = tlsf_alloc,
-    .free = tlsf_free,
-    .stats = tlsf_stats,
-    .check = tlsf_check,
-    .destroy = tlsf_destroy,
+    GM_POLICY_OPS(tlsf),
     .empty_cache = tlsf_empty_cache,
 };

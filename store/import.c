@@ -117,12 +117,9 @@ int gm_import_target_create(gm_store_t *s, const char *base, unsigned flags,
     *out = NULL;
     if (base == NULL || *base == '\0')
         return gm_error_set(err, GM_EINVAL, "trace name is empty");
-    if (!gm__store_writable(s))
-        return gm_error_set(err, GM_EINVAL, "cannot import '%s': '%s' is open read-only", base,
-                            gm_store_path(s));
-    if (gm__store_writer_active(s))
-        return gm_error_set(err, GM_ESTATE, "cannot import '%s': a writer is active on '%s'",
-                            base, gm_store_path(s));
+    int rc = gm__store_can_write(s, err, "import '%s'", base);
+    if (rc)
+        return rc;
     gm_import_target_t *t = calloc(1, sizeof *t);
     if (t == NULL || (t->base = strdup(base)) == NULL) {
         free(t);
@@ -130,7 +127,7 @@ int gm_import_target_create(gm_store_t *s, const char *base, unsigned flags,
     }
     t->s = s;
     t->flags = flags;
-    int rc = gm__sql_begin(gm__store_db(s), gm_store_path(s), "gm_import", "the import",
+    rc = gm__sql_begin(gm__store_db(s), gm_store_path(s), "gm_import", "the import",
                            &t->savepoint, err);
     if (rc) {
         import_free(t);

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,3 +357,17 @@ int gm_store_version(const gm_store_t *s) { return s->version; }
 sqlite3 *gm__store_db(gm_store_t *s) { return s->db; }
 int gm__store_writable(const gm_store_t *s) { return (s->flags & GM_STORE_WRITE) != 0; }
 int gm__store_writer_active(const gm_store_t *s) { return s->writer_active; }
+
+int gm__store_can_write(const gm_store_t *s, gm_error_t *err, const char *fmt, ...)
+{
+    if (gm__store_writable(s) && !s->writer_active)
+        return 0;
+    char what[GM_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (!gm__store_writable(s))
+        return gm_error_set(err, GM_EINVAL, "cannot %s: '%s' is open read-only", what, s->path);
+    return gm_error_set(err, GM_ESTATE, "cannot %s: a writer is active on '%s'", what, s->path);
+}

@@ -342,15 +342,12 @@ int gm_store_list_shards(gm_store_t *s, gm_shard_record_t **out, size_t *n, gm_e
 int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t *skipped,
                        gm_error_t *err)
 {
-    if (!gm__store_writable(dst))
-        return gm_error_set(err, GM_EINVAL, "cannot copy runs: '%s' is open read-only",
-                            gm_store_path(dst));
-    if (gm__store_writer_active(dst))
-        return gm_error_set(err, GM_ESTATE, "cannot copy runs: a writer is active on '%s'",
-                            gm_store_path(dst));
+    int rc = gm__store_can_write(dst, err, "copy runs");
+    if (rc)
+        return rc;
     gm_run_info_t *list;
     size_t n, ncopied = 0, nskipped = 0;
-    int rc = gm_store_list_runs(src, &list, &n, err);
+    rc = gm_store_list_runs(src, &list, &n, err);
     if (rc)
         return rc;
     if ((rc = runs_begin(dst, err))) {
@@ -407,11 +404,9 @@ static void runs_bind_point(sqlite3_stmt *st, int first, int64_t run_id, size_t 
 
 int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm_error_t *err)
 {
-    if (!gm__store_writable(s))
-        return gm_error_set(err, GM_EINVAL, "cannot save a run: '%s' is open read-only", gm_store_path(s));
-    if (gm__store_writer_active(s))
-        return gm_error_set(err, GM_ESTATE, "cannot save a run: a writer is active on '%s'",
-                            gm_store_path(s));
+    int rc = gm__store_can_write(s, err, "save a run");
+    if (rc)
+        return rc;
     const char *json[] = {run->params, run->device, run->metrics};
     for (size_t i = 0; i < 3; i++)
         if (json[i] == NULL || !gm__store_json_valid(json[i]))
@@ -419,7 +414,7 @@ int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm
                                 run->policy, i == 0 ? "params" : i == 1 ? "device" : "metrics");
     if (run->found)
         *run->found = 0;
-    int rc = runs_begin(s, err);
+    rc = runs_begin(s, err);
     if (rc)
         return rc;
     sqlite3_stmt *st = NULL;

@@ -18,6 +18,11 @@ int gm__store_writable(const gm_store_t *s);
 /* Whether a writer is open on the store (writes elsewhere must wait). */
 int gm__store_writer_active(const gm_store_t *s);
 
+/* 0 when s may be written now, else the error of a write that may not:
+ * GM_EINVAL "cannot WHAT: 'PATH' is open read-only", or GM_ESTATE "cannot
+ * WHAT: a writer is active on 'PATH'", WHAT formatted from fmt. */
+int gm__store_can_write(const gm_store_t *s, gm_error_t *err, const char *fmt, ...) GM_PRINTF(3, 4);
+
 /* gm_writer_begin for an import target (store/import.c), inside its
  * transaction: trace_id > 0 is the new trace's row id (above every id in
  * use; 0: the writer finds it), and name_free says that no trace of the

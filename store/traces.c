@@ -13,6 +13,7 @@
 
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
+#include "store/store.h"
 #include "store/store_int.h"
 #include "base/vec.h"
 
@@ -171,13 +172,9 @@ int gm__store_delete_id(gm_store_t *s, int64_t id, gm_error_t *err)
 
 int gm_store_delete(gm_store_t *s, const char *name, gm_error_t *err)
 {
-    if (!(s->flags & GM_STORE_WRITE))
-        return gm_error_set(err, GM_EINVAL, "cannot delete trace '%s': '%s' is open read-only",
-                            name, s->path);
-    if (s->writer_active)
-        return gm_error_set(err, GM_ESTATE, "cannot delete trace '%s': a writer is active on '%s'",
-                            name, s->path);
-    int rc = store_begin(s, err);
+    int rc = gm__store_can_write(s, err, "delete trace '%s'", name);
+    if (rc == 0)
+        rc = store_begin(s, err);
     if (rc)
         return rc;
     int64_t id;

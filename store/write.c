@@ -298,12 +298,9 @@ int gm__writer_begin_in(gm_store_t *s, const char *name, unsigned flags, int64_t
     *out = NULL;
     if (name == NULL || *name == '\0')
         return gm_error_set(err, GM_EINVAL, "trace name is empty");
-    if (!(s->flags & GM_STORE_WRITE))
-        return gm_error_set(err, GM_EINVAL, "cannot write trace '%s': '%s' is open read-only",
-                            name, s->path);
-    if (s->writer_active)
-        return gm_error_set(err, GM_ESTATE, "cannot write trace '%s': a writer is active on '%s'",
-                            name, s->path);
+    int rc = gm__store_can_write(s, err, "write trace '%s'", name);
+    if (rc)
+        return rc;
     gm_writer_t *w = s->spare;
     if (w != NULL) {
         s->spare = NULL;
@@ -324,7 +321,7 @@ int gm__writer_begin_in(gm_store_t *s, const char *name, unsigned flags, int64_t
     }
 
     w->joined = !sqlite3_get_autocommit(s->db);
-    int rc = w->joined ? 0 : store_begin(s, err);
+    rc = w->joined ? 0 : store_begin(s, err);
     if (rc) {
         store_writer_free(w);
         return rc;

@@ -16,7 +16,6 @@
 
 #define AL_FNV_BASIS UINT64_C(0xcbf29ce484222325)
 
-
 static uint64_t al_hash(const char *s, uint64_t h)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -133,15 +132,6 @@ void gm_align_trace_free(gm_align_trace_t *t)
     free(t);
 }
 
-static char *al_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL)
-        memcpy(d, s, n);
-    return d;
-}
-
 /* The hash of frames index f (texts copied into t as met); 0 for none. */
 static int al_frames_key(gm_align_trace_t *t, const gm_reader_t *r, uint32_t f,
                          uint64_t **hashes, size_t *cap, uint64_t *out)
@@ -168,7 +158,7 @@ static int al_frames_key(gm_align_trace_t *t, const gm_reader_t *r, uint32_t f,
         const char *text = gm_reader_frames(r, f);
         if (text == NULL)
             text = "";
-        if ((t->frames[f] = al_strdup(text)) == NULL)
+        if ((t->frames[f] = strdup(text)) == NULL)
             return -1;
         (*hashes)[f] = al_hash_frames(text, 0) | 1u;
     }
@@ -187,7 +177,7 @@ int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
     gm_align_trace_t *t = calloc(1, sizeof *t);
     uint64_t *hashes = NULL;
     size_t hcap = 0, acap = 0, mcap = 0;
-    if (t == NULL || (t->name = al_strdup(name)) == NULL)
+    if (t == NULL || (t->name = strdup(name)) == NULL)
         goto nomem;
     const gm_trace_info_t *info = gm_reader_info(r);
     if (GM_VEC_RESERVE(t->allocs, acap, info->allocs + 1, 64))
@@ -236,7 +226,7 @@ int gm_align_trace_load(gm_store_t *s, const char *name, gm_align_trace_t **out,
                 gm_align_mark_t *m = &t->marks[t->nmarks];
                 m->event = index;
                 m->key = gm__fmix64(al_hash(tag, AL_FNV_BASIS) ^ UINT64_C(0x6d61726b));
-                if ((m->name = al_strdup(tag)) == NULL)
+                if ((m->name = strdup(tag)) == NULL)
                     goto nomem;
                 t->nmarks++;
             }

@@ -490,6 +490,21 @@ static uint64_t syn_linear(syn_t *g, uint64_t xsize, int32_t p, uint64_t size, i
     return out;
 }
 
+/* The end of a sublayer (attention, MLP) that returned y: its amp input
+ * copy xf freed, then, under dropout, the kept mask and a new output in
+ * place of y.  Returns the output. */
+static uint64_t syn_sublayer_out(syn_t *g, uint64_t xf, uint64_t y)
+{
+    syn_free(g, xf);
+    if (syn_dropout(g->c)) {
+        syn_keep(g, g->z.Mu);
+        uint64_t yd = syn_alloc(g, g->z.Uh);
+        syn_free(g, y);
+        y = yd;
+    }
+    return y;
+}
+
 /* One transformer layer's forward from input x; returns its output.
  * Under amp the residual stream and the norms are fp32, each linear
  * saves 16-bit copies of its fp32 input and its weight and returns 16
@@ -553,13 +568,7 @@ uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x)
     syn_free(g, v);
     syn_free(g, qr);
     syn_free(g, kr);
-    syn_free(g, xf);
-    if (syn_dropout(c)) {
-        syn_keep(g, z->Mu);
-        uint64_t yd = syn_alloc(g, z->Uh);
-        syn_free(g, y);
-        y = yd;
-    }
+    y = syn_sublayer_out(g, xf, y);
     uint64_t yattn = SYN_NONE; /* composite: alive until the block returns */
     if (py && !syn_grad(c))
         syn_block_end(g);
@@ -644,13 +653,7 @@ uint64_t syn_layer(syn_t *g, int32_t l, uint64_t x)
     }
     if (y == SYN_NONE)
         y = syn_linear(g, 0, wout, z->Uh, 0);
-    syn_free(g, xf);
-    if (syn_dropout(c)) {
-        syn_keep(g, z->Mu);
-        uint64_t yd = syn_alloc(g, z->Uh);
-        syn_free(g, y);
-        y = yd;
-    }
+    y = syn_sublayer_out(g, xf, y);
     if (py && !syn_grad(c))
         syn_block_end(g);
     syn_node(g, SYN_NODE_JOIN, 0, -1, -1, -1);

@@ -106,16 +106,6 @@ const char *gm_scale_law_name(unsigned law)
     return law < GM_SCALE_LAW_COUNT ? sc_law_names[law] : NULL;
 }
 
-
-static char *sc_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL)
-        memcpy(d, s, n);
-    return d;
-}
-
 void gm_scale_plan_destroy(gm_scale_plan_t *p)
 {
     if (p == NULL)
@@ -434,8 +424,8 @@ int gm_scale_plan_create(const gm_scale_capture_t *caps, size_t n, const gm_scal
     int rc = 0, any_seq = 0, any_batch = 0, hs[GM_SCALE_MAX_CAPTURES], hb[GM_SCALE_MAX_CAPTURES];
     for (size_t k = 0; k < n; k++) {
         pl->store[k] = caps[k].store;
-        pl->trace[k] = sc_strdup(caps[k].trace);
-        pl->label[k] = sc_strdup(caps[k].label ? caps[k].label : caps[k].trace);
+        pl->trace[k] = strdup(caps[k].trace);
+        pl->label[k] = strdup(caps[k].label ? caps[k].label : caps[k].trace);
         if (pl->trace[k] == NULL || pl->label[k] == NULL) {
             rc = gm_error_set(err, GM_ENOMEM, "out of memory");
             goto fail;

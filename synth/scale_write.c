@@ -15,6 +15,7 @@
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
 #include "gmsim/layout.h"
+#include "base/vec.h"
 
 /* ---- writing --------------------------------------------------------------------- */
 
@@ -324,18 +325,11 @@ typedef struct sc_map {
 
 static int sc_map_get(sc_map_t *m, uint32_t i, uint32_t **slot)
 {
-    if (i >= m->n) {
-        size_t nn = m->n ? m->n : 64;
-        while (nn <= i)
-            nn *= 2;
-        uint32_t *nv = realloc(m->v, nn * sizeof *nv);
-        if (nv == NULL)
-            return -1;
-        for (size_t k = m->n; k < nn; k++)
-            nv[k] = SC_UNMAPPED;
-        m->v = nv;
-        m->n = nn;
-    }
+    size_t had = m->n;
+    if (GM_VEC_RESERVE(m->v, m->n, (size_t)i + 1, 64))
+        return -1;
+    for (size_t k = had; k < m->n; k++)
+        m->v[k] = SC_UNMAPPED;
     *slot = &m->v[i];
     return 0;
 }

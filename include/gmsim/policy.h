@@ -251,6 +251,18 @@ struct gm_policy_ops {
     void (*walk)(gm_policy_t *p, gm_walk_fn fn, void *ctx);
 };
 
+/* The part of a policy's table every policy fills alike, from the prefix
+ * its statics share: the parameter table prefix_params and the six
+ * operations prefix_create ... prefix_destroy.  Inside the initializer:
+ *   const gm_policy_ops_t gm__policy_tlsf = {
+ *       .name = "tlsf", .help = "...", GM_POLICY_OPS(tlsf), .empty_cache = ...};
+ * (A static initializer: a function cannot do it.) */
+#define GM_POLICY_OPS(prefix)                                                  \
+    .params = prefix##_params,                                                 \
+    .nparams = sizeof prefix##_params / sizeof prefix##_params[0],             \
+    .create = prefix##_create, .alloc = prefix##_alloc, .free = prefix##_free, \
+    .stats = prefix##_stats, .check = prefix##_check, .destroy = prefix##_destroy
+
 /* Checked downcast: NULL if p is not of the policy whose table is `ops`. */
 #define GM_POLICY_DOWNCAST(type, p, table) \
     ((p) != NULL && (p)->ops == &(table) ? (type *)(void *)(p) : (type *)NULL)

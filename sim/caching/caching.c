@@ -174,17 +174,6 @@ static void caching_destroy(gm_policy_t *p)
     free(c);
 }
 
-static char *caching_strdup(const char *s)
-{
-    if (s == NULL)
-        s = "";
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d != NULL)
-        memcpy(d, s, n);
-    return d;
-}
-
 static int caching_create(gm_device_t *dev, const gm_param_value_t *v, gm_policy_t **out,
                           gm_error_t *err)
 {
@@ -199,10 +188,10 @@ static int caching_create(gm_device_t *dev, const gm_param_value_t *v, gm_policy
     gm__idmap_init(&c->pre);
     cblk_heap_init(&c->heap); /* slot 0 is NIL */
     int rc = 0;
-    c->conf = caching_strdup(v[P_CONF].s);
-    c->divisions = caching_strdup(v[P_DIVISIONS].s);
-    c->pad = caching_strdup(v[P_PAD].s);
-    c->align = caching_strdup(v[P_ALIGN].s);
+    c->conf = strdup(v[P_CONF].s ? v[P_CONF].s : "");
+    c->divisions = strdup(v[P_DIVISIONS].s ? v[P_DIVISIONS].s : "");
+    c->pad = strdup(v[P_PAD].s ? v[P_PAD].s : "");
+    c->align = strdup(v[P_ALIGN].s ? v[P_ALIGN].s : "");
     if (c->conf == NULL || c->divisions == NULL || c->pad == NULL || c->align == NULL ||
         caching_reserve(c, 64)) {
         caching_destroy(&c->base);
@@ -270,14 +259,7 @@ static int caching_create(gm_device_t *dev, const gm_param_value_t *v, gm_policy
 const gm_policy_ops_t gm__policy_caching = {
     .name = "caching",
     .help = "PyTorch's CUDA caching allocator (pools, split rules, expandable segments)",
-    .params = caching_params,
-    .nparams = P_COUNT,
-    .create = caching_create,
-    .alloc = caching_alloc,
-    .free = caching_free,
-    .stats = caching_stats,
-    .check = caching_check,
-    .destroy = caching_destroy,
+    GM_POLICY_OPS(caching),
     .empty_cache = caching_empty_cache,
     .role = GM_ROLE_BASELINE,
     .prepare = caching_prepare,

@@ -192,13 +192,8 @@ int exact_init(exact_t *m, const offline_buf_t *buf, size_t n)
         for (size_t k = 0; k < n; k++) {
             if (k == i || m->sa[k] >= m->sb[i] || m->sa[i] >= m->sb[k])
                 continue;
-            if (no == cap) {
-                uint32_t *o = realloc(m->ov, 2 * cap * sizeof *o);
-                if (!o)
-                    goto oom;
-                m->ov = o;
-                cap *= 2;
-            }
+            if (GM_VEC_RESERVE(m->ov, cap, no + 1, 1024))
+                goto oom;
             m->ov[no++] = (uint32_t)k;
         }
         m->ovs[i + 1] = (uint32_t)no;
@@ -235,37 +230,13 @@ oom:
 
 static int exact_part(exact_t *m, const exact_ent_t *from, size_t k, uint32_t slo, uint32_t shi);
 
-/* Room for k more entries on the ordering stack (it may move: callers keep
- * indices across calls that push).  0, or -1 (m->oom). */
-static int exact_reserve(exact_t *m, size_t k)
+/* A stack (the ordering stack m->ent, the ids stack m->u32) could not grow:
+ * m->oom set, and the search gives up.  The stacks may move when they grow:
+ * callers keep indices across calls that push. */
+static int exact_nomem(exact_t *m)
 {
-    if (m->sp + k <= m->ent_cap)
-        return 0;
-    size_t cap = 2 * (m->sp + k);
-    exact_ent_t *e = realloc(m->ent, cap * sizeof *e);
-    if (e == NULL) {
-        m->oom = 1;
-        return -1;
-    }
-    m->ent = e;
-    m->ent_cap = cap;
-    return 0;
-}
-
-/* The same for the ids stack. */
-static int exact_reserve32(exact_t *m, size_t k)
-{
-    if (m->usp + k <= m->u32_cap)
-        return 0;
-    size_t cap = 2 * (m->usp + k);
-    uint32_t *e = realloc(m->u32, cap * sizeof *e);
-    if (e == NULL) {
-        m->oom = 1;
-        return -1;
-    }
-    m->u32 = e;
-    m->u32_cap = cap;
-    return 0;
+    m->oom = 1;
+    return EXACT_ABORT;
 }
 
 static inline int exact_before(const exact_ent_t *x, const exact_ent_t *y)
@@ -290,8 +261,8 @@ __attribute__((aligned(64))) static int exact_node(exact_t *m, size_t ord_at, si
 {
     if (m->work >= m->limit)
         return EXACT_ABORT;
-    if (exact_reserve(m, k))
-        return EXACT_ABORT;
+    if (GM_VEC_RESERVE(m->ent, m->ent_cap, m->sp + k, 64))
+        return exact_nomem(m);
     size_t base = m->sp;
     exact_ent_t *cur = m->ent + base;
     const exact_ent_t *ord = m->ent + ord_at;
@@ -478,8 +449,8 @@ static int exact_solve(exact_t *m, const uint32_t *ids, size_t k, uint32_t slo, 
     }
     m->work += 4 * k;
     exact_pre_sort(m, tmp, k);
-    if (exact_reserve(m, k))
-        return EXACT_ABORT;
+    if (GM_VEC_RESERVE(m->ent, m->ent_cap, m->sp + k, 64))
+        return exact_nomem(m);
     size_t at = m->sp;
     for (size_t i = 0; i < k; i++)
         m->ent[at + i] = (exact_ent_t){0, (uint32_t)i, tmp[i]};
@@ -503,8 +474,8 @@ static int exact_part(exact_t *m, const exact_ent_t *from, size_t k, uint32_t sl
     }
     /* sorted (k), first (np + 1), psec (np + 1), fill (np) */
     size_t need = k + 3 * (size_t)np + 2;
-    if (exact_reserve32(m, need))
-        return EXACT_ABORT;
+    if (GM_VEC_RESERVE(m->u32, m->u32_cap, m->usp + need, 64))
+        return exact_nomem(m);
     size_t base = m->usp;
     uint32_t *u = m->u32 + base, *sorted = u, *first = u + k, *psec = first + np + 1;
     memset(first, 0, (np + 1) * sizeof *first);

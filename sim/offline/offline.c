@@ -399,15 +399,8 @@ const gm_policy_ops_t gm__policy_offline = {
     .help = "offline planner: every allocation at a fixed offset in one arena, planned from the "
             "whole trace (greedy by size, best fit, local search, then an exact search for small "
             "traces); the achievable bound",
-    .params = offline_params,
-    .nparams = sizeof offline_params / sizeof offline_params[0],
+    GM_POLICY_OPS(offline),
     .flags = GM_POLICY_NEEDS_LIFETIMES | GM_POLICY_LAZY_STATS, /* stats sorts the live set */
-    .create = offline_create,
-    .alloc = offline_alloc,
-    .free = offline_free,
-    .stats = offline_stats,
-    .check = offline_check,
-    .destroy = offline_destroy,
     .empty_cache = offline_empty_cache,
     .role = GM_ROLE_BOUND,
     .prepare = offline_prepare,
