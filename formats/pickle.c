@@ -288,6 +288,18 @@ static uint64_t pk_le(const uint8_t *s, int n)
     return v;
 }
 
+/* The next n bytes (1 to 8) as a little-endian number, read past.  0, or
+ * the truncation error. */
+static inline int pk_uint(pk_dec_t *d, size_t n, uint64_t *v)
+{
+    int rc = pk_need(d, n);
+    if (rc)
+        return rc;
+    *v = pk_le(d->d + d->pos, (int)n);
+    d->pos += n;
+    return 0;
+}
+
 static inline gm__pk_t *pk_node(pk_dec_t *d, uint8_t type)
 {
     gm__pk_t *v = pk_alloc(d->p, sizeof *v);
@@ -345,28 +357,17 @@ static int pk_pop_mark(pk_dec_t *d, size_t *k)
 static gm__pk_t *pk_str(pk_dec_t *d, const uint8_t *src, size_t n, uint8_t type)
 {
     gm__pickle_t *p = d->p;
-    uint64_t h = 0;
-    if (type == GM__PK_STR && n <= GM__PK_INTERN_MAX) {
+    int intern = type == GM__PK_STR && n <= GM__PK_INTERN_MAX;
+    size_t j = 0;
+    if (intern) {
         if (2 * (p->icount + 1) > (p->itab ? p->imask + 1 : 0) && pk_intern_grow(p))
             return NULL;
-        h = pk_hash((const char *)src, n);
-        size_t j = h & p->imask;
+        j = pk_hash((const char *)src, n) & p->imask;
         for (; p->itab[j]; j = (j + 1) & p->imask) {
             gm__pk_t *v = p->itab[j];
             if (v->n == n && memcmp(v->v.s, src, n) == 0)
                 return v;
         }
-        gm__pk_t *v = pk_node(d, type);
-        char *s = pk_alloc(p, n + 1);
-        if (v == NULL || s == NULL)
-            return NULL;
-        memcpy(s, src, n);
-        s[n] = '\0';
-        v->v.s = s;
-        v->n = (uint32_t)n;
-        p->itab[j] = v;
-        p->icount++;
-        return v;
     }
     gm__pk_t *v = pk_node(d, type);
     char *s = pk_alloc(p, n + 1);
@@ -376,20 +377,35 @@ static gm__pk_t *pk_str(pk_dec_t *d, const uint8_t *src, size_t n, uint8_t type)
     s[n] = '\0';
     v->v.s = s;
     v->n = (uint32_t)n;
+    if (intern) {
+        p->itab[j] = v;
+        p->icount++;
+    }
     return v;
 }
 
-/* Push a string or bytes value whose length is the next `lenbytes` bytes
- * (little-endian; `sign`: a negative length is an error). */
-static int pk_op_str(pk_dec_t *d, int lenbytes, int sign, uint8_t type)
+/* The string and bytes opcodes: how many bytes their length takes. */
+static const uint8_t pk_str_lenbytes[256] = {
+    [PK_SHORT_BINUNICODE] = 1, [PK_SHORT_BINSTRING] = 1, [PK_SHORT_BINBYTES] = 1,
+    [PK_BINUNICODE] = 4,       [PK_BINSTRING] = 4,       [PK_BINBYTES] = 4,
+    [PK_BINUNICODE8] = 8,      [PK_BINBYTES8] = 8,       [PK_BYTEARRAY8] = 8,
+};
+
+/* Push the string or bytes value of string opcode op, whose length is the
+ * next pk_str_lenbytes[op] bytes (little-endian; BINSTRING's is signed: a
+ * negative length is an error). */
+static int pk_op_str(pk_dec_t *d, unsigned op)
 {
-    int rc = pk_need(d, (size_t)lenbytes);
+    uint64_t n;
+    int rc = pk_uint(d, pk_str_lenbytes[op], &n);
     if (rc)
         return rc;
-    uint64_t n = pk_le(d->d + d->pos, lenbytes);
-    if (sign && (n & 0x80000000u))
+    if (op == PK_BINSTRING && (n & 0x80000000u))
         return pk_fail(d, "negative length");
-    d->pos += (size_t)lenbytes;
+    uint8_t type = op == PK_SHORT_BINBYTES || op == PK_BINBYTES || op == PK_BINBYTES8 ||
+                           op == PK_BYTEARRAY8
+                       ? GM__PK_BYTES
+                       : GM__PK_STR;
     if (n > UINT32_MAX - 1)
         return pk_fail(d, "length %llu above the limit", (unsigned long long)n);
     if ((rc = pk_need(d, (size_t)n)))
@@ -601,27 +617,44 @@ static int pk_extend(pk_dec_t *d, size_t k, uint8_t type)
     return 0;
 }
 
+/* The container each container opcode makes or adds to. */
+static const uint8_t pk_container[256] = {
+    [PK_EMPTY_LIST] = GM__PK_LIST,   [PK_LIST] = GM__PK_LIST,      [PK_APPENDS] = GM__PK_LIST,
+    [PK_EMPTY_DICT] = GM__PK_DICT,   [PK_DICT] = GM__PK_DICT,      [PK_SETITEMS] = GM__PK_DICT,
+    [PK_EMPTY_SET] = GM__PK_SET,     [PK_FROZENSET] = GM__PK_SET,  [PK_ADDITEMS] = GM__PK_SET,
+    [PK_EMPTY_TUPLE] = GM__PK_TUPLE, [PK_TUPLE] = GM__PK_TUPLE,
+};
+
 static int pk_run(pk_dec_t *d)
 {
     int rc;
-    uint64_t idx;
+    uint64_t idx = 0;
     size_t k = 0;
     while (d->pos < d->len) {
         d->at = d->pos;
         unsigned op = d->d[d->pos++];
         switch (op) {
-        case PK_PROTO:
-            if ((rc = pk_need(d, 1)))
+        case PK_SHORT_BINUNICODE:
+        case PK_BINUNICODE:
+        case PK_BINUNICODE8:
+        case PK_SHORT_BINSTRING:
+        case PK_BINSTRING:
+        case PK_SHORT_BINBYTES:
+        case PK_BINBYTES:
+        case PK_BINBYTES8:
+        case PK_BYTEARRAY8:
+            if ((rc = pk_op_str(d, op)))
                 return rc;
-            if (d->d[d->pos] > 5)
-                return pk_fail(d, "unsupported protocol %u", d->d[d->pos]);
-            d->pos++;
+            break;
+        case PK_PROTO:
+            if ((rc = pk_uint(d, 1, &idx)))
+                return rc;
+            if (idx > 5)
+                return pk_fail(d, "unsupported protocol %u", (unsigned)idx);
             break;
         case PK_FRAME:
-            if ((rc = pk_need(d, 8)))
+            if ((rc = pk_uint(d, 8, &idx)))
                 return rc;
-            idx = pk_le(d->d + d->pos, 8);
-            d->pos += 8;
             if (idx > d->len - d->pos)
                 return pk_fail(d, "truncated: frame of %llu bytes, %zu left",
                                (unsigned long long)idx, d->len - d->pos);
@@ -666,36 +699,25 @@ static int pk_run(pk_dec_t *d)
                 return rc;
             break;
         case PK_BININT:
-            if ((rc = pk_need(d, 4)))
-                return rc;
-            idx = pk_le(d->d + d->pos, 4);
-            d->pos += 4;
-            if ((rc = pk_push(d, pk_int(d, (int32_t)(uint32_t)idx))))
+            if ((rc = pk_uint(d, 4, &idx)) ||
+                (rc = pk_push(d, pk_int(d, (int32_t)(uint32_t)idx))))
                 return rc;
             break;
         case PK_BININT1:
-            if ((rc = pk_need(d, 1)))
-                return rc;
-            if ((rc = pk_push(d, &d->p->small[d->d[d->pos++]])))
+            if ((rc = pk_uint(d, 1, &idx)) || (rc = pk_push(d, &d->p->small[idx])))
                 return rc;
             break;
         case PK_BININT2:
-            if ((rc = pk_need(d, 2)))
-                return rc;
-            idx = pk_le(d->d + d->pos, 2);
-            d->pos += 2;
-            if ((rc = pk_push(d, pk_int(d, (int64_t)idx))))
+            if ((rc = pk_uint(d, 2, &idx)) || (rc = pk_push(d, pk_int(d, (int64_t)idx))))
                 return rc;
             break;
         case PK_LONG1:
         case PK_LONG4: {
-            int lb = op == PK_LONG1 ? 1 : 4;
-            if ((rc = pk_need(d, (size_t)lb)))
+            uint64_t n;
+            if ((rc = pk_uint(d, op == PK_LONG1 ? 1 : 4, &n)))
                 return rc;
-            uint64_t n = pk_le(d->d + d->pos, lb);
-            if (lb == 4 && (n & 0x80000000u))
+            if (op == PK_LONG4 && (n & 0x80000000u))
                 return pk_fail(d, "negative length");
-            d->pos += (size_t)lb;
             if ((rc = pk_need(d, (size_t)n)))
                 return rc;
             const uint8_t *s = d->d + d->pos;
@@ -737,58 +759,26 @@ static int pk_run(pk_dec_t *d)
                 return rc;
             break;
         }
-        case PK_SHORT_BINUNICODE:
-            if ((rc = pk_op_str(d, 1, 0, GM__PK_STR)))
-                return rc;
-            break;
-        case PK_BINUNICODE:
-            if ((rc = pk_op_str(d, 4, 0, GM__PK_STR)))
-                return rc;
-            break;
-        case PK_BINUNICODE8:
-            if ((rc = pk_op_str(d, 8, 0, GM__PK_STR)))
-                return rc;
-            break;
-        case PK_SHORT_BINSTRING:
-            if ((rc = pk_op_str(d, 1, 0, GM__PK_STR)))
-                return rc;
-            break;
-        case PK_BINSTRING:
-            if ((rc = pk_op_str(d, 4, 1, GM__PK_STR)))
-                return rc;
-            break;
-        case PK_SHORT_BINBYTES:
-            if ((rc = pk_op_str(d, 1, 0, GM__PK_BYTES)))
-                return rc;
-            break;
-        case PK_BINBYTES:
-            if ((rc = pk_op_str(d, 4, 0, GM__PK_BYTES)))
-                return rc;
-            break;
-        case PK_BINBYTES8:
-        case PK_BYTEARRAY8:
-            if ((rc = pk_op_str(d, 8, 0, GM__PK_BYTES)))
-                return rc;
-            break;
         case PK_EMPTY_LIST:
         case PK_EMPTY_DICT:
         case PK_EMPTY_TUPLE:
         case PK_EMPTY_SET:
-            if ((rc = pk_push(d, pk_node(d, op == PK_EMPTY_LIST    ? GM__PK_LIST
-                                            : op == PK_EMPTY_DICT  ? GM__PK_DICT
-                                            : op == PK_EMPTY_TUPLE ? GM__PK_TUPLE
-                                                                   : GM__PK_SET))))
+            if ((rc = pk_push(d, pk_node(d, pk_container[op]))))
                 return rc;
             break;
         case PK_LIST:
         case PK_TUPLE:
         case PK_DICT:
         case PK_FROZENSET:
+        case PK_APPENDS:
+        case PK_SETITEMS:
+        case PK_ADDITEMS:
+            /* The values above the last MARK: a new container of them
+             * (LIST ... FROZENSET), or added to the one below the MARK. */
             if ((rc = pk_pop_mark(d, &k)) ||
-                (rc = pk_build(d, k, op == PK_LIST    ? GM__PK_LIST
-                                     : op == PK_TUPLE ? GM__PK_TUPLE
-                                     : op == PK_DICT  ? GM__PK_DICT
-                                                      : GM__PK_SET)))
+                (rc = op == PK_APPENDS || op == PK_SETITEMS || op == PK_ADDITEMS
+                          ? pk_extend(d, k, pk_container[op])
+                          : pk_build(d, k, pk_container[op])))
                 return rc;
             break;
         case PK_TUPLE1:
@@ -805,15 +795,6 @@ static int pk_run(pk_dec_t *d)
             break;
         case PK_SETITEM:
             if ((rc = pk_need_stack(d, 3)) || (rc = pk_extend(d, d->sp - 2, GM__PK_DICT)))
-                return rc;
-            break;
-        case PK_APPENDS:
-        case PK_SETITEMS:
-        case PK_ADDITEMS:
-            if ((rc = pk_pop_mark(d, &k)) ||
-                (rc = pk_extend(d, k, op == PK_APPENDS    ? GM__PK_LIST
-                                      : op == PK_SETITEMS ? GM__PK_DICT
-                                                          : GM__PK_SET)))
                 return rc;
             break;
         case PK_BINGET:
@@ -859,35 +840,19 @@ static int pk_run(pk_dec_t *d)
             d->at = (size_t)(opp - base);
             d->pos = d->at + 1;
             op = *opp;
-            size_t nb = op == PK_BINGET ? 1 : 4;
-            if ((rc = pk_need(d, nb)))
-                return rc;
-            idx = pk_le(d->d + d->pos, (int)nb);
-            d->pos += nb;
-            if ((rc = pk_memo_get(d, idx)))
+            if ((rc = pk_uint(d, op == PK_BINGET ? 1 : 4, &idx)) || (rc = pk_memo_get(d, idx)))
                 return rc;
             break;
         }
         case PK_GET:
-            if ((rc = pk_text_index(d, &idx)) || (rc = pk_memo_get(d, idx)))
+        case PK_PUT: /* protocol 0: the index as a line of text */
+            if ((rc = pk_text_index(d, &idx)) ||
+                (rc = op == PK_GET ? pk_memo_get(d, idx) : pk_memo_put(d, idx)))
                 return rc;
             break;
         case PK_BINPUT:
-            if ((rc = pk_need(d, 1)))
-                return rc;
-            if ((rc = pk_memo_put(d, d->d[d->pos++])))
-                return rc;
-            break;
         case PK_LONG_BINPUT:
-            if ((rc = pk_need(d, 4)))
-                return rc;
-            idx = pk_le(d->d + d->pos, 4);
-            d->pos += 4;
-            if ((rc = pk_memo_put(d, idx)))
-                return rc;
-            break;
-        case PK_PUT:
-            if ((rc = pk_text_index(d, &idx)) || (rc = pk_memo_put(d, idx)))
+            if ((rc = pk_uint(d, op == PK_BINPUT ? 1 : 4, &idx)) || (rc = pk_memo_put(d, idx)))
                 return rc;
             break;
         case PK_MEMOIZE: /* memo[len(memo)] = top */

@@ -195,6 +195,18 @@ static int advice_same(const gm_metrics_t *a, const gm_metrics_t *b)
     return a->peak_reserved == b->peak_reserved && a->ooms == b->ooms;
 }
 
+/* The replay settings of an advice run: cfg's (the defaults when NULL),
+ * without a timeline or a progress callback. */
+static void advice_config(gm_replay_config_t *c, const gm_replay_config_t *cfg)
+{
+    if (cfg)
+        *c = *cfg;
+    else
+        gm_replay_config_default(c);
+    c->timeline_points = 0;
+    c->progress = NULL;
+}
+
 /* ---- warm and cold ----------------------------------------------------------------- */
 
 int gm_start_compare(gm_store_t *s, const char *name, const gm_params_t *set,
@@ -226,12 +238,7 @@ int gm_start_compare(gm_store_t *s, const char *name, const gm_params_t *set,
             break;
     gm_compare_trace_t t;
     gm_replay_config_t rc_cfg;
-    if (cfg)
-        rc_cfg = *cfg;
-    else
-        gm_replay_config_default(&rc_cfg);
-    rc_cfg.timeline_points = 0;
-    rc_cfg.progress = NULL;
+    advice_config(&rc_cfg, cfg);
     if (rc == 0 && (rc = gm_compare_trace(s, name, sets, 4, &rc_cfg, &t, err)) == 0) {
         c.recorded = advice_recorded(t.info.attrs);
         c.warm_default = t.runs[0].metrics;
@@ -352,12 +359,7 @@ int gm_torch_advise(gm_store_t *s, const char *name, const gm_replay_config_t *c
     a.torch = 1;
     a.synthesized = kind == 2;
     gm_replay_config_t c;
-    if (cfg)
-        c = *cfg;
-    else
-        gm_replay_config_default(&c);
-    c.timeline_points = 0;
-    c.progress = NULL;
+    advice_config(&c, cfg);
     gm_params_t sets[GM_TORCH_OPTIONS + 1];
     size_t n = 0;
     rc = advice_torch_sets(c.device.capacity, npu, sets, &n, a.options, &a.noptions, err);
@@ -637,12 +639,7 @@ int gm_oom_explain(gm_store_t *s, const char *name, const gm_params_t *set,
     o.best_fit = -1;
     snprintf(o.policy, sizeof o.policy, "%s", set->ops->name);
     gm_replay_config_t c;
-    if (cfg)
-        c = *cfg;
-    else
-        gm_replay_config_default(&c);
-    c.timeline_points = 0;
-    c.progress = NULL;
+    advice_config(&c, cfg);
     c.defrag_every = 0;
     c.defrag_at = NULL;
 

@@ -77,7 +77,7 @@ static inline gm_event_t *syn_event(syn_t *g)
     memset(ev, 0, sizeof *ev);
     g->ts += 1500; /* a nominal 1.5 µs between allocator calls */
     ev->ts_ns = g->ts;
-    g->events++;
+    g->st.events++;
     return ev;
 }
 
@@ -86,7 +86,7 @@ void syn_mark(syn_t *g, unsigned tag)
     gm_event_t *ev = syn_event(g);
     ev->op = GM_OP_MARK;
     ev->tag = tag;
-    g->marks++;
+    g->st.marks++;
     if (tag != GM_SYNTH_TAG_STEP)
         g->phase = tag;
     if (tag == GM_SYNTH_TAG_BACKWARD)
@@ -115,18 +115,18 @@ uint64_t syn_alloc_as(syn_t *g, uint64_t size, unsigned cls)
     ev->id = id;
     ev->size = size;
     ev->flags = g->flags;
-    g->allocs++;
-    g->step_allocs++;
+    g->st.allocs++;
+    g->st.allocs_last_step++;
     g->live += size;
     if (g->ex) { /* explain: the class rides in the size's top byte */
         slot->size |= (uint64_t)cls << SYN_CLS_SHIFT;
         g->cls_bytes[cls] += size;
         g->cls_allocs[cls]++;
     }
-    if (g->live > g->peak) {
-        g->peak = g->live;
-        g->peak_event = g->events - 1;
-        g->peak_phase = g->phase;
+    if (g->live > g->st.peak) {
+        g->st.peak = g->live;
+        g->st.peak_event = g->st.events - 1;
+        g->st.peak_phase = g->phase;
         if (g->ex) {
             memcpy(g->ex->peak_bytes, g->cls_bytes, sizeof g->cls_bytes);
             memcpy(g->ex->peak_allocs, g->cls_allocs, sizeof g->cls_allocs);
@@ -146,7 +146,7 @@ uint64_t syn_keep_as(syn_t *g, uint64_t size, unsigned cls)
 
 void syn_forward_end(syn_t *g)
 {
-    g->live_at_backward = g->live;
+    g->st.live_at_backward = g->live;
     if (g->ex) {
         memcpy(g->ex->end_bytes, g->cls_bytes, sizeof g->cls_bytes);
         memcpy(g->ex->end_allocs, g->cls_allocs, sizeof g->cls_allocs);
@@ -191,7 +191,7 @@ void syn_free(syn_t *g, uint64_t id)
     gm_event_t *ev = syn_event(g);
     ev->op = GM_OP_FREE;
     ev->id = id;
-    g->frees++;
+    g->st.frees++;
     if (g->ex) {
         unsigned cls = (unsigned)(size >> SYN_CLS_SHIFT);
         size &= SYN_SIZE_MASK;
@@ -704,7 +704,7 @@ static int syn_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
 
     uint64_t micro = 0;
     for (uint64_t step = 0; step < c->steps && g->rc == 0; step++) {
-        g->step_allocs = 0;
+        g->st.allocs_last_step = 0;
         syn_mark(g, GM_SYNTH_TAG_STEP);
         if (train) /* zero_grad(set_to_none=True) */
             for (size_t i = 0; i < g->nparams; i++) {
@@ -721,22 +721,13 @@ static int syn_run(const gm_synth_config_t *c, gm_synth_sink_fn sink, void *ctx,
     }
     syn_flush(g);
     rc = g->rc;
-    if (rc == 0 && stats) {
-        stats->events = g->events;
-        stats->allocs = g->allocs;
-        stats->frees = g->frees;
-        stats->marks = g->marks;
-        stats->peak = g->peak;
-        stats->peak_event = g->peak_event;
-        stats->peak_phase = g->peak_phase;
-        stats->allocs_last_step = g->step_allocs;
-        stats->live_at_backward = g->live_at_backward;
-    }
+    if (rc == 0 && stats)
+        *stats = g->st;
     if (rc == 0 && ex) {
-        ex->peak = g->peak;
-        ex->peak_event = g->peak_event;
-        ex->peak_phase = g->peak_phase;
-        ex->forward_end = g->live_at_backward;
+        ex->peak = g->st.peak;
+        ex->peak_event = g->st.peak_event;
+        ex->peak_phase = g->st.peak_phase;
+        ex->forward_end = g->st.live_at_backward;
     }
     syn_destroy(g);
     free(g);

@@ -71,7 +71,8 @@ typedef struct syn {
     int rc;
     gm_event_t buf[SYN_BUF];
     size_t nbuf;
-    uint64_t events, allocs, frees, marks;
+    /* what gm_synth_run returns (allocs_last_step: the step's so far) */
+    gm_synth_stats_t st;
     uint64_t ts;
     uint64_t next_id;
     /* live id → size: a ring indexed by id for the recent ones, spilled
@@ -79,9 +80,8 @@ typedef struct syn {
      * the live set, not the trace */
     syn_slot_t *ring;
     gm__idmap_t spill;
-    uint64_t live, peak, peak_event, live_at_backward;
-    unsigned phase, peak_phase; /* GM_SYNTH_TAG_* of the last MARK, at the peak */
-    uint64_t step_allocs;
+    uint64_t live;
+    unsigned phase; /* GM_SYNTH_TAG_* of the last MARK */
     uint8_t flags; /* for the next ALLOCs (GM_EVENT_PREEXISTING while loading warm) */
     /* the model */
     syn_param_t *params;

@@ -334,6 +334,33 @@ static int sc_map_get(sc_map_t *m, uint32_t i, uint32_t **slot)
     return 0;
 }
 
+enum { SC_STREAM, SC_TAG, SC_FRAMES };
+
+/* *id, the base's index of a stream, tag or frames text (kind), made the
+ * new trace's: written to w on its first use, remembered in m.  0,
+ * GM_ENOMEM or the writer's error. */
+static int sc_remap(gm_reader_t *r, gm_writer_t *w, sc_map_t *m, int kind, uint32_t *id,
+                    gm_error_t *err)
+{
+    uint32_t *slot;
+    if (sc_map_get(m, *id, &slot))
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    if (*slot == SC_UNMAPPED) {
+        int rc;
+        if (kind == SC_STREAM) {
+            rc = gm_writer_stream(w, gm_reader_stream(r, *id), slot, err);
+        } else {
+            const char *text = kind == SC_TAG ? gm_reader_tag(r, *id) : gm_reader_frames(r, *id);
+            rc = kind == SC_TAG ? gm_writer_tag(w, text ? text : "", slot, err)
+                                : gm_writer_frames(w, text ? text : "", slot, err);
+        }
+        if (rc)
+            return rc;
+    }
+    *id = *slot;
+    return 0;
+}
+
 int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t *dst,
                    const char *name, unsigned flags, gm_error_t *err)
 {
@@ -401,20 +428,13 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
         goto done;
     /* the base's streams and tags interned in its order, so that indices
      * (the layout's stream_index among them) stay the same */
-    for (uint32_t i = 0; i < gm_reader_stream_count(r); i++) {
-        uint32_t *slot;
-        if (sc_map_get(&streams, i, &slot))
-            goto nomem;
-        if ((rc = gm_writer_stream(w, gm_reader_stream(r, i), slot, err)))
-            goto done;
-    }
-    for (uint32_t i = 0; i < gm_reader_tag_count(r); i++) {
-        uint32_t *slot;
-        if (sc_map_get(&tags, i, &slot))
-            goto nomem;
-        const char *tag = gm_reader_tag(r, i);
-        if ((rc = gm_writer_tag(w, tag ? tag : "", slot, err)))
-            goto done;
+    for (int kind = SC_STREAM; kind <= SC_TAG; kind++) {
+        uint32_t n = kind == SC_STREAM ? gm_reader_stream_count(r) : gm_reader_tag_count(r);
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t id = i;
+            if ((rc = sc_remap(r, w, kind == SC_STREAM ? &streams : &tags, kind, &id, err)))
+                goto done;
+        }
     }
     for (;;) {
         const gm_event_t *ev;
@@ -428,15 +448,9 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
             if (e.op == GM_OP_SEG_ALLOC || e.op == GM_OP_SEG_FREE || e.op == GM_OP_SEG_MAP ||
                 e.op == GM_OP_SEG_UNMAP)
                 continue;
-            uint32_t *slot;
-            if (e.op == GM_OP_ALLOC || e.op == GM_OP_FREE) {
-                if (sc_map_get(&streams, e.stream, &slot))
-                    goto nomem;
-                if (*slot == SC_UNMAPPED &&
-                    (rc = gm_writer_stream(w, gm_reader_stream(r, e.stream), slot, err)))
-                    goto done;
-                e.stream = *slot;
-            }
+            if ((e.op == GM_OP_ALLOC || e.op == GM_OP_FREE) &&
+                (rc = sc_remap(r, w, &streams, SC_STREAM, &e.stream, err)))
+                goto done;
             uint64_t base_id = e.id;
             if ((e.op == GM_OP_ALLOC || (e.op == GM_OP_FREE && newid != NULL)) &&
                 e.id >= p->nallocs) {
@@ -452,25 +466,11 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
             }
             if (e.op == GM_OP_ALLOC) {
                 e.size = nsize[base_id];
-                if (e.frames) {
-                    if (sc_map_get(&frames, e.frames, &slot))
-                        goto nomem;
-                    if (*slot == SC_UNMAPPED) {
-                        const char *text = gm_reader_frames(r, e.frames);
-                        if ((rc = gm_writer_frames(w, text ? text : "", slot, err)))
-                            goto done;
-                    }
-                    e.frames = *slot;
-                }
-            } else if (e.op == GM_OP_MARK) {
-                if (sc_map_get(&tags, e.tag, &slot))
-                    goto nomem;
-                if (*slot == SC_UNMAPPED) {
-                    const char *tag = gm_reader_tag(r, e.tag);
-                    if ((rc = gm_writer_tag(w, tag ? tag : "", slot, err)))
-                        goto done;
-                }
-                e.tag = *slot;
+                if (e.frames && (rc = sc_remap(r, w, &frames, SC_FRAMES, &e.frames, err)))
+                    goto done;
+            } else if (e.op == GM_OP_MARK &&
+                       (rc = sc_remap(r, w, &tags, SC_TAG, &e.tag, err))) {
+                goto done;
             }
             if ((rc = gm_writer_add(w, &e, err)))
                 goto done;
@@ -501,9 +501,6 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
         goto done;
     rc = gm_writer_finish(w, err);
     w = NULL;
-    goto done;
-nomem:
-    rc = gm_error_set(err, GM_ENOMEM, "out of memory");
 done:
     gm_writer_abort(w);
     gm_reader_close(r);

@@ -84,6 +84,17 @@ static inline int tree_less(const ctree_t *t, const cblk_t *a, const cblk_t *b)
     return a->addr < b->addr;
 }
 
+/* p's link to its child old (the root's link when p is NIL) made x. */
+static inline void tree_relink(cblk_t *B, ctree_t *t, uint32_t p, uint32_t old, uint32_t x)
+{
+    if (p == NIL)
+        t->root = x;
+    else if (B[p].l == old)
+        B[p].l = x;
+    else
+        B[p].r = x;
+}
+
 static inline void tree_rotate_up(cblk_t *B, ctree_t *t, uint32_t x)
 {
     uint32_t p = B[x].up, g = B[p].up;
@@ -100,12 +111,7 @@ static inline void tree_rotate_up(cblk_t *B, ctree_t *t, uint32_t x)
     }
     B[p].up = x;
     B[x].up = g;
-    if (g == NIL)
-        t->root = x;
-    else if (B[g].l == p)
-        B[g].l = x;
-    else
-        B[g].r = x;
+    tree_relink(B, t, g, p, x);
 }
 
 static inline void tree_insert(cblk_t *B, ctree_t *t, uint32_t x, uint8_t tag)
@@ -144,69 +150,56 @@ static inline void tree_erase(cblk_t *B, ctree_t *t, uint32_t x)
             c = tree_prio(B[x].l) > tree_prio(B[x].r) ? B[x].l : B[x].r;
         tree_rotate_up(B, t, c);
     }
-    uint32_t p = B[x].up;
-    if (p == NIL)
-        t->root = NIL;
-    else if (B[p].l == x)
-        B[p].l = NIL;
-    else
-        B[p].r = NIL;
+    tree_relink(B, t, B[x].up, x, NIL);
     B[x].up = NIL;
     B[x].inset = 0;
     t->count--;
 }
 
-static inline uint32_t tree_first(const cblk_t *B, const ctree_t *t)
+/* The walks below are written once for both directions: right 1 (the
+ * right child, toward larger keys), 0 the left.  Each caller passes a
+ * constant, so the inlined code reads the one field. */
+static inline uint32_t tree_child(const cblk_t *B, uint32_t x, int right)
 {
-    uint32_t x = t->root;
+    return right ? B[x].r : B[x].l;
+}
+
+/* The last block from x on going one way down (x when it has no child
+ * that way); NIL for x NIL. */
+static inline uint32_t tree_end(const cblk_t *B, uint32_t x, int right)
+{
     if (x == NIL)
         return NIL;
-    while (B[x].l != NIL)
-        x = B[x].l;
+    while (tree_child(B, x, right) != NIL)
+        x = tree_child(B, x, right);
     return x;
+}
+
+/* x's neighbour in order, the next one (right 1) or the one before. */
+static inline uint32_t tree_step(const cblk_t *B, uint32_t x, int right)
+{
+    if (tree_child(B, x, right) != NIL)
+        return tree_end(B, tree_child(B, x, right), !right);
+    uint32_t p = B[x].up;
+    while (p != NIL && tree_child(B, p, right) == x) {
+        x = p;
+        p = B[p].up;
+    }
+    return p;
+}
+
+static inline uint32_t tree_first(const cblk_t *B, const ctree_t *t)
+{
+    return tree_end(B, t->root, 0);
 }
 
 static inline uint32_t tree_last(const cblk_t *B, const ctree_t *t)
 {
-    uint32_t x = t->root;
-    if (x == NIL)
-        return NIL;
-    while (B[x].r != NIL)
-        x = B[x].r;
-    return x;
+    return tree_end(B, t->root, 1);
 }
 
-static inline uint32_t tree_next(const cblk_t *B, uint32_t x)
-{
-    if (B[x].r != NIL) {
-        x = B[x].r;
-        while (B[x].l != NIL)
-            x = B[x].l;
-        return x;
-    }
-    uint32_t p = B[x].up;
-    while (p != NIL && B[p].r == x) {
-        x = p;
-        p = B[p].up;
-    }
-    return p;
-}
-
-static inline uint32_t tree_prev(const cblk_t *B, uint32_t x)
-{
-    if (B[x].l != NIL) {
-        x = B[x].l;
-        while (B[x].r != NIL)
-            x = B[x].r;
-        return x;
-    }
-    uint32_t p = B[x].up;
-    while (p != NIL && B[p].l == x) {
-        x = p;
-        p = B[p].up;
-    }
-    return p;
-}
+static inline uint32_t tree_next(const cblk_t *B, uint32_t x) { return tree_step(B, x, 1); }
+static inline uint32_t tree_prev(const cblk_t *B, uint32_t x) { return tree_step(B, x, 0); }
 
 /* First block ≥ (stream, size, addr) in t's order, or NIL. */
 static inline uint32_t tree_lower_bound(const cblk_t *B, const ctree_t *t, uint32_t stream,
@@ -329,26 +322,31 @@ static inline uint32_t set_lower_bound(const cblk_t *B, const cpool_t *pl, uint3
     return b < CBIN_COUNT ? tree_first(B, &bs->bin[b]) : NIL;
 }
 
-/* The block after / before x among its stream's free blocks, or NIL. */
-static inline uint32_t set_next(const cblk_t *B, const cpool_t *pl, uint32_t x)
+/* The block after (right 1) or before x among its stream's free blocks,
+ * or NIL: in x's bin's tree, else at the near end of the next non-empty
+ * bin that way. */
+static inline uint32_t set_step(const cblk_t *B, const cpool_t *pl, uint32_t x, int right)
 {
-    uint32_t y = tree_next(B, x);
-    if (y != NIL)
-        return y;
-    const cbins_t *bs = pl->st[B[x].stream];
-    unsigned b = bins_next(bs, bin_of(B[x].size) + 1);
-    return b < CBIN_COUNT ? tree_first(B, &bs->bin[b]) : NIL;
-}
-
-static inline uint32_t set_prev(const cblk_t *B, const cpool_t *pl, uint32_t x)
-{
-    uint32_t y = tree_prev(B, x);
+    uint32_t y = tree_step(B, x, right);
     if (y != NIL)
         return y;
     const cbins_t *bs = pl->st[B[x].stream];
     unsigned b = bin_of(B[x].size);
-    b = b == 0 ? CBIN_COUNT : bins_prev(bs, b - 1);
-    return b < CBIN_COUNT ? tree_last(B, &bs->bin[b]) : NIL;
+    if (right)
+        b = bins_next(bs, b + 1);
+    else
+        b = b == 0 ? CBIN_COUNT : bins_prev(bs, b - 1);
+    return b < CBIN_COUNT ? tree_end(B, bs->bin[b].root, !right) : NIL;
+}
+
+static inline uint32_t set_next(const cblk_t *B, const cpool_t *pl, uint32_t x)
+{
+    return set_step(B, pl, x, 1);
+}
+
+static inline uint32_t set_prev(const cblk_t *B, const cpool_t *pl, uint32_t x)
+{
+    return set_step(B, pl, x, 0);
 }
 
 /* The stream's largest free block, or NIL. */

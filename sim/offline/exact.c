@@ -397,27 +397,17 @@ static inline int exact_pre_before(const double *key, uint32_t x, uint32_t y)
     return x < y;
 }
 
-/* Stable bottom-up merge sort of ids[0, k) by the preorder keys. */
+static inline int exact_id_before(const double *key, const uint32_t *x, const uint32_t *y)
+{
+    return exact_pre_before(key, *x, *y);
+}
+
+OFFLINE_MERGE_SORT_DEFINE(static, exact_pre_merge, uint32_t, const double *, exact_id_before)
+
+/* Stable sort of ids[0, k) by the preorder keys. */
 static void exact_pre_sort(exact_t *m, uint32_t *ids, size_t k)
 {
-    uint32_t *src = ids, *dst = m->tmp2;
-    for (size_t w = 1; w < k; w *= 2) {
-        for (size_t lo = 0; lo < k; lo += 2 * w) {
-            size_t mid = lo + w < k ? lo + w : k, hi = lo + 2 * w < k ? lo + 2 * w : k;
-            size_t i = lo, j = mid, q = lo;
-            while (i < mid && j < hi)
-                dst[q++] = exact_pre_before(m->key, src[j], src[i]) ? src[j++] : src[i++];
-            while (i < mid)
-                dst[q++] = src[i++];
-            while (j < hi)
-                dst[q++] = src[j++];
-        }
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != ids)
-        memcpy(ids, src, k * sizeof *ids);
+    exact_pre_merge(ids, m->tmp2, k, m->key);
     m->work += k;
 }
 

@@ -83,6 +83,88 @@ typedef struct offline_key {
     uint32_t id;
 } offline_key_t;
 
+/*
+ * OFFLINE_SORT_DEFINE(scope, name, T, before, isort) defines
+ * `scope void name(T *a, size_t n)`: an in-place quicksort of a by
+ * before(const T *x, const T *y) (x goes first), the pivot the median of
+ * the first, middle and last, recursing on the smaller side; below isort
+ * elements an insertion sort.  Not stable.  A macro, not a function with a
+ * comparator, so that each sort's comparison is inlined: the planner sorts
+ * on its hot loops (the ranges of a query, the records of every order).
+ */
+#define OFFLINE_SORT_DEFINE(scope, name, T, before, isort)                          \
+    scope void name(T *a, size_t n)                                               \
+    {                                                                             \
+        while (n > (isort)) {                                                     \
+            T x = a[0], y = a[n / 2], z = a[n - 1];                               \
+            T pivot = before(&x, &y) ? (before(&y, &z) ? y : before(&x, &z) ? z : x) \
+                                     : (before(&x, &z) ? x : before(&y, &z) ? z : y); \
+            size_t i = 0, j = n - 1;                                              \
+            for (;;) {                                                            \
+                while (before(&a[i], &pivot))                                     \
+                    i++;                                                          \
+                while (before(&pivot, &a[j]))                                     \
+                    j--;                                                          \
+                if (i >= j)                                                       \
+                    break;                                                        \
+                T t = a[i];                                                       \
+                a[i] = a[j];                                                      \
+                a[j] = t;                                                         \
+                i++;                                                              \
+                j--;                                                              \
+            }                                                                     \
+            /* [0, j] are not after the pivot, [j+1, n) not before it */          \
+            size_t left = j + 1;                                                  \
+            if (left < n - left) {                                                \
+                name(a, left);                                                    \
+                a += left;                                                        \
+                n -= left;                                                        \
+            } else {                                                              \
+                name(a + left, n - left);                                         \
+                n = left;                                                         \
+            }                                                                     \
+        }                                                                         \
+        for (size_t i = 1; i < n; i++) {                                          \
+            T t = a[i];                                                           \
+            size_t j = i;                                                         \
+            while (j > 0 && before(&t, &a[j - 1])) {                              \
+                a[j] = a[j - 1];                                                  \
+                j--;                                                              \
+            }                                                                     \
+            a[j] = t;                                                             \
+        }                                                                         \
+    }
+
+/*
+ * OFFLINE_MERGE_SORT_DEFINE(scope, name, T, C, before) defines
+ * `scope void name(T *a, T *tmp, size_t n, C ctx)`: a stable bottom-up merge
+ * sort of a (tmp holds n elements) by before(ctx, const T *x, const T *y),
+ * x strictly before y; ties keep their order.  O(n log n), no global state.
+ * A macro for the reason OFFLINE_SORT_DEFINE is one.
+ */
+#define OFFLINE_MERGE_SORT_DEFINE(scope, name, T, C, before)                         \
+    scope void name(T *a, T *tmp, size_t n, C ctx)                                  \
+    {                                                                               \
+        T *src = a, *dst = tmp;                                                     \
+        for (size_t w = 1; w < n; w *= 2) {                                         \
+            for (size_t lo = 0; lo < n; lo += 2 * w) {                              \
+                size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n; \
+                size_t i = lo, j = mid, q = lo;                                     \
+                while (i < mid && j < hi)                                           \
+                    dst[q++] = before(ctx, &src[j], &src[i]) ? src[j++] : src[i++]; \
+                while (i < mid)                                                     \
+                    dst[q++] = src[i++];                                            \
+                while (j < hi)                                                      \
+                    dst[q++] = src[j++];                                            \
+            }                                                                       \
+            T *t = src;                                                             \
+            src = dst;                                                              \
+            dst = t;                                                                \
+        }                                                                           \
+        if (src != a)                                                               \
+            memcpy(a, src, n * sizeof *a);                                          \
+    }
+
 uint64_t offline_rand(uint64_t *s);
 void offline_range_sort(offline_range_t *a, size_t n);
 uint64_t offline_pass(plan_t *pl, const uint32_t *order, const uint64_t *at, int first_fit,

@@ -121,48 +121,13 @@ uint64_t offline_rand(uint64_t *s)
  * off both; 64 made the shared instance D 5% slower. */
 #define OFFLINE_ISORT 32
 
-void offline_range_sort(offline_range_t *a, size_t n)
+static inline int offline_range_before(const offline_range_t *x, const offline_range_t *y)
 {
-    /* Quicksort by lo (median of three), insertion sort below OFFLINE_ISORT. */
-    while (n > OFFLINE_ISORT) {
-        size_t mid = n / 2;
-        uint64_t x = a[0].lo, y = a[mid].lo, z = a[n - 1].lo;
-        uint64_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-        size_t i = 0, j = n - 1;
-        for (;;) {
-            while (a[i].lo < pivot)
-                i++;
-            while (a[j].lo > pivot)
-                j--;
-            if (i >= j)
-                break;
-            offline_range_t t = a[i];
-            a[i] = a[j];
-            a[j] = t;
-            i++;
-            j--;
-        }
-        /* [0, j] ≤ pivot ≤ [j+1, n): recurse on the smaller side */
-        size_t left = j + 1;
-        if (left < n - left) {
-            offline_range_sort(a, left);
-            a += left;
-            n -= left;
-        } else {
-            offline_range_sort(a + left, n - left);
-            n = left;
-        }
-    }
-    for (size_t i = 1; i < n; i++) {
-        offline_range_t t = a[i];
-        size_t j = i;
-        while (j > 0 && a[j - 1].lo > t.lo) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = t;
-    }
+    return x->lo < y->lo;
 }
+
+/* Quicksort by lo (median of three), insertion sort below OFFLINE_ISORT. */
+OFFLINE_SORT_DEFINE(, offline_range_sort, offline_range_t, offline_range_before, OFFLINE_ISORT)
 
 static int offline_push(plan_t *pl, size_t *k, uint64_t lo, uint64_t hi)
 {
@@ -396,32 +361,30 @@ static int offline_cmp_start(const offline_buf_t *x, const offline_buf_t *y)
     return offline_cmp_size(x, y);
 }
 
-/* Stable bottom-up merge sort of ids by fn (ties keep id order); tmp holds
- * n ids.  O(n log n), no global state. */
+/* What offline_sort_ids orders by: an order's comparison of the buffers. */
+typedef struct offline_by {
+    const gm_lifetime_t *lt;
+    uint64_t align;
+    offline_cmp_fn fn;
+} offline_by_t;
+
+static inline int offline_id_before(const offline_by_t *by, const uint32_t *x, const uint32_t *y)
+{
+    offline_buf_t vx = offline_view(by->lt, by->align, *x);
+    offline_buf_t vy = offline_view(by->lt, by->align, *y);
+    return by->fn(&vx, &vy) < 0;
+}
+
+/* Stable sort of ids by an order's comparison (ties keep id order); tmp
+ * holds n ids. */
+OFFLINE_MERGE_SORT_DEFINE(static, offline_sort_ids_by, uint32_t, const offline_by_t *,
+                          offline_id_before)
+
 static void offline_sort_ids(uint32_t *ids, uint32_t *tmp, size_t n, const gm_lifetime_t *lt,
                              uint64_t align, offline_cmp_fn fn)
 {
-    uint32_t *src = ids, *dst = tmp;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) {
-                offline_buf_t x = offline_view(lt, align, src[j]);
-                offline_buf_t y = offline_view(lt, align, src[i]);
-                dst[k++] = fn(&x, &y) < 0 ? src[j++] : src[i++];
-            }
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != ids)
-        memcpy(ids, src, n * sizeof *ids);
+    offline_by_t by = {lt, align, fn};
+    offline_sort_ids_by(ids, tmp, n, &by);
 }
 
 static inline int offline_key_before(const offline_key_t *x, const offline_key_t *y)
@@ -435,27 +398,20 @@ static inline int offline_key_before(const offline_key_t *x, const offline_key_t
     return x->id < y->id;
 }
 
-/* Bottom-up merge sort of keys (a total order: the ids break ties). */
+static inline int offline_key_in_order(const void *ctx, const offline_key_t *x,
+                                    const offline_key_t *y)
+{
+    (void)ctx;
+    return offline_key_before(x, y);
+}
+
+OFFLINE_MERGE_SORT_DEFINE(static, offline_merge_keys, offline_key_t, const void *,
+                          offline_key_in_order)
+
+/* Merge sort of keys (a total order: the ids break ties). */
 void offline_sort_keys(offline_key_t *k, offline_key_t *tmp, size_t n)
 {
-    offline_key_t *src = k, *dst = tmp;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, q = lo;
-            while (i < mid && j < hi)
-                dst[q++] = offline_key_before(&src[j], &src[i]) ? src[j++] : src[i++];
-            while (i < mid)
-                dst[q++] = src[i++];
-            while (j < hi)
-                dst[q++] = src[j++];
-        }
-        offline_key_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != k)
-        memcpy(k, src, n * sizeof *k);
+    offline_merge_keys(k, tmp, n, NULL);
 }
 
 /* A sort record of the orders: key, then tie (unique), and the id. */
@@ -471,50 +427,7 @@ static inline int offline_rec_before(const offline_rec_t *x, const offline_rec_t
 
 /* In-place quicksort of records by (key, tie) (median of three, insertion
  * sort below 16; the ties are unique: a total order). */
-static void offline_rec_sort(offline_rec_t *a, size_t n)
-{
-    while (n > 16) {
-        size_t mid = n / 2;
-        offline_rec_t x = a[0], y = a[mid], z = a[n - 1];
-        offline_rec_t pivot = offline_rec_before(&x, &y)
-                                  ? (offline_rec_before(&y, &z) ? y
-                                     : offline_rec_before(&x, &z) ? z : x)
-                                  : (offline_rec_before(&x, &z) ? x
-                                     : offline_rec_before(&y, &z) ? z : y);
-        size_t i = 0, j = n - 1;
-        for (;;) {
-            while (offline_rec_before(&a[i], &pivot))
-                i++;
-            while (offline_rec_before(&pivot, &a[j]))
-                j--;
-            if (i >= j)
-                break;
-            offline_rec_t t = a[i];
-            a[i] = a[j];
-            a[j] = t;
-            i++;
-            j--;
-        }
-        size_t left = j + 1;
-        if (left < n - left) {
-            offline_rec_sort(a, left);
-            a += left;
-            n -= left;
-        } else {
-            offline_rec_sort(a + left, n - left);
-            n = left;
-        }
-    }
-    for (size_t i = 1; i < n; i++) {
-        offline_rec_t t = a[i];
-        size_t j = i;
-        while (j > 0 && offline_rec_before(&t, &a[j - 1])) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = t;
-    }
-}
+OFFLINE_SORT_DEFINE(static, offline_rec_sort, offline_rec_t, offline_rec_before, 16)
 
 enum { OFFLINE_KEY_LEN, OFFLINE_KEY_SIZE, OFFLINE_KEY_START };
 
