@@ -5,6 +5,7 @@
  */
 #include "gmsim/text.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -249,4 +250,13 @@ void gm__text_field(const char *list, char sep, size_t idx, char *buf, size_t le
         n = len - 1;
     memcpy(buf, p, n);
     buf[n] = '\0';
+}
+
+int gm__text_flushed(FILE *out, const char *what, gm_error_t *err)
+{
+    if (fflush(out) == 0 && !ferror(out))
+        return 0;
+    char why[128];
+    return gm_error_set(err, GM_EIO, "cannot write %s: %s", what,
+                        errno ? gm_errno_text(errno, why, sizeof why) : "output error");
 }

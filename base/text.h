@@ -1,8 +1,9 @@
 /*
  * base/text.h — the internal half of base/text.c: the fields of a separated
- * list (gm__text_field), and "did you mean" for every
- * name a user types (verbs, long options, model and device presets, policy
- * names, policy parameters, PYTORCH_CUDA_ALLOC_CONF keys).
+ * list (gm__text_field), an export's last check (gm__text_flushed), and
+ * "did you mean" for every name a user types (verbs, long options, model
+ * and device presets, policy names, policy parameters,
+ * PYTORCH_CUDA_ALLOC_CONF keys).
  *
  * The distance is Damerau–Levenshtein in its optimal-string-alignment form
  * (insertions, deletions, substitutions and swaps of two neighbours cost
@@ -18,6 +19,9 @@
 #define GM_BASE_TEXT_H
 
 #include <stddef.h>
+#include <stdio.h>
+
+#include "gmsim/error.h"
 
 #define GM__SUGGEST_MAX_EDITS 2
 #define GM__SUGGEST_KEEP 4
@@ -63,5 +67,10 @@ char *gm__suggest_append(const gm__suggest_t *s, char *msg, size_t len);
  * policy's choices; "x,y", a sweep's values) into buf (len > 0), cut to
  * fit; "" when list is NULL or has fewer fields. */
 void gm__text_field(const char *list, char sep, size_t idx, char *buf, size_t len);
+
+/* The end of an export to out: 0 when everything written reached it
+ * (flushed, no stream error), else GM_EIO "cannot write WHAT: REASON"
+ * (errno's text, or "output error"). */
+int gm__text_flushed(FILE *out, const char *what, gm_error_t *err);
 
 #endif

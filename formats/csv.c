@@ -41,6 +41,7 @@
 #include "gmsim/attrs.h"
 #include "gmsim/text.h"
 #include "base/idmap.h"
+#include "base/text.h"
 #include "base/vec.h"
 
 #define CSV_FIELDS 6
@@ -806,12 +807,7 @@ int gm_csv_export(gm_reader_t *r, FILE *out, gm_error_t *err)
         }
     }
     gm__idmap_release(&sizes);
-    if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
-        char why[128];
-        rc = gm_error_set(err, GM_EIO, "cannot write csv: %s",
-                          errno ? gm_errno_text(errno, why, sizeof why) : "output error");
-    }
-    return rc;
+    return rc ? rc : gm__text_flushed(out, "csv", err);
 }
 
 /* CSV: the first line that is not blank or a comment is a header (its

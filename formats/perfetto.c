@@ -35,6 +35,7 @@
 
 #include "gmsim/text.h"
 #include "base/idmap.h"
+#include "base/text.h"
 
 typedef struct perfetto_clock {
     int by_index;  /* no time stamps: the event index is the time */
@@ -209,10 +210,5 @@ int gm_perfetto_export(gm_store_t *s, const char *name, unsigned flags, FILE *ou
         fputs("\n]}\n", out);
     }
     gm_trace_info_release(&info);
-    if (rc == 0 && (fflush(out) != 0 || ferror(out))) {
-        char why[128];
-        rc = gm_error_set(err, GM_EIO, "cannot write the perfetto json: %s",
-                          errno ? gm_errno_text(errno, why, sizeof why) : "output error");
-    }
-    return rc;
+    return rc ? rc : gm__text_flushed(out, "the perfetto json", err);
 }

@@ -138,9 +138,8 @@ static void report_summary(report_t *R)
         char b[32];
         fputs("<tr><td>", f);
         report_esc(f, gr->name);
-        if (R->many_devices || gr->capacity)
-            fprintf(f, " · %s", gr->capacity ? report_size(gr->capacity, b, sizeof b)
-                                              : "unlimited");
+        if (report_capacity(R, gr, b, sizeof b) != NULL)
+            fprintf(f, " · %s", b);
         fprintf(f, "</td><td data-v=\"%" PRId64 "\">", gr->seq_len);
         if (gr->seq_len >= 0)
             fprintf(f, "%" PRId64, gr->seq_len);
@@ -158,9 +157,7 @@ static void report_summary(report_t *R)
         }
         if (gr->baseline >= 0 && gr->winner >= 0) {
             const report_run_t *bl = &R->runs[gr->baseline], *w = &R->runs[gr->winner];
-            double save = bl->m.peak_reserved
-                              ? 1.0 - (double)w->m.peak_reserved / (double)bl->m.peak_reserved
-                              : 0.0;
+            double save = report_saving(bl, w);
             char b2[32];
             int64_t diff = (int64_t)bl->m.peak_reserved - (int64_t)w->m.peak_reserved;
             fprintf(f, "<td data-v=\"%" PRIu64 "\">%s</td><td data-v=\"%.6f\">%.1f%% (%s%s)</td>",

@@ -25,10 +25,8 @@ int report_md(report_t *R)
         char b[32];
         fputs("| ", f);
         report_md_esc(f, gr->name);
-        if (R->many_devices || gr->capacity) {
-            fprintf(f, " (%s)", gr->capacity ? report_size(gr->capacity, b, sizeof b)
-                                             : "unlimited");
-        }
+        if (report_capacity(R, gr, b, sizeof b) != NULL)
+            fprintf(f, " (%s)", b);
         fputs(" | ", f);
         if (gr->seq_len >= 0)
             fprintf(f, "%" PRId64, gr->seq_len);
@@ -43,9 +41,7 @@ int report_md(report_t *R)
         }
         if (gr->baseline >= 0 && gr->winner >= 0) {
             const report_run_t *bl = &R->runs[gr->baseline], *w = &R->runs[gr->winner];
-            double save = bl->m.peak_reserved
-                              ? 1.0 - (double)w->m.peak_reserved / (double)bl->m.peak_reserved
-                              : 0.0;
+            double save = report_saving(bl, w);
             fprintf(f, "%s | %.1f%% | ", report_size(bl->m.peak_reserved, b, sizeof b),
                     save * 100);
         } else {

@@ -3,16 +3,9 @@
  * table sort, the hover, the legend toggles and the #selftest; then the
  * views of a trace (active memory, zoom and pan, the address space).  Texts from
  * the page reach the hover through textContent only. */
-/* Tables: a click on a header sorts by that column (data-v, else the text). */
-document.querySelectorAll('table.sortable th').forEach(function(th){
-th.addEventListener('click',function(){var t=th.closest('table'),i=th.cellIndex,
-b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows),asc=th.dataset.dir!=='asc';
-th.dataset.dir=asc?'asc':'desc';rows.sort(function(a,c){var x=a.cells[i],y=c.cells[i];
-var p=x.dataset.v!==undefined?parseFloat(x.dataset.v):x.textContent,
-q=y.dataset.v!==undefined?parseFloat(y.dataset.v):y.textContent;
-return (p<q?-1:p>q?1:0)*(asc?1:-1);});rows.forEach(function(r){b.appendChild(r);});});});
 (function(){
 'use strict';
+/* ---- what both parts below share ---- */
 var U=['KiB','MiB','GiB','TiB','PiB','EiB'];
 /* Bytes as gmsim writes them (gm_format_size): 512 B, 1.50 GiB; ties to even, as printf. */
 function size(b){
@@ -23,6 +16,24 @@ var c=v*100,r=Math.round(c);
 if(r-c===0.5&&r%2)r--;
 return (r/100).toFixed(2)+' '+U[u];
 }
+/* Show the tooltip tip by the pointer of ev, kept inside the window. */
+function place(tip,ev){
+tip.style.display='block';
+var x=ev.clientX+14,y=ev.clientY+14,w=tip.offsetWidth,h=tip.offsetHeight;
+if(x+w>innerWidth-4)x=Math.max(4,ev.clientX-14-w);
+if(y+h>innerHeight-4)y=Math.max(4,ev.clientY-14-h);
+tip.style.left=x+'px';tip.style.top=y+'px';
+}
+/* Tables: a click on a header sorts by that column (data-v, else the text). */
+document.querySelectorAll('table.sortable th').forEach(function(th){
+th.addEventListener('click',function(){var t=th.closest('table'),i=th.cellIndex,
+b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows),asc=th.dataset.dir!=='asc';
+th.dataset.dir=asc?'asc':'desc';rows.sort(function(a,c){var x=a.cells[i],y=c.cells[i];
+var p=x.dataset.v!==undefined?parseFloat(x.dataset.v):x.textContent,
+q=y.dataset.v!==undefined?parseFloat(y.dataset.v):y.textContent;
+return (p<q?-1:p>q?1:0)*(asc?1:-1);});rows.forEach(function(r){b.appendChild(r);});});});
+(function(){
+'use strict';
 function fmt(u,v){return u==='%'?(v*100).toFixed(1)+'%':size(v);}
 /* A list attribute's numbers; a series' data-v is delta-coded in units of its data-q. */
 function nums(el,a){
@@ -39,13 +50,6 @@ if(color){var s=document.createElement('span');s.className='sw';s.style.backgrou
 var n=document.createElement('span');n.textContent=name;d.appendChild(n);
 if(value!==undefined){var b=document.createElement('b');b.textContent=value;d.appendChild(b);}
 tip.appendChild(d);
-}
-function place(ev){
-tip.style.display='block';
-var x=ev.clientX+14,y=ev.clientY+14,w=tip.offsetWidth,h=tip.offsetHeight;
-if(x+w>innerWidth-4)x=Math.max(4,ev.clientX-14-w);
-if(y+h>innerHeight-4)y=Math.max(4,ev.clientY-14-h);
-tip.style.left=x+'px';tip.style.top=y+'px';
 }
 function hide(){tip.style.display='none';}
 /* Line charts: the point of each visible series nearest the pointer in x. */
@@ -87,7 +91,7 @@ for(var k=0;k<mk.length;k++){var es=nums(mk[k],'data-e');for(var j=0;j<es.length
 var h=document.createElement('div');h.className='th';
 h.textContent=head+(last?' · after '+last.getAttribute('data-n')+' (event '+le+')':'');
 tip.insertBefore(h,tip.firstChild);
-place(ev);
+place(tip,ev);
 }
 document.querySelectorAll('svg.ln').forEach(function(svg){
 svg.addEventListener('mousemove',function(ev){lineHover(svg,ev);});
@@ -101,7 +105,7 @@ tip.textContent='';
 line('th',null,t.getAttribute('data-n'));
 line('tr',null,'',size(+t.getAttribute('data-v')));
 if(t.getAttribute('data-d'))line('dd',null,t.getAttribute('data-d'));
-place(ev);
+place(tip,ev);
 });
 document.addEventListener('mouseout',function(ev){if(valued(ev.target))hide();});
 /* Legend: an entry hides or shows every element of its figure with its key. */
@@ -159,15 +163,6 @@ if(location.hash==='#selftest')selftest();
  * the tests (tests/report_browser.py) read access to the state. */
 (function(){
 'use strict';
-var U=['KiB','MiB','GiB','TiB','PiB','EiB'];
-function size(b){
-if(b<1024)return b+' B';
-var u=0,v=b/1024;
-while(u+1<U.length&&v>=1023.995){v/=1024;u++;}
-var c=v*100,r=Math.round(c);
-if(r-c===0.5&&r%2)r--;
-return (r/100).toFixed(2)+' '+U[u];
-}
 function count(v){return v<10000?String(Math.round(v)):v<1e6?(v/1e3).toFixed(v%1000?1:0)+'k':(v/1e6).toFixed(v%1e6?1:0)+'M';}
 function nice(v){if(v<=0)return 1;var p=Math.pow(10,Math.floor(Math.log10(v))),m=v/p;return (m<=1?1:m<=2?2:m<=5?5:10)*p;}
 function usec(v){return v<1000?v+' µs':v<1e6?(v/1e3).toFixed(2)+' ms':(v/1e6).toFixed(3)+' s';}
@@ -347,13 +342,6 @@ var r=V.canvas.getBoundingClientRect(),x=Math.floor(ev.clientX-r.left)-ML,y=Math
 if(x<0||y<0||x>=V.PW||y>=V.PH||!V.owner)return -1;
 return V.owner[y*V.PW+x];
 }
-function place(ev){
-tip.style.display='block';
-var x=ev.clientX+14,y=ev.clientY+14,w=tip.offsetWidth,h=tip.offsetHeight;
-if(x+w>innerWidth-4)x=Math.max(4,ev.clientX-14-w);
-if(y+h>innerHeight-4)y=Math.max(4,ev.clientY-14-h);
-tip.style.left=x+'px';tip.style.top=y+'px';
-}
 function pin(V,id){
 V.pin=id;render(V);
 describe(V,id,V.pinbox);V.pinbox.classList.add('pinned');
@@ -405,7 +393,7 @@ var cv=V.canvas;
 cv.addEventListener('mousemove',function(ev){
 var id=at(V,ev);if(id<0){tip.style.display='none';return;}
 if(tip._id!==id){describe(V,id,tip);tip._id=id;}
-place(ev);
+place(tip,ev);
 });
 cv.addEventListener('mouseleave',function(){tip.style.display='none';tip._id=-1;});
 cv._click=function(ev){var id=at(V,ev);if(id>=0)pin(V,id);};
@@ -564,7 +552,7 @@ if(bl[b+3]===0&&id>=0&&V&&V.T)describe(V,id,tip);
 else{var d=document.createElement('div');d.className='th';d.textContent=size(bl[b+1])+' · '+whyName(A,bl[b+3]);tip.appendChild(d);}
 var s2=document.createElement('div');s2.className='dd';
 s2.textContent='block at offset '+size(bl[b])+' of a segment of '+size(sg[1])+', stream '+sg[2]+(sg[3]>=0?', pool '+(sg[3]?'small':'large'):'');
-tip.appendChild(s2);tip._id=-1;place(ev);A.hover=[B.k,h[2],b];return;}}}
+tip.appendChild(s2);tip._id=-1;place(tip,ev);A.hover=[B.k,h[2],b];return;}}}
 tip.style.display='none';A.hover=null;
 }
 function spacePick(t,event){
@@ -599,4 +587,5 @@ addEventListener('resize',function(){for(var g in spaces)spaceDraw(spaces[g]);})
 }
 try{init();spaceInit();}catch(e){window.gmsim.errors.push(String(e));throw e;}
 window.gmsim.setWindow=setWindow;window.gmsim.pick=spacePick;window.gmsim.spaceAt=function(g,k,t){return anySnap(spaces[g],k,t);};window.gmsim.render=render;window.gmsim.overview=overview;
+})();
 })();

@@ -49,6 +49,28 @@ void report_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The capacity a summary row names after the trace, into buf: its size,
+ * or "unlimited"; NULL (buf untouched) when the report has no need of it
+ * (one device, no capacity). */
+const char *report_capacity(const report_t *R, const report_group_t *gr, char *buf, size_t len)
+{
+    if (!R->many_devices && !gr->capacity)
+        return NULL;
+    if (gr->capacity)
+        return report_size(gr->capacity, buf, len);
+    snprintf(buf, len, "unlimited");
+    return buf;
+}
+
+/* The winner's saving against the baseline: 1 - its peak reserved over the
+ * baseline's (0 for a baseline of 0 bytes). */
+double report_saving(const report_run_t *baseline, const report_run_t *winner)
+{
+    return baseline->m.peak_reserved ? 1.0 - (double)winner->m.peak_reserved /
+                                                 (double)baseline->m.peak_reserved
+                                     : 0.0;
+}
+
 /* Text for HTML content and attribute values. */
 void report_esc(FILE *f, const char *s)
 {

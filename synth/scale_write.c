@@ -72,6 +72,20 @@ static int sc_attr_dropped(const char *key)
     return 0;
 }
 
+/* The JSON written to f (an open_memstream over *buf) stored as attribute
+ * key: f closed, *buf freed and NULL.  0, GM_ENOMEM (the stream failed) or
+ * the writer's error. */
+static int sc_attr_json(gm_writer_t *w, const char *key, FILE *f, char **buf, gm_error_t *err)
+{
+    int bad = ferror(f);
+    fclose(f);
+    int rc = bad ? gm_error_set(err, GM_ENOMEM, "out of memory")
+                 : gm_writer_attr_json(w, key, *buf, err);
+    free(*buf);
+    *buf = NULL;
+    return rc;
+}
+
 static int sc_write_attrs(gm_scale_plan_t *p, gm_writer_t *w, const char *attrs, uint64_t seq,
                           uint64_t batch, gm_error_t *err)
 {
@@ -93,14 +107,7 @@ static int sc_write_attrs(gm_scale_plan_t *p, gm_writer_t *w, const char *attrs,
         gm_json_t j;
         gm_json_init(&j, f, 0);
         sc_json_value(&j, gm_jv_at(root, i));
-        int bad = ferror(f);
-        fclose(f);
-        if (bad)
-            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-        else
-            rc = gm_writer_attr_json(w, key, buf, err);
-        free(buf);
-        buf = NULL;
+        rc = sc_attr_json(w, key, f, &buf, err);
     }
     gm_jv_free(root);
     if (rc)
@@ -129,16 +136,7 @@ static int sc_write_attrs(gm_scale_plan_t *p, gm_writer_t *w, const char *attrs,
         gm_json_end_object(&j);
     }
     gm_json_end_array(&j);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
-    }
-    rc = gm_writer_attr_json(w, GM_ATTR_SCALED_FROM, buf, err);
-    free(buf);
-    buf = NULL;
-    if (rc)
+    if ((rc = sc_attr_json(w, GM_ATTR_SCALED_FROM, f, &buf, err)))
         return rc;
     f = open_memstream(&buf, &len);
     if (f == NULL)
@@ -150,15 +148,8 @@ static int sc_write_attrs(gm_scale_plan_t *p, gm_writer_t *w, const char *attrs,
         gm_json_u64(&j, p->rep.law_allocs[l]);
     }
     gm_json_end_object(&j);
-    bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
-    }
-    rc = gm_writer_attr_json(w, GM_ATTR_SCALE_LAWS, buf, err);
-    free(buf);
-    if (rc || (rc = gm_writer_attr_str(w, GM_ATTR_SOURCE, "scale", err)))
+    if ((rc = sc_attr_json(w, GM_ATTR_SCALE_LAWS, f, &buf, err)) ||
+        (rc = gm_writer_attr_str(w, GM_ATTR_SOURCE, "scale", err)))
         return rc;
     if (seq && (rc = gm_writer_attr_int(w, GM_ATTR_SEQ_LEN, (int64_t)seq, err)))
         return rc;

@@ -8,6 +8,7 @@
 #include "formats/torch/state.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,16 +23,28 @@ void gm__tk_state_release(gm__tk_state_t *st)
     memset(st, 0, sizeof *st);
 }
 
-size_t gm__tk_region_find(const gm__tk_state_t *st, uint64_t addr)
+/* How many of the n records at a (stride bytes each, ascending by the
+ * uint64_t address at byte off of each) start at or below addr: a binary
+ * search, inlined with the constant stride and offset of its callers. */
+static inline size_t tk_upper(const void *a, size_t n, size_t stride, size_t off, uint64_t addr)
 {
-    size_t lo = 0, hi = st->n;
+    const char *p = a;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (st->r[mid].addr <= addr)
+        uint64_t at;
+        memcpy(&at, p + mid * stride + off, sizeof at);
+        if (at <= addr)
             lo = mid + 1;
         else
             hi = mid;
     }
+    return lo;
+}
+
+size_t gm__tk_region_find(const gm__tk_state_t *st, uint64_t addr)
+{
+    size_t lo = tk_upper(st->r, st->n, sizeof *st->r, offsetof(gm__tk_region_t, addr), addr);
     if (lo == 0)
         return SIZE_MAX;
     const gm__tk_region_t *r = &st->r[lo - 1];
@@ -81,15 +94,7 @@ void gm__tk_region_remove(gm__tk_state_t *st, size_t i)
 
 size_t gm__tk_block_find(const gm__tk_region_t *r, uint64_t addr)
 {
-    size_t lo = 0, hi = r->nb;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->b[mid].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo - 1;
+    return tk_upper(r->b, r->nb, sizeof *r->b, offsetof(gm__tk_block_t, addr), addr) - 1;
 }
 
 int gm__tk_block_replace(gm__tk_region_t *r, size_t i, const gm__tk_block_t *nb, size_t n)

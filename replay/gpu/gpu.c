@@ -373,32 +373,33 @@ static int gpu_fail_with(gpu_pass_t *g, int code, const char *fmt, ...)
     return -1;
 }
 
-static int gpu_fail(gpu_pass_t *g, const char *call, uint64_t size, cudaError_t e)
+/* A failed call (call, on size bytes) that says why, as gpu_fail_with. */
+static int gpu_fail_call(gpu_pass_t *g, const char *call, uint64_t size, const char *why)
 {
     gpu_where(g);
     if (!g->failed) {
         char sz[32];
         gm_format_size(size, sz, sizeof sz);
         gm_error_set(&g->err, GM_EIO, "CUDA error at event %llu (%s of %s): %s",
-                     (unsigned long long)g->event, call, sz, g->rt->GetErrorString(e));
+                     (unsigned long long)g->event, call, sz, why);
         g->failed = 1;
     }
     return -1;
 }
 
-/* A driver call's failure, as gpu_fail. */
+/* A runtime call's failure. */
+static int gpu_fail(gpu_pass_t *g, const char *call, uint64_t size, cudaError_t e)
+{
+    return gpu_fail_call(g, call, size, g->rt->GetErrorString(e));
+}
+
+/* A driver call's failure. */
 static int gpu_fail_drv(gpu_pass_t *g, const char *call, uint64_t size, CUresult e)
 {
-    gpu_where(g);
-    if (!g->failed) {
-        char sz[32];
-        gm_format_size(size, sz, sizeof sz);
-        gm_error_set(&g->err, GM_EIO, "CUDA error at event %llu (%s of %s): driver error %d%s",
-                     (unsigned long long)g->event, call, sz, (int)e,
-                     e == CUDA_ERROR_OUT_OF_MEMORY ? " (out of memory)" : "");
-        g->failed = 1;
-    }
-    return -1;
+    char why[48];
+    snprintf(why, sizeof why, "driver error %d%s", (int)e,
+             e == CUDA_ERROR_OUT_OF_MEMORY ? " (out of memory)" : "");
+    return gpu_fail_call(g, call, size, why);
 }
 
 static uint64_t gpu_used(gpu_pass_t *g)

@@ -160,14 +160,8 @@ int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
          * starts aligned; the bytes before it stay cached on their own */
         uint64_t lead = al - B[x].addr % al;
         if (lead + size <= B[x].size) {
-            uint32_t f = caching_new(c);
+            uint32_t f = caching_split_before(c, x, lead);
             B = c->heap.b;
-            B[f] = B[x];
-            B[f].size = lead;
-            B[f].next = x;
-            if (B[x].prev)
-                B[B[x].prev].next = f;
-            B[x].prev = f;
             B[x].addr += lead;
             B[x].size -= lead;
             caching_cache(c, f);
@@ -176,16 +170,8 @@ int caching_alloc(gm_policy_t *p, const gm_request_t *req, gm_block_t *out)
     uint64_t remaining = B[x].size - size;
     if (gm__torch_should_split(size, remaining, B[x].pool == CACHING_SMALL || c->cfg.t.expandable,
                                c->cfg.t.max_split)) {
-        uint32_t r = caching_new(c);
+        uint32_t r = caching_split_after(c, x, B[x].addr + size, remaining);
         B = c->heap.b;
-        B[r] = B[x];
-        B[r].addr = B[x].addr + size;
-        B[r].size = remaining;
-        B[r].prev = x;
-        B[r].next = B[x].next;
-        if (B[x].next)
-            B[B[x].next].prev = r;
-        B[x].next = r;
         B[x].size = size;
         caching_cache(c, r);
     }

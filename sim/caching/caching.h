@@ -127,6 +127,54 @@ static inline uint32_t caching_new(caching_t *c)
     return i;
 }
 
+/* A new block of a new or recorded segment: [addr, addr + size) of stream
+ * and pool, unlinked, the rest zero (caching_new). */
+static inline uint32_t caching_new_segment(caching_t *c, uint64_t addr, uint64_t size,
+                                           uint32_t stream, int pool)
+{
+    uint32_t x = caching_new(c);
+    cblk_t *b = &c->heap.b[x];
+    b->addr = addr;
+    b->size = size;
+    b->stream = stream;
+    b->pool = (uint8_t)pool;
+    return x;
+}
+
+/* A new block split off x's end: a copy of x at [addr, addr + size),
+ * linked in as x's next.  x's own bytes are the caller's to cut.  A slot
+ * was reserved (caching_reserve); the heap may have moved: callers reload
+ * c->heap.b. */
+static inline uint32_t caching_split_after(caching_t *c, uint32_t x, uint64_t addr, uint64_t size)
+{
+    uint32_t y = caching_new(c);
+    cblk_t *B = c->heap.b;
+    B[y] = B[x];
+    B[y].addr = addr;
+    B[y].size = size;
+    B[y].prev = x;
+    B[y].next = B[x].next;
+    if (B[x].next)
+        B[B[x].next].prev = y;
+    B[x].next = y;
+    return y;
+}
+
+/* The same at x's start: a copy of x of its first size bytes, linked in as
+ * x's prev (x's address is the caller's to move). */
+static inline uint32_t caching_split_before(caching_t *c, uint32_t x, uint64_t size)
+{
+    uint32_t y = caching_new(c);
+    cblk_t *B = c->heap.b;
+    B[y] = B[x];
+    B[y].size = size;
+    B[y].next = x;
+    if (B[x].prev)
+        B[B[x].prev].next = y;
+    B[x].prev = y;
+    return y;
+}
+
 static inline void caching_delete(caching_t *c, uint32_t i)
 {
     memset(&c->heap.b[i], 0, sizeof c->heap.b[i]);

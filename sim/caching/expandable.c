@@ -32,14 +32,8 @@ uint32_t caching_new_range(caching_t *c, uint32_t stream, int pool, uint64_t min
     if (k == c->nes)
         c->nes++;
     c->es[k] = (cexp_t){base, size, page, 0, stream, (uint8_t)pool, 1};
-    uint32_t x = caching_new(c);
-    cblk_t *b = &c->heap.b[x];
-    b->addr = base;
-    b->size = size;
-    b->stream = stream;
-    b->pool = (uint8_t)pool;
-    b->es = k + 1;
-    b->mapped = 0;
+    uint32_t x = caching_new_segment(c, base, size, stream, pool);
+    c->heap.b[x].es = k + 1;
     tree_insert(c->heap.b, &c->pools[pool].unmapped, x, 2);
     return x;
 }
@@ -86,17 +80,9 @@ static uint32_t caching_map(caching_t *c, uint32_t x, uint64_t size)
     tree_erase(B, &pl->unmapped, x);
     B[x].mapped = 1;
     if (bytes < B[x].size) {
-        uint32_t rest = caching_new(c);
+        uint32_t rest = caching_split_after(c, x, B[x].addr + bytes, B[x].size - bytes);
         B = c->heap.b;
-        B[rest] = B[x];
-        B[rest].addr = B[x].addr + bytes;
-        B[rest].size = B[x].size - bytes;
         B[rest].mapped = 0;
-        B[rest].prev = x;
-        B[rest].next = B[x].next;
-        if (B[x].next)
-            B[B[x].next].prev = rest;
-        B[x].next = rest;
         B[x].size = bytes;
         tree_insert(B, &pl->unmapped, rest, 2);
     }
@@ -156,28 +142,13 @@ uint32_t caching_unmap(caching_t *c, uint32_t x)
     uint64_t before = ustart - B[x].addr;
     uint64_t after = B[x].size - before - ubytes;
     if (before > 0) {
-        uint32_t y = caching_new(c);
+        uint32_t y = caching_split_before(c, x, before);
         B = c->heap.b;
-        B[y] = B[x];
-        B[y].size = before;
-        B[y].prev = B[x].prev;
-        B[y].next = x;
-        if (B[x].prev)
-            B[B[x].prev].next = y;
-        B[x].prev = y;
         caching_cache(c, y);
     }
     if (after > 0) {
-        uint32_t y = caching_new(c);
+        uint32_t y = caching_split_after(c, x, ustart + ubytes, after);
         B = c->heap.b;
-        B[y] = B[x];
-        B[y].addr = ustart + ubytes;
-        B[y].size = after;
-        B[y].prev = x;
-        B[y].next = B[x].next;
-        if (B[x].next)
-            B[B[x].next].prev = y;
-        B[x].next = y;
         caching_cache(c, y);
     }
     B[x].addr = ustart;

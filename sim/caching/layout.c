@@ -18,12 +18,8 @@ static uint32_t caching_layout_block(caching_t *c, uint32_t last, uint64_t addr,
                                      const gm_layout_block_t *lb, uint32_t stream, int pool,
                                      uint32_t es, gm_error_t *err, int *rc)
 {
-    uint32_t x = caching_new(c);
+    uint32_t x = caching_new_segment(c, addr, lb->size, stream, pool);
     cblk_t *b = &c->heap.b[x];
-    b->addr = addr;
-    b->size = lb->size;
-    b->stream = stream;
-    b->pool = (uint8_t)pool;
     b->es = es;
     b->mapped = 1;
     b->prev = last;

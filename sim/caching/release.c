@@ -131,13 +131,8 @@ uint32_t caching_alloc_block(caching_t *c, cpool_t *pl, uint32_t stream, int poo
     uint64_t addr, got;
     if (gm_device_malloc(c->base.dev, seg, 0, &addr, &got) != 0)
         return NIL;
-    uint32_t x = caching_new(c);
-    cblk_t *b = &c->heap.b[x];
-    b->addr = addr;
-    b->size = seg;
-    b->stream = stream;
-    b->pool = (uint8_t)pool;
-    b->mapped = 1;
+    uint32_t x = caching_new_segment(c, addr, seg, stream, pool);
+    c->heap.b[x].mapped = 1;
     c->total += seg;
     c->device_bytes += got;
     c->nsegments++;
