@@ -183,6 +183,39 @@ JSON_KV(double, double)
 JSON_KV(bool, int)
 #undef JSON_KV
 
+void gm_json_jv(gm_json_t *j, const gm_jv_t *v)
+{
+    uint64_t u;
+    int64_t i;
+    switch (gm_jv_type(v)) {
+    case GM_JV_NULL: gm_json_null(j); break;
+    case GM_JV_BOOL: gm_json_bool(j, gm_jv_bool(v)); break;
+    case GM_JV_NUMBER:
+        if (gm_jv_u64(v, &u) == 0)
+            gm_json_u64(j, u);
+        else if (gm_jv_i64(v, &i) == 0)
+            gm_json_i64(j, i);
+        else
+            gm_json_double(j, gm_jv_num(v));
+        break;
+    case GM_JV_STRING: gm_json_str(j, gm_jv_str(v)); break;
+    case GM_JV_ARRAY:
+        gm_json_begin_array(j);
+        for (size_t k = 0; k < gm_jv_len(v); k++)
+            gm_json_jv(j, gm_jv_at(v, k));
+        gm_json_end_array(j);
+        break;
+    case GM_JV_OBJECT:
+        gm_json_begin_object(j);
+        for (size_t k = 0; k < gm_jv_len(v); k++) {
+            gm_json_key(j, gm_jv_key_at(v, k));
+            gm_json_jv(j, gm_jv_at(v, k));
+        }
+        gm_json_end_object(j);
+        break;
+    }
+}
+
 void gm_json_finish(gm_json_t *j)
 {
     fputc('\n', j->f);

@@ -19,47 +19,6 @@
 
 /* ---- writing --------------------------------------------------------------------- */
 
-/* Write v as JSON text through j. */
-static void sc_json_value(gm_json_t *j, const gm_jv_t *v)
-{
-    switch (gm_jv_type(v)) {
-    case GM_JV_NULL:
-        gm_json_null(j);
-        break;
-    case GM_JV_BOOL:
-        gm_json_bool(j, gm_jv_bool(v));
-        break;
-    case GM_JV_NUMBER: {
-        uint64_t u;
-        int64_t s;
-        if (gm_jv_u64(v, &u) == 0)
-            gm_json_u64(j, u);
-        else if (gm_jv_i64(v, &s) == 0)
-            gm_json_i64(j, s);
-        else
-            gm_json_double(j, gm_jv_num(v));
-        break;
-    }
-    case GM_JV_STRING:
-        gm_json_str(j, gm_jv_str(v));
-        break;
-    case GM_JV_ARRAY:
-        gm_json_begin_array(j);
-        for (size_t i = 0; i < gm_jv_len(v); i++)
-            sc_json_value(j, gm_jv_at(v, i));
-        gm_json_end_array(j);
-        break;
-    case GM_JV_OBJECT:
-        gm_json_begin_object(j);
-        for (size_t i = 0; i < gm_jv_len(v); i++) {
-            gm_json_key(j, gm_jv_key_at(v, i));
-            sc_json_value(j, gm_jv_at(v, i));
-        }
-        gm_json_end_object(j);
-        break;
-    }
-}
-
 /* Attributes of the base that no longer describe the scaled trace. */
 static int sc_attr_dropped(const char *key)
 {
@@ -106,7 +65,7 @@ static int sc_write_attrs(gm_scale_plan_t *p, gm_writer_t *w, const char *attrs,
         }
         gm_json_t j;
         gm_json_init(&j, f, 0);
-        sc_json_value(&j, gm_jv_at(root, i));
+        gm_json_jv(&j, gm_jv_at(root, i));
         rc = sc_attr_json(w, key, f, &buf, err);
     }
     gm_jv_free(root);

@@ -134,6 +134,27 @@ Test(json, members_in_one_call)
     free(s);
 }
 
+static const char *jv_text = "{\"n\":[18446744073709551615,-2,0.5,true,false,null],"
+                             "\"s\":\"k\\u00e9\",\"o\":{\"e\":{},\"a\":[]}}";
+
+static void parsed(gm_json_t *j)
+{
+    gm_jv_t *v = NULL;
+    gm_error_t err = {0};
+    cr_assert_eq(gm_json_parse(jv_text, strlen(jv_text), &v, &err), 0, "%s", err.msg);
+    gm_json_jv(j, v);
+    gm_jv_free(v);
+    gm_json_finish(j);
+}
+
+Test(json, parsed_value_written_back)
+{
+    char *s = render(parsed, 0);
+    cr_expect_str_eq(s, "{\"n\":[18446744073709551615,-2,0.5,true,false,null],"
+                        "\"s\":\"k\xc3\xa9\",\"o\":{\"e\":{},\"a\":[]}}\n");
+    free(s);
+}
+
 Test(json, nesting_pretty)
 {
     char *s = render(nested, 1);

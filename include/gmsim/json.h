@@ -97,6 +97,11 @@ const char *gm_jv_str(const gm_jv_t *v);              /* decoded UTF-8; NULL unl
 size_t gm_jv_strlen(const gm_jv_t *v);                /* its length in bytes (may hold NULs) */
 int gm_jv_bool(const gm_jv_t *v);                     /* 1 for true, else 0 */
 
+/* Write the value v (a whole tree) through the writer j: a number as an
+ * integer when it is one (unsigned, else signed), else as a double; a
+ * string up to its first NUL. */
+void gm_json_jv(gm_json_t *j, const gm_jv_t *v);
+
 /* Value text of top-level member `key` of JSON object `json`, copied into
  * buf (strings without their quotes, escapes kept as written; numbers,
  * true/false/null and nested values as they appear).  Returns 1 when found
