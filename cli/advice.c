@@ -112,11 +112,7 @@ void gm__cli_torch_json(gm_json_t *j, const gm_torch_advice_t *a)
     gm_torch_advice_text(a, text, sizeof text);
     gm_json_begin_object(j);
     gm_json_kv_str(j, "recommendation", text);
-    gm_json_key(j, "setting");
-    if (a->best >= 0)
-        gm_json_str(j, a->options[a->best].setting);
-    else
-        gm_json_null(j);
+    gm_json_kv_str(j, "setting", a->best >= 0 ? a->options[a->best].setting : NULL);
     gm_json_kv_u64(j, "peak_reserved",
                    a->best >= 0 ? a->options[a->best].peak_reserved : a->baseline);
     gm_json_kv_u64(j, "baseline", a->baseline);
@@ -124,11 +120,7 @@ void gm__cli_torch_json(gm_json_t *j, const gm_torch_advice_t *a)
                    a->best >= 0 && a->baseline > a->options[a->best].peak_reserved
                        ? a->baseline - a->options[a->best].peak_reserved
                        : 0);
-    gm_json_key(j, "recorded");
-    if (a->recorded)
-        gm_json_u64(j, a->recorded);
-    else
-        gm_json_null(j);
+    gm__cli_json_nonzero(j, "recorded", a->recorded);
     gm_json_kv_str(j, "baseline_is", a->synthesized ? "pytorch defaults" : "recorded settings");
     gm_json_key(j, "options");
     gm_json_begin_array(j);
@@ -274,19 +266,11 @@ void gm__cli_oom_json(gm_json_t *j, const gm_oom_report_t *o)
                 gm_json_u64(j, b->id);
             else
                 gm_json_null(j);
-            gm_json_key(j, "site"); /* the frame the text and the report show */
-            if (b->frames) {
-                char f[512];
-                gm_site_frame(b->frames, f, sizeof f);
-                gm_json_str(j, f);
-            } else {
-                gm_json_null(j);
-            }
-            gm_json_key(j, "frames");
+            char f[512]; /* the frame the text and the report show */
             if (b->frames)
-                gm_json_str(j, b->frames);
-            else
-                gm_json_null(j);
+                gm_site_frame(b->frames, f, sizeof f);
+            gm_json_kv_str(j, "site", b->frames ? f : NULL);
+            gm_json_kv_str(j, "frames", b->frames);
             gm_json_end_object(j);
         }
         gm_json_end_array(j);
@@ -303,11 +287,7 @@ void gm__cli_oom_json(gm_json_t *j, const gm_oom_report_t *o)
             gm_json_end_object(j);
         }
     gm_json_end_array(j);
-    gm_json_key(j, "best");
-    if (o->best_fit >= 0)
-        gm_json_str(j, o->fits[o->best_fit].setting);
-    else
-        gm_json_null(j);
+    gm_json_kv_str(j, "best", o->best_fit >= 0 ? o->fits[o->best_fit].setting : NULL);
     gm_json_end_object(j);
 }
 

@@ -138,7 +138,12 @@ int gm__cli_json_only(int argc, char **argv, const char *usage, int *json, int *
         default: *status = gm__cli_option_error(usage, argv, c); return 1;
         }
     }
-    *args = optind;
+    if (args == NULL && optind < argc) {
+        *status = gm__cli_usage_error(usage, "too many arguments: '%s'", argv[optind]);
+        return 1;
+    }
+    if (args)
+        *args = optind;
     return GM_CLI_OK;
 }
 
@@ -414,6 +419,15 @@ void gm__cli_remove_store(const char *db)
     }
 }
 
+void gm__cli_json_nonzero(gm_json_t *j, const char *key, uint64_t v)
+{
+    gm_json_key(j, key);
+    if (v)
+        gm_json_u64(j, v);
+    else
+        gm_json_null(j);
+}
+
 void gm__cli_json_trace(gm_json_t *j, const gm_trace_info_t *t)
 {
     gm_json_begin_object(j);
@@ -614,11 +628,19 @@ void gm__cli_status_clear(void)
     }
 }
 
+static void cli_out_of_memory(void)
+{
+    fputs("gmsim: out of memory\n", stderr);
+    exit(GM_CLI_ERROR);
+}
+
 void gm__cli_table_init(gm__cli_table_t *t, size_t ncols, const char *align)
 {
     memset(t, 0, sizeof *t);
     t->ncols = ncols;
-    t->align = align;
+    t->align = strdup(align);
+    if (t->align == NULL)
+        cli_out_of_memory();
 }
 
 void gm__cli_table_head(gm__cli_table_t *t, const char *align, ...)
@@ -632,10 +654,18 @@ void gm__cli_table_head(gm__cli_table_t *t, const char *align, ...)
     assert(t->ncells == t->ncols); /* one header per column */
 }
 
-static void cli_out_of_memory(void)
+size_t gm__cli_metric_table(gm__cli_table_t *t, unsigned flags, size_t *cols)
 {
-    fputs("gmsim: out of memory\n", stderr);
-    exit(GM_CLI_ERROR);
+    size_t n = gm_metric_columns(flags, cols);
+    char align[GM__CLI_METRIC_COLS + 3] = "ll";
+    memset(align + 2, 'r', n);
+    align[2 + n] = '\0';
+    gm__cli_table_init(t, 2 + n, align);
+    gm__cli_table_cell(t, "policy");
+    gm__cli_table_cell(t, "start");
+    for (size_t c = 0; c < n; c++)
+        gm__cli_table_cell(t, "%s", gm_metric_at(cols[c])->label);
+    return n;
 }
 
 void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...)
@@ -697,6 +727,7 @@ void gm__cli_table_release(gm__cli_table_t *t)
     for (size_t i = 0; i < t->ncells; i++)
         free(t->cells[i]);
     free(t->cells);
+    free(t->align);
     memset(t, 0, sizeof *t);
 }
 

@@ -72,17 +72,18 @@ int gm__cli_option_error(const char *usage, char **argv, int c);
 /* Print the whole usage text on stdout; returns GM_CLI_OK (for --help). */
 int gm__cli_help(const char *usage);
 
-/*
- * Options of a verb whose only option is --json (besides --help): *json is
- * set and *args gets the index of the first argument.  Returns GM_CLI_OK to
- * go on; otherwise the verb returns *status at once (after --help, 0; after
- * an option error, the usage status).
- */
 /* A progress bar on stderr for gm_replay_config_t.progress (ctx: the
  * label, a const char *), when stdout and stderr are terminals; at most ten
  * updates a second; cleared by gm__cli_status_clear. */
 void gm__cli_progress(void *ctx, uint64_t done, uint64_t total);
 
+/*
+ * Options of a verb whose only option is --json (besides --help): *json is
+ * set and *args gets the index of the first argument (args NULL: the verb
+ * takes none, and one is a usage error).  Returns GM_CLI_OK to go on;
+ * otherwise the verb returns *status at once (after --help, 0; after an
+ * option or argument error, the usage status).
+ */
 int gm__cli_json_only(int argc, char **argv, const char *usage, int *json, int *args,
                       int *status);
 
@@ -364,6 +365,9 @@ int gm__cli_write_trace(const char *db, const char *name, unsigned flags, const 
  * note: a store that cannot be listed is passed over. */
 void gm__cli_same_content(gm_store_t *s, const char *db, const gm_trace_info_t *infos, size_t n);
 
+/* The member key of the open JSON object j: v, or null when v is 0 (none). */
+void gm__cli_json_nonzero(gm_json_t *j, const char *key, uint64_t v);
+
 /* Write one trace's summary as a JSON object (the shape of `info --json`). */
 void gm__cli_json_trace(gm_json_t *j, const gm_trace_info_t *t);
 
@@ -382,13 +386,18 @@ typedef struct gm__cli_table {
     size_t ncols;
     size_t ncells, cap;
     char **cells;
-    const char *align;
+    char *align; /* a copy of init's */
 } gm__cli_table_t;
 
 void gm__cli_table_init(gm__cli_table_t *t, size_t ncols, const char *align);
 /* A table of one column per letter of align, its header row the strings
  * that follow: one per column, then NULL. */
 void gm__cli_table_head(gm__cli_table_t *t, const char *align, ...) GM__CLI_SENTINEL;
+/* A table of runs, one a row: "policy", "start", then the metrics
+ * gm_metric_columns(flags) gives, their indices into cols (room for
+ * GM__CLI_METRIC_COLS, at least gm_metric_count()); returns how many. */
+#define GM__CLI_METRIC_COLS 64
+size_t gm__cli_metric_table(gm__cli_table_t *t, unsigned flags, size_t *cols);
 void gm__cli_table_cell(gm__cli_table_t *t, const char *fmt, ...) GM_PRINTF(2, 3);
 void gm__cli_table_print(const gm__cli_table_t *t, FILE *f, const char *indent);
 void gm__cli_table_release(gm__cli_table_t *t);

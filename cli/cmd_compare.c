@@ -124,16 +124,8 @@ static void compare_block(const compare_item_t *it)
     printf("\n\n");
     /* policy, start, and the metrics of compare's table (GM_METRIC_BRIEF:
      * replay's, less the columns only a replay prints) */
-    size_t cols[64], ncols = gm_metric_columns(GM_METRIC_BRIEF, cols);
-    char align[68] = "ll";
-    memset(align + 2, 'r', ncols);
-    align[2 + ncols] = '\0';
     gm__cli_table_t tab;
-    gm__cli_table_init(&tab, 2 + ncols, align);
-    gm__cli_table_cell(&tab, "policy");
-    gm__cli_table_cell(&tab, "start");
-    for (size_t c = 0; c < ncols; c++)
-        gm__cli_table_cell(&tab, "%s", gm_metric_at(cols[c])->label);
+    size_t cols[GM__CLI_METRIC_COLS], ncols = gm__cli_metric_table(&tab, GM_METRIC_BRIEF, cols);
     const char **peers = compare_labels(t);
     for (size_t i = 0; i < t->nruns; i++) {
         const gm_compare_run_t *r = &t->runs[i];
@@ -349,11 +341,9 @@ static void compare_json(const compare_item_t *items, size_t n, const gm_device_
             gm_json_kv_str(&j, "capacity_from", "recorded_oom");
         }
         size_t w = compare_winner(t);
-        gm_json_key(&j, "winner"); /* null: none, or every run ran out of memory */
-        if (w != SIZE_MAX && t->runs[w].metrics.ooms == 0)
-            gm_json_str(&j, t->runs[w].label);
-        else
-            gm_json_null(&j);
+        /* null: none, or every run ran out of memory */
+        gm_json_kv_str(&j, "winner",
+                       w != SIZE_MAX && t->runs[w].metrics.ooms == 0 ? t->runs[w].label : NULL);
         gm__cli_torch_json(&j, &t->torch);
         gm_json_key(&j, "runs");
         gm_json_begin_array(&j);

@@ -26,11 +26,9 @@ static const char devices_usage[] =
 
 int gm__cmd_devices(int argc, char **argv)
 {
-    int json, args, status;
-    if (gm__cli_json_only(argc, argv, devices_usage, &json, &args, &status))
+    int json, status;
+    if (gm__cli_json_only(argc, argv, devices_usage, &json, NULL, &status))
         return status;
-    if (args < argc)
-        return gm__cli_usage_error(devices_usage, "too many arguments: '%s'", argv[args]);
     size_t n = gm_gpu_count();
     if (json) {
         gm_json_t j;

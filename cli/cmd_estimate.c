@@ -298,10 +298,7 @@ int gm__cmd_estimate(int argc, char **argv)
     while (rc == 0 && (c = getopt_long(argc, argv, ":h", so.longopts, NULL)) != -1) {
         switch (c) {
         case OPT_JSON: json = 1; break;
-        case 'h':
-            fputs(estimate_usage, stdout);
-            fputs(gm__synth_options_help, stdout);
-            goto out;
+        case 'h': rc = gm__synth_help(estimate_usage); goto out;
         default:
             rc = gm__synth_opt(&so, estimate_usage, c, optarg);
             if (rc < 0)
@@ -377,11 +374,8 @@ int gm__cmd_estimate(int argc, char **argv)
             for (int o = 0; o <= 2; o++)
                 gm_json_kv_u64(&j, est_order_keys[o], e->peak_by_order[o]);
             gm_json_end_object(&j);
-            gm_json_key(&j, "dominant_term");
-            if (e->dominant >= 0)
-                gm_json_str(&j, est_order_keys[e->dominant]);
-            else
-                gm_json_null(&j);
+            gm_json_kv_str(&j, "dominant_term",
+                           e->dominant >= 0 ? est_order_keys[e->dominant] : NULL);
             gm_json_kv_u64(&j, "max_positions", e->max_positions);
             gm_json_kv_bool(&j, "beyond_positions", e->max_positions && e->seq > e->max_positions);
             if (capacity) {

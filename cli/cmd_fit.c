@@ -166,35 +166,44 @@ static int fit_apply_params(const fit_job_t *j, gm_params_t *p, gm_error_t *err)
     return 0;
 }
 
-/* Replay j->buf through one policy; *ok = no OOM.  0 or an error code. */
-static int fit_replay(fit_job_t *j, const gm_policy_ops_t *ops, int *ok, gm_metrics_t *m,
-                      uint64_t *load, gm_error_t *err)
+/* A replay of ops alone, with the job's --param values, on a device of
+ * capacity bytes (0: unlimited), into *r.  0 or an error code (*r NULL). */
+static int fit_replay_create(const fit_job_t *j, const gm_policy_ops_t *ops, uint64_t capacity,
+                             gm_replay_t **r, gm_error_t *err)
 {
     gm_replay_config_t rcfg;
     gm_replay_config_default(&rcfg);
-    rcfg.device.capacity = j->capacity;
+    rcfg.device.capacity = capacity;
     rcfg.timeline_points = 0;
-    gm_replay_t *r = NULL;
+    *r = NULL;
     gm_params_t p;
     int rc = gm_params_init(&p, ops, err);
     if (rc)
         return rc;
-    if ((rc = fit_apply_params(j, &p, err)) == 0 && (rc = gm_replay_create(&rcfg, &r, err)) == 0 && (rc = gm_replay_add(r, &p, err)) == 0) {
+    if ((rc = fit_apply_params(j, &p, err)) == 0 && (rc = gm_replay_create(&rcfg, r, err)) == 0 &&
+        (rc = gm_replay_add(*r, &p, err)) != 0) {
+        gm_replay_destroy(*r);
+        *r = NULL;
+    }
+    gm_params_release(&p);
+    return rc;
+}
+
+/* Replay j->buf through one policy; *ok = no OOM.  0 or an error code. */
+static int fit_replay(fit_job_t *j, const gm_policy_ops_t *ops, int *ok, gm_metrics_t *m,
+                      uint64_t *load, gm_error_t *err)
+{
+    gm_replay_t *r;
+    int rc = fit_replay_create(j, ops, j->capacity, &r, err);
+    if (rc == 0) {
         gm_trace_context_t ctx = {.name = "fit", .attrs = "{\"source\": \"synth\"}",
-                                  .events = j->buf.n, .params_set = p.set};
+                                  .events = j->buf.n, .params_set = gm_replay_params(r, 0)->set};
         if (gm_replay_needs_lifetimes(r)) {
             size_t nalloc = 0;
             for (size_t i = 0; i < j->buf.n; i++)
                 nalloc += j->buf.ev[i].op == GM_OP_ALLOC;
-            if (nalloc > j->lifecap) {
-                gm_lifetime_t *nl = realloc(j->life, nalloc * sizeof *nl);
-                if (nl == NULL)
-                    rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-                else {
-                    j->life = nl;
-                    j->lifecap = nalloc;
-                }
-            }
+            if (GM_VEC_RESERVE(j->life, j->lifecap, nalloc, 64))
+                rc = gm_error_set(err, GM_ENOMEM, "out of memory");
             for (size_t i = 0; rc == 0 && i < j->buf.n; i++) {
                 const gm_event_t *e = &j->buf.ev[i];
                 if (e->op == GM_OP_ALLOC)
@@ -221,10 +230,8 @@ static int fit_replay(fit_job_t *j, const gm_policy_ops_t *ops, int *ok, gm_metr
             *ok = m->ooms == 0;
             j->warm = gm_replay_started_warm(r, 0, NULL);
         }
-    }
-    if (r)
         gm_replay_destroy(r);
-    gm_params_release(&p);
+    }
     return rc;
 }
 
@@ -233,17 +240,9 @@ static int fit_replay(fit_job_t *j, const gm_policy_ops_t *ops, int *ok, gm_metr
 static int fit_replay_probe(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t capacity, int *ok,
                             gm_metrics_t *m, gm_error_t *err)
 {
-    gm_replay_config_t rcfg;
-    gm_replay_config_default(&rcfg);
-    rcfg.device.capacity = capacity;
-    rcfg.timeline_points = 0;
-    gm_replay_t *r = NULL;
-    gm_params_t p;
-    int rc = gm_params_init(&p, ops, err);
-    if (rc)
-        return rc;
-    if ((rc = fit_apply_params(j, &p, err)) == 0 && (rc = gm_replay_create(&rcfg, &r, err)) == 0 &&
-        (rc = gm_replay_add(r, &p, err)) == 0 && (rc = gm_replay_trace(r, j->mem, "probe", err)) == 0) {
+    gm_replay_t *r;
+    int rc = fit_replay_create(j, ops, capacity, &r, err);
+    if (rc == 0 && (rc = gm_replay_trace(r, j->mem, "probe", err)) == 0) {
         *m = *gm_replay_metrics(r, 0);
         uint64_t unfit;
         j->warm = gm_replay_started_warm(r, 0, &unfit);
@@ -253,7 +252,6 @@ static int fit_replay_probe(fit_job_t *j, const gm_policy_ops_t *ops, uint64_t c
     }
     if (r)
         gm_replay_destroy(r);
-    gm_params_release(&p);
     return rc;
 }
 
@@ -456,14 +454,10 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
             const fit_result_t *r = &res[i];
             gm_json_begin_object(&js);
             gm_json_kv_str(&js, "policy", r->ops ? r->ops->name : NULL);
-            gm_json_key(&js, "start"); /* of the probe at best; null: the bound, or none fits */
-            gm_json_str(&js, r->ops && r->best ? gm__cli_start_name(r->warm) : NULL);
+            /* the start of the probe at best; null: the bound, or none fits */
+            gm_json_kv_str(&js, "start", r->ops && r->best ? gm__cli_start_name(r->warm) : NULL);
             gm_json_kv_u64(&js, what, r->best);
-            gm_json_key(&js, "first_oom_at");
-            if (r->first_bad)
-                gm_json_u64(&js, r->first_bad);
-            else
-                gm_json_null(&js);
+            gm__cli_json_nonzero(&js, "first_oom_at", r->first_bad);
             gm_json_kv_u64(&js, "peak_requested", r->best ? r->load : 0);
             gm_json_kv_u64(&js, "peak_reserved", r->best ? r->m.peak_reserved : 0);
             gm_json_key(&js, "overhead"); /* and the shares of docs/metrics.md */
@@ -641,10 +635,7 @@ int gm__cmd_fit(int argc, char **argv)
                                          "invalid value for --at: '%s' (seq=LIST or batch=LIST)",
                                          optarg);
             break;
-        case 'h':
-            fputs(fit_usage, stdout);
-            fputs(gm__synth_options_help, stdout);
-            goto out;
+        case 'h': rc = gm__synth_help(fit_usage); goto out;
         default:
             rc = gm__synth_opt(&so, fit_usage, c, optarg);
             if (rc < 0)

@@ -38,6 +38,7 @@
 #include "gmsim/formats.h"
 #include "gmsim/capture.h"
 #include "gmsim/import.h"
+#include "base/vec.h"
 
 #define CMD_IMPORT_MAX_ATTRS 64
 
@@ -125,7 +126,7 @@ typedef struct import_run {
     int json;
     char **names;   /* traces imported by this command */
     char **sources; /* the file each came from */
-    size_t n, cap;
+    size_t n, names_cap, sources_cap;
 } import_run_t;
 
 /* The one-line report of an imported trace (the line gm__cli_write_trace
@@ -144,18 +145,9 @@ static void import_report(const char *db, const gm_trace_info_t *info)
 
 static int import_remember(import_run_t *run, const char *name, const char *source)
 {
-    if (run->n == run->cap) {
-        size_t cap = run->cap ? 2 * run->cap : 8;
-        char **a = realloc(run->names, cap * sizeof *a);
-        if (a == NULL)
-            return -1;
-        run->names = a;
-        char **b = realloc(run->sources, cap * sizeof *b);
-        if (b == NULL)
-            return -1;
-        run->sources = b;
-        run->cap = cap;
-    }
+    if (GM_VEC_RESERVE(run->names, run->names_cap, run->n + 1, 8) ||
+        GM_VEC_RESERVE(run->sources, run->sources_cap, run->n + 1, 8))
+        return -1;
     if ((run->names[run->n] = strdup(name)) == NULL)
         return -1;
     if ((run->sources[run->n] = strdup(source)) == NULL) {

@@ -180,11 +180,7 @@ int gm__cmd_merge(int argc, char **argv)
     if (json) {
         gm_json_end_array(&j);
         gm_json_kv_u64(&j, "copied", total);
-        gm_json_key(&j, "incomplete");
-        if (partial_msg[0])
-            gm_json_str(&j, partial_msg);
-        else
-            gm_json_null(&j);
+        gm_json_kv_str(&j, "incomplete", partial_msg[0] ? partial_msg : NULL);
         gm_json_end_object(&j);
         if (rc == GM_CLI_OK)
             gm_json_finish(&j);

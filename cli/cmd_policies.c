@@ -104,11 +104,9 @@ static void policies_json(void)
 
 int gm__cmd_policies(int argc, char **argv)
 {
-    int json, first, status;
-    if (gm__cli_json_only(argc, argv, policies_usage, &json, &first, &status))
+    int json, status;
+    if (gm__cli_json_only(argc, argv, policies_usage, &json, NULL, &status))
         return status;
-    if (first < argc)
-        return gm__cli_usage_error(policies_usage, "too many arguments: '%s'", argv[first]);
     if (json)
         policies_json();
     else

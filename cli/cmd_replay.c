@@ -252,16 +252,8 @@ static void replay_table(const char *name, gm_replay_t *r, const gm_device_confi
     printf("\n\n");
 
     /* policy, start, then the metrics of replay's table (GM_METRICS) */
-    size_t cols[64], ncols = gm_metric_columns(0, cols);
-    char align[68] = "ll";
-    memset(align + 2, 'r', ncols);
-    align[2 + ncols] = '\0';
     gm__cli_table_t t;
-    gm__cli_table_init(&t, 2 + ncols, align);
-    gm__cli_table_cell(&t, "policy");
-    gm__cli_table_cell(&t, "start");
-    for (size_t c = 0; c < ncols; c++)
-        gm__cli_table_cell(&t, "%s", gm_metric_at(cols[c])->label);
+    size_t cols[GM__CLI_METRIC_COLS], ncols = gm__cli_metric_table(&t, 0, cols);
     size_t n = gm_replay_count(r);
     char(*labels)[160] = calloc(n ? n : 1, sizeof *labels);
     const char **peers = calloc(n ? n : 1, sizeof *peers);
@@ -495,11 +487,7 @@ static void replay_json_starts(gm_json_t *j, const gm_start_compare_t *c)
     static const char *const verdicts[] = {"acts", "inert_warm", "inert"};
     gm_json_key(j, "starts");
     gm_json_begin_object(j);
-    gm_json_key(j, "recorded");
-    if (c->recorded)
-        gm_json_u64(j, c->recorded);
-    else
-        gm_json_null(j);
+    gm__cli_json_nonzero(j, "recorded", c->recorded);
     gm_json_kv_u64(j, "layout_reserved", c->layout_reserved);
     const gm_metrics_t *rows[4] = {&c->warm_default, &c->warm, &c->cold_default, &c->cold};
     static const char *const keys[4] = {"warm_default", "warm", "cold_default", "cold"};

@@ -140,12 +140,6 @@ static int synth_explain(const char *tname, const gm_synth_config_t *cfg)
     return 0;
 }
 
-static void synth_print_usage_full(void)
-{
-    fputs(synth_usage, stdout);
-    fputs(gm__synth_options_help, stdout);
-}
-
 int gm__cmd_synth(int argc, char **argv)
 {
     enum { OPT_LIVE_MAX = 256, OPT_REPLACE, OPT_JSON, OPT_EXPLAIN };
@@ -188,7 +182,7 @@ int gm__cmd_synth(int argc, char **argv)
         case OPT_REPLACE: flags |= GM__CLI_REPLACE; break;
         case OPT_JSON: flags |= GM__CLI_JSON; break;
         case OPT_EXPLAIN: explain = 1; break;
-        case 'h': synth_print_usage_full(); goto out;
+        case 'h': rc = gm__synth_help(synth_usage); goto out;
         case GM__SO_SEED:
             rc = gm__synth_opt(&so, synth_usage, c, optarg);
             rcfg.seed = so.run.seed;

@@ -105,6 +105,13 @@ const char gm__synth_options_help[] =
     "      --warm              optimizer state exists before the first step\n"
     "      --seed S            seed for drawn sequence lengths (default 1)\n";
 
+int gm__synth_help(const char *usage)
+{
+    fputs(usage, stdout);
+    fputs(gm__synth_options_help, stdout);
+    return GM_CLI_OK;
+}
+
 void gm__synth_opts_init(gm__synth_opts_t *o, const struct option *own, size_t nown)
 {
     memset(o, 0, sizeof *o);

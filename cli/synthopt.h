@@ -65,6 +65,10 @@ int gm__synth_opt(gm__synth_opts_t *o, const char *usage, int c, const char *arg
 int gm__synth_resolve(const gm__synth_opts_t *o, const char *usage, size_t k,
                       gm_synth_config_t *cfg);
 
+/* --help of a verb that takes these options: its usage text, then theirs.
+ * GM_CLI_OK. */
+int gm__synth_help(const char *usage);
+
 /* Print the model presets (`--list-models`), as a table or JSON. */
 int gm__synth_list_models(int json);
 
