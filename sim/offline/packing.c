@@ -14,7 +14,9 @@
  * proves nothing (times and events could disagree): it is only a faster
  * way to the plan of the one case where the canonical search thrashes
  * (many regions of the arena filled in lockstep, a dead end in one
- * undone through all).
+ * undone through all).  The fill places blocks of buffers merged first
+ * (corner_reduce: three stages, the last the buffers themselves), each
+ * block's buffers at their places in it.
  */
 #include "gmsim/error.h"
 
@@ -36,17 +38,36 @@ static uint64_t offline_luby(uint64_t i)
     }
 }
 
+/* The fill's stages (corner_stage): the blocks of every merge, of the
+ * merges proved on series-parallel structure, the buffers themselves. */
+enum { CORNER_STACKS, CORNER_SAFE, CORNER_BUFFERS };
+
+/* Work each stage before the last may spend, from its start. */
+#define CORNER_STAGE_WORK (UINT64_C(1) << 20)
+
 struct corner {
-    size_t n, T;
-    const offline_buf_t *buf;
-    uint32_t *cs, *ce;     /* each buffer's time segments [cs, ce) */
-    uint32_t *first, *ids; /* buffers by first segment, CSR; each run by (ce, size) descending */
+    size_t n, T;              /* blocks, their segments */
+    const offline_buf_t *buf; /* the blocks the fill places (blk; times: segment indices) */
+    offline_buf_t *blk;
+    size_t n0, T0;            /* the buffers, their segments */
+    const offline_buf_t *buf0;
+    uint32_t *cs0, *ce0;      /* each buffer's segments */
+    uint32_t *up;          /* per node (buffers, then merged blocks): the one it went into, or
+                            * UINT32_MAX with ~block (a block of the fill) in rel */
+    uint64_t *rel;         /* its offset in that one */
+    uint64_t *at;          /* per node: its offset in the plan (corner_expand) */
+    size_t nodes;
+    uint32_t *cs, *ce;     /* each block's time segments [cs, ce) */
+    uint32_t *first, *ids; /* blocks by first segment, CSR; each run by (ce, size) descending */
     uint64_t *h;           /* skyline per segment */
     uint64_t *off;         /* offsets, UINT64_MAX = unplaced */
     uint64_t target, work, limit;
-    uint64_t rng; /* 0: candidates in order; else a seeded rotation at each node */
-    uint64_t k;   /* restarts made */
-    int done;     /* a restart ended, or the limit was reached: nothing more to run */
+    uint64_t rng;       /* 0: candidates in order; else a seeded rotation at each node */
+    uint64_t k;         /* restarts made in this stage */
+    int stage;          /* CORNER_* */
+    uint64_t stage_end; /* the work where this stage stops (UINT64_MAX: the last) */
+    int over;           /* this stage is over (a restart ended: none) */
+    int done;           /* found, or the last stage over, or the limit reached */
 };
 
 /* Whether every valley of the skyline (a step lower than both its
@@ -146,24 +167,247 @@ static void corner_sort(const corner_t *c, uint32_t *ids, size_t k)
 }
 
 /*
+ * The blocks of a perfect packing for a stage of the fill: the buffers
+ * (c->cs0, c->ce0 over c->T0 segments, every segment's total the target)
+ * merged, each merge a new node (c->up, c->rel):
+ *   - where exactly one block ends at a time and exactly one starts there,
+ *     the one that starts lies on the bytes the one that ends frees (the
+ *     others live across): the two are one block over both, in every
+ *     plan;
+ *   - blocks over the same segments are stacked into one: in a packing by
+ *     guillotine cuts (a series-parallel composition of the blocks: in
+ *     time, cuts no block crosses; in bytes, bands across a region's whole
+ *     time), blocks that go from the same node to the same node of that
+ *     structure are parallel (adjacent in some plan).  A time where one
+ *     block ends or one starts (or the packing's first or last) is one
+ *     node: CORNER_SAFE stacks only between such times; CORNER_STACKS all
+ *     (blocks of different bands over the same times, often right and
+ *     found in a few restarts, else the stage runs out);
+ * until no merge is left.  CORNER_BUFFERS merges nothing.  Into c->blk
+ * (times: segment indices), c->n, c->nodes; GM_ENOMEM or 0.
+ */
+static int corner_reduce(corner_t *c, int stage, uint64_t *work)
+{
+    size_t n0 = c->n0, T = c->T0, cap = 2 * n0;
+    uint32_t *nu = malloc(cap * sizeof *nu), *nv = malloc(cap * sizeof *nv);
+    uint64_t *nh = malloc(cap * sizeof *nh), *key = malloc(n0 * sizeof *key);
+    uint32_t *al = malloc(n0 * sizeof *al);
+    uint32_t *cnt = calloc(2 * (T + 1), sizeof *cnt), *idx = malloc(2 * (T + 1) * sizeof *idx);
+    free(c->up);
+    free(c->rel);
+    free(c->at);
+    free(c->blk);
+    c->blk = NULL;
+    c->at = NULL;
+    c->up = malloc(cap * sizeof *c->up);
+    c->rel = calloc(cap, sizeof *c->rel);
+    int rc = GM_ENOMEM;
+    if (!nu || !nv || !nh || !key || !al || !cnt || !idx || !c->up || !c->rel)
+        goto out;
+    size_t N = n0, na = n0;
+    for (size_t i = 0; i < n0; i++) {
+        nu[i] = c->cs0[i];
+        nv[i] = c->ce0[i];
+        nh[i] = c->buf0[i].size;
+        c->up[i] = UINT32_MAX;
+        al[i] = (uint32_t)i;
+    }
+    /* keys: 21 bits each of start, end and node */
+    const uint64_t low = (UINT64_C(1) << 21) - 1;
+    int changed = stage != CORNER_BUFFERS && T <= low && cap <= low;
+    while (changed) {
+        changed = 0;
+        /* stacks */
+        memset(cnt, 0, 2 * (T + 1) * sizeof *cnt);
+        for (size_t q = 0; q < na; q++) {
+            cnt[2 * nu[al[q]] + 1]++; /* starts */
+            cnt[2 * nv[al[q]]]++;     /* ends */
+        }
+        for (size_t q = 0; q < na; q++)
+            key[q] = (uint64_t)nu[al[q]] << 42 | (uint64_t)nv[al[q]] << 21 | al[q];
+        offline_unique(key, na);
+        *work += 4 * na + T;
+        size_t m = 0;
+        for (size_t q = 0; q < na;) {
+            size_t r = q + 1;
+            while (r < na && key[r] >> 21 == key[q] >> 21)
+                r++;
+            uint32_t tu = (uint32_t)(key[q] >> 42), tv = (uint32_t)(key[q] >> 21 & low);
+            int one = stage == CORNER_STACKS ||
+                      ((tu == 0 || cnt[2 * tu] == 1 || cnt[2 * tu + 1] == 1) &&
+                       (tv == T || cnt[2 * tv] == 1 || cnt[2 * tv + 1] == 1));
+            if (r - q == 1 || !one) {
+                for (size_t x = q; x < r; x++)
+                    al[m++] = (uint32_t)(key[x] & low);
+            } else {
+                uint32_t C = (uint32_t)N++;
+                uint64_t at = 0;
+                for (size_t x = q; x < r; x++) {
+                    uint32_t y = (uint32_t)(key[x] & low);
+                    c->up[y] = C;
+                    c->rel[y] = at;
+                    at += nh[y];
+                }
+                nu[C] = tu;
+                nv[C] = tv;
+                nh[C] = at;
+                c->up[C] = UINT32_MAX;
+                al[m++] = C;
+                changed = 1;
+            }
+            q = r;
+        }
+        na = m;
+        /* chains */
+        memset(cnt, 0, 2 * (T + 1) * sizeof *cnt);
+        for (size_t q = 0; q < na; q++) {
+            uint32_t id = al[q];
+            cnt[2 * nu[id] + 1]++;
+            idx[2 * nu[id] + 1] = id;
+            cnt[2 * nv[id]]++;
+            idx[2 * nv[id]] = id;
+        }
+        *work += na + T;
+        size_t N0 = N;
+        for (size_t t = 1; t < T; t++) {
+            if (cnt[2 * t] != 1 || cnt[2 * t + 1] != 1)
+                continue;
+            uint32_t x = idx[2 * t], y = idx[2 * t + 1];
+            if (nh[x] != nh[y])
+                continue; /* not a perfect packing */
+            uint32_t C = (uint32_t)N++;
+            nu[C] = nu[x];
+            nv[C] = nv[y];
+            nh[C] = nh[x];
+            c->up[x] = c->up[y] = C;
+            c->up[C] = UINT32_MAX;
+            if (cnt[2 * nv[y]] == 1)
+                idx[2 * nv[y]] = C; /* the chain goes on there */
+            changed = 1;
+        }
+        m = 0;
+        for (size_t q = 0; q < na; q++)
+            if (c->up[al[q]] == UINT32_MAX)
+                al[m++] = al[q];
+        for (size_t C = N0; C < N; C++)
+            if (c->up[C] == UINT32_MAX)
+                al[m++] = (uint32_t)C;
+        na = m;
+    }
+    c->blk = malloc((na ? na : 1) * sizeof *c->blk);
+    c->at = malloc(N * sizeof *c->at);
+    if (c->blk == NULL || c->at == NULL)
+        goto out;
+    for (size_t q = 0; q < na; q++) {
+        uint32_t id = al[q];
+        c->blk[q] = (offline_buf_t){nh[id], 0, 0, nu[id], nv[id]};
+        c->rel[id] = ~(uint64_t)q;
+    }
+    c->n = na;
+    c->nodes = N;
+    rc = 0;
+out:
+    free(nu);
+    free(nv);
+    free(nh);
+    free(key);
+    free(al);
+    free(cnt);
+    free(idx);
+    return rc;
+}
+
+/* Stage s of the fill (the first of s, s + 1, ... that merges anything
+ * beyond the one before; CORNER_BUFFERS always): its blocks and their
+ * segments, runs and skyline, ready for restarts from the first, up to
+ * CORNER_STAGE_WORK from the work now (in *work).  GM_ENOMEM or 0. */
+static int corner_stage(corner_t *c, int s, uint64_t *work)
+{
+    size_t before = c->stage == s ? c->n0 : c->n; /* the first stage: the buffers */
+    for (;; s++) {
+        if (corner_reduce(c, s, work) != 0)
+            return GM_ENOMEM;
+        if (s == CORNER_BUFFERS || (c->n < c->n0 && c->n != before))
+            break;
+    }
+    c->stage = s;
+    c->stage_end = s == CORNER_BUFFERS ? UINT64_MAX : *work + CORNER_STAGE_WORK;
+    c->k = 0;
+    c->over = 0;
+    free(c->cs);
+    free(c->ce);
+    free(c->ids);
+    free(c->off);
+    free(c->first);
+    free(c->h);
+    c->first = NULL;
+    c->h = NULL;
+    size_t n = c->n;
+    const offline_buf_t *buf = c->blk;
+    c->buf = buf;
+    /* the fill's segments: between the blocks' distinct ends */
+    uint64_t *t = malloc(2 * (n ? n : 1) * sizeof *t);
+    c->cs = malloc(n * sizeof *c->cs);
+    c->ce = malloc(n * sizeof *c->ce);
+    c->ids = malloc(n * sizeof *c->ids);
+    c->off = malloc(n * sizeof *c->off);
+    if (!t || !c->cs || !c->ce || !c->ids || !c->off) {
+        free(t);
+        return GM_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        t[2 * i] = buf[i].t0;
+        t[2 * i + 1] = buf[i].t1;
+    }
+    size_t u = offline_unique(t, 2 * n);
+    c->T = u - 1;
+    c->first = calloc(c->T + 2, sizeof *c->first);
+    c->h = calloc(c->T + 1, sizeof *c->h);
+    uint32_t *fill = malloc((c->T + 1) * sizeof *fill);
+    if (!c->first || !c->h || !fill) {
+        free(t);
+        free(fill);
+        return GM_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        c->cs[i] = (uint32_t)offline_coord(t, u, buf[i].t0);
+        c->ce[i] = (uint32_t)offline_coord(t, u, buf[i].t1);
+        c->first[c->cs[i] + 1]++;
+    }
+    for (size_t x = 0; x < c->T; x++)
+        c->first[x + 1] += c->first[x];
+    memcpy(fill, c->first, (c->T + 1) * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        c->ids[fill[c->cs[i]]++] = (uint32_t)i;
+    for (size_t x = 0; x < c->T; x++)
+        corner_sort(c, c->ids + c->first[x], c->first[x + 1] - c->first[x]);
+    *work += n;
+    free(t);
+    free(fill);
+    return 0;
+}
+
+/*
  * The bottom-left fill of buf when it is a perfect packing of lb: a
  * corner_t ready to run (corner_run), else NULL (not a perfect packing;
- * GM_ENOMEM through *rc).  *work grows by the check's work.
+ * GM_ENOMEM through *rc).  *work grows by the check's work (and, for a
+ * perfect packing, the first stage's merges).
  */
 corner_t *corner_begin(const offline_buf_t *buf, size_t n, uint64_t lb, uint64_t *work, int *rc)
 {
     corner_t *c = calloc(1, sizeof *c);
     uint64_t *t = malloc(2 * n * sizeof *t);
+    uint64_t *tot = NULL;
     int ok = 0;
     if (c == NULL || t == NULL) {
         *rc = GM_ENOMEM;
         goto out;
     }
-    c->cs = malloc(n * sizeof *c->cs);
-    c->ce = malloc(n * sizeof *c->ce);
-    c->ids = malloc(n * sizeof *c->ids);
-    c->off = malloc(n * sizeof *c->off);
-    if (!c->cs || !c->ce || !c->ids || !c->off) {
+    c->n0 = n;
+    c->buf0 = buf;
+    c->cs0 = malloc(n * sizeof *c->cs0);
+    c->ce0 = malloc(n * sizeof *c->ce0);
+    if (!c->cs0 || !c->ce0) {
         *rc = GM_ENOMEM;
         goto out;
     }
@@ -174,46 +418,30 @@ corner_t *corner_begin(const offline_buf_t *buf, size_t n, uint64_t lb, uint64_t
         t[2 * i + 1] = buf[i].t1;
     }
     size_t u = offline_unique(t, 2 * n);
-    c->T = u - 1;
-    c->first = calloc(c->T + 2, sizeof *c->first);
-    c->h = calloc(c->T + 1, sizeof *c->h);
-    if (!c->first || !c->h) {
+    c->T0 = u - 1;
+    tot = calloc(c->T0 + 1, sizeof *tot);
+    if (tot == NULL) {
         *rc = GM_ENOMEM;
         goto out;
     }
-    /* totals per segment (in h for now): all must be lb */
+    /* totals per segment: all must be lb */
     for (size_t i = 0; i < n; i++) {
-        c->cs[i] = (uint32_t)offline_coord(t, u, buf[i].t0);
-        c->ce[i] = (uint32_t)offline_coord(t, u, buf[i].t1);
-        c->first[c->cs[i] + 1]++;
-        for (uint32_t s = c->cs[i]; s < c->ce[i]; s++)
-            c->h[s] += buf[i].size;
-        *work += c->ce[i] - c->cs[i];
+        c->cs0[i] = (uint32_t)offline_coord(t, u, buf[i].t0);
+        c->ce0[i] = (uint32_t)offline_coord(t, u, buf[i].t1);
+        for (uint32_t s = c->cs0[i]; s < c->ce0[i]; s++)
+            tot[s] += buf[i].size;
+        *work += c->ce0[i] - c->cs0[i];
     }
-    for (size_t s = 0; s < c->T; s++)
-        if (c->h[s] != lb)
+    for (size_t s = 0; s < c->T0; s++)
+        if (tot[s] != lb)
             goto out;
-    for (size_t s = 0; s < c->T; s++)
-        c->first[s + 1] += c->first[s];
-    {
-        uint32_t *fill = malloc((c->T + 1) * sizeof *fill);
-        if (!fill) {
-            *rc = GM_ENOMEM;
-            goto out;
-        }
-        memcpy(fill, c->first, (c->T + 1) * sizeof *fill);
-        for (size_t i = 0; i < n; i++)
-            c->ids[fill[c->cs[i]]++] = (uint32_t)i;
-        free(fill);
-    }
-    c->n = n;
-    c->buf = buf;
-    for (size_t s = 0; s < c->T; s++)
-        corner_sort(c, c->ids + c->first[s], c->first[s + 1] - c->first[s]);
     c->target = lb;
+    if ((*rc = corner_stage(c, CORNER_STACKS, work)) != 0)
+        goto out;
     ok = 1;
 out:
     free(t);
+    free(tot);
     if (!ok) {
         corner_end(c);
         return NULL;
@@ -225,6 +453,12 @@ void corner_end(corner_t *c)
 {
     if (c == NULL)
         return;
+    free(c->cs0);
+    free(c->ce0);
+    free(c->blk);
+    free(c->up);
+    free(c->rel);
+    free(c->at);
     free(c->cs);
     free(c->ce);
     free(c->ids);
@@ -234,14 +468,24 @@ void corner_end(corner_t *c)
     free(c);
 }
 
+/* The buffers' offsets (c->at) from the blocks' (c->off): each node's is
+ * that of the one it went into (a later node) plus its place there. */
+static void corner_expand(corner_t *c)
+{
+    for (size_t x = c->nodes; x-- > 0;)
+        c->at[x] = c->up[x] == UINT32_MAX ? c->off[~c->rel[x]] : c->at[c->up[x]] + c->rel[x];
+}
+
 /*
- * Run c's restarts while none has ended and its work (carried in *work)
- * is below stop, each restart cut at limit (stop <= limit: a run stopped
- * at stop and run again later up to limit makes the same restarts as one
- * run up to limit).  EXACT_FOUND with off filled (a plan checked against
- * the event overlaps ovs/ov), else EXACT_ABORT; c->done once a restart
- * ended (found, or every candidate tried: none found proves nothing here)
- * or limit is reached.
+ * Run c's restarts while none has found a plan and its work (carried in
+ * *work) is below stop, each restart cut at limit and at its stage's end
+ * (stop <= limit: a run stopped at stop and run again later up to limit
+ * makes the same restarts as one run up to limit).  A stage is over at its
+ * end or when a restart ended with every candidate tried; the next begins
+ * (corner_stage).  EXACT_FOUND with off filled (a plan checked against the
+ * event overlaps ovs/ov), else EXACT_ABORT; c->done once a plan is found,
+ * the last stage is over (none found proves nothing here) or limit is
+ * reached.
  *
  * The restarts run under quotas of the Luby sequence (1 1 2 1 1 2 4 ...
  * units of 16 (n + T) work), the first in order, the others with seeded
@@ -256,41 +500,57 @@ int corner_run(corner_t *c, uint64_t stop, uint64_t limit, const uint32_t *ovs,
 {
     if (c->done)
         return EXACT_ABORT;
-    size_t n = c->n;
-    const offline_buf_t *buf = c->buf;
     c->work = *work;
-    uint64_t unit = 16 * (uint64_t)(n + c->T);
     int r = EXACT_ABORT;
-    for (; r == EXACT_ABORT && c->work < stop && c->work < limit; c->k++) {
-        uint64_t quota = unit * offline_luby(c->k + 1);
+    while (c->work < stop && c->work < limit) {
+        if (c->over || c->work >= c->stage_end) {
+            if (c->stage == CORNER_BUFFERS)
+                break; /* every candidate of the buffers tried: none */
+            if (corner_stage(c, c->stage + 1, &c->work) != 0) {
+                c->done = 1; /* out of memory: nothing found */
+                *work = c->work;
+                return EXACT_ABORT;
+            }
+            continue;
+        }
+        size_t n = c->n;
+        uint64_t quota = 16 * (uint64_t)(n + c->T) * offline_luby(c->k + 1);
+        uint64_t end = c->stage_end < limit ? c->stage_end : limit;
         c->rng = c->k ? c->k * UINT64_C(0x9e3779b97f4a7c15) : 0;
-        c->limit = c->work + quota < limit ? c->work + quota : limit;
+        c->limit = c->work + quota < end ? c->work + quota : end;
         for (size_t i = 0; i < n; i++)
             c->off[i] = UINT64_MAX;
         memset(c->h, 0, (c->T + 1) * sizeof *c->h);
         r = corner_dfs(c, n);
+        c->k++;
+        if (r == EXACT_FOUND)
+            break;
         if (r == EXACT_NONE) {
-            c->k++;
-            break; /* with every candidate tried: none */
+            c->over = 1; /* with every candidate tried: none of these blocks */
+            r = EXACT_ABORT;
         }
     }
     *work = c->work;
-    if (r == EXACT_ABORT && c->work < limit)
+    if (r != EXACT_FOUND && !(c->over && c->stage == CORNER_BUFFERS) && c->work < limit)
         return EXACT_ABORT; /* stopped at stop: to be run again */
     c->done = 1;
     if (r == EXACT_FOUND) {
-        /* the plan against the event overlaps */
-        for (size_t i = 0; i < n && r == EXACT_FOUND; i++)
+        /* the buffers' plan against the event overlaps */
+        size_t n0 = c->n0;
+        const offline_buf_t *buf = c->buf0;
+        const uint64_t *at = c->at;
+        corner_expand(c);
+        for (size_t i = 0; i < n0 && r == EXACT_FOUND; i++)
             for (uint32_t q = ovs[i]; q < ovs[i + 1]; q++) {
                 uint32_t o = ov[q];
-                if (c->off[i] < c->off[o] + buf[o].size && c->off[o] < c->off[i] + buf[i].size) {
+                if (at[i] < at[o] + buf[o].size && at[o] < at[i] + buf[i].size) {
                     r = EXACT_ABORT;
                     break;
                 }
             }
-        *work += ovs[n];
+        *work += ovs[n0] + c->nodes;
         if (r == EXACT_FOUND)
-            memcpy(off, c->off, n * sizeof *off);
+            memcpy(off, at, n0 * sizeof *off);
     } else {
         r = EXACT_ABORT; /* none found proves nothing here */
     }
