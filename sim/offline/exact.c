@@ -507,15 +507,33 @@ static int exact_part(exact_t *m, const exact_ent_t *from, size_t k, uint32_t sl
 
 /* Search for a plan within target, at most `limit` work (a round robin of
  * the preorders under a doubling node budget).  EXACT_FOUND (m->sol holds
- * it), EXACT_NONE (proven: none), EXACT_ABORT (the budget ran out). */
+ * it), EXACT_NONE (proven: none), EXACT_ABORT (the budget ran out).
+ *
+ * A restart is one preorder under one round's quota, from scratch: whether
+ * it ends for budget depends on nothing else.  A call with m->record set
+ * notes the restarts that did (each with its whole quota); the next call
+ * (the record is for it alone) skips them when its target is the same, so
+ * that the search after the quick try at the bound does not run again the
+ * restarts the try ran. */
 int exact_target(exact_t *m, uint64_t target, uint64_t limit)
 {
     size_t n = m->n, S = m->S;
     m->target = target;
-    for (uint64_t quota = 16 * (uint64_t)(n + S); m->work < limit;
-         quota = quota < limit / 2 ? 2 * quota : limit) {
+    unsigned skip_round = 0;
+    int skip_heur = 0;
+    if (m->known != 0 && m->known == target) {
+        skip_round = m->known_round;
+        skip_heur = m->known_heur;
+    }
+    m->known = 0;
+    unsigned round = 0;
+    int doubled = 1; /* the quota is still the round's: 16 (n + S) 2^round */
+    for (uint64_t quota = 16 * (uint64_t)(n + S); m->work < limit; round++) {
         for (int h = 0; h < EXACT_HEURS && m->work < limit; h++) {
+            if (doubled && (round < skip_round || (round == skip_round && h < skip_heur)))
+                continue; /* ran by the call before, ended for budget */
             m->heur = h;
+            uint64_t w0 = m->work;
             m->limit = m->work + quota < limit ? m->work + quota : limit;
             for (size_t i = 0; i < n; i++) {
                 m->minoff[i] = 0;
@@ -537,7 +555,14 @@ int exact_target(exact_t *m, uint64_t target, uint64_t limit)
                 return EXACT_ABORT;
             if (rc != EXACT_ABORT)
                 return rc;
+            if (m->record && doubled && w0 + quota <= limit) {
+                m->known = target;
+                m->known_round = round;
+                m->known_heur = h + 1;
+            }
         }
+        doubled = quota < limit / 2;
+        quota = doubled ? 2 * quota : limit;
     }
     return EXACT_ABORT;
 }

@@ -244,6 +244,10 @@ typedef struct exact {
     int heur;
     uint64_t work, limit;
     int oom;
+    int record;              /* exact_target notes its restarts ended for budget (known_*) */
+    uint64_t known;          /* the target they were at (0: none), for the next call only */
+    unsigned known_round;    /* each restart before (known_round, known_heur) ended so */
+    int known_heur;
 } exact_t;
 
 void exact_release(exact_t *m);

@@ -804,7 +804,9 @@ uint64_t offline_plan(const gm_lifetime_t *lt, const offline_buf_t *buf, size_t 
         }
         if (pre.lo < best && pre.c == NULL && early > 1) {
             uint64_t w = pre.m.work;
+            pre.m.record = 1; /* the restarts that end for budget: not run again */
             int r = exact_target(&pre.m, pre.lo, w + (uint64_t)early / 2);
+            pre.m.record = 0;
             pre.tried = pre.m.work - w;
             pre.m.work = w;
             if (pre.m.oom) {
