@@ -444,7 +444,7 @@ X._addr=addr;X._bs=bs;return X;
 }
 /* Run k's segments and blocks after event t, as report/space.c writes a
  * walk: the segments live then, the live allocations' blocks in them, and
- * each gap between them one free block. */
+ * each gap between them one free block (several where pool's cuts say). */
 function anySnap(A,k,t){
 var X=anyDecode(A,k);if(!X)return null;
 var T=traces[A.t].T,sp=X.spans,segs=[],i,live=[],reserved=0,rs=X.reserved;
@@ -456,12 +456,21 @@ live.sort(function(a,b){return X._addr[a]-X._addr[b];});
 var s=0;
 live.forEach(function(id){var a=X._addr[id];while(s<segs.length&&a>=segs[s][0]+segs[s][1])s++;
 if(s<segs.length&&a>=segs[s][0])segs[s][4].push(a-segs[s][0],X._bs[id],id,0);});
+/* pool's cuts open at t (report/space.c, "cuts"): a gap is cut there into
+ * the free blocks it holds */
+var cuts=[],ci=0,C=X.cuts||[];
+for(i=0;i<C.length;i+=3)if(C[i]<=t&&t<C[i+1])cuts.push(C[i+2]);
+cuts.sort(function(a,b){return a-b;});
+function gap(out,base,from,to){
+while(ci<cuts.length&&cuts[ci]<=base+from)ci++;
+for(;ci<cuts.length&&cuts[ci]<base+to;ci++){out.push(from,cuts[ci]-base-from,-1,1);from=cuts[ci]-base;}
+out.push(from,to-from,-1,1);}
 segs.forEach(function(g){var bl=g[4],out=[],at=0;
-for(var b=0;b<bl.length;b+=4){if(bl[b]>at)out.push(at,bl[b]-at,-1,1);out.push(bl[b],bl[b+1],bl[b+2],0);at=Math.max(at,bl[b]+bl[b+1]);}
-if(at<g[1])out.push(at,g[1]-at,-1,1);g[4]=out;});
+for(var b=0;b<bl.length;b+=4){if(bl[b]>at)gap(out,g[0],at,bl[b]);out.push(bl[b],bl[b+1],bl[b+2],0);at=Math.max(at,bl[b]+bl[b+1]);}
+if(at<g[1])gap(out,g[0],at,g[1]);g[4]=out;});
 var q=anyRequest(A,X,t);
 if(q)segs.forEach(function(g){var bl=g[4];for(var b=0;b<bl.length;b+=4)if(bl[b+3]===1)bl[b+3]=freeWhy(g,bl[b+1],q,X.small);});
-var r={reserved:reserved,segs:segs,any:true,split:!!X.split_free};if(q)r.req=q;return r;
+var r={reserved:reserved,segs:segs,any:true,split:!!X.split_free&&!X.cuts};if(q)r.req=q;return r;
 }
 /* The request the free blocks after event t are coloured against, as
  * report/space.c's space_instant_request finds it: the first ALLOC after t
@@ -521,6 +530,7 @@ ctx.fillStyle='#fff';ctx.fillRect(x,y+4,sw,26);
 for(var b=0;b<bl.length;b+=4){
 var bx=x+bl[b]/bpp,bw=Math.max(0.5,bl[b+1]/bpp),w_=bl[b+3],id=bl[b+2];
 ctx.fillStyle=w_===0&&id===A.pin?'#ffd700':WHY[w_][1];ctx.fillRect(bx,y+4,bw,26);
+if(b&&w_&&bl[b-1]){ctx.fillStyle='#fff';ctx.fillRect(Math.round(bx),y+4,1,26);}/* a free block after a free block (pool) */
 why[w_]=(why[w_]||0)+bl[b+1];
 rows.push([bx,bx+bw,si,b]);
 }
