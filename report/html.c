@@ -137,9 +137,7 @@ static void report_summary(report_t *R)
         const report_group_t *gr = &R->groups[g];
         char b[32];
         fputs("<tr><td>", f);
-        report_esc(f, gr->name);
-        if (report_capacity(R, gr, b, sizeof b) != NULL)
-            fprintf(f, " · %s", b);
+        report_summary_trace(R, gr, 0);
         fprintf(f, "</td><td data-v=\"%" PRId64 "\">", gr->seq_len);
         if (gr->seq_len >= 0)
             fprintf(f, "%" PRId64, gr->seq_len);

@@ -24,9 +24,7 @@ int report_md(report_t *R)
         const report_group_t *gr = &R->groups[g];
         char b[32];
         fputs("| ", f);
-        report_md_esc(f, gr->name);
-        if (report_capacity(R, gr, b, sizeof b) != NULL)
-            fprintf(f, " (%s)", b);
+        report_summary_trace(R, gr, 1);
         fputs(" | ", f);
         if (gr->seq_len >= 0)
             fprintf(f, "%" PRId64, gr->seq_len);

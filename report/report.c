@@ -49,17 +49,21 @@ void report_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* The capacity a summary row names after the trace, into buf: its size,
- * or "unlimited"; NULL (buf untouched) when the report has no need of it
- * (one device, no capacity). */
-const char *report_capacity(const report_t *R, const report_group_t *gr, char *buf, size_t len)
+/* A summary row's trace: its name and, where the report needs it (several
+ * devices, or a capacity), the capacity or "unlimited"; escaped for the
+ * page, or for Markdown (md 1). */
+void report_summary_trace(const report_t *R, const report_group_t *gr, int md)
 {
+    FILE *f = R->f;
+    if (md)
+        report_md_esc(f, gr->name);
+    else
+        report_esc(f, gr->name);
     if (!R->many_devices && !gr->capacity)
-        return NULL;
-    if (gr->capacity)
-        return report_size(gr->capacity, buf, len);
-    snprintf(buf, len, "unlimited");
-    return buf;
+        return;
+    char b[32];
+    const char *cap = gr->capacity ? report_size(gr->capacity, b, sizeof b) : "unlimited";
+    fprintf(f, md ? " (%s)" : " · %s", cap);
 }
 
 /* The winner's saving against the baseline: 1 - its peak reserved over the

@@ -113,7 +113,7 @@ typedef struct report {
 /* ---- escaping and colours (report.c) -------------------------------------- */
 
 void report_json_str(FILE *f, const char *s);
-const char *report_capacity(const report_t *R, const report_group_t *gr, char *buf, size_t len);
+void report_summary_trace(const report_t *R, const report_group_t *gr, int md);
 double report_saving(const report_run_t *baseline, const report_run_t *winner);
 void report_esc(FILE *f, const char *s);
 void report_md_esc(FILE *f, const char *s);

@@ -337,21 +337,24 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
     uint64_t *ct = NULL, *newid = NULL, *xid = NULL;
     size_t *xoff = NULL;
     gm_layout_t *layout = NULL;
+    gm_reader_t *r = NULL;
+    gm_writer_t *w = NULL;
+    sc_map_t streams = {0}, tags = {0}, frames = {0};
     if (p->ncounts > 0) {
         ct = malloc(p->ncounts * sizeof *ct);
         xoff = malloc((p->ncounts + 1) * sizeof *xoff);
         newid = malloc(p->nallocs * sizeof *newid);
         if (ct == NULL || xoff == NULL || newid == NULL)
-            goto nomem0;
+            goto nomem;
         xoff[0] = 0;
         for (size_t g = 0; g < p->ncounts; g++) {
             if ((rc = sc_count_at(p, g, seq, batch, &ct[g], err)))
-                goto fail0;
+                goto done;
             size_t n = p->counts[g].n;
             xoff[g + 1] = xoff[g] + (ct[g] > n ? ct[g] - n : 0);
         }
         if ((xid = malloc((xoff[p->ncounts] ? xoff[p->ncounts] : 1) * sizeof *xid)) == NULL)
-            goto nomem0;
+            goto nomem;
         uint64_t next = 0;
         for (uint64_t i = 0; i < p->nallocs; i++) {
             uint32_t g = p->cgrp[i];
@@ -366,10 +369,7 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
         }
     }
     if ((rc = sc_scale_layout(p, nsize, newid, &layout, err)))
-        goto fail0;
-    gm_reader_t *r = NULL;
-    gm_writer_t *w = NULL;
-    sc_map_t streams = {0}, tags = {0}, frames = {0};
+        goto done;
     if ((rc = gm_reader_open(p->store[b], p->trace[b], &r, err)))
         goto done;
     if ((rc = gm_writer_begin(dst, name, flags, &w, err)))
@@ -451,6 +451,9 @@ int gm_scale_write(gm_scale_plan_t *p, uint64_t seq, uint64_t batch, gm_store_t 
         goto done;
     rc = gm_writer_finish(w, err);
     w = NULL;
+    goto done;
+nomem:
+    rc = gm_error_set(err, GM_ENOMEM, "out of memory");
 done:
     gm_writer_abort(w);
     gm_reader_close(r);
@@ -458,15 +461,6 @@ done:
     free(streams.v);
     free(tags.v);
     free(frames.v);
-    free(nsize);
-    free(ct);
-    free(xoff);
-    free(newid);
-    free(xid);
-    return rc;
-nomem0:
-    rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-fail0:
     free(nsize);
     free(ct);
     free(xoff);
