@@ -428,17 +428,9 @@ typedef struct advice_live {
     uint64_t addr, id;
 } advice_live_t;
 
-typedef struct advice_walk {
-    gm_oom_block_t *b;
-    size_t n, cap;
-    gm_oom_segment_t *seg;
-    size_t nseg, segcap;
-    int nomem;
-} advice_walk_t;
-
-static void advice_walk_fn(void *ctx, const gm_walk_block_t *w)
+void gm_oom_walk_fn(void *ctx, const gm_walk_block_t *w)
 {
-    advice_walk_t *a = ctx;
+    gm_oom_walk_t *a = ctx;
     if (a->nomem)
         return;
     if (a->nseg == 0 || a->seg[a->nseg - 1].addr != w->seg_addr) {
@@ -524,7 +516,7 @@ static int advice_oom_state(gm_store_t *s, const char *name, const gm_params_t *
     gm_replay_t *r = NULL;
     gm_layout_t *layout = NULL;
     advice_alloc_t *al = NULL;
-    advice_walk_t w = {0};
+    gm_oom_walk_t w = {0};
     advice_lives_t lives = {0};
     int rc = gm_reader_open(s, name, &rd, err);
     if (rc)
@@ -578,7 +570,7 @@ static int advice_oom_state(gm_store_t *s, const char *name, const gm_params_t *
             o->requested_live += al[lives.v[i].id].size;
         }
     }
-    if (gm_policy_walk(p, advice_walk_fn, &w) != 0)
+    if (gm_policy_walk(p, gm_oom_walk_fn, &w) != 0)
         goto out;
     if (w.nomem) {
         rc = gm_error_set(err, GM_ENOMEM, "out of memory");

@@ -57,6 +57,7 @@
 
 #include "base/bits.h"
 #include "base/vec.h"
+#include "gmsim/advice.h"
 #include "gmsim/json.h"
 #include "gmsim/sweep.h"
 #include "report/report.h"
@@ -67,26 +68,6 @@
 
 enum { WHY_LIVE, WHY_FREE, WHY_SMALL, WHY_STREAM, WHY_POOL, WHY_ROUND, WHY_SPLIT, WHY_NEW };
 
-typedef struct space_blk {
-    uint64_t addr, size;
-    int allocated;
-} space_blk_t;
-
-typedef struct space_seg {
-    uint64_t addr, size;
-    uint32_t stream;
-    int pool;
-    size_t first, n;
-} space_seg_t;
-
-typedef struct space_walk {
-    space_seg_t *seg;
-    size_t nseg, segcap;
-    space_blk_t *b;
-    size_t n, cap;
-    int nomem;
-} space_walk_t;
-
 typedef struct space_live {
     uint64_t addr, id, size;
 } space_live_t;
@@ -96,26 +77,6 @@ typedef struct space_lives {
     size_t n, cap;
     int nomem;
 } space_lives_t;
-
-static void space_walk_fn(void *ctx, const gm_walk_block_t *w)
-{
-    space_walk_t *a = ctx;
-    if (a->nomem)
-        return;
-    if (a->nseg == 0 || a->seg[a->nseg - 1].addr != w->seg_addr) {
-        if (GM_VEC_RESERVE(a->seg, a->segcap, a->nseg + 1, 64)) {
-            a->nomem = 1;
-            return;
-        }
-        a->seg[a->nseg++] = (space_seg_t){w->seg_addr, w->seg_size, w->stream, w->pool, a->n, 0};
-    }
-    if (GM_VEC_RESERVE(a->b, a->cap, a->n + 1, 256)) {
-        a->nomem = 1;
-        return;
-    }
-    a->b[a->n++] = (space_blk_t){w->addr, w->size, w->allocated};
-    a->seg[a->nseg - 1].n++;
-}
 
 static void space_live_fn(void *ctx, uint64_t id, const gm_block_t *blk)
 {
@@ -141,14 +102,14 @@ typedef struct space_request {
     uint64_t size, rounded;
     uint32_t stream;
     int pool;                 /* caching's pool for it; -1 none */
-    const space_walk_t *before; /* the segments held before it; NULL: all */
+    const gm_oom_walk_t *before; /* the segments held before it; NULL: all */
     /* at an instant: the request's event and allocation id, and whether
      * it took a new segment (written as the snapshot's "req") */
     uint64_t event, id;
     int took_new, at_instant;
 } space_request_t;
 
-static int space_existed(const space_walk_t *before, uint64_t addr)
+static int space_existed(const gm_oom_walk_t *before, uint64_t addr)
 {
     for (size_t i = 0; i < before->nseg; i++)
         if (before->seg[i].addr == addr)
@@ -156,7 +117,7 @@ static int space_existed(const space_walk_t *before, uint64_t addr)
     return 0;
 }
 
-static int space_why(const space_seg_t *s, const space_blk_t *b, const space_request_t *q)
+static int space_why(const gm_oom_segment_t *s, const gm_oom_block_t *b, const space_request_t *q)
 {
     if (b->allocated)
         return WHY_LIVE;
@@ -176,12 +137,12 @@ static int space_why(const space_seg_t *s, const space_blk_t *b, const space_req
 }
 
 /* Run i's segments and blocks (w) and live allocations by address (l). */
-static int space_take(report_t *R, gm_replay_t *r, size_t i, space_walk_t *w, space_lives_t *l)
+static int space_take(report_t *R, gm_replay_t *r, size_t i, gm_oom_walk_t *w, space_lives_t *l)
 {
     gm_policy_t *p = gm_replay_policy(r, i);
     memset(w, 0, sizeof *w);
     memset(l, 0, sizeof *l);
-    gm_policy_walk(p, space_walk_fn, w);
+    gm_policy_walk(p, gm_oom_walk_fn, w);
     gm_replay_live(r, i, space_live_fn, l);
     if (w->nomem || l->nomem)
         return gm_error_set(R->err, GM_ENOMEM, "out of memory");
@@ -191,16 +152,16 @@ static int space_take(report_t *R, gm_replay_t *r, size_t i, space_walk_t *w, sp
 }
 
 /* SNAP of a walk, its live blocks named by their allocation ids. */
-static void space_write(FILE *f, uint64_t reserved, const space_walk_t *w, const space_lives_t *l,
+static void space_write(FILE *f, uint64_t reserved, const gm_oom_walk_t *w, const space_lives_t *l,
                         const space_request_t *q)
 {
     fprintf(f, "{\"reserved\":%" PRIu64 ",\"segs\":[", reserved);
     for (size_t k = 0; k < w->nseg; k++) {
-        const space_seg_t *s = &w->seg[k];
+        const gm_oom_segment_t *s = &w->seg[k];
         fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%d,[", k ? "," : "", s->addr, s->size,
                 s->stream, s->pool);
         for (size_t j = 0; j < s->n; j++) {
-            const space_blk_t *b = &w->b[s->first + j];
+            const gm_oom_block_t *b = &w->b[s->first + j];
             int64_t id = -1;
             if (b->allocated && l->n) {
                 space_live_t key = {b->addr, 0, 0};
@@ -223,11 +184,11 @@ static void space_write(FILE *f, uint64_t reserved, const space_walk_t *w, const
 /* A walked instant, kept until pass 1 has seen the requests after it. */
 typedef struct space_instant {
     uint64_t event, reserved[SPACE_RUNS];
-    space_walk_t w[SPACE_RUNS];
+    gm_oom_walk_t w[SPACE_RUNS];
     space_lives_t l[SPACE_RUNS];
 } space_instant_t;
 
-static void space_walk_free(space_walk_t *w, space_lives_t *l)
+static void space_walk_free(gm_oom_walk_t *w, space_lives_t *l)
 {
     free(w->seg);
     free(w->b);
@@ -377,7 +338,7 @@ static void space_any_free(space_anyset_t *S, size_t n)
 
 static int space_span_cmp(const void *x, const void *y)
 {
-    const space_seg_t *a = x, *b = y;
+    const gm_oom_segment_t *a = x, *b = y;
     return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
@@ -395,9 +356,9 @@ static int space_any_segments(space_any_t *A, gm_policy_t *p, uint64_t index)
         return -1;
     A->res[A->nres++] = index;
     A->res[A->nres++] = d->reserved;
-    space_walk_t w;
+    gm_oom_walk_t w;
     memset(&w, 0, sizeof w);
-    gm_policy_walk(p, space_walk_fn, &w);
+    gm_policy_walk(p, gm_oom_walk_fn, &w);
     int rc = w.nomem ? -1 : 0;
     if (rc == 0 && w.nseg)
         qsort(w.seg, w.nseg, sizeof *w.seg, space_span_cmp);
@@ -407,7 +368,7 @@ static int space_any_segments(space_any_t *A, gm_policy_t *p, uint64_t index)
     size_t i = 0, j = 0, m = 0;
     while (rc == 0 && (i < A->nopen || j < w.nseg)) {
         const space_span_t *o = i < A->nopen ? &A->span[A->open[i]] : NULL;
-        const space_seg_t *s = j < w.nseg ? &w.seg[j] : NULL;
+        const gm_oom_segment_t *s = j < w.nseg ? &w.seg[j] : NULL;
         if (o && s && o->addr == s->addr && o->size == s->size) {
             open[m++] = A->open[i++];
             j++;
@@ -799,7 +760,7 @@ static int space_pass1(report_t *R, const report_group_t *gr, const size_t *runs
                 space_instant_t *I = &inst[next++];
                 I->event = index;
                 for (size_t k = 0; rc == 0 && k < n; k++) {
-                    space_walk_t *w = &I->w[k];
+                    gm_oom_walk_t *w = &I->w[k];
                     I->reserved[k] = gm_replay_policy(r, k)->dev->reserved;
                     if ((rc = space_take(R, r, k, w, &I->l[k])) != 0)
                         break;
@@ -846,7 +807,7 @@ static int space_pass2(report_t *R, const report_group_t *gr, const size_t *runs
     for (size_t k = 0; k < n; k++)
         if (peak[k] > last)
             last = peak[k];
-    space_walk_t before[SPACE_RUNS];
+    gm_oom_walk_t before[SPACE_RUNS];
     space_lives_t before_l[SPACE_RUNS];
     memset(before, 0, sizeof before);
     memset(before_l, 0, sizeof before_l);
@@ -870,7 +831,7 @@ static int space_pass2(report_t *R, const report_group_t *gr, const size_t *runs
                                      .pool = -1, .before = &before[k]};
                 if (strcmp(R->runs[runs[k]].info->policy, "caching") == 0)
                     q.pool = e->size > GM_TORCH_SMALL_SIZE ? 0 : 1;
-                space_walk_t w;
+                gm_oom_walk_t w;
                 space_lives_t l;
                 if ((rc = space_take(R, r, k, &w, &l)) == 0) {
                     /* the rounded size: the block the request got */

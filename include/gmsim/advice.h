@@ -165,6 +165,20 @@ int gm_oom_explain(gm_store_t *s, const char *name, const gm_params_t *set,
                    const gm_replay_config_t *cfg, gm_oom_report_t *out, gm_error_t *err);
 void gm_oom_report_release(gm_oom_report_t *r);
 
+/* A policy's segments and their blocks as its walk shows them, collected
+ * by passing gm_oom_walk_fn and a zeroed gm_oom_walk_t to gm_policy_walk:
+ * segment k's blocks are b[seg[k].first .. + seg[k].n), its free_bytes and
+ * largest_free counted; each block's id is UINT64_MAX, its frames NULL.
+ * nomem is set when memory ran out (what was kept stays to be freed). */
+typedef struct gm_oom_walk {
+    gm_oom_segment_t *seg;
+    size_t nseg, segcap;
+    gm_oom_block_t *b;
+    size_t n, cap;
+    int nomem;
+} gm_oom_walk_t;
+void gm_oom_walk_fn(void *ctx, const gm_walk_block_t *w);
+
 /* The frame to show of a stack (frames one a line, innermost first, as
  * the store keeps them): its innermost frame of the application (a .py
  * file outside installed packages and Python's standard library), else
