@@ -72,6 +72,28 @@ void gm_run_info_free_list(gm_run_info_t *list, size_t n)
     free(list);
 }
 
+/* A row of gm_store_list_runs' query. */
+static int runs_info_row(void *ctx, sqlite3_stmt *st, void *e, gm_error_t *err)
+{
+    (void)ctx;
+    gm_run_info_t *ri = e;
+    ri->id = sqlite3_column_int64(st, 0);
+    ri->trace = runs_text(st, 1);
+    ri->trace_digest = runs_text(st, 2);
+    ri->policy = runs_text(st, 3);
+    ri->params = runs_text(st, 4);
+    ri->device = runs_text(st, 5);
+    ri->version = runs_text(st, 6);
+    ri->metrics = runs_text(st, 7);
+    ri->created = runs_text(st, 8);
+    sqlite3_int64 np = sqlite3_column_int64(st, 9);
+    ri->npoints = np > 0 ? (uint64_t)np : 0;
+    if (!ri->trace || !ri->trace_digest || !ri->policy || !ri->params || !ri->device ||
+        !ri->version || !ri->metrics || !ri->created)
+        return gm_error_set(err, GM_ENOMEM, "out of memory");
+    return 0;
+}
+
 int gm_store_list_runs(gm_store_t *s, gm_run_info_t **out, size_t *n, gm_error_t *err)
 {
     sqlite3_stmt *st;
@@ -84,34 +106,9 @@ int gm_store_list_runs(gm_store_t *s, gm_run_info_t **out, size_t *n, gm_error_t
     if (rc)
         return rc;
     gm_run_info_t *list = NULL;
-    size_t count = 0, cap = 0;
-    int r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (GM_VEC_RESERVE(list, cap, count + 1, 64)) {
-            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-            break;
-        }
-        gm_run_info_t *ri = &list[count++];
-        ri->id = sqlite3_column_int64(st, 0);
-        ri->trace = runs_text(st, 1);
-        ri->trace_digest = runs_text(st, 2);
-        ri->policy = runs_text(st, 3);
-        ri->params = runs_text(st, 4);
-        ri->device = runs_text(st, 5);
-        ri->version = runs_text(st, 6);
-        ri->metrics = runs_text(st, 7);
-        ri->created = runs_text(st, 8);
-        sqlite3_int64 np = sqlite3_column_int64(st, 9);
-        ri->npoints = np > 0 ? (uint64_t)np : 0;
-        if (!ri->trace || !ri->trace_digest || !ri->policy || !ri->params || !ri->device ||
-            !ri->version || !ri->metrics || !ri->created) {
-            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-            break;
-        }
-    }
-    if (rc == 0 && r != SQLITE_DONE)
-        rc = runs_fail(s, err, r, "cannot read the runs");
-    sqlite3_finalize(st);
+    size_t count = 0;
+    rc = gm__sql_rows(gm__store_db(s), gm_store_path(s), st, &list, &count, sizeof *list, 64,
+                      runs_info_row, NULL, "cannot read the runs", err);
     if (rc) {
         gm_run_info_free_list(list, count);
         return rc;
@@ -152,6 +149,20 @@ int gm_store_find_run(gm_store_t *s, const char *trace_digest, const char *polic
     return rc;
 }
 
+/* A row of gm_store_run_timeline's query. */
+static int runs_point_row(void *ctx, sqlite3_stmt *st, void *e, gm_error_t *err)
+{
+    (void)ctx;
+    (void)err;
+    gm_timeline_point_t *p = e;
+    uint64_t *f[] = {&p->event, &p->ts_ns, &p->requested, &p->allocated, &p->reserved};
+    for (int i = 0; i < 5; i++) {
+        sqlite3_int64 v = sqlite3_column_int64(st, i);
+        *f[i] = v > 0 ? (uint64_t)v : 0;
+    }
+    return 0;
+}
+
 int gm_store_run_timeline(gm_store_t *s, int64_t id, gm_timeline_point_t **out, size_t *n,
                           gm_error_t *err)
 {
@@ -176,22 +187,9 @@ int gm_store_run_timeline(gm_store_t *s, int64_t id, gm_timeline_point_t **out, 
         return rc;
     sqlite3_bind_int64(st, 1, id);
     gm_timeline_point_t *pts = NULL;
-    size_t count = 0, cap = 0;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (GM_VEC_RESERVE(pts, cap, count + 1, 1024)) {
-            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-            break;
-        }
-        gm_timeline_point_t *p = &pts[count++];
-        uint64_t *f[] = {&p->event, &p->ts_ns, &p->requested, &p->allocated, &p->reserved};
-        for (int i = 0; i < 5; i++) {
-            sqlite3_int64 v = sqlite3_column_int64(st, i);
-            *f[i] = v > 0 ? (uint64_t)v : 0;
-        }
-    }
-    if (rc == 0 && r != SQLITE_DONE)
-        rc = runs_fail(s, err, r, "cannot read a timeline");
-    sqlite3_finalize(st);
+    size_t count = 0;
+    rc = gm__sql_rows(gm__store_db(s), gm_store_path(s), st, &pts, &count, sizeof *pts, 1024,
+                      runs_point_row, NULL, "cannot read a timeline", err);
     if (rc) {
         free(pts);
         return rc;

@@ -7,8 +7,11 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+
+#include "base/vec.h"
 
 int gm__sql_code(int rc)
 {
@@ -107,6 +110,31 @@ int gm__sql_prepare(sqlite3 *db, const char *file, const char *sql, sqlite3_stmt
         return gm__sql_fail(db, file, rc, "cannot prepare a statement", err);
     }
     return 0;
+}
+
+int gm__sql_rows(sqlite3 *db, const char *file, sqlite3_stmt *st, void *list, size_t *n,
+                 size_t elem, size_t first, gm__sql_row_fn row, void *ctx, const char *what,
+                 gm_error_t *err)
+{
+    size_t cap = 0;
+    int rc = 0, r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n + 1 > cap && gm__vec_grow(list, &cap, *n + 1, elem, first)) {
+            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
+            break;
+        }
+        char *e;
+        memcpy(&e, list, sizeof e);
+        e += *n * elem;
+        memset(e, 0, elem);
+        (*n)++;
+        if ((rc = row(ctx, st, e, err)) != 0)
+            break;
+    }
+    if (rc == 0 && r != SQLITE_DONE)
+        rc = gm__sql_fail(db, file, r, what, err);
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int gm__sql_exec(sqlite3 *db, const char *file, const char *sql, gm_error_t *err)

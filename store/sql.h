@@ -48,6 +48,17 @@ int gm__sql_open_fail(sqlite3 *db, const char *file, int rc, gm_error_t *err);
 int gm__sql_prepare(sqlite3 *db, const char *file, const char *sql, sqlite3_stmt **st,
                     gm_error_t *err);
 
+/* Step st to its end, each row read by row(ctx, st, e, err) into e, a new
+ * zeroed element of elem bytes at the end of the array *(T **)list (count
+ * *n; NULL and 0 at the start; the capacity doubling from first).  An
+ * element counts once made, so the caller's release of its *n elements
+ * frees what a failing row kept.  0; row's first nonzero return;
+ * GM_ENOMEM; or a failed step, "'FILE': WHAT: MESSAGE".  st is finalized. */
+typedef int (*gm__sql_row_fn)(void *ctx, sqlite3_stmt *st, void *e, gm_error_t *err);
+int gm__sql_rows(sqlite3 *db, const char *file, sqlite3_stmt *st, void *list, size_t *n,
+                 size_t elem, size_t first, gm__sql_row_fn row, void *ctx, const char *what,
+                 gm_error_t *err);
+
 /* Run SQL without results (one statement or several); failure names SQL. */
 int gm__sql_exec(sqlite3 *db, const char *file, const char *sql, gm_error_t *err);
 

@@ -93,6 +93,12 @@ static int store_info_row(const gm_store_t *s, sqlite3_stmt *st, gm_trace_info_t
     return 0;
 }
 
+/* A row of gm_store_list's query (ctx: the store). */
+static int store_list_row(void *ctx, sqlite3_stmt *st, void *e, gm_error_t *err)
+{
+    return store_info_row(ctx, st, e, err);
+}
+
 int gm_store_list(gm_store_t *s, gm_trace_info_t **out, size_t *n, gm_error_t *err)
 {
     *out = NULL;
@@ -102,29 +108,16 @@ int gm_store_list(gm_store_t *s, gm_trace_info_t **out, size_t *n, gm_error_t *e
     if (rc)
         return rc;
     gm_trace_info_t *list = NULL;
-    size_t cnt = 0, cap = 0;
-    int r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        if (GM_VEC_RESERVE(list, cap, cnt + 1, 16)) {
-            rc = gm_error_set(err, GM_ENOMEM, "out of memory");
-            goto fail;
-        }
-        if ((rc = store_info_row(s, st, &list[cnt], err)))
-            goto fail;
-        cnt++;
+    size_t cnt = 0;
+    rc = gm__sql_rows(s->db, s->path, st, &list, &cnt, sizeof *list, 16, store_list_row, s,
+                      "cannot list traces", err);
+    if (rc) {
+        gm_trace_info_free_list(list, cnt);
+        return rc;
     }
-    if (r != SQLITE_DONE) {
-        rc = store_fail(s, err, r, "cannot list traces");
-        goto fail;
-    }
-    sqlite3_finalize(st);
     *out = list;
     *n = cnt;
     return 0;
-fail:
-    sqlite3_finalize(st);
-    gm_trace_info_free_list(list, cnt);
-    return rc;
 }
 
 int gm_store_find(gm_store_t *s, const char *name, gm_trace_info_t *out, gm_error_t *err)
