@@ -86,24 +86,43 @@ static int64_t tk_frame_line(tk_dev_t *dv, gm__pk_t *fd)
     return (int64_t)f->n;
 }
 
-static int tk_frames_rehash(tk_frames_t *f)
+/* Grow the open-addressing table *tab (cells of elem bytes, each starting
+ * with its uint64_t hash; *mask + 1 of them, none while *tab is NULL) to
+ * twice its cells (1024 at first), moving those used() says are filled.
+ * 0, or -1 out of memory with the table as it was. */
+static int tk_table_grow(void *tab, size_t *mask, size_t elem, int (*used)(const void *cell))
 {
-    size_t cap = f->stacks ? 2 * (f->mask + 1) : 1024;
-    tk_stack_t *t = calloc(cap, sizeof *t);
+    char *old;
+    memcpy(&old, tab, sizeof old);
+    size_t cap = old ? 2 * (*mask + 1) : 1024;
+    char *t = calloc(cap, elem);
     if (t == NULL)
         return -1;
-    for (size_t i = 0; f->stacks && i <= f->mask; i++) {
-        if (f->stacks[i].len == 0)
+    for (size_t i = 0; old && i <= *mask; i++) {
+        const char *c = old + i * elem;
+        if (!used(c))
             continue;
-        size_t j = f->stacks[i].hash & (cap - 1);
-        while (t[j].len)
+        uint64_t h;
+        memcpy(&h, c, sizeof h);
+        size_t j = h & (cap - 1);
+        while (used(t + j * elem))
             j = (j + 1) & (cap - 1);
-        t[j] = f->stacks[i];
+        memcpy(t + j * elem, c, elem);
     }
-    free(f->stacks);
-    f->stacks = t;
-    f->mask = cap - 1;
+    free(old);
+    memcpy(tab, &t, sizeof t);
+    *mask = cap - 1;
     return 0;
+}
+
+static int tk_stack_used(const void *cell)
+{
+    return ((const tk_stack_t *)cell)->len != 0;
+}
+
+static int tk_seen_used(const void *cell)
+{
+    return ((const tk_seen_t *)cell)->list != NULL;
 }
 
 /* The writer's frames index of stack `list` (0 when it has no visible frame). */
@@ -127,21 +146,8 @@ int gm__tk_frames_index(tk_dev_t *dv, gm_writer_t *w, const gm__pk_t *list, uint
     }
     h ^= h >> 29;
     if (f->seen == NULL || 2 * (f->nseen + 1) > f->seen_mask + 1) {
-        size_t cap = f->seen ? 2 * (f->seen_mask + 1) : 1024;
-        tk_seen_t *t = calloc(cap, sizeof *t);
-        if (t == NULL)
+        if (tk_table_grow(&f->seen, &f->seen_mask, sizeof *f->seen, tk_seen_used))
             return gm__tk_nomem(dv->s);
-        for (size_t i = 0; f->seen && i <= f->seen_mask; i++) {
-            if (f->seen[i].list == NULL)
-                continue;
-            size_t j = f->seen[i].hash & (cap - 1);
-            while (t[j].list)
-                j = (j + 1) & (cap - 1);
-            t[j] = f->seen[i];
-        }
-        free(f->seen);
-        f->seen = t;
-        f->seen_mask = cap - 1;
     }
     size_t j = h & f->seen_mask;
     for (; f->seen[j].list; j = (j + 1) & f->seen_mask) {
@@ -194,7 +200,8 @@ static int tk_frames_index_new(tk_dev_t *dv, gm_writer_t *w, const gm__pk_t *lis
     if (len == 0)
         return 0;
     h ^= h >> 31;
-    if ((f->stacks == NULL || 2 * (f->nstacks + 1) > f->mask + 1) && tk_frames_rehash(f))
+    if ((f->stacks == NULL || 2 * (f->nstacks + 1) > f->mask + 1) &&
+        tk_table_grow(&f->stacks, &f->mask, sizeof *f->stacks, tk_stack_used))
         return gm__tk_nomem(dv->s);
     size_t j = h & f->mask;
     for (; f->stacks[j].len; j = (j + 1) & f->mask) {
