@@ -215,39 +215,25 @@ static int codec_get_bounded(const uint8_t **pp, const uint8_t *end, uint64_t *v
 
 /* ---- zlib ---------------------------------------------------------------- */
 
-static int codec_zdef(gm__codec_t *c, gm_error_t *err)
+/* c's compressor (deflating) or decompressor, made on first use and reset
+ * on each later one. */
+static int codec_zstream(gm__codec_t *c, int deflating, gm_error_t *err)
 {
-    if (c->zdef) {
-        if (deflateReset(c->zdef) != Z_OK)
-            return gm_error_set(err, GM_EIO, "zlib: cannot reset the compressor");
+    void **zp = deflating ? &c->zdef : &c->zinf;
+    const char *what = deflating ? "compressor" : "decompressor";
+    if (*zp) {
+        if ((deflating ? deflateReset(*zp) : inflateReset(*zp)) != Z_OK)
+            return gm_error_set(err, GM_EIO, "zlib: cannot reset the %s", what);
         return 0;
     }
     z_stream *z = calloc(1, sizeof *z);
     if (z == NULL)
         return gm_error_set(err, GM_ENOMEM, "out of memory");
-    if (deflateInit(z, c->level) != Z_OK) {
+    if ((deflating ? deflateInit(z, c->level) : inflateInit(z)) != Z_OK) {
         free(z);
-        return gm_error_set(err, GM_ENOMEM, "zlib: cannot start the compressor");
+        return gm_error_set(err, GM_ENOMEM, "zlib: cannot start the %s", what);
     }
-    c->zdef = z;
-    return 0;
-}
-
-static int codec_zinf(gm__codec_t *c, gm_error_t *err)
-{
-    if (c->zinf) {
-        if (inflateReset(c->zinf) != Z_OK)
-            return gm_error_set(err, GM_EIO, "zlib: cannot reset the decompressor");
-        return 0;
-    }
-    z_stream *z = calloc(1, sizeof *z);
-    if (z == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
-    if (inflateInit(z) != Z_OK) {
-        free(z);
-        return gm_error_set(err, GM_ENOMEM, "zlib: cannot start the decompressor");
-    }
-    c->zinf = z;
+    *zp = z;
     return 0;
 }
 
@@ -440,7 +426,7 @@ static int codec_columns(gm__codec_t *c, const gm_event_t *ev, size_t n, uint64_
 static size_t codec_deflate(gm__codec_t *c, const uint8_t *src, size_t len, uint8_t *dst,
                             size_t cap, gm_error_t *err, int *rc)
 {
-    *rc = codec_zdef(c, err);
+    *rc = codec_zstream(c, 1, err);
     if (*rc)
         return 0;
     z_stream *z = c->zdef;
@@ -598,7 +584,7 @@ static int codec_load(gm__codec_t *c, const uint8_t *blob, size_t len, gm_error_
         if (stored[k] == raw[k]) {
             memcpy(dst, p, (size_t)raw[k]);
         } else {
-            int rc = codec_zinf(c, err);
+            int rc = codec_zstream(c, 0, err);
             if (rc)
                 return rc;
             z_stream *z = c->zinf;
