@@ -124,6 +124,17 @@ static int engine_params_copy(gm_params_t *dst, const gm_params_t *src, gm_error
     return 0;
 }
 
+/* A run's device, (re)initialized from the configuration, with hints on
+ * for a policy that takes the trace's recorded segment addresses
+ * (GM_POLICY_RECORDED_ADDRESSES; SEG_ALLOC places its segments). */
+static void engine_device_init(const gm_replay_t *r, gm_device_t *dev,
+                               const gm_policy_ops_t *ops)
+{
+    gm_device_release(dev);
+    gm_device_init(dev, &r->cfg.device);
+    dev->cfg.hints = (ops->flags & GM_POLICY_RECORDED_ADDRESSES) != 0;
+}
+
 int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
 {
     if (r->started)
@@ -141,7 +152,7 @@ int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
         return rc;
     }
     run->dev = &run->devs[0];
-    gm_device_init(run->dev, &r->cfg.device);
+    engine_device_init(r, run->dev, params->ops);
     rc = gm_policy_create(params->ops, run->dev, run->params.values, &run->policy, err);
     if (rc) {
         gm_params_release(&run->params);
@@ -154,6 +165,7 @@ int gm_replay_add(gm_replay_t *r, const gm_params_t *params, gm_error_t *err)
         run->tl = malloc(2 * r->cfg.timeline_points * sizeof *run->tl);
         if (run->tl == NULL) {
             gm_policy_destroy(run->policy);
+            gm_device_release(run->dev);
             gm_params_release(&run->params);
             free(run);
             return gm_error_set(err, GM_ENOMEM, "out of memory");
@@ -269,7 +281,7 @@ static int engine_start_cold(gm_replay_t *r, engine_run_t *run, const gm_trace_c
     if (rc)
         return rc;
     gm_device_t *dev = &run->devs[run->dev == &run->devs[0] ? 1 : 0];
-    gm_device_init(dev, &r->cfg.device);
+    engine_device_init(r, dev, ops);
     gm_policy_t *np = NULL;
     gm_trace_context_t cc = *c;
     cc.params_set = cold.set;
@@ -538,7 +550,7 @@ static int engine_defrag(const gm_replay_t *r, engine_run_t *run, uint64_t index
     qsort(live, nlive, sizeof *live, engine_live_cmp);
 
     gm_device_t *old = run->dev, *fresh = old == &run->devs[0] ? &run->devs[1] : &run->devs[0];
-    gm_device_init(fresh, &r->cfg.device);
+    engine_device_init(r, fresh, ops);
     gm_policy_t *np = NULL;
     int rc = gm_policy_create(ops, fresh, run->params.values, &np, err);
     if (rc == 0 && r->have_ctx) {
@@ -692,6 +704,8 @@ int engine_pass2(const gm_replay_t *r, engine_run_t *run, const engine_view_t *v
             if (defrag)
                 run->reqs[slot] = req;
             rc = gm_policy_alloc(p, &req, &blocks[slot]);
+            if (run->dev->hint_size != 0)
+                gm_device_hint(run->dev, 0, 0); /* it was this request's or none's */
             if (rc == 0) {
                 run->allocated += blocks[slot].size;
                 if (run->allocated > run->peak_allocated)
@@ -731,8 +745,15 @@ int engine_pass2(const gm_replay_t *r, engine_run_t *run, const engine_view_t *v
                      (rc = engine_oom_ask(run, e, base + i, err)) != 0)
                 return rc;
             break;
+        case GM_OP_SEG_ALLOC:
+            /* an observation, never a request: the address CUDA gave the
+             * segment the next request made, for the device to place it
+             * alike (gm_device_hint) */
+            if (e->addr != 0)
+                gm_device_hint(run->dev, e->addr, e->size);
+            break;
         default:
-            break; /* SEG_* are observations, never requests */
+            break; /* the other SEG_* are observations, never requests */
         }
         engine_peak(run, v->requested[i]);
         if (timeline)
@@ -934,6 +955,8 @@ void gm_replay_destroy(gm_replay_t *r)
     for (size_t k = 0; k < r->nruns; k++) {
         engine_run_t *run = r->runs[k];
         gm_policy_destroy(run->policy);
+        gm_device_release(&run->devs[0]);
+        gm_device_release(&run->devs[1]);
         gm_params_release(&run->params);
         if (run->layout_unfit)
             gm_params_release(&run->cold);

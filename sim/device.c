@@ -4,13 +4,21 @@
  *
  * Addresses come from a bump pointer that starts at DEVICE_BASE (1 TiB, so
  * that no block ever sits at address 0 and every alignment up to 1 TiB
- * holds from the start) and only moves up: an address is never handed out
- * twice, so two live blocks that overlap are always a policy bug.  Alignment
- * padding is address space only; it is never counted as reserved.
+ * holds from the start) and only moves up, or from a hint (gm_device_hint:
+ * a recorded segment's address), taken when the range lies outside the
+ * bump region [DEVICE_BASE, next_addr) and overlaps no live hinted range.
+ * The live hinted ranges are kept sorted in `placed` (a range leaves it at
+ * the gm_device_free of its whole extent); the bump pointer steps over
+ * them.  So two live ranges never overlap, and two live blocks that do are
+ * always a policy bug.  Alignment padding is address space only; it is
+ * never counted as reserved.  A device never hinted keeps `placed` empty
+ * and pays one test per call.
  *
  * Invariants (after every call):
  *   reserved ≤ capacity (when capacity ≠ 0), peak_reserved ≥ reserved,
- *   next_addr is a multiple of the granularity and ≥ every block's end.
+ *   next_addr is a multiple of the granularity and ≥ the end of every
+ *   range not in `placed`; `placed` ascends and its ranges are disjoint,
+ *   each outside [DEVICE_BASE, next_addr) when it was placed.
  *
  * The default cost model is NOT calibrated: the figures are plausible orders
  * of magnitude for cudaMalloc/cudaFree on a current datacenter GPU (a call
@@ -24,6 +32,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/bits.h"
@@ -75,6 +84,130 @@ void gm_device_init(gm_device_t *dev, const gm_device_config_t *cfg)
         g = DEVICE_BASE;
     dev->cfg.granularity = g;
     dev->next_addr = DEVICE_BASE;
+}
+
+void gm_device_release(gm_device_t *dev)
+{
+    free(dev->placed);
+    dev->placed = NULL;
+    dev->placed_lo = dev->nplaced = dev->placed_cap = 0;
+}
+
+void gm_device_hint(gm_device_t *dev, uint64_t addr, uint64_t size)
+{
+    if (!dev->cfg.hints)
+        return;
+    dev->hint_addr = addr;
+    dev->hint_size = size;
+}
+
+/*
+ * The placed ranges are placed[placed_lo .. placed_lo + nplaced), with room
+ * kept on both sides: an insertion or removal moves the shorter side, so
+ * segments recorded in falling (CUDA's usual order) or rising address order
+ * each cost a constant, not a move of every range.
+ */
+static gm_device_range_t *device_placed(const gm_device_t *dev)
+{
+    return dev->placed + dev->placed_lo;
+}
+
+/* Room for one more placed range on at least one side; nonzero when out
+ * of memory (nothing changes then). */
+static int device_placed_room(gm_device_t *dev)
+{
+    if (dev->placed_lo > 0 || dev->placed_lo + dev->nplaced < dev->placed_cap)
+        return 0;
+    size_t cap = 2 * dev->placed_cap + 32;
+    gm_device_range_t *p = malloc(cap * sizeof *p);
+    if (p == NULL)
+        return -1;
+    size_t lo = (cap - dev->nplaced) / 2;
+    if (dev->nplaced != 0)
+        memcpy(p + lo, device_placed(dev), dev->nplaced * sizeof *p);
+    free(dev->placed);
+    dev->placed = p;
+    dev->placed_lo = lo;
+    dev->placed_cap = cap;
+    return 0;
+}
+
+/* Index of the first placed range ending above addr. */
+static size_t device_placed_after(const gm_device_t *dev, uint64_t addr)
+{
+    const gm_device_range_t *r = device_placed(dev);
+    size_t lo = 0, hi = dev->nplaced;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid].end <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * Where a range of `rounded` bytes aligned to `align` goes: the pending
+ * hint when it matches the size (consumed then) and its range is free
+ * (*hinted = index in `placed` to insert at), else the bump pointer
+ * stepped over the placed ranges (*hinted = SIZE_MAX).  0 when the 64-bit
+ * space is exhausted.
+ */
+static int device_place(gm_device_t *dev, uint64_t rounded, uint64_t align, uint64_t *at,
+                        size_t *hinted)
+{
+    *hinted = SIZE_MAX;
+    if (dev->hint_size != 0 && gm_device_round(dev, dev->hint_size) == rounded) {
+        uint64_t h = dev->hint_addr;
+        dev->hint_size = 0;
+        if (h != 0 && (h & (align - 1)) == 0 && rounded <= UINT64_MAX - h &&
+            (h + rounded <= DEVICE_BASE || h >= dev->next_addr)) {
+            size_t i = device_placed_after(dev, h);
+            if ((i == dev->nplaced || device_placed(dev)[i].addr >= h + rounded) &&
+                device_placed_room(dev) == 0) {
+                *at = h;
+                *hinted = i;
+                return 1;
+            }
+        }
+    }
+    uint64_t a = dev->next_addr;
+    for (;;) {
+        if (a > UINT64_MAX - (align - 1))
+            return 0;
+        a = (a + align - 1) & ~(align - 1);
+        if (rounded > UINT64_MAX - a)
+            return 0;
+        if (dev->nplaced == 0)
+            break;
+        size_t i = device_placed_after(dev, a);
+        if (i == dev->nplaced || device_placed(dev)[i].addr >= a + rounded)
+            break;
+        a = device_placed(dev)[i].end;
+    }
+    *at = a;
+    return 1;
+}
+
+/* The range [at, at + rounded) handed out (device_place said where). */
+static void device_commit(gm_device_t *dev, uint64_t at, uint64_t rounded, size_t hinted)
+{
+    if (hinted == SIZE_MAX) {
+        dev->next_addr = at + rounded;
+        return;
+    }
+    gm_device_range_t *r = device_placed(dev);
+    size_t n = dev->nplaced;
+    if (dev->placed_lo > 0 && (hinted < n - hinted || dev->placed_lo + n == dev->placed_cap)) {
+        memmove(r - 1, r, hinted * sizeof *r); /* the front moves down */
+        dev->placed_lo--;
+        r--;
+    } else {
+        memmove(r + hinted + 1, r + hinted, (n - hinted) * sizeof *r);
+    }
+    r[hinted] = (gm_device_range_t){at, at + rounded};
+    dev->nplaced++;
 }
 
 uint64_t gm_device_round(const gm_device_t *dev, uint64_t size)
@@ -130,11 +263,9 @@ int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *
     if (ok && dev->cfg.capacity != 0)
         ok = dev->reserved <= dev->cfg.capacity && rounded <= dev->cfg.capacity - dev->reserved;
     uint64_t at = 0;
-    if (ok) {
-        ok = dev->next_addr <= UINT64_MAX - (align - 1);
-        at = (dev->next_addr + align - 1) & ~(align - 1);
-        ok = ok && rounded <= UINT64_MAX - at;
-    }
+    size_t hinted = SIZE_MAX;
+    if (ok)
+        ok = device_place(dev, rounded, align, &at, &hinted);
     if (ok && dev->cfg.hooks != NULL && dev->cfg.hooks->malloc != NULL)
         ok = dev->cfg.hooks->malloc(dev->cfg.hooks_ctx, at, rounded) == 0;
     if (!ok) {
@@ -142,7 +273,7 @@ int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *
         dev->time_ns += gm_cost_malloc_ns(&dev->cfg.cost, 0);
         return GM_DEVICE_OOM;
     }
-    dev->next_addr = at + rounded;
+    device_commit(dev, at, rounded, hinted);
     dev->reserved += rounded;
     if (dev->reserved > dev->peak_reserved)
         dev->peak_reserved = dev->reserved;
@@ -157,6 +288,19 @@ int gm_device_malloc(gm_device_t *dev, uint64_t size, uint64_t align, uint64_t *
  * rather than wrapping, and the policy's check() reports the mismatch. */
 void gm_device_free(gm_device_t *dev, uint64_t addr, uint64_t got)
 {
+    if (dev->nplaced != 0) {
+        size_t i = device_placed_after(dev, addr);
+        gm_device_range_t *r = device_placed(dev);
+        if (i < dev->nplaced && r[i].addr == addr && r[i].end - addr == got) {
+            dev->nplaced--;
+            if (i < dev->nplaced - i) { /* the shorter side closes the gap */
+                memmove(r + 1, r, i * sizeof *r);
+                dev->placed_lo++;
+            } else {
+                memmove(r + i, r + i + 1, (dev->nplaced - i) * sizeof *r);
+            }
+        }
+    }
     if (dev->cfg.hooks != NULL && dev->cfg.hooks->free != NULL)
         dev->cfg.hooks->free(dev->cfg.hooks_ctx, addr, got);
     dev->reserved = got <= dev->reserved ? dev->reserved - got : 0;
@@ -171,15 +315,14 @@ int gm_device_reserve_va(gm_device_t *dev, uint64_t size, uint64_t align, uint64
     uint64_t rounded = gm_device_round(dev, size ? size : 1);
     uint64_t asked = align; /* the hooks see it as asked: a page size, not a power of two */
     align = device_align(dev, align);
-    if (rounded == UINT64_MAX || align == 0 || dev->next_addr > UINT64_MAX - (align - 1))
-        return GM_DEVICE_OOM;
-    uint64_t at = (dev->next_addr + align - 1) & ~(align - 1);
-    if (rounded > UINT64_MAX - at)
+    uint64_t at;
+    size_t hinted;
+    if (rounded == UINT64_MAX || align == 0 || !device_place(dev, rounded, align, &at, &hinted))
         return GM_DEVICE_OOM;
     if (dev->cfg.hooks != NULL && dev->cfg.hooks->reserve_va != NULL &&
         dev->cfg.hooks->reserve_va(dev->cfg.hooks_ctx, at, rounded, asked) != 0)
         return GM_DEVICE_OOM;
-    dev->next_addr = at + rounded;
+    device_commit(dev, at, rounded, hinted);
     *addr = at;
     return 0;
 }

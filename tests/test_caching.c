@@ -918,3 +918,91 @@ Test(caching_data, check_after_every_event, .timeout = 300)
     if (done == 0)
         cr_skip_test("no snapshots in ../shared/data/snapshots");
 }
+
+/* ---- segment addresses as recorded ---------------------------------------- */
+
+typedef struct seg_log {
+    uint64_t *addr, *size;
+    size_t n, cap;
+} seg_log_t;
+
+static void seg_log_add(seg_log_t *l, uint64_t addr, uint64_t size)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 256;
+        l->addr = realloc(l->addr, l->cap * sizeof *l->addr);
+        l->size = realloc(l->size, l->cap * sizeof *l->size);
+        cr_assert(l->addr != NULL && l->size != NULL);
+    }
+    l->addr[l->n] = addr;
+    l->size[l->n++] = size;
+}
+
+static int seg_log_malloc(void *ctx, uint64_t addr, uint64_t size)
+{
+    seg_log_add(ctx, addr, size);
+    return 0;
+}
+
+static int seg_log_adopt(void *ctx, uint64_t addr, uint64_t size)
+{
+    (void)ctx, (void)addr, (void)size;
+    return 0;
+}
+
+/* The warm replay of lm2.7b_ctx128_train_fp32 (CUDA put 668 of its 783
+ * segment_allocs below the one before) allocates every segment at the
+ * address and of the size its segment_alloc recorded, in the recorded
+ * order (gm_device_hint): the best fit's ties by address fall as they fell
+ * in the recorded run. */
+Test(caching_data, segments_at_recorded_addresses, .timeout = 300)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("a large file: in the normal build only");
+#endif
+    size_t i = 0;
+    while (i < NSNAPSHOTS && strcmp(snapshot_files[i], "lm2.7b_ctx128_train_fp32.pickle") != 0)
+        i++;
+    cr_assert(i < NSNAPSHOTS);
+    char names[8][64];
+    size_t n = 0;
+    gm_store_t *s = snapshot_store(i, names, &n);
+    if (s == NULL)
+        cr_skip_test("lm2.7b_ctx128_train_fp32 is absent");
+    gm_error_t err = {0};
+    seg_log_t rec = {0}, sim = {0};
+    gm_reader_t *rd;
+    cr_assert_eq(gm_reader_open(s, names[0], &rd, &err), 0, "%s", err.msg);
+    const gm_event_t *ev;
+    size_t nev;
+    while (gm_reader_next(rd, &ev, &nev, &err) == 0 && nev > 0)
+        for (size_t k = 0; k < nev; k++)
+            if (ev[k].op == GM_OP_SEG_ALLOC)
+                seg_log_add(&rec, ev[k].addr, ev[k].size);
+    gm_reader_close(rd);
+    cr_assert_eq(rec.n, 783, "%zu segment_allocs", rec.n);
+
+    gm_device_hooks_t hooks = {.malloc = seg_log_malloc, .adopt = seg_log_adopt};
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cfg.timeline_points = 0;
+    cfg.device.hooks = &hooks;
+    cfg.device.hooks_ctx = &sim;
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(&cfg, &r, &err), 0, "%s", err.msg);
+    gm_params_t params;
+    cr_assert_eq(gm_params_init(&params, gm_policy_find("caching"), &err), 0);
+    cr_assert_eq(gm_replay_add(r, &params, &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_replay_trace(r, s, names[0], &err), 0, "%s", err.msg);
+    gm_replay_destroy(r);
+    gm_params_release(&params);
+    gm_store_close(s);
+
+    cr_assert_eq(sim.n, rec.n, "%zu device mallocs, %zu recorded", sim.n, rec.n);
+    size_t same = 0;
+    for (size_t k = 0; k < sim.n; k++)
+        same += sim.addr[k] == rec.addr[k] && sim.size[k] == rec.size[k];
+    cr_expect_eq(same, rec.n, "%zu of %zu segments at their recorded address and size", same,
+                 rec.n);
+    free(rec.addr), free(rec.size), free(sim.addr), free(sim.size);
+}

@@ -345,3 +345,59 @@ Test(device, format_size)
     cr_expect_str_eq(small, "80.0", "truncated, still terminated");
     gm_format_size(80 * GiB, small, 0); /* writes nothing */
 }
+
+/* gm_device_hint: the next malloc or virtual range of the hinted size takes
+ * the hinted address when that range is free and aligned; one of another
+ * size leaves the hint pending; an overlapping, misaligned or bump-region
+ * hint falls back to the bump pointer, which steps over placed ranges; a
+ * placed range freed whole can be placed again.  Without cfg.hints the
+ * hint is ignored. */
+Test(device, hints_place_at_recorded_addresses)
+{
+    const uint64_t M = UINT64_C(1) << 20, base = UINT64_C(1) << 40;
+    gm_device_config_t cfg;
+    gm_device_config_default(&cfg);
+    gm_device_t d;
+    gm_device_init(&d, &cfg);
+    uint64_t a, got;
+    gm_device_hint(&d, 0x40000000, 20 * M);
+    cr_assert_eq(gm_device_malloc(&d, 20 * M, 0, &a, &got), 0);
+    cr_assert_eq(a, base, "hints are off by default");
+    gm_device_release(&d);
+
+    cfg.hints = 1;
+    gm_device_init(&d, &cfg);
+    gm_device_hint(&d, 0x40000000, 20 * M);
+    cr_assert_eq(gm_device_malloc(&d, 2 * M, 0, &a, &got), 0);
+    cr_assert_eq(a, base, "another size: bump, the hint stays");
+    cr_assert_eq(gm_device_malloc(&d, 20 * M, 0, &a, &got), 0);
+    cr_assert_eq(a, 0x40000000);
+    cr_assert_eq(gm_device_malloc(&d, 20 * M, 0, &a, &got), 0);
+    cr_assert_eq(a, base + 2 * M, "the hint was consumed");
+    gm_device_hint(&d, 0x40000000 + 10 * M, 20 * M); /* overlaps the live one */
+    cr_assert_eq(gm_device_malloc(&d, 20 * M, 0, &a, &got), 0);
+    cr_assert_eq(a, base + 22 * M);
+    gm_device_hint(&d, 0x30000000, 20 * M); /* below it: free */
+    uint64_t low;
+    cr_assert_eq(gm_device_malloc(&d, 20 * M, 0, &low, &got), 0);
+    cr_assert_eq(low, 0x30000000);
+    gm_device_hint(&d, 0x30000000 + 512, 2 * M);
+    cr_assert_eq(gm_device_malloc(&d, 2 * M, 4096, &a, &got), 0);
+    cr_assert_eq(a, base + 42 * M, "misaligned for the call: bump");
+    gm_device_hint(&d, base + M, 2 * M); /* in the bump region */
+    cr_assert_eq(gm_device_malloc(&d, 2 * M, 0, &a, &got), 0);
+    cr_assert_eq(a, base + 44 * M);
+    /* a range placed above the bump pointer: the bump steps over it */
+    gm_device_hint(&d, base + 46 * M, 4 * M);
+    cr_assert_eq(gm_device_reserve_va(&d, 4 * M, 0, &a), 0);
+    cr_assert_eq(a, base + 46 * M);
+    cr_assert_eq(gm_device_malloc(&d, 4 * M, 0, &a, &got), 0);
+    cr_assert_eq(a, base + 50 * M, "stepped over the placed range");
+    /* freed whole, the low range can be placed again */
+    gm_device_free(&d, low, 20 * M);
+    gm_device_hint(&d, 0x30000000 + 4 * M, 8 * M);
+    cr_assert_eq(gm_device_malloc(&d, 8 * M, 0, &a, &got), 0);
+    cr_assert_eq(a, 0x30000000 + 4 * M);
+    cr_assert_eq(d.nplaced, 3);
+    gm_device_release(&d);
+}

@@ -619,3 +619,108 @@ Test(torch, block_address_near_2_64)
     }
     gm_store_close(s);
 }
+
+/* ---- segment addresses: ties of the best fit ------------------------------------ */
+
+#define SEG_HI UINT64_C(0x40000000) /* the first segment CUDA gave */
+#define SEG_LO UINT64_C(0x20000000) /* the second, below it */
+
+/*
+ * Two 20 MiB segments, the second at the lower address, each holding two
+ * 9 MiB blocks and a free 2 MiB tail; a 2 MiB request, which PyTorch's
+ * best fit serves from the lower of the two equal tails (the second
+ * segment's); the first segment's two blocks freed; a 19 MiB request,
+ * which the first segment, wholly free again, serves.
+ */
+static char *address_tie_snapshot(size_t *len)
+{
+    pw_t w = {0};
+    pw_raw(&w, "\x80\x02", 2);
+    PW_BEGIN_DICT(&w);
+    pw_str(&w, "segments");
+    PW_BEGIN_LIST(&w);
+    static const uint64_t bases[2] = {SEG_HI, SEG_LO};
+    for (int k = 0; k < 2; k++) {
+        PW_BEGIN_DICT(&w);
+        pw_kv_int(&w, "device", 0);
+        pw_kv_int(&w, "address", bases[k]);
+        pw_kv_int(&w, "total_size", 20 * MIB);
+        pw_kv_int(&w, "stream", 0);
+        pw_kv_str(&w, "segment_type", "large");
+        pw_str(&w, "blocks");
+        PW_BEGIN_LIST(&w);
+        if (k == 0) {
+            pw_block(&w, SEG_HI, 20 * MIB, 19 * MIB, "active_allocated");
+        } else {
+            pw_block(&w, SEG_LO, 9 * MIB, 9 * MIB, "active_allocated");
+            pw_block(&w, SEG_LO + 9 * MIB, 9 * MIB, 9 * MIB, "active_allocated");
+            pw_block(&w, SEG_LO + 18 * MIB, 2 * MIB, 2 * MIB, "active_allocated");
+        }
+        PW_END_LIST(&w);
+        PW_END_DICT(&w);
+    }
+    PW_END_LIST(&w);
+    pw_str(&w, "device_traces");
+    PW_BEGIN_LIST(&w);
+    PW_BEGIN_LIST(&w);
+    uint64_t t = 1;
+    pw_entry(&w, "segment_alloc", SEG_HI, 20 * MIB, t++);
+    pw_entry(&w, "alloc", SEG_HI, 9 * MIB, t++);
+    pw_entry(&w, "alloc", SEG_HI + 9 * MIB, 9 * MIB, t++);
+    pw_entry(&w, "segment_alloc", SEG_LO, 20 * MIB, t++);
+    pw_entry(&w, "alloc", SEG_LO, 9 * MIB, t++);
+    pw_entry(&w, "alloc", SEG_LO + 9 * MIB, 9 * MIB, t++);
+    pw_entry(&w, "alloc", SEG_LO + 18 * MIB, 2 * MIB, t++);
+    pw_entry(&w, "free_completed", SEG_HI, 9 * MIB, t++);
+    pw_entry(&w, "free_completed", SEG_HI + 9 * MIB, 9 * MIB, t++);
+    pw_entry(&w, "alloc", SEG_HI, 19 * MIB, t++);
+    PW_END_LIST(&w);
+    PW_END_LIST(&w);
+    PW_END_DICT(&w);
+    pw_op(&w, '.');
+    *len = w.n;
+    return w.p;
+}
+
+/* The caching policy's best fit breaks ties by address as PyTorch's does;
+ * the replay places each segment at the address its segment_alloc
+ * recorded (gm_device_hint), so the 2 MiB request takes the lower
+ * segment's tail as recorded and the 19 MiB request fits in the first
+ * segment: 2 device mallocs and 40 MiB reserved, as recorded.  With the
+ * simulated device's upward addresses the second segment would sort above
+ * the first and the replay would make a third malloc (60 MiB). */
+Test(torch, segment_addresses_break_best_fit_ties)
+{
+    size_t len;
+    char *data = address_tie_snapshot(&len);
+    gm_store_t *s;
+    gm_error_t err;
+    cr_assert_eq(gm_store_open(":memory:", GM_STORE_WRITE, &s, &err), 0);
+    cr_assert_eq(tt_import_into(s, "tie", "tie.pickle", data, len, &err), 0, "%s", err.msg);
+    gm_trace_info_t ti;
+    cr_assert_eq(gm_store_find(s, "tie", &ti, &err), 0, "%s", err.msg);
+    gm_jv_t *a = tt_trace_attrs(&ti);
+    const gm_jv_t *rec = gm_jv_get(a, "recorded");
+    cr_assert_eq(tt_attr_u64(rec, "segment_allocs"), 2);
+    cr_assert_eq(tt_attr_u64(rec, "peak_reserved"), 40 * MIB);
+    gm_jv_free(a);
+    gm_trace_info_release(&ti);
+
+    gm_replay_config_t cfg;
+    gm_replay_config_default(&cfg);
+    cfg.check_level = 2;
+    gm_replay_t *r;
+    cr_assert_eq(gm_replay_create(&cfg, &r, &err), 0, "%s", err.msg);
+    gm_params_t p;
+    cr_assert_eq(gm_params_init(&p, gm_policy_find("caching"), &err), 0, "%s", err.msg);
+    cr_assert_eq(gm_replay_add(r, &p, &err), 0, "%s", err.msg);
+    gm_params_release(&p);
+    cr_assert_eq(gm_replay_trace(r, s, "tie", &err), 0, "replay: %s", err.msg);
+    const gm_metrics_t *m = gm_replay_metrics(r, 0);
+    cr_expect_eq(m->device_mallocs, 2, "%" PRIu64 " device mallocs", m->device_mallocs);
+    cr_expect_eq(m->peak_reserved, 40 * MIB, "peak reserved %" PRIu64, m->peak_reserved);
+    cr_expect_eq(m->ooms, 0);
+    gm_replay_destroy(r);
+    gm_store_close(s);
+    free(data);
+}

@@ -4,8 +4,11 @@
  * It holds the capacity (0 = unlimited), the allocation granularity (every
  * device malloc is rounded up to it), a latency cost model for device
  * malloc/free, and the reserved-bytes accounting.  Addresses come from a
- * bump pointer in a 64-bit virtual space and are never reused, so overlapping
- * blocks of two policies, or of one policy, are always a bug in the policy.
+ * bump pointer in a 64-bit virtual space, or, where the caller gave a hint
+ * (gm_device_hint: the address a recorded trace's segment_alloc had), from
+ * the hint when that range is free; two live ranges never overlap, so
+ * overlapping blocks of two policies, or of one policy, are always a bug in
+ * the policy.
  *
  * A device malloc that would exceed the capacity fails with GM_DEVICE_OOM:
  * a normal result the policy reacts to.
@@ -97,7 +100,14 @@ typedef struct gm_device_config {
     gm_cost_model_t cost;
     const gm_device_hooks_t *hooks; /* NULL: none */
     void *hooks_ctx;
+    int hints; /* 1: gm_device_hint places ranges (the device may then hold
+                  memory: gm_device_release); 0 (default): hints are ignored */
 } gm_device_config_t;
+
+/* A live range placed at a hinted address (gm_device_hint): [addr, end). */
+typedef struct gm_device_range {
+    uint64_t addr, end;
+} gm_device_range_t;
 
 typedef struct gm_device {
     gm_device_config_t cfg;
@@ -108,13 +118,39 @@ typedef struct gm_device {
     uint64_t failed;        /* device mallocs refused for capacity */
     double time_ns;         /* modelled time in device malloc/free */
     uint64_t next_addr;     /* bump pointer */
+    uint64_t hint_addr;     /* gm_device_hint; hint_size 0: none pending */
+    uint64_t hint_size;
+    gm_device_range_t *placed; /* live hinted ranges, ascending, from placed_lo
+                                  (heap; gm_device_release) */
+    size_t placed_lo, nplaced, placed_cap;
 } gm_device_t;
 
 /* Defaults: unlimited capacity, 512-byte granularity, the shipped cost model. */
 void gm_device_config_default(gm_device_config_t *cfg);
 
-/* Initialize an embedded device (no allocation; nothing to release). */
+/* Initialize an embedded device (no allocation).  A device configured with
+ * hints may hold memory: gm_device_release it before it is dropped or
+ * initialized again (harmless on any device initialized or zeroed). */
 void gm_device_init(gm_device_t *dev, const gm_device_config_t *cfg);
+void gm_device_release(gm_device_t *dev);
+
+/*
+ * The address a recorded trace gave the next segment of `size` bytes (its
+ * segment_alloc, written just before the request that caused it): the next
+ * gm_device_malloc or gm_device_reserve_va whose size rounds to what size
+ * rounds to takes addr, if addr is nonzero and aligned as that call asks,
+ * and the range overlaps no live range the device handed out (the bump
+ * region below next_addr counts as taken); otherwise it is placed as
+ * without a hint.  That call consumes the hint, as does the next hint or
+ * gm_device_hint(dev, 0, 0); a call of another size leaves it pending.
+ * Placing a range by its recorded address lets a policy that orders equal
+ * blocks by address (PyTorch's best fit) break ties as the recorded run
+ * did.  Cannot fail (a hinted range that cannot be tracked for lack of
+ * memory is placed as without a hint).  Ignored unless cfg.hints is set
+ * (the replay engine sets it for a policy flagged
+ * GM_POLICY_RECORDED_ADDRESSES).
+ */
+void gm_device_hint(gm_device_t *dev, uint64_t addr, uint64_t size);
 
 /*
  * Reserve size bytes (rounded up to the granularity) aligned to `align`
@@ -135,7 +171,8 @@ void gm_device_free(gm_device_t *dev, uint64_t addr, uint64_t got);
  * gm_device_reserve_va takes size bytes of address space aligned to `align`
  * (as gm_device_malloc, 0 = the granularity) without reserving memory: no
  * capacity check, no malloc counted.  GM_DEVICE_OOM only when the 64-bit
- * space is exhausted.  Address space is never given back.
+ * space is exhausted.  Address space is never given back, but for a range
+ * placed at a hint, which a gm_device_free of its whole extent returns.
  *
  * gm_device_map backs `bytes` at addr (inside such a range) with memory:
  * counted, timed, refused for capacity and shown to the hooks exactly as a

@@ -135,6 +135,13 @@ double gm_plan_gap(const gm_plan_info_t *pi);
  * where alloc never gives device memory back and a failed alloc changes
  * nothing, so that the state at t* is still there to ask about. */
 #define GM_POLICY_LAZY_STATS 0x2u
+/* Its device memory may lie anywhere, in any order (its check walker
+ * assumes no address order): the replay engine then places its segments
+ * at the trace's recorded segment addresses (gm_device_hint), which a
+ * policy that breaks ties by address, as PyTorch's best fit does, needs to
+ * follow the recorded run.  The other policies keep the device's rising
+ * addresses, which their walkers check. */
+#define GM_POLICY_RECORDED_ADDRESSES 0x4u
 
 /* gm_policy_ops_t.role: what a policy's runs are when runs are compared
  * (compare's winner, the report's groups, the PyTorch advice).  Exactly one

@@ -262,6 +262,7 @@ const gm_policy_ops_t gm__policy_caching = {
     GM_POLICY_OPS(caching),
     .empty_cache = caching_empty_cache,
     .role = GM_ROLE_BASELINE,
+    .flags = GM_POLICY_RECORDED_ADDRESSES,
     .prepare = caching_prepare,
     .walk = caching_walk,
 };

@@ -57,6 +57,7 @@ static int caching_layout_ordinary(caching_t *c, const gm_layout_t *l,
                                    const gm_layout_segment_t *s, gm_error_t *err)
 {
     uint64_t addr, got = gm_device_round(c->base.dev, s->size);
+    gm_device_hint(c->base.dev, s->address, s->size); /* at its recorded address if free */
     if (gm_device_reserve_va(c->base.dev, s->size, CACHING_ROUND_LARGE, &addr) != 0 ||
         gm_device_adopt(c->base.dev, addr, got) != 0)
         return gm_error_set(err, GM_EINVAL, "caching: the recorded starting layout (%" PRIu64

@@ -79,13 +79,13 @@ recorded frames; here no setting of the grid would have fit either:
 
   $ gmsim replay l.db --policy caching --capacity 51.3GiB | sed -n '/^at the first/,$p' | cut -c1-160
   at the first OOM of 'caching' (event 13758): a request of 100.00 MiB on stream 0; 51.27 GiB reserved of 51.30 GiB, 51.11 GiB in live blocks (50.85 GiB requested
-    159.57 MiB free in 726 segments, the largest free block 75.00 MiB: none holds the request, and the device has 35.20 MiB left for a new segment
-    segment 0x10df5e00000, 100.00 MiB (large pool, stream 0): 75.00 MiB free in 1 block (largest 75.00 MiB), pinned by 1 live block
+    161.57 MiB free in 727 segments, the largest free block 75.00 MiB: none holds the request, and the device has 33.20 MiB left for a new segment
+    segment 0x7f201a000000, 100.00 MiB (large pool, stream 0): 75.00 MiB free in 1 block (largest 75.00 MiB), pinned by 1 live block
        25.00 MiB at +0 B          allocation 7068 (event 13724) /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:84:step
-    segment 0x10494400000, 158.00 MiB (large pool, stream 0): 28.34 MiB free in 2 blocks (largest 24.53 MiB), pinned by 2 live blocks
+    segment 0x7f2b54000000, 158.00 MiB (large pool, stream 0): 28.34 MiB free in 2 blocks (largest 24.53 MiB), pinned by 2 live blocks
        97.66 MiB at +56.53 MiB    allocation 2414 (event 3888) ??:0:torch::autograd::generated::BmmBackward0::apply
        32.00 MiB at +24.53 MiB    allocation 2413 (event 3887) ??:0:torch::autograd::generated::BmmBackward0::apply
-    segment 0x107d9c00000, 98.00 MiB (large pool, stream 0): 23.00 MiB free in 1 block (largest 23.00 MiB), pinned by 3 live blocks
+    segment 0x7f27da000000, 98.00 MiB (large pool, stream 0): 23.00 MiB free in 1 block (largest 23.00 MiB), pinned by 3 live blocks
        25.00 MiB at +0 B          allocation 5939 (event 11777) /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:82:step
        25.00 MiB at +25.00 MiB    allocation 5940 (event 11778) /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:84:step
        25.00 MiB at +50.00 MiB    allocation 5943 (event 11783) /home/c-kaitwang/assignment1/cs336_basics/optimizers.py:82:step
