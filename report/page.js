@@ -490,7 +490,7 @@ return [at,id,T.size[id],T.stream[id],X._addr[id]>=0?X._bs[id]:T.size[id],took];
 function freeWhy(g,b,q,small){
 var pool=small?(q[2]>small?0:1):-1;
 if(pool>=0&&g[3]>=0&&g[3]!==pool)return 4;
-if(g[2]!==q[3])return 3;
+if(g[2]>=0&&g[2]!==q[3])return 3;
 if(b<q[2])return 2;
 if(b<q[4])return 5;
 return 6;
@@ -561,7 +561,7 @@ tip.textContent='';
 if(bl[b+3]===0&&id>=0&&V&&V.T)describe(V,id,tip);
 else{var d=document.createElement('div');d.className='th';d.textContent=size(bl[b+1])+' · '+whyName(A,bl[b+3]);tip.appendChild(d);}
 var s2=document.createElement('div');s2.className='dd';
-s2.textContent='block at offset '+size(bl[b])+' of a segment of '+size(sg[1])+', stream '+sg[2]+(sg[3]>=0?', pool '+(sg[3]?'small':'large'):'');
+s2.textContent='block at offset '+size(bl[b])+' of a segment of '+size(sg[1])+(sg[2]>=0?', stream '+sg[2]:', any stream')+(sg[3]>=0?', pool '+(sg[3]?'small':'large'):'');
 tip.appendChild(s2);tip._id=-1;place(tip,ev);A.hover=[B.k,h[2],b];return;}}}
 tip.style.display='none';A.hover=null;
 }

@@ -41,7 +41,8 @@
  * page rebuilds from its lifetimes) or whose ids do not rise with their
  * ALLOCs.
  * SNAP = {"reserved":R,"segs":[[addr,size,stream,pool,[offset,size,id,why,
- * ...]],...]}, id -1 for a free block; why: 0 live, 1 free, 2 too small,
+ * ...]],...]}, stream -1 for a segment that serves every stream (bfc,
+ * pool: GM_WALK_ANY_STREAM), id -1 for a free block; why: 0 live, 1 free, 2 too small,
  * 3 another stream, 4 another pool, 5 rounding, 6 not split, 7 the new
  * segment's rest.  An instant's SNAP also has "req":[event,id,bytes,
  * stream,rounded,took_new], the request its free blocks are coloured
@@ -117,6 +118,12 @@ static int space_existed(const gm_oom_walk_t *before, uint64_t addr)
     return 0;
 }
 
+/* A segment's stream in the page: -1 for one that serves every stream. */
+static int64_t space_stream(uint32_t stream)
+{
+    return stream == GM_WALK_ANY_STREAM ? -1 : (int64_t)stream;
+}
+
 static int space_why(const gm_oom_segment_t *s, const gm_oom_block_t *b, const space_request_t *q)
 {
     if (b->allocated)
@@ -127,7 +134,7 @@ static int space_why(const gm_oom_segment_t *s, const gm_oom_block_t *b, const s
         return WHY_NEW;
     if (q->pool >= 0 && s->pool >= 0 && s->pool != q->pool)
         return WHY_POOL;
-    if (s->stream != q->stream)
+    if (s->stream != GM_WALK_ANY_STREAM && s->stream != q->stream)
         return WHY_STREAM;
     if (b->size < q->size)
         return WHY_SMALL;
@@ -158,8 +165,8 @@ static void space_write(FILE *f, uint64_t reserved, const gm_oom_walk_t *w, cons
     fprintf(f, "{\"reserved\":%" PRIu64 ",\"segs\":[", reserved);
     for (size_t k = 0; k < w->nseg; k++) {
         const gm_oom_segment_t *s = &w->seg[k];
-        fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%d,[", k ? "," : "", s->addr, s->size,
-                s->stream, s->pool);
+        fprintf(f, "%s[%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%d,[", k ? "," : "", s->addr, s->size,
+                space_stream(s->stream), s->pool);
         for (size_t j = 0; j < s->n; j++) {
             const gm_oom_block_t *b = &w->b[s->first + j];
             int64_t id = -1;
@@ -617,9 +624,9 @@ static void space_any_write(FILE *f, const space_anyset_t *S, size_t k, uint64_t
     fprintf(f, "{\"q\":%" PRIu64 ",\"spans\":[", q);
     for (size_t i = 0; i < A->nspan; i++) {
         const space_span_t *s = &A->span[i];
-        fprintf(f, "%s%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%d",
+        fprintf(f, "%s%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%d",
                 i ? "," : "", s->create, s->release == UINT64_MAX ? S->nev : s->release,
-                s->addr, s->size, s->stream, s->pool);
+                s->addr, s->size, space_stream(s->stream), s->pool);
     }
     fputs("],\"reserved\":[", f);
     for (size_t i = 0; i < A->nres; i++)

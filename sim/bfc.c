@@ -534,7 +534,8 @@ static void bfc_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx)
     const gm__bt_blk_t *b = f->heap.b;
     for (size_t i = 0; i < f->nregions; i++) {
         const bfc_region_t *r = &f->regions[i];
-        gm_walk_block_t w = {.seg_addr = r->base, .seg_size = r->size, .pool = -1};
+        gm_walk_block_t w = {.seg_addr = r->base, .seg_size = r->size,
+                             .stream = GM_WALK_ANY_STREAM, .pool = -1};
         uint32_t guard = 0;
         for (uint32_t h = r->first; h != GM__BT_NONE && guard++ <= f->heap.n; h = b[h].next) {
             w.addr = b[h].addr;

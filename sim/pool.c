@@ -488,7 +488,8 @@ static void pool_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx)
     const gm__bt_blk_t *b = q->heap.b;
     for (size_t i = 0; i < q->nups; i++) {
         const pool_up_t *u = &q->ups[i];
-        gm_walk_block_t w = {.seg_addr = u->base, .seg_size = u->size, .pool = -1};
+        gm_walk_block_t w = {.seg_addr = u->base, .seg_size = u->size,
+                             .stream = GM_WALK_ANY_STREAM, .pool = -1};
         uint32_t guard = 0;
         for (uint32_t h = u->first; h != GM__BT_NONE && guard++ <= q->heap.n; h = b[h].next) {
             w.addr = b[h].addr;

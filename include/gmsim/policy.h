@@ -191,12 +191,18 @@ typedef struct gm_policy_stats {
 typedef struct gm_walk_block {
     uint64_t seg_addr, seg_size; /* the segment (device malloc, region,
                                     expandable range: its mapped bytes) */
-    uint32_t stream;             /* the stream the segment serves */
+    uint32_t stream;             /* the stream the segment serves, or
+                                    GM_WALK_ANY_STREAM */
     int pool;                    /* the policy's pool (caching: 0 large,
                                     1 small); -1 when it has none */
     uint64_t addr, size;         /* the block */
     int allocated;               /* 1: handed out; 0: free, cached */
 } gm_walk_block_t;
+
+/* gm_walk_block_t.stream of a segment whose free blocks serve a request on
+ * any stream (bfc has no streams; RMM's pool takes a block from another
+ * stream's list after waiting on that stream). */
+#define GM_WALK_ANY_STREAM UINT32_MAX
 
 typedef void (*gm_walk_fn)(void *ctx, const gm_walk_block_t *b);
 

@@ -299,6 +299,19 @@ def pool_cuts(b, gmsim, out):
                       'return [X?(X.cuts||[]).length/3:-1,n];})()')
         check(side[0] > 0 and side[1] > 0, 'pool: the page carries its cuts (%d), and gmsim\'s '
               'walks show free blocks side by side (%d times at its instants)' % tuple(side))
+        # pool takes a block of another stream's list (after waiting on
+        # that stream), so its segments serve every stream (-1) and none of
+        # its free blocks is coloured "another stream" (3), on a trace of
+        # two streams.
+        anyst = b.eval('(function(){var A=gmsim.spaces["0"],seen={},n=0,snaps=A.D.instants.map('
+                       'function(I){return I.snaps[0];}).concat(A.D.peaks.map(function(p){'
+                       'return p.snap;}));snaps.forEach(function(w){w.segs.forEach(function(g){'
+                       'seen[g[2]]=1;for(var i=3;i<g[4].length;i+=4)if(g[4][i]===3)n++;});});'
+                       'return [Object.keys(seen),n,gmsim.spaceAt("0",0,A.D.instants[5].event)'
+                       '.segs.filter(function(g){return g[2]!==-1;}).length];})()')
+        check(anyst[0] == ['-1'] and anyst[1] == 0 and anyst[2] == 0,
+              'pool: its segments serve any stream (streams %r, rebuilt %d others) and no free '
+              'block is coloured "another stream" (%d)' % (anyst[0], anyst[2], anyst[1]))
         space(b, gmsim, tmp, out, tag='pool-')
         note = b.eval('gmsim.spaces["0"].fig.querySelector(".asnote").textContent')
         check('may be several' not in note, 'pool: no note that a gap may be several blocks '
