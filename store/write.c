@@ -160,6 +160,23 @@ typedef struct store_slot {
     uint64_t size; /* the next free slot's index while on the free list */
 } store_slot_t;
 
+/* A writer's arrays and tables, each with its capacity: what a parked
+ * writer keeps, emptied, for the next one (store_writer_park).  Their
+ * counts are the writer's. */
+typedef struct store_kept {
+    gm_event_t *buf; /* the chunk being filled: room for capbuf events, grown */
+    size_t capbuf;   /* up to GM_CHUNK_EVENTS (most traces of an nsys export
+                      * hold one event: 40 bytes, not 2.5 MB) */
+    gm__idmap_t live; /* caller id → slot index, or STORE_DROPPED */
+    store_slot_t *slots;
+    size_t capslots;
+    uint64_t *streams;
+    size_t capstreams;
+    gm__idmap_t stream_index; /* handle → index */
+    store_attr_t *attrs;      /* in first-set order */
+    size_t capattrs;
+} store_kept_t;
+
 struct gm_writer {
     gm_store_t *s;
     char *name;
@@ -170,28 +187,21 @@ struct gm_writer {
     sqlite3_stmt *ins_chunk;
     gm__codec_t codec;
     gm__digest_t digest;
-    gm_event_t *buf; /* the chunk being filled: room for capbuf events, grown */
-    size_t nbuf, capbuf; /* up to GM_CHUNK_EVENTS (most traces of an nsys
-                          * export hold one event: 40 bytes, not 2.5 MB) */
+    store_kept_t kept;
+    size_t nbuf; /* events in kept.buf */
 
     uint64_t position;    /* events given */
     uint64_t caller_next; /* the id the next ALLOC must carry */
-    gm__idmap_t live;     /* caller id → slot index, or STORE_DROPPED */
-    store_slot_t *slots;
-    size_t nslots, capslots, free_slot; /* free list head, SIZE_MAX if empty */
+    size_t nslots, free_slot; /* free list head, SIZE_MAX if empty */
 
     uint64_t events, allocs, frees, marks, segs, dropped;
     uint64_t requested, load, chunks, bytes;
     uint64_t chunk_first_alloc; /* stored ALLOCs before the buffered chunk */
 
-    uint64_t *streams;
-    size_t nstreams, capstreams;
-    gm__idmap_t stream_index;  /* handle → index */
+    size_t nstreams;
     int64_t stream_max_handle; /* index of handle UINT64_MAX (not an idmap key), or -1 */
     store_strtab_t tags, frames;
-
-    store_attr_t *attrs; /* in first-set order */
-    size_t nattrs, capattrs;
+    size_t nattrs;
 };
 
 /* The chunk buffer doubles from 16 events and so ends at GM_CHUNK_EVENTS. */
@@ -215,9 +225,9 @@ static size_t store_writer_held(const gm_writer_t *w)
 {
     if (w->codec.zdef != NULL || w->codec.zinf != NULL)
         return SIZE_MAX;
-    size_t n = w->capbuf * sizeof *w->buf + w->capslots * sizeof *w->slots +
-               w->capstreams * sizeof *w->streams + store_idmap_bytes(&w->live) +
-               store_idmap_bytes(&w->stream_index) + w->capattrs * sizeof *w->attrs +
+    size_t n = w->kept.capbuf * sizeof *w->kept.buf + w->kept.capslots * sizeof *w->kept.slots +
+               w->kept.capstreams * sizeof *w->kept.streams + store_idmap_bytes(&w->kept.live) +
+               store_idmap_bytes(&w->kept.stream_index) + w->kept.capattrs * sizeof *w->kept.attrs +
                w->codec.out_cap + w->codec.raw_cap;
     for (int k = 0; k < GM__COL_COUNT; k++)
         n += w->codec.col_cap[k];
@@ -228,16 +238,16 @@ static size_t store_writer_held(const gm_writer_t *w)
 void gm__store_writer_destroy(gm_writer_t *w)
 {
     gm__codec_release(&w->codec);
-    free(w->buf);
-    gm__idmap_release(&w->live);
-    free(w->slots);
-    free(w->streams);
-    gm__idmap_release(&w->stream_index);
+    free(w->kept.buf);
+    gm__idmap_release(&w->kept.live);
+    free(w->kept.slots);
+    free(w->kept.streams);
+    gm__idmap_release(&w->kept.stream_index);
     store_strtab_release(&w->tags);
     store_strtab_release(&w->frames);
     for (size_t i = 0; i < w->nattrs; i++)
-        free(w->attrs[i].key); /* the value is in the same block */
-    free(w->attrs);
+        free(w->kept.attrs[i].key); /* the value is in the same block */
+    free(w->kept.attrs);
     free(w->name);
     free(w);
 }
@@ -250,23 +260,15 @@ static void store_writer_park(gm_store_t *s, gm_writer_t *w)
     store_strtab_release(&w->tags);
     store_strtab_release(&w->frames);
     for (size_t i = 0; i < w->nattrs; i++)
-        free(w->attrs[i].key);
+        free(w->kept.attrs[i].key);
     free(w->name);
-    gm_writer_t keep = *w;
+    gm__codec_t codec = w->codec; /* encoding sets everything else it reads */
+    store_kept_t kept = w->kept;
     memset(w, 0, sizeof *w);
-    w->codec = keep.codec; /* encoding sets everything else it reads */
-    w->buf = keep.buf;
-    w->capbuf = keep.capbuf;
-    w->live = keep.live;
-    gm__idmap_clear(&w->live);
-    w->slots = keep.slots;
-    w->capslots = keep.capslots;
-    w->streams = keep.streams;
-    w->capstreams = keep.capstreams;
-    w->stream_index = keep.stream_index;
-    gm__idmap_clear(&w->stream_index);
-    w->attrs = keep.attrs;
-    w->capattrs = keep.capattrs;
+    w->codec = codec;
+    w->kept = kept;
+    gm__idmap_clear(&w->kept.live);
+    gm__idmap_clear(&w->kept.stream_index);
     s->spare = w;
 }
 
@@ -308,8 +310,8 @@ int gm__writer_begin_in(gm_store_t *s, const char *name, unsigned flags, int64_t
         if ((w = calloc(1, sizeof *w)) == NULL)
             return gm_error_set(err, GM_ENOMEM, "out of memory");
         gm__codec_init(&w->codec, GM__CHUNK_LEVEL);
-        gm__idmap_init(&w->live);
-        gm__idmap_init(&w->stream_index);
+        gm__idmap_init(&w->kept.live);
+        gm__idmap_init(&w->kept.stream_index);
     }
     gm__digest_init(&w->digest);
     w->stream_max_handle = -1;
@@ -379,20 +381,20 @@ int gm_writer_stream(gm_writer_t *w, uint64_t handle, uint32_t *index, gm_error_
         return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
     uint64_t v;
     int known = handle == UINT64_MAX ? w->stream_max_handle >= 0
-                                     : gm__idmap_get(&w->stream_index, handle, &v);
+                                     : gm__idmap_get(&w->kept.stream_index, handle, &v);
     if (known) {
         *index = handle == UINT64_MAX ? (uint32_t)w->stream_max_handle : (uint32_t)v;
         return 0;
     }
     if (w->nstreams >= UINT32_MAX)
         return gm_error_set(err, GM_EINVAL, "trace '%s': too many streams", w->name);
-    if (GM_VEC_RESERVE(w->streams, w->capstreams, w->nstreams + 1, 8))
+    if (GM_VEC_RESERVE(w->kept.streams, w->kept.capstreams, w->nstreams + 1, 8))
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     if (handle == UINT64_MAX)
         w->stream_max_handle = (int64_t)w->nstreams;
-    else if (gm__idmap_put(&w->stream_index, handle, w->nstreams))
+    else if (gm__idmap_put(&w->kept.stream_index, handle, w->nstreams))
         return gm_error_set(err, GM_ENOMEM, "out of memory");
-    w->streams[w->nstreams] = handle;
+    w->kept.streams[w->nstreams] = handle;
     *index = (uint32_t)w->nstreams++;
     return 0;
 }
@@ -440,17 +442,17 @@ static int store_writer_attr(gm_writer_t *w, const char *key, const char *value,
     memcpy(v, value, len);
     v[len] = '\0';
     for (size_t i = 0; i < w->nattrs; i++) {
-        if (strcmp(w->attrs[i].key, key) == 0) {
-            free(w->attrs[i].key);
-            w->attrs[i] = (store_attr_t){k, v};
+        if (strcmp(w->kept.attrs[i].key, key) == 0) {
+            free(w->kept.attrs[i].key);
+            w->kept.attrs[i] = (store_attr_t){k, v};
             return 0;
         }
     }
-    if (GM_VEC_RESERVE(w->attrs, w->capattrs, w->nattrs + 1, 8)) {
+    if (GM_VEC_RESERVE(w->kept.attrs, w->kept.capattrs, w->nattrs + 1, 8)) {
         free(k);
         return gm_error_set(err, GM_ENOMEM, "out of memory");
     }
-    w->attrs[w->nattrs++] = (store_attr_t){k, v};
+    w->kept.attrs[w->nattrs++] = (store_attr_t){k, v};
     return 0;
 }
 
@@ -508,7 +510,7 @@ int gm__writer_target(gm_writer_t *w, gm_store_t **s, int64_t *trace_id, const c
 static int store_writer_encode(gm_writer_t *w, const uint8_t **blob, size_t *len,
                                uint64_t *nallocs, gm_error_t *err)
 {
-    int rc = gm__chunk_encode(&w->codec, w->buf, w->nbuf, w->chunk_first_alloc, blob, len,
+    int rc = gm__chunk_encode(&w->codec, w->kept.buf, w->nbuf, w->chunk_first_alloc, blob, len,
                               nallocs, err);
     if (rc) {
         gm_error_prefix(err, "trace '%s' chunk %llu", w->name, (unsigned long long)w->chunks);
@@ -572,13 +574,13 @@ static int store_slot_new(gm_writer_t *w, uint64_t stored_id, uint64_t size, siz
 {
     if (w->free_slot != SIZE_MAX) {
         *slot = w->free_slot;
-        w->free_slot = (size_t)w->slots[*slot].size;
+        w->free_slot = (size_t)w->kept.slots[*slot].size;
     } else {
-        if (GM_VEC_RESERVE(w->slots, w->capslots, w->nslots + 1, 1024))
+        if (GM_VEC_RESERVE(w->kept.slots, w->kept.capslots, w->nslots + 1, 1024))
             return GM_ENOMEM;
         *slot = w->nslots++;
     }
-    w->slots[*slot] = (store_slot_t){stored_id, size};
+    w->kept.slots[*slot] = (store_slot_t){stored_id, size};
     return 0;
 }
 
@@ -587,7 +589,7 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
     if (w->failed)
         return gm_error_set(err, GM_ESTATE, "writer of trace '%s' failed earlier", w->name);
     /* below GM_CHUNK_EVENTS: a full chunk is flushed */
-    if (GM_VEC_RESERVE(w->buf, w->capbuf, w->nbuf + 1, 16))
+    if (GM_VEC_RESERVE(w->kept.buf, w->kept.capbuf, w->nbuf + 1, 16))
         goto nomem;
     gm_event_t e = *ev;
     uint64_t v;
@@ -611,7 +613,7 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
         if (e.size > GM_LIVE_LIMIT - w->requested)
             return store_reject(w, err, "live requested bytes would pass the 2^62 limit");
         if (e.size == 0) {
-            if (gm__idmap_put(&w->live, e.id, STORE_DROPPED))
+            if (gm__idmap_put(&w->kept.live, e.id, STORE_DROPPED))
                 goto nomem;
             w->caller_next++;
             w->dropped++;
@@ -621,8 +623,8 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
             size_t slot;
             if (store_slot_new(w, w->allocs, e.size, &slot))
                 goto nomem;
-            if (gm__idmap_put(&w->live, e.id, slot)) {
-                w->slots[slot].size = w->free_slot;
+            if (gm__idmap_put(&w->kept.live, e.id, slot)) {
+                w->kept.slots[slot].size = w->free_slot;
                 w->free_slot = slot;
                 goto nomem;
             }
@@ -636,15 +638,15 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
     case GM_OP_FREE:
         if (e.id >= w->caller_next)
             return store_reject(w, err, "free of unknown id %llu", (unsigned long long)e.id);
-        if (!gm__idmap_remove(&w->live, e.id, &v))
+        if (!gm__idmap_remove(&w->kept.live, e.id, &v))
             return store_reject(w, err, "double free of id %llu", (unsigned long long)e.id);
         if (v == STORE_DROPPED) {
             w->position++;
             return 0;
         }
-        e.id = w->slots[v].stored_id;
-        w->requested -= w->slots[v].size;
-        w->slots[v].size = w->free_slot;
+        e.id = w->kept.slots[v].stored_id;
+        w->requested -= w->kept.slots[v].size;
+        w->kept.slots[v].size = w->free_slot;
         w->free_slot = (size_t)v;
         w->frees++;
         break;
@@ -658,7 +660,7 @@ int gm_writer_add(gm_writer_t *w, const gm_event_t *ev, gm_error_t *err)
         w->segs++;
         break;
     }
-    w->buf[w->nbuf++] = e;
+    w->kept.buf[w->nbuf++] = e;
     w->events++;
     w->position++;
     if (w->nbuf == GM_CHUNK_EVENTS) {
@@ -681,7 +683,7 @@ static void store_digest_tables(gm_writer_t *w)
     gm__digest_update(&w->digest, b, 9);
     for (size_t k = 0; k < w->nstreams; k++) {
         for (int i = 0; i < 8; i++)
-            b[i] = (uint8_t)(w->streams[k] >> (8 * i));
+            b[i] = (uint8_t)(w->kept.streams[k] >> (8 * i));
         gm__digest_update(&w->digest, b, 8);
     }
     const store_strtab_t *tabs[2] = {&w->tags, &w->frames};
@@ -711,7 +713,7 @@ static int store_write_tables(gm_writer_t *w, gm_error_t *err)
     for (size_t i = 0; i < w->nstreams; i++) {
         sqlite3_bind_int64(st, 1, w->trace_id);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)w->streams[i]);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)w->kept.streams[i]);
         int r = sqlite3_step(st);
         sqlite3_reset(st);
         if (r != SQLITE_DONE) {
@@ -755,13 +757,13 @@ static char *store_attrs_json(const gm_writer_t *w)
     for (size_t i = 0; i < w->nattrs; i++) {
         if (i)
             gm__buf_str(&b, ", ");
-        store_json_string(&b, w->attrs[i].key);
+        store_json_string(&b, w->kept.attrs[i].key);
         gm__buf_str(&b, ": ");
-        if (strcmp(w->attrs[i].key, "dropped_zero_size") == 0) {
+        if (strcmp(w->kept.attrs[i].key, "dropped_zero_size") == 0) {
             gm__buf_add(&b, numstart, numlen);
             have_dropped = 1;
         } else {
-            gm__buf_str(&b, w->attrs[i].val);
+            gm__buf_str(&b, w->kept.attrs[i].val);
         }
     }
     if (!have_dropped) {
