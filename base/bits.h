@@ -2,8 +2,8 @@
  * base/bits.h — the small integer helpers more than one floor needs: the
  * greatest common divisor, zigzag signed-to-unsigned mapping, the LEB128
  * varint writer, powers of two and base-2 logarithms, a 64-bit rotate, the
- * MurmurHash3 finaliser, the interning tables' byte hash and the splitmix64
- * step.
+ * MurmurHash3 finaliser, the interning tables' byte hash, the splitmix64
+ * step and the three-way comparison of sort keys.
  *
  * Each was written again in the floors that use it (store's codec and
  * layouts, sim's device and policies, synth, report); one copy here keeps
@@ -117,6 +117,19 @@ static inline uint64_t gm__splitmix64(uint64_t *state)
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
+}
+
+/* A sort comparator's answer for one key: -1, 0 or 1 as a < b, a == b,
+ * a > b.  A comparator of several keys takes the first that is not 0
+ * (`int c = gm__cmp_u64(x->k1, y->k1); return c ? c : gm__cmp_u64(…)`);
+ * a descending key passes y's before x's. */
+static inline int gm__cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
+static inline int gm__cmp_i64(int64_t a, int64_t b) { return (a > b) - (a < b); }
+
+/* qsort's and bsearch's comparator for an array of uint64_t, ascending. */
+static inline int gm__cmp_u64_qsort(const void *a, const void *b)
+{
+    return gm__cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
 #endif

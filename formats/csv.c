@@ -40,6 +40,7 @@
 
 #include "gmsim/attrs.h"
 #include "gmsim/text.h"
+#include "base/bits.h"
 #include "base/idmap.h"
 #include "base/text.h"
 #include "base/vec.h"
@@ -353,9 +354,8 @@ typedef struct csv_segs {
 /* (dev, a) compared with n's key: <0, 0, >0. */
 static int csv_seg_cmp(uint16_t dev, uint64_t a, const csv_seg_t *n)
 {
-    if (dev != n->dev)
-        return dev < n->dev ? -1 : 1;
-    return a < n->start ? -1 : a > n->start;
+    int c = gm__cmp_u64(dev, n->dev);
+    return c ? c : gm__cmp_u64(a, n->start);
 }
 
 /* Split t into keys < (dev, a) and keys >= (dev, a). */

@@ -30,6 +30,7 @@
 #include "gmsim/attrs.h"
 #include "gmsim/text.h"
 #include "formats/textin.h"
+#include "base/bits.h"
 #include "base/vec.h"
 
 enum { DSA_ID, DSA_LOWER, DSA_UPPER, DSA_SIZE, DSA_NCOLS };
@@ -49,12 +50,10 @@ typedef struct dsa_edge {
 static int dsa_edge_cmp(const void *a, const void *b)
 {
     const dsa_edge_t *x = a, *y = b;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    uint64_t kx = x->key & 1, ky = y->key & 1;
-    if (kx != ky)
-        return kx < ky ? -1 : 1; /* frees first */
-    return x->key < y->key ? -1 : x->key > y->key;
+    int c = gm__cmp_u64(x->time, y->time);
+    if (c == 0)
+        c = gm__cmp_u64(x->key & 1, y->key & 1); /* frees first */
+    return c ? c : gm__cmp_u64(x->key, y->key);
 }
 
 /* The capacity in a file name, or 0. */

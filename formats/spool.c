@@ -38,6 +38,7 @@
 #include "gmsim/attrs.h"
 #include "gmsim/capture.h"
 #include "formats/spool_format.h"
+#include "base/bits.h"
 #include "base/idmap.h"
 #include "store/store.h"
 #include "base/vec.h"
@@ -216,11 +217,10 @@ static int spool_parse_header(spool_t *sp, gm_error_t *err)
 static int spool_item_cmp(const void *a, const void *b)
 {
     const spool_item_t *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
+    int c = gm__cmp_u64(x->ts, y->ts);
+    if (c == 0)
+        c = gm__cmp_u64(x->seq, y->seq);
+    return c ? c : gm__cmp_u64(x->idx, y->idx);
 }
 
 /* Check every record of kept block bi and append them to the items. */

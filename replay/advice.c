@@ -41,6 +41,7 @@
 
 #include "gmsim/device.h"
 #include "gmsim/sweep.h"
+#include "base/bits.h"
 #include "base/vec.h"
 #include "sim/torch_rules.h"
 
@@ -475,7 +476,7 @@ static void advice_live_fn(void *ctx, uint64_t id, const gm_block_t *blk)
 static int advice_live_cmp(const void *x, const void *y)
 {
     const advice_live_t *a = x, *b = y;
-    return a->addr < b->addr ? -1 : a->addr > b->addr;
+    return gm__cmp_u64(a->addr, b->addr);
 }
 
 /* Segments that could have served the request first, then by free bytes. */
@@ -484,9 +485,8 @@ static int advice_seg_cmp(const void *x, const void *y)
     const gm_oom_segment_t *a = x, *b = y;
     if (a->serves != b->serves)
         return a->serves ? -1 : 1;
-    if (a->free_bytes != b->free_bytes)
-        return a->free_bytes > b->free_bytes ? -1 : 1;
-    return a->addr < b->addr ? -1 : a->addr > b->addr;
+    int c = gm__cmp_u64(b->free_bytes, a->free_bytes);
+    return c ? c : gm__cmp_u64(a->addr, b->addr);
 }
 
 void gm_oom_report_release(gm_oom_report_t *r)

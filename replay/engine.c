@@ -49,6 +49,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/bits.h"
 #include "base/idmap.h"
 #include "gmsim/advice.h"
 #include "gmsim/attrs.h"
@@ -518,9 +519,8 @@ typedef struct engine_live {
 static int engine_live_cmp(const void *a, const void *b)
 {
     const engine_live_t *x = a, *y = b;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
+    int c = gm__cmp_u64(y->size, x->size);
+    return c ? c : gm__cmp_u64(x->id, y->id);
 }
 
 /*

@@ -44,6 +44,7 @@
  * made at build time by cmake/embed.cmake. */
 #include "report/page_css.h"
 #include "report/page_js.h"
+#include "base/bits.h"
 
 /* A planner's plan as the report shows it: "optimal" (proved), else the
  * status and how far above the lower bound it may be; "" without a plan. */
@@ -195,9 +196,8 @@ static int report_by_rank(const void *a, const void *b)
 {
     const char *x = *(const char *const *)a, *y = *(const char *const *)b;
     size_t rx = report_policy_rank(x), ry = report_policy_rank(y);
-    if (rx != ry)
-        return rx < ry ? -1 : 1;
-    return strcmp(x, y);
+    int c = gm__cmp_u64(rx, ry);
+    return c ? c : strcmp(x, y);
 }
 
 /* The policy's best run in a group: least peak reserved without OOMs,

@@ -46,6 +46,7 @@
 #include "gmsim/store.h"
 #include "gmsim/sweep.h"
 #include "report/report.h"
+#include "base/bits.h"
 
 #define REPORT_SITES 12       /* sites shown per trace */
 #define REPORT_STACKS 5       /* stacks shown per site */
@@ -75,7 +76,7 @@ static int report_by_key(const void *a, const void *b)
 {
     const report_sortkey_t *x = a, *y = b;
     int c = strcmp(x->key, y->key);
-    return c ? c : (x->run < y->run ? -1 : x->run > y->run);
+    return c ? c : gm__cmp_u64(x->run, y->run);
 }
 
 static const report_t *report_sort_ctx;
@@ -84,20 +85,17 @@ static int report_by_peak(const void *a, const void *b)
 {
     const report_run_t *x = &report_sort_ctx->runs[*(const size_t *)a];
     const report_run_t *y = &report_sort_ctx->runs[*(const size_t *)b];
-    if (x->m.peak_reserved != y->m.peak_reserved)
-        return x->m.peak_reserved < y->m.peak_reserved ? -1 : 1;
-    return strcmp(x->label, y->label);
+    int c = gm__cmp_u64(x->m.peak_reserved, y->m.peak_reserved);
+    return c ? c : strcmp(x->label, y->label);
 }
 
 static int report_by_group(const void *a, const void *b)
 {
     const report_group_t *x = a, *y = b;
-    if (x->seq_len != y->seq_len)
-        return x->seq_len < y->seq_len ? -1 : 1;
-    int c = strcmp(x->name, y->name);
-    if (c)
-        return c;
-    return x->capacity < y->capacity ? -1 : x->capacity > y->capacity;
+    int c = gm__cmp_i64(x->seq_len, y->seq_len);
+    if (c == 0)
+        c = strcmp(x->name, y->name);
+    return c ? c : gm__cmp_u64(x->capacity, y->capacity);
 }
 
 int report_load_stores(report_t *R)
@@ -363,23 +361,21 @@ typedef struct report_pair {
 static int report_by_frames(const void *a, const void *b)
 {
     const report_pair_t *x = a, *y = b;
-    return x->frames < y->frames ? -1 : x->frames > y->frames;
+    return gm__cmp_u64(x->frames, y->frames);
 }
 
 static int report_stack_by_bytes(const void *a, const void *b)
 {
     const report_stack_t *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
-    return x->frames < y->frames ? -1 : x->frames > y->frames;
+    int c = gm__cmp_u64(y->bytes, x->bytes);
+    return c ? c : gm__cmp_u64(x->frames, y->frames);
 }
 
 static int report_site_by_bytes(const void *a, const void *b)
 {
     const report_site_t *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
-    return strcmp(x->name, y->name);
+    int c = gm__cmp_u64(y->bytes, x->bytes);
+    return c ? c : strcmp(x->name, y->name);
 }
 
 static int report_mark_kind(const char *tag)

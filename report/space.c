@@ -94,7 +94,7 @@ static void space_live_fn(void *ctx, uint64_t id, const gm_block_t *blk)
 static int space_live_cmp(const void *x, const void *y)
 {
     const space_live_t *a = x, *b = y;
-    return a->addr < b->addr ? -1 : a->addr > b->addr;
+    return gm__cmp_u64(a->addr, b->addr);
 }
 
 /* The request a peak's snapshot explains its free blocks against; NULL
@@ -346,7 +346,7 @@ static void space_any_free(space_anyset_t *S, size_t n)
 static int space_span_cmp(const void *x, const void *y)
 {
     const gm_oom_segment_t *a = x, *b = y;
-    return a->addr < b->addr ? -1 : a->addr > b->addr;
+    return gm__cmp_u64(a->addr, b->addr);
 }
 
 /* After event index: when run k's device changed, walk it and close the
@@ -441,12 +441,6 @@ static void space_cut_fn(void *ctx, const gm_walk_block_t *w)
     c->prev_free = !w->allocated;
 }
 
-static int space_u64_cmp(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* After event index: run A's cuts now against those open, closing the ones
  * that went and opening the ones that came. */
 static int space_any_cuts(space_any_t *A, gm_policy_t *p, uint64_t index)
@@ -466,7 +460,7 @@ static int space_any_cuts(space_any_t *A, gm_policy_t *p, uint64_t index)
         return -1;
     }
     if (c.n > 1)
-        qsort(c.addr, c.n, sizeof *c.addr, space_u64_cmp);
+        qsort(c.addr, c.n, sizeof *c.addr, gm__cmp_u64_qsort);
     size_t i = 0, j = 0, m = 0;
     int rc = 0;
     while (i < A->ncopen || j < c.n) {

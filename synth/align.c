@@ -418,13 +418,12 @@ typedef struct al_pre {
 static int al_pre_cmp(const void *x, const void *y)
 {
     const al_pre_t *a = x, *b = y;
-    if (a->tok.key != b->tok.key)
-        return a->tok.key < b->tok.key ? -1 : 1;
-    if (a->free_event != b->free_event)
-        return a->free_event < b->free_event ? -1 : 1;
-    if (a->tok.size != b->tok.size)
-        return a->tok.size < b->tok.size ? -1 : 1;
-    return a->tok.ref < b->tok.ref ? -1 : a->tok.ref > b->tok.ref;
+    int c = gm__cmp_u64(a->tok.key, b->tok.key);
+    if (c == 0)
+        c = gm__cmp_u64(a->free_event, b->free_event);
+    if (c == 0)
+        c = gm__cmp_u64(a->tok.size, b->tok.size);
+    return c ? c : gm__cmp_u64(a->tok.ref, b->tok.ref);
 }
 
 /* The pre-existing tokens of t, by (key, the order they are freed in,

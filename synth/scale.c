@@ -89,6 +89,7 @@
 #include <string.h>
 
 #include "gmsim/attrs.h"
+#include "base/bits.h"
 
 /* A capture is refused as of another precision when this many of its
  * pairs, and this share of them, move against the sizes (sc_against). */
@@ -312,17 +313,15 @@ typedef struct sc_none {
 static int sc_none_key_cmp(const void *x, const void *y)
 {
     const sc_none_t *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->first < b->first ? -1 : a->first > b->first;
+    int c = gm__cmp_u64(a->key, b->key);
+    return c ? c : gm__cmp_u64(a->first, b->first);
 }
 
 static int sc_none_bytes_cmp(const void *x, const void *y)
 {
     const sc_none_t *a = x, *b = y;
-    if (a->bytes != b->bytes)
-        return a->bytes > b->bytes ? -1 : 1;
-    return a->first < b->first ? -1 : a->first > b->first;
+    int c = gm__cmp_u64(b->bytes, a->bytes);
+    return c ? c : gm__cmp_u64(a->first, b->first);
 }
 
 static int sc_none_sites(gm_scale_plan_t *pl, gm_error_t *err)

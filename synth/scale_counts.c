@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bits.h"
 #include "base/vec.h"
 
 /* An allocation by key and size (a capture's unpaired pre-existing ones). */
@@ -46,9 +47,8 @@ typedef struct sc_kz {
 static int sc_kz_cmp(const void *x, const void *y)
 {
     const sc_kz_t *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->size < b->size ? -1 : a->size > b->size;
+    int c = gm__cmp_u64(a->key, b->key);
+    return c ? c : gm__cmp_u64(a->size, b->size);
 }
 
 int sc_count_note_unpaired(gm_scale_plan_t *pl, size_t k, const int64_t *b_to_a,
@@ -161,14 +161,12 @@ typedef struct sc_pre {
 static int sc_pre_cmp(const void *x, const void *y)
 {
     const sc_pre_t *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    if (a->size != b->size)
-        return a->size < b->size ? -1 : 1;
-    int c = memcmp(a->zk, b->zk, sizeof a->zk);
-    if (c)
-        return c;
-    return a->id < b->id ? -1 : a->id > b->id;
+    int c = gm__cmp_u64(a->key, b->key);
+    if (c == 0)
+        c = gm__cmp_u64(a->size, b->size);
+    if (c == 0)
+        c = memcmp(a->zk, b->zk, sizeof a->zk);
+    return c ? c : gm__cmp_u64(a->id, b->id);
 }
 
 /* (capture's key and size, group) for finding two groups that claim one
@@ -181,11 +179,10 @@ typedef struct sc_claim {
 static int sc_claim_cmp(const void *x, const void *y)
 {
     const sc_claim_t *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    if (a->size != b->size)
-        return a->size < b->size ? -1 : 1;
-    return a->group < b->group ? -1 : a->group > b->group;
+    int c = gm__cmp_u64(a->key, b->key);
+    if (c == 0)
+        c = gm__cmp_u64(a->size, b->size);
+    return c ? c : gm__cmp_u64(a->group, b->group);
 }
 
 int sc_count_laws(gm_scale_plan_t *pl, gm_error_t *err)

@@ -5,6 +5,7 @@
  * for the allocations of the base that paired in no other capture.
  */
 #include "synth/scale_int.h"
+#include "base/bits.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -131,9 +132,8 @@ typedef struct sc_site {
 static int sc_site_cmp(const void *x, const void *y)
 {
     const sc_site_t *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->size < b->size ? -1 : a->size > b->size;
+    int c = gm__cmp_u64(a->key, b->key);
+    return c ? c : gm__cmp_u64(a->size, b->size);
 }
 
 /* Compact sorted v[0..m) to one entry per (key, size); p = INT8_MIN marks
@@ -224,11 +224,10 @@ typedef struct sc_zid {
 static int sc_zid_cmp(const void *x, const void *y)
 {
     const sc_zid_t *a = x, *b = y;
-    if (a->size != b->size)
-        return a->size < b->size ? -1 : 1;
-    if (a->order != b->order)
-        return a->order < b->order ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
+    int c = gm__cmp_u64(a->size, b->size);
+    if (c == 0)
+        c = gm__cmp_u64(a->order, b->order);
+    return c ? c : gm__cmp_u64(a->id, b->id);
 }
 
 /* An allocation's key with its lifetime mixed in: freed in the window or

@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "base/bits.h"
 #include "util.h"
@@ -162,4 +163,25 @@ Test(bits, mixers)
     cr_assert_eq(gm__splitmix64(&s), UINT64_C(0x06c45d188009454f));
     uint64_t t = 0;
     cr_assert_eq(gt_rand(&t), UINT64_C(0xe220a8397b1dcdaf));
+}
+
+/* The three-way comparison at the edges of each type: a subtraction
+ * (a - b) or an int cast would get these wrong. */
+Test(bits, compare)
+{
+    cr_assert_eq(gm__cmp_u64(0, 0), 0);
+    cr_assert_eq(gm__cmp_u64(0, UINT64_MAX), -1);
+    cr_assert_eq(gm__cmp_u64(UINT64_MAX, 0), 1);
+    cr_assert_eq(gm__cmp_u64(UINT64_C(1) << 32, 1), 1);
+    cr_assert_eq(gm__cmp_i64(-1, 0), -1);
+    cr_assert_eq(gm__cmp_i64(INT64_MIN, INT64_MAX), -1);
+    cr_assert_eq(gm__cmp_i64(INT64_MAX, INT64_MIN), 1);
+    cr_assert_eq(gm__cmp_i64(-5, -5), 0);
+    uint64_t v[] = {UINT64_MAX, 3, UINT64_C(1) << 63, 0, 3};
+    qsort(v, 5, sizeof *v, gm__cmp_u64_qsort);
+    uint64_t want[] = {0, 3, 3, UINT64_C(1) << 63, UINT64_MAX};
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(v[i], want[i]);
+    uint64_t key = 3;
+    cr_assert_not_null(bsearch(&key, v, 5, sizeof *v, gm__cmp_u64_qsort));
 }

@@ -102,6 +102,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "base/bits.h"
 #include "base/bulk.h"
 
 static const char *const tk_act_names[TK_NACT] = {
@@ -247,7 +248,7 @@ static int tk_read_entries(tk_dev_t *dv, const gm__pk_t *list)
 static int tk_block_cmp(const void *a, const void *b)
 {
     const gm__tk_block_t *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    return gm__cmp_u64(x->addr, y->addr);
 }
 
 /* Build the final state of device dv from the snapshot's segments. */
@@ -407,12 +408,6 @@ static int tk_settings(tk_snap_t *s, const gm__pk_t *root)
 /* Round to 512 B alone (no divisions), as the padding vote compares. */
 static uint64_t tk_r512(uint64_t x) { return gm__torch_round(x, NULL); }
 
-static int tk_u64_cmp(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Detect the 32-byte padding (see the file comment). */
 static int tk_detect_pad(tk_snap_t *s, const gm__pk_t *segs, const gm__pk_t *traces)
 {
@@ -465,7 +460,7 @@ static int tk_detect_pad(tk_snap_t *s, const gm__pk_t *segs, const gm__pk_t *tra
             if (gm__pk_u64(tk_get(bl->v.items[j], k->address), &addrs[n]))
                 n++;
     }
-    qsort(addrs, n, sizeof *addrs, tk_u64_cmp);
+    qsort(addrs, n, sizeof *addrs, gm__cmp_u64_qsort);
     uint64_t vote_pad = 0, vote_plain = 0;
     for (uint32_t d = 0; d < traces->n; d++) {
         const gm__pk_t *t = traces->v.items[d];
@@ -479,8 +474,8 @@ static int tk_detect_pad(tk_snap_t *s, const gm__pk_t *segs, const gm__pk_t *tra
             if (pa == pp)
                 continue;
             uint64_t x = a + pa, y = a + pp;
-            vote_pad += bsearch(&x, addrs, n, sizeof *addrs, tk_u64_cmp) != NULL;
-            vote_plain += bsearch(&y, addrs, n, sizeof *addrs, tk_u64_cmp) != NULL;
+            vote_pad += bsearch(&x, addrs, n, sizeof *addrs, gm__cmp_u64_qsort) != NULL;
+            vote_plain += bsearch(&y, addrs, n, sizeof *addrs, gm__cmp_u64_qsort) != NULL;
         }
     }
     free(addrs);

@@ -6,6 +6,7 @@
  * annotations).
  */
 #include "formats/torch/torch.h"
+#include "base/bits.h"
 
 #include <stdio.h>
 
@@ -14,9 +15,8 @@
 int gm__tk_note_cmp(const void *a, const void *b)
 {
     const tk_note_t *x = a, *y = b;
-    if (x->ts_ns != y->ts_ns)
-        return x->ts_ns < y->ts_ns ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
+    int c = gm__cmp_u64(x->ts_ns, y->ts_ns);
+    return c ? c : gm__cmp_u64(x->order, y->order);
 }
 
 /* Same non-empty frames (frame dicts are shared nodes). */
