@@ -345,6 +345,20 @@ static const char *spool_text(const spool_t *sp, const spool_item_t *it)
     return r.text != NULL ? r.text : "";
 }
 
+/* A free of an address (r->addr) that `m` maps to its device, the live
+ * allocations or the mappings: the item is that device's; a failed call,
+ * or an address that was never given, is counted. */
+static void spool_assign_free(spool_t *sp, gm__idmap_t *m, const spool_rec_t *r, spool_item_t *it)
+{
+    uint64_t v;
+    if (r->result != 0)
+        sp->failed++;
+    else if (gm__idmap_remove(m, r->addr, &v))
+        it->dev = (int32_t)v;
+    else
+        sp->unmatched++;
+}
+
 static int spool_assign(spool_t *sp, gm_error_t *err)
 {
     gm__idmap_t live, handles, maps, ranges;
@@ -397,14 +411,7 @@ static int spool_assign(spool_t *sp, gm_error_t *err)
             sp->used[dev] = 1;
             break;
         case 'F':
-            if (r.result != 0) {
-                sp->failed++;
-                break;
-            }
-            if (gm__idmap_remove(&live, r.addr, &v))
-                it->dev = (int32_t)v;
-            else
-                sp->unmatched++;
+            spool_assign_free(sp, &live, &r, it);
             break;
         case 'C':
             if (r.result != 0 || r.aux == GM__IDMAP_EMPTY) {
@@ -448,14 +455,7 @@ static int spool_assign(spool_t *sp, gm_error_t *err)
             sp->used[dev] = 1;
             break;
         case 'U':
-            if (r.result != 0) {
-                sp->failed++;
-                break;
-            }
-            if (gm__idmap_remove(&maps, r.addr, &v))
-                it->dev = (int32_t)v;
-            else
-                sp->unmatched++;
+            spool_assign_free(sp, &maps, &r, it);
             break;
         case 'P':
         case 'p': {

@@ -150,31 +150,15 @@ static inline size_t spool_encode(unsigned char *dst, uint64_t base_ts, uint64_t
 {
     size_t n = 8;
     uint8_t flags = (uint8_t)(xflags & SPOOL_F_CUPTI);
-    if (addr) {
-        flags |= SPOOL_F_ADDR;
-        memcpy(dst + n, &addr, 8);
-        n += 8;
-    }
-    if (size) {
-        flags |= SPOOL_F_SIZE;
-        memcpy(dst + n, &size, 8);
-        n += 8;
-    }
-    if (stream) {
-        flags |= SPOOL_F_STREAM;
-        memcpy(dst + n, &stream, 8);
-        n += 8;
-    }
-    if (aux) {
-        flags |= SPOOL_F_AUX;
-        memcpy(dst + n, &aux, 8);
-        n += 8;
-    }
-    if (result) {
-        flags |= SPOOL_F_RESULT;
-        memcpy(dst + n, &result, 8);
-        n += 8;
-    }
+    /* The words in flag order (SPOOL_F_ADDR is bit 0), as spool_decode
+     * reads them: a word that is 0 is left out. */
+    const uint64_t word[5] = {addr, size, stream, aux, (uint64_t)result};
+    for (int i = 0; i < 5; i++)
+        if (word[i]) {
+            flags |= (uint8_t)(1u << i);
+            memcpy(dst + n, &word[i], 8);
+            n += 8;
+        }
     if (text != NULL) {
         uint64_t tl = strnlen(text, SPOOL_TEXT_MAX - 1);
         uint64_t nb = tl + 1, words = (nb + 7) / 8;
