@@ -24,6 +24,7 @@
 
 #include "store/sql.h"
 #include "store/store.h"
+#include "store/store_int.h"
 #include "base/vec.h"
 
 static int runs_fail(gm_store_t *s, gm_error_t *err, int rc, const char *what)
@@ -199,50 +200,102 @@ int gm_store_run_timeline(gm_store_t *s, int64_t id, gm_timeline_point_t **out, 
     return 0;
 }
 
-/* Copy one run (row and timeline) from src to dst; in dst's transaction. */
-static int runs_copy_one(gm_store_t *dst, gm_store_t *src, const gm_run_info_t *ri,
-                         gm_error_t *err)
+
+/* ---- inserting a run ------------------------------------------------------ */
+
+#define RUNS_TL_ROWS 64 /* timeline points per INSERT (7 parameters each) */
+
+/* Bind timeline point k of run run_id at parameter `first` (7 values). */
+static void runs_bind_point(sqlite3_stmt *st, int first, int64_t run_id, size_t k,
+                             const gm_timeline_point_t *p)
 {
-    sqlite3_stmt *st;
-    int rc = runs_prepare(dst,
+    /* Byte and event figures stay below 2^63 (sizes are capped at 2^48). */
+    int64_t v[] = {run_id,          (int64_t)k,           (int64_t)p->event, (int64_t)p->ts_ns,
+                   (int64_t)p->requested, (int64_t)p->allocated, (int64_t)p->reserved};
+    for (int i = 0; i < 7; i++)
+        sqlite3_bind_int64(st, first + i, v[i]);
+}
+
+/* Insert a row of runs, text[] its trace digest, trace name, policy,
+ * params, device, gmsim version, metrics and created, and its timeline
+ * pts[0 .. n); the row's id in *id.  In the caller's transaction.  0, or
+ * the store's error, as "cannot copy …" (copy) or "cannot save …". */
+static int runs_insert(gm_store_t *s, const char *const text[8], const gm_timeline_point_t *pts,
+                       size_t n, int copy, int64_t *id, gm_error_t *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = runs_prepare(s,
                           "INSERT INTO runs (trace_digest, trace_name, policy, params, device, "
                           "gmsim_version, metrics, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                           &st, err);
     if (rc)
         return rc;
-    const char *text[] = {ri->trace_digest, ri->trace,   ri->policy,  ri->params,
-                          ri->device,       ri->version, ri->metrics, ri->created};
     for (int i = 0; i < 8; i++)
         sqlite3_bind_text(st, i + 1, text[i], -1, SQLITE_STATIC);
     int r = sqlite3_step(st);
     sqlite3_finalize(st);
     if (r != SQLITE_DONE)
-        return runs_fail(dst, err, r, "cannot copy a run");
-    int64_t new_id = sqlite3_last_insert_rowid(gm__store_db(dst));
-    gm_timeline_point_t *pts = NULL;
-    size_t n = 0;
-    if ((rc = gm_store_run_timeline(src, ri->id, &pts, &n, err)))
+        return runs_fail(s, err, r, copy ? "cannot copy a run" : "cannot save a run");
+    const char *tl_fail = copy ? "cannot copy a timeline" : "cannot save a run's timeline";
+    int64_t run_id = sqlite3_last_insert_rowid(gm__store_db(s));
+    /* The timeline goes in RUNS_TL_ROWS points per statement (one step
+     * instead of 64: a sweep's writer spends most of its time here), the
+     * remainder one point at a time. */
+    sqlite3_stmt *many = NULL;
+    st = NULL;
+    size_t k = 0;
+    if (n >= RUNS_TL_ROWS) {
+        char sql[64 + RUNS_TL_ROWS * 24];
+        size_t len = (size_t)snprintf(sql, sizeof sql,
+                                      "INSERT INTO timelines (run_id, point, event, ts_ns, "
+                                      "requested, allocated, reserved) VALUES ");
+        for (int i = 0; i < RUNS_TL_ROWS; i++)
+            len += (size_t)snprintf(sql + len, sizeof sql - len, "%s(?,?,?,?,?,?,?)", i ? "," : "");
+        if ((rc = runs_prepare(s, sql, &many, err)))
+            return rc;
+    }
+    for (; k + RUNS_TL_ROWS <= n; k += RUNS_TL_ROWS) {
+        sqlite3_reset(many);
+        for (int i = 0; i < RUNS_TL_ROWS; i++)
+            runs_bind_point(many, 7 * i + 1, run_id, k + (size_t)i, &pts[k + (size_t)i]);
+        if ((r = sqlite3_step(many)) != SQLITE_DONE) {
+            sqlite3_finalize(many);
+            return runs_fail(s, err, r, tl_fail);
+        }
+    }
+    sqlite3_finalize(many);
+    if (k < n &&
+        (rc = runs_prepare(s,
+                           "INSERT INTO timelines (run_id, point, event, ts_ns, requested, "
+                           "allocated, reserved) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           &st, err)))
         return rc;
-    rc = runs_prepare(dst,
-                      "INSERT INTO timelines (run_id, point, event, ts_ns, requested, "
-                      "allocated, reserved) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                      &st, err);
-    for (size_t k = 0; rc == 0 && k < n; k++) {
-        const gm_timeline_point_t *p = &pts[k];
-        int64_t v[] = {new_id,
-                       (int64_t)k,
-                       (int64_t)p->event,
-                       (int64_t)p->ts_ns,
-                       (int64_t)p->requested,
-                       (int64_t)p->allocated,
-                       (int64_t)p->reserved};
+    for (; k < n; k++) {
         sqlite3_reset(st);
-        for (int i = 0; i < 7; i++)
-            sqlite3_bind_int64(st, i + 1, v[i]);
-        if ((r = sqlite3_step(st)) != SQLITE_DONE)
-            rc = runs_fail(dst, err, r, "cannot copy a timeline");
+        runs_bind_point(st, 1, run_id, k, &pts[k]);
+        if ((r = sqlite3_step(st)) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return runs_fail(s, err, r, tl_fail);
+        }
     }
     sqlite3_finalize(st);
+    *id = run_id;
+    return 0;
+}
+
+/* Copy one run (row and timeline) from src to dst; in dst's transaction. */
+static int runs_copy_one(gm_store_t *dst, gm_store_t *src, const gm_run_info_t *ri,
+                         gm_error_t *err)
+{
+    gm_timeline_point_t *pts = NULL;
+    size_t n = 0;
+    int64_t id;
+    int rc = gm_store_run_timeline(src, ri->id, &pts, &n, err);
+    if (rc)
+        return rc;
+    const char *text[] = {ri->trace_digest, ri->trace,   ri->policy,  ri->params,
+                          ri->device,       ri->version, ri->metrics, ri->created};
+    rc = runs_insert(dst, text, pts, n, 1, &id, err);
     free(pts);
     return rc;
 }
@@ -387,18 +440,6 @@ int gm_store_copy_runs(gm_store_t *dst, gm_store_t *src, size_t *copied, size_t 
 
 /* ---- saving a run --------------------------------------------------------- */
 
-#define RUNS_TL_ROWS 64 /* timeline points per INSERT (7 parameters each) */
-
-/* Bind timeline point k of run run_id at parameter `first` (7 values). */
-static void runs_bind_point(sqlite3_stmt *st, int first, int64_t run_id, size_t k,
-                             const gm_timeline_point_t *p)
-{
-    /* Byte and event figures stay below 2^63 (sizes are capped at 2^48). */
-    int64_t v[] = {run_id,          (int64_t)k,           (int64_t)p->event, (int64_t)p->ts_ns,
-                   (int64_t)p->requested, (int64_t)p->allocated, (int64_t)p->reserved};
-    for (int i = 0; i < 7; i++)
-        sqlite3_bind_int64(st, first + i, v[i]);
-}
 
 int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm_error_t *err)
 {
@@ -415,7 +456,6 @@ int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm
     rc = runs_begin(s, err);
     if (rc)
         return rc;
-    sqlite3_stmt *st = NULL;
     /* A run's key is unique (the runs_key index): a run stored already,
      * by this process or another writer, is kept as it is.  The lookup is
      * inside the write transaction, so two writers cannot both miss it. */
@@ -436,67 +476,11 @@ int gm_store_save_run(gm_store_t *s, const gm_run_record_t *run, int64_t *id, gm
     if (rc != GM_ENOTFOUND)
         goto fail;
     gm_error_clear(err);
-    rc = runs_prepare(s,
-                       "INSERT INTO runs (trace_digest, trace_name, policy, params, device, "
-                       "gmsim_version, metrics, created) VALUES (?, ?, ?, ?, ?, ?, ?, "
-                       "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
-                       &st, err);
-    if (rc)
+    const char *text[] = {run->trace_digest, run->trace,   run->policy,  run->params,
+                          run->device,       gm_version(), run->metrics, gm__store_created(s)};
+    int64_t run_id;
+    if ((rc = runs_insert(s, text, run->timeline, run->npoints, 0, &run_id, err)))
         goto fail;
-    const char *text[] = {run->trace_digest, run->trace, run->policy, run->params,
-                          run->device,       gm_version(), run->metrics};
-    for (int i = 0; i < 7; i++)
-        sqlite3_bind_text(st, i + 1, text[i], -1, SQLITE_STATIC);
-    int r = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE) {
-        rc = runs_fail(s, err, r, "cannot save a run");
-        goto fail;
-    }
-    int64_t run_id = sqlite3_last_insert_rowid(gm__store_db(s));
-    /* The timeline goes in RUNS_TL_ROWS points per statement (one step
-     * instead of 64: a sweep's writer spends most of its time here), the
-     * remainder one point at a time. */
-    sqlite3_stmt *many = NULL;
-    st = NULL;
-    size_t k = 0;
-    if (run->npoints >= RUNS_TL_ROWS) {
-        char sql[64 + RUNS_TL_ROWS * 24];
-        size_t n = (size_t)snprintf(sql, sizeof sql,
-                                    "INSERT INTO timelines (run_id, point, event, ts_ns, "
-                                    "requested, allocated, reserved) VALUES ");
-        for (int i = 0; i < RUNS_TL_ROWS; i++)
-            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s(?,?,?,?,?,?,?)", i ? "," : "");
-        if ((rc = runs_prepare(s, sql, &many, err)))
-            goto fail;
-    }
-    for (; k + RUNS_TL_ROWS <= run->npoints; k += RUNS_TL_ROWS) {
-        sqlite3_reset(many);
-        for (int i = 0; i < RUNS_TL_ROWS; i++)
-            runs_bind_point(many, 7 * i + 1, run_id, k + (size_t)i, &run->timeline[k + (size_t)i]);
-        if ((r = sqlite3_step(many)) != SQLITE_DONE) {
-            sqlite3_finalize(many);
-            rc = runs_fail(s, err, r, "cannot save a run's timeline");
-            goto fail;
-        }
-    }
-    sqlite3_finalize(many);
-    if (k < run->npoints &&
-        (rc = runs_prepare(s,
-                            "INSERT INTO timelines (run_id, point, event, ts_ns, requested, "
-                            "allocated, reserved) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            &st, err)))
-        goto fail;
-    for (; k < run->npoints; k++) {
-        sqlite3_reset(st);
-        runs_bind_point(st, 1, run_id, k, &run->timeline[k]);
-        if ((r = sqlite3_step(st)) != SQLITE_DONE) {
-            sqlite3_finalize(st);
-            rc = runs_fail(s, err, r, "cannot save a run's timeline");
-            goto fail;
-        }
-    }
-    sqlite3_finalize(st);
     if (run->shard && (rc = gm_store_put_shard(s, run->shard, err)))
         goto fail;
     if ((rc = runs_commit(s, err)))
