@@ -119,15 +119,55 @@ static const char *find_chromium(void)
     return NULL;
 }
 
+/* The chromium to run, or the test skipped (`what`: what it would test). */
+static const char *chromium_or_skip(const char *what)
+{
+    const char *chromium = find_chromium();
+    if (chromium == NULL)
+        cr_skip_test("chromium is not installed: run 'scripts/deps chromium' to test the "
+                     "report's %s",
+                     what);
+    return chromium;
+}
+
+/* Run chromium headless on url with a fresh profile (gt_tmpfile(profile)),
+ * the window size and options opt[] (NULL-terminated), its standard output
+ * to out_path (NULL: discarded); the test fails unless it exits 0. */
+static void run_chromium(const char *chromium, const char *profile, const char *window,
+                         const char *const opt[], const char *url, const char *out_path)
+{
+    char profile_arg[512];
+    snprintf(profile_arg, sizeof profile_arg, "--user-data-dir=%s", gt_tmpfile(profile));
+    const char *argv[16] = {chromium,         "--headless", "--no-sandbox", "--disable-gpu",
+                            "--no-first-run", window,       profile_arg};
+    size_t n = 7;
+    for (size_t i = 0; opt[i] != NULL && n < 14; i++)
+        argv[n++] = opt[i];
+    argv[n++] = url;
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        int out = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : devnull;
+        dup2(out, 1);
+        dup2(devnull, 2);
+        execv(chromium, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "chromium failed (status %d)",
+              status);
+}
+
 Test(report, chromium_renders_the_charts, .timeout = 120)
 {
 #if defined(__SANITIZE_ADDRESS__)
     cr_skip_test("the screenshot runs in the plain build only (chromium is not under test)");
 #endif
-    const char *chromium = find_chromium();
-    if (chromium == NULL)
-        cr_skip_test("chromium is not installed: run 'scripts/deps chromium' to test the "
-                     "report's rendering");
+    const char *chromium = chromium_or_skip("rendering");
     const char *out, *in = rt_inputs_ready(&out);
     char html_path[512], png_path[512], shot_arg[600], url[600];
     snprintf(html_path, sizeof html_path, "%s", gt_tmpfile("shot.html"));
@@ -136,24 +176,8 @@ Test(report, chromium_renders_the_charts, .timeout = 120)
     unlink(png_path);
     snprintf(shot_arg, sizeof shot_arg, "--screenshot=%s", png_path);
     snprintf(url, sizeof url, "file://%s", html_path);
-    char profile[512];
-    snprintf(profile, sizeof profile, "--user-data-dir=%s", gt_tmpfile("chromium-profile"));
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, 1);
-        dup2(devnull, 2);
-        execl(chromium, chromium, "--headless", "--no-sandbox", "--disable-gpu",
-              "--hide-scrollbars", "--no-first-run", "--window-size=1200,3600", profile,
-              shot_arg, url, (char *)NULL);
-        _exit(127);
-    }
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "chromium failed (status %d)",
-              status);
+    const char *opt[] = {"--hide-scrollbars", shot_arg, NULL};
+    run_chromium(chromium, "chromium-profile", "--window-size=1200,3600", opt, url, NULL);
     size_t n;
     unsigned char *png = (unsigned char *)gt_read_file(png_path, &n);
     cr_assert_not_null(png, "no screenshot at %s", png_path);
@@ -209,33 +233,15 @@ Test(report, chromium_hovers_and_toggles_a_series, .timeout = 120)
 #if defined(__SANITIZE_ADDRESS__)
     cr_skip_test("chromium runs in the plain build only (chromium is not under test)");
 #endif
-    const char *chromium = find_chromium();
-    if (chromium == NULL)
-        cr_skip_test("chromium is not installed: run 'scripts/deps chromium' to test the "
-                     "report's hover and legend");
+    const char *chromium = chromium_or_skip("hover and legend");
     const char *out, *in = rt_inputs_ready(&out);
-    char html_path[512], dom_path[512], url[600], profile[512];
+    char html_path[512], dom_path[512], url[600];
     snprintf(html_path, sizeof html_path, "%s", gt_tmpfile("selftest.html"));
     snprintf(dom_path, sizeof dom_path, "%s", gt_tmpfile("selftest.dom"));
     free(rt_write_report(in, out, GM_REPORT_HTML, html_path));
     snprintf(url, sizeof url, "file://%s#selftest", html_path);
-    snprintf(profile, sizeof profile, "--user-data-dir=%s", gt_tmpfile("chromium-profile2"));
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        int dom = open(dom_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(dom, 1);
-        dup2(devnull, 2);
-        execl(chromium, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-              "--window-size=1200,900", profile, "--dump-dom", url, (char *)NULL);
-        _exit(127);
-    }
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "chromium failed (status %d)",
-              status);
+    const char *opt[] = {"--dump-dom", NULL};
+    run_chromium(chromium, "chromium-profile2", "--window-size=1200,900", opt, url, dom_path);
     size_t n;
     char *dom = gt_read_file(dom_path, &n);
     cr_assert_not_null(dom);
