@@ -10,7 +10,6 @@
 #include "cli/cli.h"
 
 #include <assert.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -111,40 +110,6 @@ int gm__cli_option_error(const char *usage, char **argv, int c)
     if (strncmp(name, "--", 2) == 0)
         cli_suggest_option(usage, name, msg, sizeof msg);
     return gm__cli_usage_error(usage, "%s", msg);
-}
-
-int gm__cli_help(const char *usage)
-{
-    fputs(usage, stdout);
-    return GM_CLI_OK;
-}
-
-int gm__cli_json_only(int argc, char **argv, const char *usage, int *json, int *args,
-                      int *status)
-{
-    enum { OPT_JSON = 256 };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    *json = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON: *json = 1; break;
-        case 'h': *status = gm__cli_help(usage); return 1;
-        default: *status = gm__cli_option_error(usage, argv, c); return 1;
-        }
-    }
-    if (args == NULL && optind < argc) {
-        *status = gm__cli_usage_error(usage, "too many arguments: '%s'", argv[optind]);
-        return 1;
-    }
-    if (args)
-        *args = optind;
-    return GM_CLI_OK;
 }
 
 /* ---- option values -------------------------------------------------------- */
@@ -942,7 +907,7 @@ int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out)
     return rc;
 }
 
-int gm__cli_devopt(gm__cli_devopts_t *o, const char *usage, char **argv, int c, const char *arg)
+int gm__cli_devopt(gm__cli_devopts_t *o, const char *usage, int c, const char *arg)
 {
     switch (c) {
     case GM__CLI_OPT_CAPACITY:
@@ -964,7 +929,7 @@ int gm__cli_devopt(gm__cli_devopts_t *o, const char *usage, char **argv, int c, 
     case GM__CLI_OPT_START:
         o->start_given = arg;
         return gm__cli_start_arg(usage, arg, o->start);
-    default: return gm__cli_option_error(usage, argv, c);
+    default: return GM_CLI_ERROR; /* not reached: the rows give one of these */
     }
 }
 

@@ -65,27 +65,13 @@ int gm__cli_error(const char *fmt, ...) GM_PRINTF(1, 2);
 int gm__cli_usage_error(const char *usage, const char *fmt, ...) GM_PRINTF(2, 3);
 
 /* The diagnostic for getopt_long's '?' (unknown option) or ':' (missing
- * value) result c; returns GM_CLI_USAGE.  Parsers use an optstring starting
- * with ':' and opterr = 0. */
+ * value) result c (the option parser's, cli/opts.h); returns GM_CLI_USAGE. */
 int gm__cli_option_error(const char *usage, char **argv, int c);
-
-/* Print the whole usage text on stdout; returns GM_CLI_OK (for --help). */
-int gm__cli_help(const char *usage);
 
 /* A progress bar on stderr for gm_replay_config_t.progress (ctx: the
  * label, a const char *), when stdout and stderr are terminals; at most ten
  * updates a second; cleared by gm__cli_status_clear. */
 void gm__cli_progress(void *ctx, uint64_t done, uint64_t total);
-
-/*
- * Options of a verb whose only option is --json (besides --help): *json is
- * set and *args gets the index of the first argument (args NULL: the verb
- * takes none, and one is a usage error).  Returns GM_CLI_OK to go on;
- * otherwise the verb returns *status at once (after --help, 0; after an
- * option or argument error, the usage status).
- */
-int gm__cli_json_only(int argc, char **argv, const char *usage, int *json, int *args,
-                      int *status);
 
 /* ---- option values -------------------------------------------------------- */
 
@@ -173,31 +159,13 @@ int gm__cli_size_capacity_arg(const char *usage, const char *text, uint64_t *out
 int gm__cli_granularity_arg(const char *usage, const char *text, uint64_t *out);
 
 /* The options of the device a verb replays on, shared by the verbs that
- * replay (getopt_long values above every verb's own and the model
- * options'), and their rows of a verb's option table: the device
- * (--capacity, --device, --reserve) and how a replay runs on it
- * (--granularity, --threads, --start). */
+ * replay: the device (--capacity, --device, --reserve) and how a replay
+ * runs on it (--granularity, --threads, --start); their rows of a verb's
+ * option table are GM__CLI_DEVICE_OPTS and GM__CLI_RUN_OPTS (cli/opts.h). */
 enum {
     GM__CLI_OPT_CAPACITY = 2000, GM__CLI_OPT_DEVICE, GM__CLI_OPT_RESERVE,
     GM__CLI_OPT_GRANULARITY, GM__CLI_OPT_THREADS, GM__CLI_OPT_START
 };
-#define GM__CLI_DEVICE_LONGOPTS                                       \
-    {"capacity", required_argument, NULL, GM__CLI_OPT_CAPACITY},      \
-    {"device", required_argument, NULL, GM__CLI_OPT_DEVICE},          \
-    {"reserve", required_argument, NULL, GM__CLI_OPT_RESERVE}
-#define GM__CLI_RUN_LONGOPTS                                          \
-    {"granularity", required_argument, NULL, GM__CLI_OPT_GRANULARITY}, \
-    {"threads", required_argument, NULL, GM__CLI_OPT_THREADS},        \
-    {"start", required_argument, NULL, GM__CLI_OPT_START}
-/* The rows of replay, compare and sweep: the traces (-t), the policies
- * (-p; --policy and --policies are one option), their parameters (-P),
- * the device and the run. */
-#define GM__CLI_REPLAY_LONGOPTS                                       \
-    {"trace", required_argument, NULL, 't'},                          \
-    {"policies", required_argument, NULL, 'p'},                       \
-    {"policy", required_argument, NULL, 'p'},                         \
-    {"param", required_argument, NULL, 'P'},                          \
-    GM__CLI_DEVICE_LONGOPTS, GM__CLI_RUN_LONGOPTS
 /* The help of --capacity, --device, --reserve and --granularity in the
  * usage texts of compare and sweep. */
 #define GM__CLI_DEVICE_HELP                                                    \
@@ -224,10 +192,9 @@ typedef struct gm__cli_devopts {
     const char *start_given; /* --start's text; NULL when not given */
 } gm__cli_devopts_t;
 
-/* Option c (getopt_long's result) with value arg when it is one of those:
- * GM_CLI_OK, or the usage status with the message printed; any other c is
- * gm__cli_option_error's (a verb's `default:`). */
-int gm__cli_devopt(gm__cli_devopts_t *o, const char *usage, char **argv, int c, const char *arg);
+/* Option c (GM__CLI_OPT_*) with value arg: GM_CLI_OK, or the usage status
+ * with the message printed. */
+int gm__cli_devopt(gm__cli_devopts_t *o, const char *usage, int c, const char *arg);
 
 /* The configurations of --policy and --param (every policy when `npol` is
  * 0; pol has room for all), each added to a trial replay on `device` so
@@ -424,8 +391,7 @@ void gm__cli_plan_line(const char *name, const gm_plan_info_t *pi);
 
 /* ---- the real GPU (cli/gpu.c) --------------------------------------------- */
 
-/* Parse an --on value: "gpu" (device 0) or "gpu:N"; usage error otherwise. */
-int gm__cli_on_arg(const char *usage, const char *text, int *device);
+/* --on gpu[:N]: gm__cli_on_fn (cli/opts.h). */
 
 /* What the GPU measured beside what was simulated: a table, or (json) the
  * members "device" and "measured" of the open JSON object j. */

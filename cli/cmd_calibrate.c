@@ -7,12 +7,12 @@
  * device granularity, native.chunk, async.granularity and async.align).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 
 static const char calibrate_usage[] =
     "usage: gmsim calibrate [--on gpu[:N]] [-o FILE] [--reps N]\n"
@@ -34,31 +34,17 @@ static const char calibrate_usage[] =
 
 int gm__cmd_calibrate(int argc, char **argv)
 {
-    enum { OPT_ON = 256, OPT_REPS };
-    static const struct option longopts[] = {
-        {"on", required_argument, NULL, OPT_ON},
-        {"output", required_argument, NULL, 'o'},
-        {"reps", required_argument, NULL, OPT_REPS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     gm_gpu_options_t opt = {0};
     const char *output = NULL;
     uint64_t reps = 20;
-    int c, rc = GM_CLI_OK;
-    opterr = 0;
-    while (rc == GM_CLI_OK && (c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_ON: rc = gm__cli_on_arg(calibrate_usage, optarg, &opt.device); break;
-        case 'o': output = optarg; break;
-        case OPT_REPS:
-            rc = gm__cli_count_arg(calibrate_usage, "--reps", optarg, 1, 100000, &reps);
-            break;
-        case 'h': return gm__cli_help(calibrate_usage);
-        default: return gm__cli_option_error(calibrate_usage, argv, c);
-        }
-    }
-    if (rc)
+    int rc;
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("on", 0, GM__CLI_CALL, &opt.device, .fn = gm__cli_on_fn, .value = 1),
+        GM__CLI_OPT("output", 'o', GM__CLI_STR, &output),
+        GM__CLI_OPT("reps", 0, GM__CLI_COUNT, &reps, .lo = 1, .hi = 100000),
+        GM__CLI_OPTS_END,
+    };
+    if (gm__cli_parse(opts, calibrate_usage, argc, argv, &rc))
         return rc;
     if (optind < argc)
         return gm__cli_usage_error(calibrate_usage, "too many arguments: '%s'", argv[optind]);

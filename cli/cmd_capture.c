@@ -25,7 +25,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -37,6 +36,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "gmsim/capture.h"
 
 static const char capture_usage[] =
@@ -262,29 +262,20 @@ static int capture_import(const char *db, const char *dir, unsigned flags)
 
 int gm__cmd_capture(int argc, char **argv)
 {
-    enum { OPT_TORCH = 256, OPT_REPLACE, OPT_KEEP };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"mode", required_argument, NULL, 'm'},
-        {"torch", no_argument, NULL, OPT_TORCH},  {"replace", no_argument, NULL, OPT_REPLACE},
-        {"keep-spool", no_argument, NULL, OPT_KEEP}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *db = NULL, *mode = "preload";
-    int torch = 0, keep = 0, c;
+    int torch = 0, keep = 0, rc;
     unsigned flags = 0;
-    opterr = 0;
-    /* '+': stop at the first non-option (the command). */
-    while ((c = getopt_long(argc, argv, "+:o:m:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': db = optarg; break;
-        case 'm': mode = optarg; break;
-        case OPT_TORCH: torch = 1; break;
-        case OPT_REPLACE: flags |= GM_WRITE_REPLACE; break;
-        case OPT_KEEP: keep = 1; break;
-        case 'h': return gm__cli_help(capture_usage);
-        default: return gm__cli_option_error(capture_usage, argv, c);
-        }
-    }
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("output", 'o', GM__CLI_STR, &db),
+        GM__CLI_OPT("mode", 'm', GM__CLI_STR, &mode),
+        GM__CLI_OPT("torch", 0, GM__CLI_FLAG, &torch),
+        GM__CLI_OPT("replace", 0, GM__CLI_BITS, &flags, .bits = GM_WRITE_REPLACE),
+        GM__CLI_OPT("keep-spool", 0, GM__CLI_FLAG, &keep),
+        GM__CLI_OPTS_END,
+    };
+    /* The options end at the command. */
+    if (gm__cli_parse_to_command(opts, capture_usage, argc, argv, &rc))
+        return rc;
     if (db == NULL)
         return gm__cli_usage_error(capture_usage, "missing the store to write (-o DB)");
     if (strcmp(mode, "preload") != 0 && strcmp(mode, "cupti") != 0)
@@ -332,7 +323,7 @@ int gm__cmd_capture(int argc, char **argv)
         free(dir);
         return status;
     }
-    int rc = capture_import(db, dir, flags);
+    rc = capture_import(db, dir, flags);
     if (rc != GM_CLI_OK) {
         fprintf(stderr,
                 "gmsim: the spool is kept in '%s': import it with 'gmsim import %s -o %s'\n",

@@ -17,13 +17,13 @@
  * usage errors (exit 2), a store or trace
  * that cannot be read is exit 1.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/start.h"
 #include "gmsim/sweep.h"
 #include "base/vec.h"
@@ -452,16 +452,6 @@ static void compare_csv(const compare_item_t *items, size_t n)
 
 int gm__cmd_compare(int argc, char **argv)
 {
-    enum { OPT_BY = 256, OPT_JSON, OPT_CSV, OPT_NO_ADVICE };
-    static const struct option longopts[] = {
-        GM__CLI_REPLAY_LONGOPTS,
-        {"by", required_argument, NULL, OPT_BY},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"csv", no_argument, NULL, OPT_CSV},
-        {"no-advice", no_argument, NULL, OPT_NO_ADVICE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
     cfg.threads = gm__cli_cores();
@@ -470,43 +460,34 @@ int gm__cmd_compare(int argc, char **argv)
                              .granularity = &cfg.device.granularity,
                              .threads = &cfg.threads,
                              .start = &start};
-    int json = 0, csv = 0, by_seq = 0, advise = 1, c, rc = GM_CLI_OK;
-    size_t npol = 0, nparams = 0, nsets = 0, nitems = 0;
-    const gm_policy_ops_t **pol = calloc(gm_policy_count() + 1, sizeof *pol);
-    const char **params = calloc((size_t)argc + 1, sizeof *params);
+    int json = 0, csv = 0, no_advice = 0, by_seq, rc = GM_CLI_OK;
+    size_t by = 0, nsets = 0, nitems = 0;
+    gm__cli_policies_t pol = {.v = calloc(gm_policy_count() + 1, sizeof *pol.v)};
+    gm__cli_list_t params = {0};
     gm_params_t *sets = NULL;
     compare_item_t *items = NULL;
     gm_error_t err = {0};
-    if (pol == NULL || params == NULL) {
+    static const char *const by_names[] = {"trace", "seq_len", NULL};
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("trace", 't', GM__CLI_STR, &glob),
+        GM__CLI_OPT("policies", 'p', GM__CLI_CALL, &pol, .fn = gm__cli_policies_fn, .value = 1),
+        GM__CLI_OPT("policy", 'p', GM__CLI_CALL, &pol, .fn = gm__cli_policies_fn, .value = 1),
+        GM__CLI_OPT("param", 'P', GM__CLI_LIST, &params),
+        GM__CLI_DEVICE_OPTS(&dev),
+        GM__CLI_RUN_OPTS(&dev),
+        GM__CLI_OPT("by", 0, GM__CLI_CHOICE, &by, .names = by_names, .hint = "trace or seq_len"),
+        GM__CLI_OPT("json", 0, GM__CLI_FLAG, &json),
+        GM__CLI_OPT("csv", 0, GM__CLI_FLAG, &csv),
+        GM__CLI_OPT("no-advice", 0, GM__CLI_FLAG, &no_advice),
+        GM__CLI_OPTS_END,
+    };
+    if (pol.v == NULL) {
         rc = gm__cli_error("out of memory");
         goto out;
     }
-    opterr = 0;
-    while (rc == GM_CLI_OK && (c = getopt_long(argc, argv, ":t:p:P:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': glob = optarg; break;
-        case 'p':
-            if (gm_policies_select(optarg, pol, &npol, &err) != 0)
-                rc = gm__cli_usage_error(compare_usage, "%s", err.msg);
-            break;
-        case 'P': params[nparams++] = optarg; break;
-        case OPT_BY:
-        {
-            static const char *const names[] = {"trace", "seq_len", NULL};
-            size_t i = 0;
-            rc = gm__cli_choice_arg(compare_usage, "--by", optarg, names, "trace or seq_len", &i);
-            by_seq = i == 1;
-            break;
-        }
-        case OPT_JSON: json = 1; break;
-        case OPT_CSV: csv = 1; break;
-        case OPT_NO_ADVICE: advise = 0; break;
-        case 'h': rc = gm__cli_help(compare_usage); goto out;
-        default: rc = gm__cli_devopt(&dev, compare_usage, argv, c, optarg); break;
-        }
-    }
-    if (rc)
+    if (gm__cli_parse(opts, compare_usage, argc, argv, &rc))
         goto out;
+    by_seq = by == 1;
     /* the capacity less the reserve, whichever came first (as replay) */
     if ((rc = gm__cli_device_usable(compare_usage, &cfg.device.capacity)))
         goto out;
@@ -518,7 +499,7 @@ int gm__cmd_compare(int argc, char **argv)
         rc = gm__cli_usage_error(compare_usage, "--json and --csv do not go together");
         goto out;
     }
-    rc = gm__cli_configs(compare_usage, pol, npol, params, nparams, &cfg.device, &sets, &nsets);
+    rc = gm__cli_configs(compare_usage, pol.v, pol.n, params.v, params.n, &cfg.device, &sets, &nsets);
     if (rc)
         goto out;
     gm__cli_start_apply(sets, nsets, start);
@@ -561,7 +542,7 @@ int gm__cmd_compare(int argc, char **argv)
                 rc = gm__cli_error("%s", err.msg);
                 break;
             }
-            if (advise && !csv && !by_seq) { /* the pivots and CSV do not show it */
+            if (!no_advice && !csv && !by_seq) { /* the pivots and CSV do not show it */
                 /* the setting a PyTorch user can set, against the recorded one */
                 snprintf(label, sizeof label, "trying PyTorch settings on '%s'", list[k].name);
                 gm__cli_status("%s...", label);
@@ -633,7 +614,7 @@ out:
     }
     free(items);
     gm_configs_free(sets, nsets);
-    free(pol);
-    free(params);
+    free(pol.v);
+    free(params.v);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "gmsim/gpus.h"
 
 static const char devices_usage[] =

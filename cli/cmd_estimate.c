@@ -19,7 +19,6 @@
  * length, and a note when the length is beyond the positions the model was
  * built or trained for.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,28 +282,19 @@ static size_t est_remedies(const gm_synth_config_t *cfg, uint64_t capacity, est_
 
 int gm__cmd_estimate(int argc, char **argv)
 {
-    enum { OPT_JSON = 256 };
-    static const struct option own[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        GM__CLI_DEVICE_LONGOPTS,
-        {"help", no_argument, NULL, 'h'},
-    };
     gm__synth_opts_t so;
-    gm__synth_opts_init(&so, own, sizeof own / sizeof own[0]);
-    int json = 0, c, rc = 0;
+    gm__synth_opts_init(&so);
+    int json = 0, rc = 0;
     uint64_t capacity = 0;
     gm__cli_devopts_t dev = {.capacity = &capacity, .once = 1, .presets = 1};
-    opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":h", so.longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON: json = 1; break;
-        case 'h': rc = gm__synth_help(estimate_usage); goto out;
-        default:
-            rc = gm__synth_opt(&so, estimate_usage, c, optarg);
-            if (rc < 0)
-                rc = gm__cli_devopt(&dev, estimate_usage, argv, c, optarg);
-        }
-    }
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("json", 0, GM__CLI_FLAG, &json),
+        GM__CLI_DEVICE_OPTS(&dev),
+        GM__SYNTH_OPTS(&so),
+        GM__CLI_OPTS_END,
+    };
+    if (gm__cli_parse(opts, estimate_usage, argc, argv, &rc))
+        goto out;
     if (rc == 0)
         rc = gm__cli_device_usable(estimate_usage, &capacity);
     if (rc)

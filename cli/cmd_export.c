@@ -14,13 +14,13 @@
  * (gm_placement_export); its status goes to stderr.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "gmsim/formats.h"
 #include "gmsim/replay.h"
 
@@ -119,34 +119,20 @@ static const export_format_t *export_find(const char *name)
 
 int gm__cmd_export(int argc, char **argv)
 {
-    enum { OPT_RUNS = 256 };
-    static const struct option longopts[] = {
-        {"trace", required_argument, NULL, 't'},  {"format", required_argument, NULL, 'f'},
-        {"output", required_argument, NULL, 'o'}, {"runs", no_argument, NULL, OPT_RUNS},
-        {"param", required_argument, NULL, 'P'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *sets[64];
-    size_t nsets = 0;
+    gm__cli_args_t sets = {.n = 0}; /* --param */
     const char *trace = NULL, *format = "csv", *output = NULL;
     unsigned flags = 0;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":t:f:o:P:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': trace = optarg; break;
-        case 'f': format = optarg; break;
-        case 'o': output = optarg; break;
-        case OPT_RUNS: flags |= GM_PERFETTO_RUNS; break;
-        case 'P':
-            if (nsets == sizeof sets / sizeof sets[0])
-                return gm__cli_usage_error(export_usage, "too many --param options");
-            sets[nsets++] = optarg;
-            break;
-        case 'h': return gm__cli_help(export_usage);
-        default: return gm__cli_option_error(export_usage, argv, c);
-        }
-    }
+    int rc;
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("trace", 't', GM__CLI_STR, &trace),
+        GM__CLI_OPT("format", 'f', GM__CLI_STR, &format),
+        GM__CLI_OPT("output", 'o', GM__CLI_STR, &output),
+        GM__CLI_OPT("runs", 0, GM__CLI_BITS, &flags, .bits = GM_PERFETTO_RUNS),
+        GM__CLI_OPT("param", 'P', GM__CLI_ARGS, &sets),
+        GM__CLI_OPTS_END,
+    };
+    if (gm__cli_parse(opts, export_usage, argc, argv, &rc))
+        return rc;
     if (optind >= argc)
         return gm__cli_usage_error(export_usage, "missing the store to read (DB)");
     if (argc - optind > 1)
@@ -158,23 +144,23 @@ int gm__cmd_export(int argc, char **argv)
                                    format);
     if ((flags & GM_PERFETTO_RUNS) && !fmt->takes_runs)
         return gm__cli_usage_error(export_usage, "--runs needs --format perfetto");
-    if (nsets > 0 && fmt->run != export_placement)
+    if (sets.n > 0 && fmt->run != export_placement)
         return gm__cli_usage_error(export_usage, "--param needs --format placement");
     gm_params_t plan;
     gm_error_t perr = {0};
     if (fmt->run == export_placement) {
         if (gm_params_init(&plan, gm_policy_find("offline"), &perr) != 0)
             return gm__cli_error("%s", perr.msg);
-        for (size_t i = 0; i < nsets; i++) {
-            const char *eq = strchr(sets[i], '=');
-            if (strncmp(sets[i], "offline.", 8) != 0 || eq == NULL) {
+        for (size_t i = 0; i < sets.n; i++) {
+            const char *eq = strchr(sets.v[i], '=');
+            if (strncmp(sets.v[i], "offline.", 8) != 0 || eq == NULL) {
                 gm_params_release(&plan);
                 return gm__cli_usage_error(export_usage,
                                            "invalid --param '%s' (expected offline.KEY=VALUE)",
-                                           sets[i]);
+                                           sets.v[i]);
             }
             char key[128];
-            snprintf(key, sizeof key, "%.*s", (int)(eq - sets[i] - 8), sets[i] + 8);
+            snprintf(key, sizeof key, "%.*s", (int)(eq - sets.v[i] - 8), sets.v[i] + 8);
             if (gm_params_set(&plan, key, eq + 1, &perr) != 0) {
                 gm_params_release(&plan);
                 return gm__cli_usage_error(export_usage, "%s", perr.msg);
@@ -187,7 +173,7 @@ int gm__cmd_export(int argc, char **argv)
 
     /* Checked before the store is opened: nothing of the input is touched. */
     const char *db = argv[optind];
-    int rc = gm__cli_check_output(export_usage, output, &db, 1);
+    rc = gm__cli_check_output(export_usage, output, &db, 1);
     gm_store_t *s = NULL;
     if (rc == 0)
         rc = gm__cli_open_store(db, GM_STORE_READONLY, &s);

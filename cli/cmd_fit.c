@@ -17,7 +17,6 @@
  * "(requested)", is the answer for a device with no allocator overhead:
  * the bound every policy is under.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,8 +372,15 @@ static int fit_search(fit_job_t *j, fit_result_t *res, uint64_t max, gm_error_t 
     return 0;
 }
 
-static int fit_add_policies(const gm_policy_ops_t **sel, size_t *n, const char *text)
+/* --policy P[,P...] into the gm__cli_policies_t at to: each policy once
+ * ("all" adds those not given yet; a policy named twice is an error). */
+static int fit_policies_arg(void *to, const char *usage, const gm__cli_opt_t *row,
+                            const char *text)
 {
+    gm__cli_policies_t *p = to;
+    const gm_policy_ops_t **sel = p->v;
+    size_t *n = &p->n;
+    (void)row;
     char *copy = strdup(text), *save = NULL;
     if (copy == NULL)
         return gm__cli_error("out of memory");
@@ -391,18 +397,37 @@ static int fit_add_policies(const gm_policy_ops_t **sel, size_t *n, const char *
             if (k == *n)
                 sel[(*n)++] = ops;
             else if (strcmp(tok, "all") != 0 && rc == 0)
-                rc = gm__cli_usage_error(fit_usage, "policy '%s' given twice", tok);
+                rc = gm__cli_usage_error(usage, "policy '%s' given twice", tok);
         }
         if (strcmp(tok, "all") != 0 && gm_policy_find(tok) == NULL) {
             char msg[GM_ERROR_MSG_MAX];
             snprintf(msg, sizeof msg, "unknown policy '%s' (see 'gmsim policies')", tok);
-            rc = gm__cli_usage_error(fit_usage, "%s", gm__cli_suggest_policy(tok, msg, sizeof msg));
+            rc = gm__cli_usage_error(usage, "%s", gm__cli_suggest_policy(tok, msg, sizeof msg));
         }
     }
     if (!any && rc == 0)
-        rc = gm__cli_usage_error(fit_usage, "invalid value for --policy: no policy named");
+        rc = gm__cli_usage_error(usage, "invalid value for --policy: no policy named");
     free(copy);
     return rc;
+}
+
+/* The captures' sizes of --at seq=LIST|batch=LIST (read with --from). */
+typedef struct fit_at {
+    const char *seq, *batch;
+} fit_at_t;
+
+static int fit_at_arg(void *to, const char *usage, const gm__cli_opt_t *row, const char *arg)
+{
+    fit_at_t *at = to;
+    (void)row;
+    if (strncmp(arg, "seq=", 4) == 0)
+        at->seq = arg + 4;
+    else if (strncmp(arg, "batch=", 6) == 0)
+        at->batch = arg + 6;
+    else
+        return gm__cli_usage_error(usage, "invalid value for --at: '%s' (seq=LIST or batch=LIST)",
+                                   arg);
+    return GM_CLI_OK;
 }
 
 /* The run options that decide the memory, as the header's second line:
@@ -569,91 +594,52 @@ static void fit_print(const fit_job_t *j, const fit_result_t *res, size_t n, con
 
 int gm__cmd_fit(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_VARY, OPT_MAX, OPT_FROM, OPT_AT, OPT_BASE, OPT_FORCE };
-    static const struct option own[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        GM__CLI_DEVICE_LONGOPTS,
-        {"policy", required_argument, NULL, 'p'},
-        {"policies", required_argument, NULL, 'p'}, /* the same, as compare and sweep spell it */
-        {"param", required_argument, NULL, 'P'},
-        {"vary", required_argument, NULL, OPT_VARY},
-        {"max", required_argument, NULL, OPT_MAX},
-        {"from", no_argument, NULL, OPT_FROM},
-        {"at", required_argument, NULL, OPT_AT},
-        {"base", required_argument, NULL, OPT_BASE},
-        {"force", no_argument, NULL, OPT_FORCE},
-        {"start", required_argument, NULL, GM__CLI_OPT_START},
-        {"help", no_argument, NULL, 'h'},
-    };
     gm__synth_opts_t so;
-    gm__synth_opts_init(&so, own, sizeof own / sizeof own[0]);
+    gm__synth_opts_init(&so);
     fit_job_t job;
     memset(&job, 0, sizeof job);
     job.at_oom = -1;
-    const gm_policy_ops_t **sel = calloc(gm_policy_count() + 1, sizeof *sel);
-    job.params = calloc((size_t)argc + 1, sizeof *job.params);
+    gm__cli_policies_t sel = {.v = calloc(gm_policy_count() + 1, sizeof *sel.v)};
+    gm__cli_list_t params = {0};
     fit_result_t *res = NULL;
-    size_t nsel = 0;
-    int json = 0, c, rc = sel && job.params ? 0 : gm__cli_error("out of memory");
+    int json = 0, rc = sel.v ? 0 : gm__cli_error("out of memory");
     uint64_t max = 0, base = 0;
-    const char *at_seq = NULL, *at_batch = NULL;
+    size_t vary = 0;
+    fit_at_t at = {NULL, NULL};
     int from = 0, force = 0;
     gm__cli_devopts_t dev = {.capacity = &job.capacity, .start = &job.start, .once = 1,
                              .presets = 1};
-    const char *synth_opt = NULL; /* the first model or run option given */
     gm__cli_captures_t *caps = NULL;
-    opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":p:P:h", so.longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON: json = 1; break;
-        case 'p': rc = fit_add_policies(sel, &nsel, optarg); break;
-        case 'P': job.params[job.nparams++] = optarg; break;
-        case OPT_VARY:
-        {
-            static const char *const names[] = {"batch", "seq", NULL};
-            size_t i = 0;
-            rc = gm__cli_choice_arg(fit_usage, "--vary", optarg, names, "batch or seq", &i);
-            if (rc == GM_CLI_OK)
-                job.vary_seq = i == 1;
-            break;
-        }
-        case OPT_MAX:
-            rc = gm__cli_count_arg(fit_usage, "--max", optarg, 1, UINT64_C(1) << 40, &max);
-            break;
-        case OPT_FROM: from = 1; break;
-        case OPT_FORCE: force = 1; break;
-        case OPT_BASE:
-            rc = gm__cli_count_arg(fit_usage, "--base", optarg, 1, GM_SCALE_MAX_CAPTURES, &base);
-            break;
-        case OPT_AT:
-            if (strncmp(optarg, "seq=", 4) == 0)
-                at_seq = optarg + 4;
-            else if (strncmp(optarg, "batch=", 6) == 0)
-                at_batch = optarg + 6;
-            else
-                rc = gm__cli_usage_error(fit_usage,
-                                         "invalid value for --at: '%s' (seq=LIST or batch=LIST)",
-                                         optarg);
-            break;
-        case 'h': rc = gm__synth_help(fit_usage); goto out;
-        default:
-            rc = gm__synth_opt(&so, fit_usage, c, optarg);
-            if (rc < 0)
-                rc = gm__cli_devopt(&dev, fit_usage, argv, c, optarg);
-            /* the first model or run option, which --from refuses */
-            for (size_t k = 0; rc == 0 && synth_opt == NULL && c != GM__SO_LIST_MODELS &&
-                               k < GM__SYNTH_NOPTS; k++)
-                if (gm__synth_longopts[k].val == c)
-                    synth_opt = gm__synth_longopts[k].name;
-        }
-    }
-    if (rc)
+    static const char *const vary_names[] = {"batch", "seq", NULL};
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("json", 0, GM__CLI_FLAG, &json),
+        GM__CLI_DEVICE_OPTS(&dev),
+        GM__CLI_OPT("policy", 'p', GM__CLI_CALL, &sel, .fn = fit_policies_arg, .value = 1),
+        /* the same, as compare and sweep spell it */
+        GM__CLI_OPT("policies", 'p', GM__CLI_CALL, &sel, .fn = fit_policies_arg, .value = 1),
+        GM__CLI_OPT("param", 'P', GM__CLI_LIST, &params),
+        GM__CLI_OPT("vary", 0, GM__CLI_CHOICE, &vary, .names = vary_names,
+                    .hint = "batch or seq"),
+        GM__CLI_OPT("max", 0, GM__CLI_COUNT, &max, .lo = 1, .hi = UINT64_C(1) << 40),
+        GM__CLI_OPT("from", 0, GM__CLI_FLAG, &from),
+        GM__CLI_OPT("at", 0, GM__CLI_CALL, &at, .fn = fit_at_arg, .value = 1),
+        GM__CLI_OPT("base", 0, GM__CLI_COUNT, &base, .lo = 1, .hi = GM_SCALE_MAX_CAPTURES),
+        GM__CLI_OPT("force", 0, GM__CLI_FLAG, &force),
+        GM__CLI_DEVOPT_ROW("start", GM__CLI_OPT_START, &dev),
+        GM__SYNTH_OPTS(&so),
+        GM__CLI_OPTS_END,
+    };
+    if (rc || gm__cli_parse(opts, fit_usage, argc, argv, &rc))
         goto out;
+    job.vary_seq = vary == 1;
+    job.params = params.v;
+    job.nparams = params.n;
+    const char *synth_opt = so.first; /* the first model or run option, which --from refuses */
     if (so.list_models) {
         rc = gm__synth_list_models(json);
         goto out;
     }
-    if (!from && (at_seq || at_batch || base || force)) {
+    if (!from && (at.seq || at.batch || base || force)) {
         rc = gm__cli_usage_error(fit_usage, "--at, --base and --force need --from");
         goto out;
     }
@@ -680,7 +666,7 @@ int gm__cmd_fit(int argc, char **argv)
     rc = gm__cli_device_usable(fit_usage, &job.capacity);
     if (rc)
         goto out;
-    if (nsel == 0) {
+    if (sel.n == 0) {
         rc = gm__cli_usage_error(fit_usage, "missing --policy (see 'gmsim policies', or use "
                                             "--policy all)");
         goto out;
@@ -697,9 +683,9 @@ int gm__cmd_fit(int argc, char **argv)
         snprintf(pol, sizeof pol, "%.*s", (int)(dot - t), t);
         const gm_policy_ops_t *ops = gm_policy_find(pol);
         size_t k = 0;
-        while (ops && k < nsel && sel[k] != ops)
+        while (ops && k < sel.n && sel.v[k] != ops)
             k++;
-        if (ops == NULL || k == nsel) {
+        if (ops == NULL || k == sel.n) {
             rc = gm__cli_usage_error(fit_usage, "--param '%s' is for policy '%s', which --policy "
                                                 "does not select",
                                      t, pol);
@@ -721,7 +707,7 @@ int gm__cmd_fit(int argc, char **argv)
     if (from) {
         size_t n = (size_t)(argc - optind);
         uint64_t sv[GM_SCALE_MAX_CAPTURES], bv[GM_SCALE_MAX_CAPTURES];
-        const char *lists[2] = {at_seq, at_batch};
+        const char *lists[2] = {at.seq, at.batch};
         uint64_t *outs[2] = {sv, bv};
         for (int d = 0; d < 2 && rc == 0; d++) {
             if (lists[d] == NULL)
@@ -749,8 +735,8 @@ int gm__cmd_fit(int argc, char **argv)
         if (rc)
             goto out;
         gm_scale_options_t o = {.base = base ? (int)base - 1 : -1, .force = force};
-        if ((rc = gm__cli_captures_open(fit_usage, argv + optind, n, at_seq ? sv : NULL,
-                                        at_batch ? bv : NULL, &o, &caps)))
+        if ((rc = gm__cli_captures_open(fit_usage, argv + optind, n, at.seq ? sv : NULL,
+                                        at.batch ? bv : NULL, &o, &caps)))
             goto out;
         job.plan = gm__cli_captures_plan(caps);
         job.caps = caps;
@@ -812,15 +798,15 @@ int gm__cmd_fit(int argc, char **argv)
         max = job.vary_seq ? (1u << 20) : 65536;
     if (max > (job.vary_seq ? (1u << 20) : 65536))
         max = job.vary_seq ? (1u << 20) : 65536;
-    res = calloc(nsel + 1, sizeof *res);
+    res = calloc(sel.n + 1, sizeof *res);
     if (res == NULL) {
         rc = gm__cli_error("out of memory");
         goto out;
     }
     gm_error_t err = {0};
     char label[128];
-    for (size_t i = 0; i <= nsel && rc == 0; i++) {
-        res[i].ops = i ? sel[i - 1] : NULL;
+    for (size_t i = 0; i <= sel.n && rc == 0; i++) {
+        res[i].ops = i ? sel.v[i - 1] : NULL;
         snprintf(label, sizeof label, "fitting %s...", res[i].ops ? res[i].ops->name : "");
         gm__cli_status("%s", label);
         if (fit_search(&job, &res[i], max, &err) != 0)
@@ -828,16 +814,16 @@ int gm__cmd_fit(int argc, char **argv)
     }
     gm__cli_status_clear();
     if (rc == 0)
-        fit_print(&job, res, nsel + 1, dev.device, json);
+        fit_print(&job, res, sel.n + 1, dev.device, json);
 out:
     if (job.mem)
         gm_store_close(job.mem);
     gm__cli_captures_close(caps);
     free(job.buf.ev);
     free(job.life);
-    free(job.params);
+    free(params.v);
     free(res);
-    free(sel);
+    free(sel.v);
     gm__synth_opts_release(&so);
     return rc;
 }

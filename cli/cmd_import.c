@@ -27,7 +27,6 @@
  * command may not give the same trace name.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +34,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "gmsim/formats.h"
 #include "gmsim/capture.h"
 #include "gmsim/import.h"
 #include "base/vec.h"
-
-#define CMD_IMPORT_MAX_ATTRS 64
 
 static const char import_usage[] =
     "usage: gmsim import FILE... -o DB [--format FMT] [--name NAME] [--mem-kinds LIST]\n"
@@ -84,13 +82,24 @@ static void import_format_names(char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, ", %s", gm_format_at(i)->name);
 }
 
-/* The usage text and the formats of the registry. */
-static int import_help(void)
+/* --help: the usage text and the formats of the registry. */
+static int import_help(void *to, const char *usage, const gm__cli_opt_t *row, const char *arg)
 {
-    fputs(import_usage, stdout);
+    (void)to, (void)row, (void)arg;
+    fputs(usage, stdout);
     for (size_t i = 0; i < gm_format_count(); i++)
         printf("  %-9s%s\n", gm_format_at(i)->name, gm_format_at(i)->help);
     return GM_CLI_OK;
+}
+
+/* --attr KEY=VALUE, into a gm__cli_args_t. */
+static int import_attr_arg(void *to, const char *usage, const gm__cli_opt_t *row,
+                           const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (eq == NULL || eq == arg)
+        return gm__cli_usage_error(usage, "invalid value for --attr: '%s' (KEY=VALUE)", arg);
+    return gm__cli_args_add(to, usage, row, arg);
 }
 
 /* ---- one input ------------------------------------------------------------- */
@@ -351,61 +360,27 @@ static void import_json(const import_run_t *run)
     gm_json_finish(&j);
 }
 
-/* Remove a store file this command created, with its companions. */
-static void import_remove_store(const char *db)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-    char path[4096];
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
-        if (snprintf(path, sizeof path, "%s%s", db, suffixes[i]) < (int)sizeof path)
-            unlink(path);
-}
-
 int gm__cmd_import(int argc, char **argv)
 {
-    enum { OPT_REPLACE = 256, OPT_JSON, OPT_MEM_KINDS, OPT_ATTR };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"format", required_argument, NULL, 'f'},
-        {"name", required_argument, NULL, 'n'},
-        {"mem-kinds", required_argument, NULL, OPT_MEM_KINDS},
-        {"attr", required_argument, NULL, OPT_ATTR},
-        {"replace", no_argument, NULL, OPT_REPLACE},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     import_run_t run = {.format = "auto"};
     const char *mem_kinds = NULL;
-    const char *attrs[CMD_IMPORT_MAX_ATTRS];
-    size_t nattrs = 0;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:f:n:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': run.db = optarg; break;
-        case 'f': run.format = optarg; break;
-        case 'n': run.name = optarg; break;
-        case OPT_MEM_KINDS: mem_kinds = optarg; break;
-        case OPT_ATTR: {
-            const char *eq = strchr(optarg, '=');
-            if (eq == NULL || eq == optarg)
-                return gm__cli_usage_error(import_usage,
-                                           "invalid value for --attr: '%s' (KEY=VALUE)", optarg);
-            if (nattrs == CMD_IMPORT_MAX_ATTRS)
-                return gm__cli_usage_error(import_usage, "too many --attr (at most %d)",
-                                           CMD_IMPORT_MAX_ATTRS);
-            attrs[nattrs++] = optarg;
-            break;
-        }
-        case OPT_REPLACE: run.store_flags |= GM_WRITE_REPLACE; break;
-        case OPT_JSON: run.json = 1; break;
-        case 'h': return import_help();
-        default: return gm__cli_option_error(import_usage, argv, c);
-        }
-    }
-    run.opts.attrs = attrs;
-    run.opts.nattrs = nattrs;
+    gm__cli_args_t attrs = {.n = 0};
+    int rc;
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("output", 'o', GM__CLI_STR, &run.db),
+        GM__CLI_OPT("format", 'f', GM__CLI_STR, &run.format),
+        GM__CLI_OPT("name", 'n', GM__CLI_STR, &run.name),
+        GM__CLI_OPT("mem-kinds", 0, GM__CLI_STR, &mem_kinds),
+        GM__CLI_OPT("attr", 0, GM__CLI_CALL, &attrs, .fn = import_attr_arg, .value = 1),
+        GM__CLI_OPT("replace", 0, GM__CLI_BITS, &run.store_flags, .bits = GM_WRITE_REPLACE),
+        GM__CLI_OPT("json", 0, GM__CLI_FLAG, &run.json),
+        GM__CLI_OPT("help", 'h', GM__CLI_CALL, NULL, .fn = import_help),
+        GM__CLI_OPTS_END,
+    };
+    if (gm__cli_parse(opts, import_usage, argc, argv, &rc))
+        return rc;
+    run.opts.attrs = attrs.v;
+    run.opts.nattrs = attrs.n;
     if (optind >= argc)
         return gm__cli_usage_error(import_usage, "missing the file to import");
     if (run.db == NULL)
@@ -443,10 +418,10 @@ int gm__cmd_import(int argc, char **argv)
     gm_error_t err = {0};
     if (gm_store_open(run.db, GM_STORE_WRITE, &run.s, &err) != 0) {
         if (!existed)
-            import_remove_store(run.db);
+            gm__cli_remove_store(run.db);
         return gm__cli_error("%s", err.msg);
     }
-    int rc = GM_CLI_OK;
+    rc = GM_CLI_OK;
     for (int i = optind; i < argc; i++)
         if (import_file(&run, argv[i]) != GM_CLI_OK)
             rc = GM_CLI_ERROR;
@@ -454,7 +429,7 @@ int gm__cmd_import(int argc, char **argv)
         import_json(&run);
     gm_store_close(run.s);
     if (run.n == 0 && !existed)
-        import_remove_store(run.db);
+        gm__cli_remove_store(run.db);
     for (size_t i = 0; i < run.n; i++) {
         free(run.names[i]);
         free(run.sources[i]);

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "gmsim/attrs.h"
 #include "sim/torch_rules.h"
 

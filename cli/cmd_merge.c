@@ -14,12 +14,12 @@
  * one transaction: a failure leaves OUT with the inputs before it.  OUT
  * is created if missing; an IN that is OUT itself is refused.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "gmsim/sweep.h"
 
 static const char merge_usage[] =
@@ -67,23 +67,14 @@ static int merge_gather(const char *path, gm_shard_record_t **all, size_t *n)
 
 int gm__cmd_merge(int argc, char **argv)
 {
-    enum { OPT_JSON = 256, OPT_PARTIAL };
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, OPT_JSON},
-        {"allow-partial", no_argument, NULL, OPT_PARTIAL},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    int json = 0, partial = 0, status;
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("json", 0, GM__CLI_FLAG, &json),
+        GM__CLI_OPT("allow-partial", 0, GM__CLI_FLAG, &partial),
+        GM__CLI_OPTS_END,
     };
-    int json = 0, partial = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_JSON: json = 1; break;
-        case OPT_PARTIAL: partial = 1; break;
-        case 'h': return gm__cli_help(merge_usage);
-        default: return gm__cli_option_error(merge_usage, argv, c);
-        }
-    }
+    if (gm__cli_parse(opts, merge_usage, argc, argv, &status))
+        return status;
     int args = optind;
     if (argc - args < 2)
         return gm__cli_usage_error(merge_usage, argc - args < 1 ? "missing OUT and IN"

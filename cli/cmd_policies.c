@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 
 static const char policies_usage[] =
     "usage: gmsim policies [--json]\n"

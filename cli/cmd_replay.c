@@ -12,13 +12,13 @@
  * OOM is a result, not an error.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/start.h"
 #include "gmsim/sweep.h"
 
@@ -636,8 +636,12 @@ static int replay_on_gpu(const replay_args_t *a, const gm_replay_config_t *cfg, 
 }
 
 /* --defrag every=N (N ≥ 1) or at=MARK into cfg; GM_CLI_* status. */
-static int replay_defrag_arg(const char *text, gm_replay_config_t *cfg)
+/* --defrag every=N|at=MARK into the gm_replay_config_t at `to`. */
+static int replay_defrag_arg(void *to, const char *usage, const gm__cli_opt_t *row,
+                             const char *text)
 {
+    gm_replay_config_t *cfg = to;
+    (void)row;
     if (strncmp(text, "every=", 6) == 0) {
         const char *num = text + 6;
         char *end;
@@ -653,7 +657,7 @@ static int replay_defrag_arg(const char *text, gm_replay_config_t *cfg)
         cfg->defrag_every = 0;
         return GM_CLI_OK;
     }
-    return gm__cli_usage_error(replay_usage,
+    return gm__cli_usage_error(usage,
                                "invalid value for --defrag: '%s' (expected every=N with N >= 1, "
                                "or at=MARK)",
                                text);
@@ -709,31 +713,13 @@ static int replay_setup(const replay_args_t *a, const gm_replay_config_t *cfg, g
 
 int gm__cmd_replay(int argc, char **argv)
 {
-    enum {
-        OPT_CHECK = 256, OPT_JSON, OPT_TIMELINE, OPT_SAVE, OPT_ON, OPT_TOUCH, OPT_FORCE,
-        OPT_PROFILE, OPT_DEFRAG,
-    };
-    static const struct option longopts[] = {
-        GM__CLI_REPLAY_LONGOPTS,
-        {"check", no_argument, NULL, OPT_CHECK},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"timeline", no_argument, NULL, OPT_TIMELINE},
-        {"save", no_argument, NULL, OPT_SAVE},
-        {"defrag", required_argument, NULL, OPT_DEFRAG},
-        {"on", required_argument, NULL, OPT_ON},
-        {"touch", no_argument, NULL, OPT_TOUCH},
-        {"force", no_argument, NULL, OPT_FORCE},
-        {"device-profile", required_argument, NULL, OPT_PROFILE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     gm_replay_config_t cfg;
     gm_replay_config_default(&cfg);
     cfg.threads = gm__cli_cores();
     const char *trace = NULL;
-    int json = 0, timeline = 0, save = 0, on_gpu = 0, c, rc = GM_CLI_OK;
+    int json = 0, timeline = 0, save = 0, check = 0, on_gpu, rc = GM_CLI_OK;
     size_t kept = 0;
-    gm_gpu_options_t gpu = {0};
+    gm_gpu_options_t gpu = {.device = -1}; /* --on gpu[:N] sets it */
     gm_gpu_measured_t measured;
     const char *profile_path = NULL;
     gm_cost_profile_t *profile = NULL;
@@ -744,43 +730,44 @@ int gm__cmd_replay(int argc, char **argv)
     char *name = NULL;
     gm_error_t err = {0};
     size_t npol = gm_policy_count();
-    replay_args_t a = {
-        .ops = calloc(npol ? npol : 1, sizeof *a.ops),
-        .params = calloc((size_t)argc, sizeof *a.params),
-    };
+    replay_args_t a = {.ops = calloc(npol ? npol : 1, sizeof *a.ops)};
     gm__cli_devopts_t dev = {.capacity = &cfg.device.capacity,
                              .granularity = &cfg.device.granularity,
                              .threads = &cfg.threads,
                              .start = &a.start,
                              .once = 1};
-    const char **policies = calloc((size_t)argc, sizeof *policies);
-    size_t npolicies = 0;
-    if (a.ops == NULL || a.params == NULL || policies == NULL) {
+    gm__cli_list_t policies = {0}, params = {0};
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("trace", 't', GM__CLI_STR, &trace),
+        GM__CLI_OPT("policy", 'p', GM__CLI_LIST, &policies),
+        GM__CLI_OPT("policies", 'p', GM__CLI_LIST, &policies),
+        GM__CLI_OPT("param", 'P', GM__CLI_LIST, &params),
+        GM__CLI_DEVICE_OPTS(&dev),
+        GM__CLI_RUN_OPTS(&dev),
+        GM__CLI_OPT("check", 0, GM__CLI_FLAG, &check),
+        GM__CLI_OPT("json", 0, GM__CLI_FLAG, &json),
+        GM__CLI_OPT("timeline", 0, GM__CLI_FLAG, &timeline),
+        GM__CLI_OPT("save", 0, GM__CLI_FLAG, &save),
+        GM__CLI_OPT("defrag", 0, GM__CLI_CALL, &cfg, .fn = replay_defrag_arg, .value = 1),
+        GM__CLI_OPT("on", 0, GM__CLI_CALL, &gpu.device, .fn = gm__cli_on_fn, .value = 1),
+        GM__CLI_OPT("touch", 0, GM__CLI_FLAG, &gpu.touch),
+        GM__CLI_OPT("force", 0, GM__CLI_FLAG, &gpu.force),
+        GM__CLI_OPT("device-profile", 0, GM__CLI_STR, &profile_path),
+        GM__CLI_OPTS_END,
+    };
+    if (a.ops == NULL) {
         rc = gm__cli_error("out of memory");
         goto out;
     }
-    opterr = 0;
-    while (rc == GM_CLI_OK && (c = getopt_long(argc, argv, ":t:p:P:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': trace = optarg; break;
-        case 'p': policies[npolicies++] = optarg; break;
-        case 'P': a.params[a.nparams++] = optarg; break;
-        case OPT_CHECK: cfg.check_level = 2; break;
-        case OPT_JSON: json = 1; break;
-        case OPT_TIMELINE: timeline = 1; break;
-        case OPT_SAVE: save = 1; break;
-        case OPT_DEFRAG: rc = replay_defrag_arg(optarg, &cfg); break;
-        case OPT_ON:
-            on_gpu = 1;
-            rc = gm__cli_on_arg(replay_usage, optarg, &gpu.device);
-            break;
-        case OPT_TOUCH: gpu.touch = 1; break;
-        case OPT_FORCE: gpu.force = 1; break;
-        case OPT_PROFILE: profile_path = optarg; break;
-        case 'h': rc = gm__cli_help(replay_usage); goto out;
-        default: rc = gm__cli_devopt(&dev, replay_usage, argv, c, optarg); break;
-        }
-    }
+    if (gm__cli_parse(opts, replay_usage, argc, argv, &rc))
+        goto out;
+    a.params = params.v;
+    a.nparams = params.n;
+    on_gpu = gpu.device >= 0;
+    if (!on_gpu)
+        gpu.device = 0;
+    if (check)
+        cfg.check_level = 2;
     if (rc == 0)
         rc = gm__cli_device_usable(replay_usage, &cfg.device.capacity);
     if (rc)
@@ -797,13 +784,13 @@ int gm__cmd_replay(int argc, char **argv)
         rc = gm__cli_usage_error(replay_usage, "--timeline goes with --json");
         goto out;
     }
-    if (npolicies == 0) {
+    if (policies.n == 0) {
         rc = gm__cli_usage_error(replay_usage,
                                  "missing --policy (see 'gmsim policies', or use --policy all)");
         goto out;
     }
-    for (size_t i = 0; i < npolicies && rc == GM_CLI_OK; i++)
-        rc = replay_add_policies(&a, policies[i]);
+    for (size_t i = 0; i < policies.n && rc == GM_CLI_OK; i++)
+        rc = replay_add_policies(&a, policies.v[i]);
     if (rc)
         goto out;
     if ((gpu.touch || gpu.force) && !on_gpu) {
@@ -926,7 +913,7 @@ out:
     if (r)
         gm_replay_destroy(r);
     free(a.ops);
-    free(a.params);
-    free(policies);
+    free(params.v);
+    free(policies.v);
     return rc;
 }

@@ -16,13 +16,13 @@
  * with a note; where none does, a hint says where a sweep keeps its runs.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "gmsim/report.h"
 
 static const char report_usage[] =
@@ -60,38 +60,21 @@ static int report_same_file(const char *a, const char *b)
 
 int gm__cmd_report(int argc, char **argv)
 {
-    enum { OPT_TITLE = 256, OPT_NO_SITES, OPT_EMBED };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"format", required_argument, NULL, 'f'},
-        {"trace", required_argument, NULL, 't'},
-        {"title", required_argument, NULL, OPT_TITLE},
-        {"no-sites", no_argument, NULL, OPT_NO_SITES},
-        {"embed-allocs", required_argument, NULL, OPT_EMBED},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     gm_report_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     const char *output = NULL, *format = NULL;
-    int c, rc = GM_CLI_OK;
-    opterr = 0;
-    while (rc == GM_CLI_OK && (c = getopt_long(argc, argv, ":o:f:t:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 'f': format = optarg; break;
-        case 't': cfg.trace_glob = optarg; break;
-        case OPT_TITLE: cfg.title = optarg; break;
-        case OPT_NO_SITES: cfg.no_sites = 1; break;
-        case OPT_EMBED:
-            rc = gm__cli_count_arg(report_usage, "--embed-allocs", optarg, 1, UINT64_C(100000000),
-                                   &cfg.embed_allocs);
-            break;
-        case 'h': return gm__cli_help(report_usage);
-        default: rc = gm__cli_option_error(report_usage, argv, c); break;
-        }
-    }
-    if (rc)
+    int rc = GM_CLI_OK;
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("output", 'o', GM__CLI_STR, &output),
+        GM__CLI_OPT("format", 'f', GM__CLI_STR, &format),
+        GM__CLI_OPT("trace", 't', GM__CLI_STR, &cfg.trace_glob),
+        GM__CLI_OPT("title", 0, GM__CLI_STR, &cfg.title),
+        GM__CLI_OPT("no-sites", 0, GM__CLI_FLAG, &cfg.no_sites),
+        GM__CLI_OPT("embed-allocs", 0, GM__CLI_COUNT, &cfg.embed_allocs, .lo = 1,
+                    .hi = UINT64_C(100000000)),
+        GM__CLI_OPTS_END,
+    };
+    if (gm__cli_parse(opts, report_usage, argc, argv, &rc))
         return rc;
     if (optind >= argc)
         return gm__cli_usage_error(report_usage, "missing the store to read (DB)");

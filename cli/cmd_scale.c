@@ -18,7 +18,6 @@
  * when the batch varies), PREFIX defaulting to the base trace's name.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/scaleopt.h"
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
@@ -99,6 +99,34 @@ static int scale_list_arg(const char *opt, const char *text, scale_list_t *l)
             return 0;
         p = comma + 1;
     }
+}
+
+/* --seq LIST, --batch LIST: the sizes to predict, into the scale_list_t at to. */
+static int scale_targets_arg(void *to, const char *usage, const gm__cli_opt_t *row,
+                             const char *arg)
+{
+    char name[64];
+    (void)usage;
+    return scale_list_arg(gm__cli_opt_name(row, name, sizeof name), arg, to) ? GM_CLI_USAGE
+                                                                             : GM_CLI_OK;
+}
+
+/* The captures' sizes given to --at. */
+typedef struct scale_at {
+    scale_list_t seq, batch;
+} scale_at_t;
+
+/* --at seq=LIST|batch=LIST into the scale_at_t at to. */
+static int scale_at_arg(void *to, const char *usage, const gm__cli_opt_t *row, const char *arg)
+{
+    scale_at_t *at = to;
+    (void)row;
+    if (strncmp(arg, "seq=", 4) == 0)
+        return scale_list_arg("--at seq", arg + 4, &at->seq) ? GM_CLI_USAGE : GM_CLI_OK;
+    if (strncmp(arg, "batch=", 6) == 0)
+        return scale_list_arg("--at batch", arg + 6, &at->batch) ? GM_CLI_USAGE : GM_CLI_OK;
+    return gm__cli_usage_error(usage, "invalid value for --at: '%s' (seq=LIST or batch=LIST)",
+                               arg);
 }
 
 static void scale_remove_store(const char *db)
@@ -568,67 +596,27 @@ static void scale_json_band(gm_json_t *j, const char *name, const gm_scale_band_
 
 int gm__cmd_scale(int argc, char **argv)
 {
-    enum { OPT_SEQ = 256, OPT_BATCH, OPT_AT, OPT_BASE, OPT_PREFIX, OPT_MIN, OPT_FORCE,
-           OPT_REPLACE, OPT_JSON };
-    static const struct option longopts[] = {
-        {"seq", required_argument, NULL, OPT_SEQ},
-        {"batch", required_argument, NULL, OPT_BATCH},
-        {"at", required_argument, NULL, OPT_AT},
-        {"base", required_argument, NULL, OPT_BASE},
-        {"prefix", required_argument, NULL, OPT_PREFIX},
-        {"min-matched", required_argument, NULL, OPT_MIN},
-        {"force", no_argument, NULL, OPT_FORCE},
-        {"replace", no_argument, NULL, OPT_REPLACE},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    scale_list_t tseq = {0}, tbatch = {0}, atseq = {0}, atbatch = {0};
+    scale_list_t tseq = {0}, tbatch = {0};
+    scale_at_t at;
+    memset(&at, 0, sizeof at);
     const char *output = NULL, *prefix = NULL;
     uint64_t base = 0, minpct = 90;
-    int force = 0, replace = 0, json = 0, c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_SEQ:
-            if (scale_list_arg("--seq", optarg, &tseq))
-                return GM_CLI_USAGE;
-            break;
-        case OPT_BATCH:
-            if (scale_list_arg("--batch", optarg, &tbatch))
-                return GM_CLI_USAGE;
-            break;
-        case OPT_AT:
-            if (strncmp(optarg, "seq=", 4) == 0) {
-                if (scale_list_arg("--at seq", optarg + 4, &atseq))
-                    return GM_CLI_USAGE;
-            } else if (strncmp(optarg, "batch=", 6) == 0) {
-                if (scale_list_arg("--at batch", optarg + 6, &atbatch))
-                    return GM_CLI_USAGE;
-            } else
-                return gm__cli_usage_error(scale_usage,
-                                           "invalid value for --at: '%s' (seq=LIST or "
-                                           "batch=LIST)",
-                                           optarg);
-            break;
-        case OPT_BASE:
-            if (gm__cli_count_arg(scale_usage, "--base", optarg, 1, GM_SCALE_MAX_CAPTURES, &base))
-                return GM_CLI_USAGE;
-            break;
-        case OPT_PREFIX: prefix = optarg; break;
-        case OPT_MIN:
-            if (gm__cli_count_arg(scale_usage, "--min-matched", optarg, 1, 100, &minpct))
-                return GM_CLI_USAGE;
-            break;
-        case OPT_FORCE: force = 1; break;
-        case OPT_REPLACE: replace = 1; break;
-        case OPT_JSON: json = 1; break;
-        case 'o': output = optarg; break;
-        case 'h': return gm__cli_help(scale_usage);
-        default: return gm__cli_option_error(scale_usage, argv, c);
-        }
-    }
+    int force = 0, replace = 0, json = 0, rc;
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("seq", 0, GM__CLI_CALL, &tseq, .fn = scale_targets_arg, .value = 1),
+        GM__CLI_OPT("batch", 0, GM__CLI_CALL, &tbatch, .fn = scale_targets_arg, .value = 1),
+        GM__CLI_OPT("at", 0, GM__CLI_CALL, &at, .fn = scale_at_arg, .value = 1),
+        GM__CLI_OPT("base", 0, GM__CLI_COUNT, &base, .lo = 1, .hi = GM_SCALE_MAX_CAPTURES),
+        GM__CLI_OPT("prefix", 0, GM__CLI_STR, &prefix),
+        GM__CLI_OPT("min-matched", 0, GM__CLI_COUNT, &minpct, .lo = 1, .hi = 100),
+        GM__CLI_OPT("force", 0, GM__CLI_FLAG, &force),
+        GM__CLI_OPT("replace", 0, GM__CLI_FLAG, &replace),
+        GM__CLI_OPT("json", 0, GM__CLI_FLAG, &json),
+        GM__CLI_OPT("output", 'o', GM__CLI_STR, &output),
+        GM__CLI_OPTS_END,
+    };
+    if (gm__cli_parse(opts, scale_usage, argc, argv, &rc))
+        return rc;
     size_t n = (size_t)(argc - optind);
     if (n < 2)
         return gm__cli_usage_error(scale_usage,
@@ -642,12 +630,12 @@ int gm__cmd_scale(int argc, char **argv)
         return gm__cli_usage_error(scale_usage, "missing the output store (-o DB)");
     if (tseq.n == 0 && tbatch.n == 0)
         return gm__cli_usage_error(scale_usage, "missing the target sizes (--seq or --batch)");
-    if (atseq.n && atseq.n != n)
+    if (at.seq.n && at.seq.n != n)
         return gm__cli_usage_error(scale_usage, "--at seq gives %zu values for %zu captures",
-                                   atseq.n, n);
-    if (atbatch.n && atbatch.n != n)
+                                   at.seq.n, n);
+    if (at.batch.n && at.batch.n != n)
         return gm__cli_usage_error(scale_usage, "--at batch gives %zu values for %zu captures",
-                                   atbatch.n, n);
+                                   at.batch.n, n);
     if (base > n)
         return gm__cli_usage_error(scale_usage, "--base %" PRIu64 " out of range (1 to %zu)",
                                    base, n);
@@ -657,7 +645,7 @@ int gm__cmd_scale(int argc, char **argv)
     /* the output is none of the captures' stores (nor their -wal etc.):
      * writing there would add traces to a capture */
     char *dbs[GM_SCALE_MAX_CAPTURES];
-    int rc = GM_CLI_OK;
+    rc = GM_CLI_OK;
     for (size_t k = 0; k < n; k++) {
         const char *trace;
         dbs[k] = strndup(argv[optind + (int)k], scale_split(argv[optind + (int)k], &trace));
@@ -683,8 +671,8 @@ int gm__cmd_scale(int argc, char **argv)
     gm_scale_options_t o = {.base = base ? (int)base - 1 : -1,
                             .min_matched = (double)minpct / 100.0,
                             .force = force};
-    if ((rc = gm__cli_captures_open(scale_usage, argv + optind, n, atseq.n ? atseq.v : NULL,
-                                    atbatch.n ? atbatch.v : NULL, &o, &cap)))
+    if ((rc = gm__cli_captures_open(scale_usage, argv + optind, n, at.seq.n ? at.seq.v : NULL,
+                                    at.batch.n ? at.batch.v : NULL, &o, &cap)))
         goto done;
     plan = gm__cli_captures_plan(cap);
     const scale_input_t *in = cap->in;

@@ -31,7 +31,6 @@
  * found done.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +38,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/slurm.h"
 #include "cli/start.h"
 #include "gmsim/sweep.h"
@@ -218,66 +218,37 @@ out:
     return rc;
 }
 
-/* "I/N" with 1 ≤ I ≤ N. */
-static int sweep_shard_arg(const char *text, unsigned *shard, unsigned *nshards)
+/* --shard I/N, 1 ≤ I ≤ N, into the gm_sweep_config_t at `to`. */
+static int sweep_shard_arg(void *to, const char *usage, const gm__cli_opt_t *row,
+                           const char *text)
 {
+    gm_sweep_config_t *cfg = to;
     char *end;
-    unsigned long i = strtoul(text, &end, 10);
-    if (end == text || *end != '/' || text[0] == '-')
-        return -1;
+    (void)row;
+    unsigned long i = strtoul(text, &end, 10), n = 0;
     const char *n_text = end + 1;
-    unsigned long n = strtoul(n_text, &end, 10);
-    if (end == n_text || *end != '\0' || n_text[0] == '-' || i < 1 || n < 1 || i > n ||
+    if (end != text && *end == '/' && text[0] != '-')
+        n = strtoul(n_text, &end, 10);
+    if (n < 1 || end == n_text || *end != '\0' || n_text[0] == '-' || i < 1 || i > n ||
         n > 1000000)
-        return -1;
-    *shard = (unsigned)(i - 1);
-    *nshards = (unsigned)n;
-    return 0;
+        return gm__cli_usage_error(usage, "invalid value for --shard: '%s' (I/N with 1 <= I <= N)",
+                                   text);
+    cfg->shard = (unsigned)(i - 1);
+    cfg->nshards = (unsigned)n;
+    return GM_CLI_OK;
 }
 
 int gm__cmd_sweep(int argc, char **argv)
 {
-    enum {
-        OPT_SHARD = 256,
-        OPT_JSON,
-        OPT_SYNTH,
-        OPT_POINTS,
-        OPT_SLURM,
-        OPT_TASKS,
-        OPT_PARTITION,
-        OPT_TIME,
-        OPT_SBATCH_ARG,
-        OPT_DRY_RUN
-    };
-    static const struct option longopts[] = {
-        GM__CLI_REPLAY_LONGOPTS,
-        {"jobs", required_argument, NULL, 'j'},
-        {"results", required_argument, NULL, 'o'},
-        {"shard", required_argument, NULL, OPT_SHARD},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"synth", required_argument, NULL, OPT_SYNTH},
-        {"timeline-points", required_argument, NULL, OPT_POINTS},
-        {"slurm", no_argument, NULL, OPT_SLURM},
-        {"tasks", required_argument, NULL, OPT_TASKS},
-        {"partition", required_argument, NULL, OPT_PARTITION},
-        {"time", required_argument, NULL, OPT_TIME},
-        {"sbatch-arg", required_argument, NULL, OPT_SBATCH_ARG},
-        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     gm_sweep_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     gm_device_config_default(&cfg.device);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg.jobs = ncpu > 0 ? (unsigned)ncpu : 1;
-    int json = 0, c, rc = GM_CLI_OK;
-    uint64_t v = 0;
-    size_t npol = 0, nparams = 0, nsets = 0;
-    const gm_policy_ops_t **pol = calloc(gm_policy_count() + 1, sizeof *pol);
-    const char **params = calloc((size_t)argc + 1, sizeof *params);
-    const char **synth = calloc((size_t)argc + 1, sizeof *synth);
-    size_t nsynth = 0;
+    uint64_t jobs = ncpu > 0 ? (uint64_t)ncpu : 1, points = 0, tasks = 0;
+    int json = 0, rc = GM_CLI_OK;
+    size_t nsets = 0;
+    gm__cli_policies_t pol = {.v = calloc(gm_policy_count() + 1, sizeof *pol.v)};
+    gm__cli_list_t params = {0}, synth = {0}, sbatch_args = {0};
     gm_params_t *sets = NULL;
     gm_param_value_t **given_values = NULL; /* the configurations given, before the defaults */
     char *results = NULL;
@@ -289,65 +260,49 @@ int gm__cmd_sweep(int argc, char **argv)
                              .start = &start};
     gm__slurm_t so;
     memset(&so, 0, sizeof so);
-    const char **sbatch_args = calloc((size_t)argc + 1, sizeof *sbatch_args);
     gm_error_t err = {0};
-    if (pol == NULL || params == NULL || synth == NULL || sbatch_args == NULL) {
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("trace", 't', GM__CLI_STR, &cfg.trace_glob),
+        GM__CLI_OPT("policies", 'p', GM__CLI_CALL, &pol, .fn = gm__cli_policies_fn, .value = 1),
+        GM__CLI_OPT("policy", 'p', GM__CLI_CALL, &pol, .fn = gm__cli_policies_fn, .value = 1),
+        GM__CLI_OPT("param", 'P', GM__CLI_LIST, &params),
+        GM__CLI_DEVICE_OPTS(&dev),
+        GM__CLI_RUN_OPTS(&dev),
+        GM__CLI_OPT("jobs", 'j', GM__CLI_COUNT, &jobs, .lo = 1, .hi = 256),
+        GM__CLI_OPT("results", 'o', GM__CLI_STR, &cfg.results),
+        GM__CLI_OPT("shard", 0, GM__CLI_CALL, &cfg, .fn = sweep_shard_arg, .value = 1),
+        GM__CLI_OPT("json", 0, GM__CLI_FLAG, &json),
+        GM__CLI_OPT("synth", 0, GM__CLI_LIST, &synth),
+        GM__CLI_OPT("timeline-points", 0, GM__CLI_COUNT, &points, .lo = 1, .hi = 1000000),
+        GM__CLI_OPT("slurm", 0, GM__CLI_FLAG, &slurm),
+        GM__CLI_OPT("tasks", 0, GM__CLI_COUNT, &tasks, .lo = 1, .hi = 100000),
+        GM__CLI_OPT("partition", 0, GM__CLI_STR, &so.partition),
+        GM__CLI_OPT("time", 0, GM__CLI_STR, &so.time),
+        GM__CLI_OPT("sbatch-arg", 0, GM__CLI_LIST, &sbatch_args),
+        GM__CLI_OPT("dry-run", 0, GM__CLI_FLAG, &so.dry_run),
+        GM__CLI_OPTS_END,
+    };
+    if (pol.v == NULL) {
         rc = gm__cli_error("out of memory");
         goto out;
     }
-    opterr = 0;
-    while (rc == GM_CLI_OK &&
-           (c = getopt_long(argc, argv, ":t:p:P:j:o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': cfg.trace_glob = optarg; break;
-        case 'p':
-            if (gm_policies_select(optarg, pol, &npol, &err) != 0)
-                rc = gm__cli_usage_error(sweep_usage, "%s", err.msg);
-            break;
-        case 'P': params[nparams++] = optarg; break;
-        case 'j':
-            rc = gm__cli_count_arg(sweep_usage, "--jobs", optarg, 1, 256, &v);
-            cfg.jobs = (unsigned)v;
-            break;
-        case 'o': cfg.results = optarg; break;
-        case OPT_SHARD:
-            if (sweep_shard_arg(optarg, &cfg.shard, &cfg.nshards) != 0)
-                rc = gm__cli_usage_error(sweep_usage,
-                                         "invalid value for --shard: '%s' (I/N with 1 <= I <= N)",
-                                         optarg);
-            break;
-        case OPT_JSON: json = 1; break;
-        case OPT_SYNTH: synth[nsynth++] = optarg; break;
-        case OPT_POINTS:
-            rc = gm__cli_count_arg(sweep_usage, "--timeline-points", optarg, 1, 1000000, &v);
-            cfg.timeline_points = (size_t)v;
-            break;
-        case OPT_SLURM: slurm = 1; break;
-        case OPT_TASKS:
-            rc = gm__cli_count_arg(sweep_usage, "--tasks", optarg, 1, 100000, &v);
-            so.tasks = (unsigned)v;
-            break;
-        case OPT_PARTITION: so.partition = optarg; break;
-        case OPT_TIME: so.time = optarg; break;
-        case OPT_SBATCH_ARG: sbatch_args[so.nsbatch_args++] = optarg; break;
-        case OPT_DRY_RUN: so.dry_run = 1; break;
-        case 'h': rc = gm__cli_help(sweep_usage); goto out;
-        default: rc = gm__cli_devopt(&dev, sweep_usage, argv, c, optarg); break;
-        }
-    }
-    if (rc)
+    if (gm__cli_parse(opts, sweep_usage, argc, argv, &rc))
         goto out;
+    cfg.jobs = (unsigned)jobs;
+    cfg.timeline_points = (size_t)points;
+    so.tasks = (unsigned)tasks;
+    so.nsbatch_args = sbatch_args.n;
     /* the capacity less the reserve, whichever came first (as replay) */
     if ((rc = gm__cli_device_usable(sweep_usage, &cfg.device.capacity)))
         goto out;
     if (cfg.threads == 0) /* the CPUs the workers leave */
         cfg.threads = gm__cli_cores() / (cfg.jobs ? cfg.jobs : 1) ? gm__cli_cores() / (cfg.jobs ? cfg.jobs : 1) : 1;
     int first = optind; /* --synth runs getopt again */
-    if (optind >= argc && nsynth == 0) {
+    if (optind >= argc && synth.n == 0) {
         rc = gm__cli_usage_error(sweep_usage, "missing the store to read (DB)");
         goto out;
     }
-    if (nsynth && cfg.results == NULL) {
+    if (synth.n && cfg.results == NULL) {
         rc = gm__cli_usage_error(sweep_usage, "--synth needs --results (the store the "
                                  "traces and the runs go to)");
         goto out;
@@ -366,7 +321,7 @@ int gm__cmd_sweep(int argc, char **argv)
                                  "own file)");
         goto out;
     }
-    rc = gm__cli_configs(sweep_usage, pol, npol, params, nparams, &cfg.device, &sets, &nsets);
+    rc = gm__cli_configs(sweep_usage, pol.v, pol.n, params.v, params.n, &cfg.device, &sets, &nsets);
     if (rc)
         goto out;
     /* Every policy's defaults are in the grid: the baseline a report
@@ -398,14 +353,14 @@ int gm__cmd_sweep(int argc, char **argv)
                                    (size_t)(argc - first))))
         goto out;
     if (slurm) {
-        rc = sweep_slurm(&so, &cfg, argv + first, (size_t)(argc - first), synth, nsynth, pol,
-                         npol, params, nparams, dev.start_given, sbatch_args, json);
+        rc = sweep_slurm(&so, &cfg, argv + first, (size_t)(argc - first), synth.v, synth.n, pol.v,
+                         pol.n, params.v, params.n, dev.start_given, sbatch_args.v, json);
         goto out;
     }
-    for (size_t i = 0; i < nsynth; i++)
-        if ((rc = sweep_synth(synth[i], cfg.results)) != GM_CLI_OK)
+    for (size_t i = 0; i < synth.n; i++)
+        if ((rc = sweep_synth(synth.v[i], cfg.results)) != GM_CLI_OK)
             goto out;
-    cfg.results_traces = nsynth > 0;
+    cfg.results_traces = synth.n > 0;
     cfg.inputs = (const char *const *)argv + first;
     cfg.ninputs = (size_t)(argc - first);
     cfg.sets = sets;
@@ -478,9 +433,9 @@ int gm__cmd_sweep(int argc, char **argv)
             if (!gm_policy_has_start(sets[i].ops))
                 continue;
             int by_param = 0; /* a --param P.start=... list decides */
-            for (size_t k = 0; k < nparams; k++)
-                by_param |= strncmp(params[k], sets[i].ops->name, strlen(sets[i].ops->name)) == 0 &&
-                            strstr(params[k], ".start=") != NULL;
+            for (size_t k = 0; k < params.n; k++)
+                by_param |= strncmp(params.v[k], sets[i].ops->name, strlen(sets[i].ops->name)) == 0 &&
+                            strstr(params.v[k], ".start=") != NULL;
             if (by_param)
                 printf("start of %s: as --param gives it, warm or cold per configuration\n",
                        sets[i].ops->name);
@@ -531,10 +486,10 @@ int gm__cmd_sweep(int argc, char **argv)
 out:
     free(given_values);
     free(results);
-    free(sbatch_args);
+    free(sbatch_args.v);
     gm_configs_free(sets, nsets);
-    free(pol);
-    free(params);
-    free(synth);
+    free(pol.v);
+    free(params.v);
+    free(synth.v);
     return rc;
 }

@@ -13,7 +13,6 @@
  * gm__cli_write_trace, which leaves nothing behind on failure.  A --seq
  * list writes one trace per length, named NAME.seqN.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,64 +141,31 @@ static int synth_explain(const char *tname, const gm_synth_config_t *cfg)
 
 int gm__cmd_synth(int argc, char **argv)
 {
-    enum { OPT_LIVE_MAX = 256, OPT_REPLACE, OPT_JSON, OPT_EXPLAIN };
-    static const struct option own[] = {
-        {"workload", required_argument, NULL, 'w'},
-        {"events", required_argument, NULL, 'e'},
-        {"live-max", required_argument, NULL, OPT_LIVE_MAX},
-        {"output", required_argument, NULL, 'o'},
-        {"name", required_argument, NULL, 'n'},
-        {"replace", no_argument, NULL, OPT_REPLACE},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"explain", no_argument, NULL, OPT_EXPLAIN},
-        {"help", no_argument, NULL, 'h'},
-    };
     gm_workload_config_t rcfg;
     gm_workload_config_default(&rcfg);
     gm__synth_opts_t so;
-    gm__synth_opts_init(&so, own, sizeof own / sizeof own[0]);
+    gm__synth_opts_init(&so);
     const char *workload = NULL, *db = NULL, *name = NULL;
     unsigned flags = 0;
-    int c, rc = 0, random_opts = 0, explain = 0;
-    opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":w:e:s:o:n:h", so.longopts, NULL)) != -1) {
-        switch (c) {
-        case 'w': workload = optarg; break;
-        case 'e':
-            random_opts = 1;
-            rc = gm__cli_u64_arg(synth_usage, "--events", optarg, &rcfg.events);
-            break;
-        case 's':
-            rc = gm__cli_u64_arg(synth_usage, "--seed", optarg, &rcfg.seed);
-            so.run.seed = rcfg.seed;
-            break;
-        case OPT_LIVE_MAX:
-            random_opts = 1;
-            rc = gm__cli_size_arg(synth_usage, "--live-max", optarg, &rcfg.live_max);
-            break;
-        case 'o': db = optarg; break;
-        case 'n': name = optarg; break;
-        case OPT_REPLACE: flags |= GM__CLI_REPLACE; break;
-        case OPT_JSON: flags |= GM__CLI_JSON; break;
-        case OPT_EXPLAIN: explain = 1; break;
-        case 'h': rc = gm__synth_help(synth_usage); goto out;
-        case GM__SO_SEED:
-            rc = gm__synth_opt(&so, synth_usage, c, optarg);
-            rcfg.seed = so.run.seed;
-            break;
-        default:
-            rc = gm__synth_opt(&so, synth_usage, c, optarg);
-            if (rc < 0) {
-                rc = gm__cli_option_error(synth_usage, argv, c);
-                goto out;
-            }
-            if (c != GM__SO_LIST_MODELS)
-                so.any_model = 1; /* every shared option is a model workload's */
-            break;
-        }
-    }
-    if (rc)
+    int rc = 0, random_opts = 0, seed = 0, explain = 0;
+    const gm__cli_opt_t opts[] = {
+        GM__CLI_OPT("workload", 'w', GM__CLI_STR, &workload),
+        GM__CLI_OPT("events", 'e', GM__CLI_U64, &rcfg.events, .seen = &random_opts),
+        GM__CLI_OPT("live-max", 0, GM__CLI_SIZE, &rcfg.live_max, .seen = &random_opts),
+        GM__CLI_OPT("seed", 's', GM__CLI_U64, &rcfg.seed, .seen = &seed), /* both seeds */
+        GM__CLI_OPT("output", 'o', GM__CLI_STR, &db),
+        GM__CLI_OPT("name", 'n', GM__CLI_STR, &name),
+        GM__CLI_OPT("replace", 0, GM__CLI_BITS, &flags, .bits = GM__CLI_REPLACE),
+        GM__CLI_OPT("json", 0, GM__CLI_BITS, &flags, .bits = GM__CLI_JSON),
+        GM__CLI_OPT("explain", 0, GM__CLI_FLAG, &explain),
+        GM__SYNTH_OPTS(&so),
+        GM__CLI_OPTS_END,
+    };
+    if (gm__cli_parse(opts, synth_usage, argc, argv, &rc))
         goto out;
+    if (seed)
+        so.run.seed = rcfg.seed;
+    so.any_model = so.first != NULL; /* every shared option is a model workload's */
     if (so.list_models) {
         rc = gm__synth_list_models(flags & GM__CLI_JSON);
         goto out;

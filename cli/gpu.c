@@ -7,9 +7,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 
-int gm__cli_on_arg(const char *usage, const char *text, int *device)
+int gm__cli_on_fn(void *to, const char *usage, const gm__cli_opt_t *row, const char *text)
 {
+    int *device = to;
+    (void)row;
     if (strcmp(text, "gpu") == 0) {
         *device = 0;
         return GM_CLI_OK;

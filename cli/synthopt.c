@@ -9,7 +9,6 @@
  */
 #include "cli/synthopt.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,42 +17,47 @@
 #include "gmsim/text.h"
 #include "base/vec.h"
 
-const struct option gm__synth_longopts[GM__SYNTH_NOPTS + 1] = {
-    {"model", required_argument, NULL, GM__SO_MODEL},
-    {"arch", required_argument, NULL, GM__SO_ARCH},
-    {"hidden", required_argument, NULL, GM__SO_HIDDEN},
-    {"layers", required_argument, NULL, GM__SO_LAYERS},
-    {"heads", required_argument, NULL, GM__SO_HEADS},
-    {"kv-heads", required_argument, NULL, GM__SO_KV_HEADS},
-    {"ffn", required_argument, NULL, GM__SO_FFN},
-    {"vocab", required_argument, NULL, GM__SO_VOCAB},
-    {"positions", required_argument, NULL, GM__SO_POSITIONS},
-    {"tied", no_argument, NULL, GM__SO_TIED},
-    {"untied", no_argument, NULL, GM__SO_UNTIED},
-    {"dropout", no_argument, NULL, GM__SO_DROPOUT},
-    {"no-dropout", no_argument, NULL, GM__SO_NO_DROPOUT},
-    {"ops", required_argument, NULL, GM__SO_OPS},
-    {"batch", required_argument, NULL, GM__SO_BATCH},
-    {"seq", required_argument, NULL, GM__SO_SEQ},
-    {"steps", required_argument, NULL, GM__SO_STEPS},
-    {"mode", required_argument, NULL, GM__SO_MODE},
-    {"precision", required_argument, NULL, GM__SO_PRECISION},
-    {"optimizer", required_argument, NULL, GM__SO_OPTIMIZER},
-    {"optimizer-impl", required_argument, NULL, GM__SO_OPTIMPL},
-    {"recompute", required_argument, NULL, GM__SO_RECOMPUTE},
-    {"attention", required_argument, NULL, GM__SO_ATTENTION},
-    {"grad-accum", required_argument, NULL, GM__SO_GRAD_ACCUM},
-    {"zero", required_argument, NULL, GM__SO_ZERO},
-    {"dp", required_argument, NULL, GM__SO_DP},
-    {"tp", required_argument, NULL, GM__SO_TP},
-    {"offload", required_argument, NULL, GM__SO_OFFLOAD},
-    {"seed", required_argument, NULL, GM__SO_SEED},
-    {"warm", no_argument, NULL, GM__SO_WARM},
-    {"list-models", no_argument, NULL, GM__SO_LIST_MODELS},
-    {"grad-mode", required_argument, NULL, GM__SO_GRAD_MODE},
-    {"loss", required_argument, NULL, GM__SO_LOSS},
-    {NULL, 0, NULL, 0},
+static int so_fn(void *to, const char *usage, const gm__cli_opt_t *row, const char *arg);
+
+#define SO_ROW(long_name, option, takes_value) \
+    GM__CLI_OPT(long_name, 0, GM__CLI_CALL, NULL, .fn = so_fn, .value = takes_value, .code = option)
+const gm__cli_opt_t gm__synth_opt_rows[] = {
+    SO_ROW("model", GM__SO_MODEL, 1),
+    SO_ROW("arch", GM__SO_ARCH, 1),
+    SO_ROW("hidden", GM__SO_HIDDEN, 1),
+    SO_ROW("layers", GM__SO_LAYERS, 1),
+    SO_ROW("heads", GM__SO_HEADS, 1),
+    SO_ROW("kv-heads", GM__SO_KV_HEADS, 1),
+    SO_ROW("ffn", GM__SO_FFN, 1),
+    SO_ROW("vocab", GM__SO_VOCAB, 1),
+    SO_ROW("positions", GM__SO_POSITIONS, 1),
+    SO_ROW("tied", GM__SO_TIED, 0),
+    SO_ROW("untied", GM__SO_UNTIED, 0),
+    SO_ROW("dropout", GM__SO_DROPOUT, 0),
+    SO_ROW("no-dropout", GM__SO_NO_DROPOUT, 0),
+    SO_ROW("ops", GM__SO_OPS, 1),
+    SO_ROW("batch", GM__SO_BATCH, 1),
+    SO_ROW("seq", GM__SO_SEQ, 1),
+    SO_ROW("steps", GM__SO_STEPS, 1),
+    SO_ROW("mode", GM__SO_MODE, 1),
+    SO_ROW("precision", GM__SO_PRECISION, 1),
+    SO_ROW("optimizer", GM__SO_OPTIMIZER, 1),
+    SO_ROW("optimizer-impl", GM__SO_OPTIMPL, 1),
+    SO_ROW("recompute", GM__SO_RECOMPUTE, 1),
+    SO_ROW("attention", GM__SO_ATTENTION, 1),
+    SO_ROW("grad-accum", GM__SO_GRAD_ACCUM, 1),
+    SO_ROW("zero", GM__SO_ZERO, 1),
+    SO_ROW("dp", GM__SO_DP, 1),
+    SO_ROW("tp", GM__SO_TP, 1),
+    SO_ROW("offload", GM__SO_OFFLOAD, 1),
+    SO_ROW("seed", GM__SO_SEED, 1),
+    SO_ROW("warm", GM__SO_WARM, 0),
+    SO_ROW("list-models", GM__SO_LIST_MODELS, 0),
+    SO_ROW("grad-mode", GM__SO_GRAD_MODE, 1),
+    SO_ROW("loss", GM__SO_LOSS, 1),
+    GM__CLI_OPTS_END,
 };
+#undef SO_ROW
 
 const char gm__synth_options_help[] =
     "model (a preset, or a shape; shape options override the preset's):\n"
@@ -105,19 +109,9 @@ const char gm__synth_options_help[] =
     "      --warm              optimizer state exists before the first step\n"
     "      --seed S            seed for drawn sequence lengths (default 1)\n";
 
-int gm__synth_help(const char *usage)
-{
-    fputs(usage, stdout);
-    fputs(gm__synth_options_help, stdout);
-    return GM_CLI_OK;
-}
-
-void gm__synth_opts_init(gm__synth_opts_t *o, const struct option *own, size_t nown)
+void gm__synth_opts_init(gm__synth_opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    assert(nown <= GM__SYNTH_OWN_MAX);
-    memcpy(o->longopts, own, nown * sizeof *own);
-    memcpy(o->longopts + nown, gm__synth_longopts, sizeof gm__synth_longopts);
     o->arch = o->tied = o->dropout = o->ops = -1;
     gm_synth_config_default(&o->run);
 }
@@ -248,9 +242,14 @@ static int so_seq(gm__synth_opts_t *o, const char *usage, const char *arg)
     return rc;
 }
 
-int gm__synth_opt(gm__synth_opts_t *o, const char *usage, int c, const char *arg)
+/* The shared option `row` (its code) with value arg into the gm__synth_opts_t at to. */
+static int so_fn(void *to, const char *usage, const gm__cli_opt_t *row, const char *arg)
 {
+    gm__synth_opts_t *o = to;
     gm_synth_config_t *r = &o->run;
+    int c = row->code;
+    if (o->first == NULL && c != GM__SO_LIST_MODELS)
+        o->first = row->name;
     uint64_t v = 0;
     int rc = 0;
     switch (c) {
@@ -322,7 +321,7 @@ int gm__synth_opt(gm__synth_opts_t *o, const char *usage, int c, const char *arg
     case GM__SO_SEED: return gm__cli_u64_arg(usage, "--seed", arg, &r->seed);
     case GM__SO_WARM: r->warm = 1; return 0;
     case GM__SO_LIST_MODELS: o->list_models = 1; return 0;
-    default: return -1;
+    default: return GM_CLI_ERROR; /* not reached: every row is one of these */
     }
 }
 

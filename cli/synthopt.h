@@ -1,39 +1,37 @@
 /*
  * cli/synthopt.h — the model and run options `synth`, `estimate` and `fit`
- * share (docs/synth.md): a getopt_long table fragment, its handler, and
- * the resolution of a preset plus overrides into a gm_synth_config_t.
+ * share (docs/synth.md): their rows of a verb's option table, and the
+ * resolution of a preset plus overrides into a gm_synth_config_t.
  */
 #ifndef GM_CLI_SYNTHOPT_H
 #define GM_CLI_SYNTHOPT_H
 
-#include <getopt.h>
-
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "gmsim/synth.h"
 
-/* Option codes (above every verb's own). */
+/* The options, as their rows' codes. */
 enum {
     GM__SO_MODEL = 1000, GM__SO_ARCH, GM__SO_HIDDEN, GM__SO_LAYERS, GM__SO_HEADS,
     GM__SO_KV_HEADS, GM__SO_FFN, GM__SO_VOCAB, GM__SO_POSITIONS, GM__SO_TIED, GM__SO_UNTIED,
     GM__SO_DROPOUT, GM__SO_NO_DROPOUT, GM__SO_OPS, GM__SO_BATCH, GM__SO_SEQ, GM__SO_STEPS,
     GM__SO_MODE, GM__SO_PRECISION, GM__SO_OPTIMIZER, GM__SO_OPTIMPL, GM__SO_RECOMPUTE,
     GM__SO_ATTENTION, GM__SO_GRAD_ACCUM, GM__SO_ZERO, GM__SO_DP, GM__SO_TP, GM__SO_OFFLOAD,
-    GM__SO_SEED, GM__SO_WARM, GM__SO_LIST_MODELS, GM__SO_GRAD_MODE, GM__SO_LOSS, GM__SO_END
+    GM__SO_SEED, GM__SO_WARM, GM__SO_LIST_MODELS, GM__SO_GRAD_MODE, GM__SO_LOSS
 };
 
-/* The long options, to copy into a verb's table (ends with a NULL row). */
-#define GM__SYNTH_NOPTS 33
-extern const struct option gm__synth_longopts[GM__SYNTH_NOPTS + 1];
-
-/* The options' help text (for usage texts). */
+/* The options' rows (cli/opts.h), into a gm__synth_opts_t, and their help
+ * text (for usage texts): a verb takes them all with one row,
+ * GM__SYNTH_OPTS(&o), its own rows (before or after) replacing one of the
+ * same name. */
+extern const gm__cli_opt_t gm__synth_opt_rows[];
 extern const char gm__synth_options_help[];
-
-/* The most rows of its own a verb's option table has besides these. */
-#define GM__SYNTH_OWN_MAX 24
+#define GM__SYNTH_OPTS(o) \
+    GM__CLI_OPT(NULL, 0, GM__CLI_INCLUDE, o, .rows = gm__synth_opt_rows, \
+                .help = gm__synth_options_help)
 
 typedef struct gm__synth_opts {
-    /* the verb's option table: its own rows, then gm__synth_longopts */
-    struct option longopts[GM__SYNTH_OWN_MAX + GM__SYNTH_NOPTS + 1];
+    const char *first; /* the first of these options given, but --list-models */
     const char *model;
     int any_model; /* a model or shape option was given */
     int arch, tied, dropout, ops;
@@ -49,25 +47,15 @@ typedef struct gm__synth_opts {
     int list_models;
 } gm__synth_opts_t;
 
-/* Start o, with the option table of a verb whose own rows are own[0..nown)
- * (nown at most GM__SYNTH_OWN_MAX). */
-void gm__synth_opts_init(gm__synth_opts_t *o, const struct option *own, size_t nown);
+/* Start o: nothing given yet. */
+void gm__synth_opts_init(gm__synth_opts_t *o);
 void gm__synth_opts_release(gm__synth_opts_t *o);
-
-/* Handle option c (with optarg) if it is one of the shared ones: returns
- * 0 when handled, GM_CLI_USAGE after printing a usage error, or -1 when c
- * is not a shared option. */
-int gm__synth_opt(gm__synth_opts_t *o, const char *usage, int c, const char *arg);
 
 /* Resolve into *cfg (preset, then overrides, then run fields) for the
  * k-th --seq list value (k ignored without a list); GM_CLI_OK or a usage
  * error printed. */
 int gm__synth_resolve(const gm__synth_opts_t *o, const char *usage, size_t k,
                       gm_synth_config_t *cfg);
-
-/* --help of a verb that takes these options: its usage text, then theirs.
- * GM_CLI_OK. */
-int gm__synth_help(const char *usage);
 
 /* Print the model presets (`--list-models`), as a table or JSON. */
 int gm__synth_list_models(int json);
