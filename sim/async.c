@@ -79,7 +79,7 @@
 
 #include "gmsim/attrs.h"
 #include "gmsim/json.h"
-#include "sim/blocktree.h"
+#include "sim/carve.h"
 #include "base/idmap.h"
 #include "base/vec.h"
 
@@ -363,11 +363,8 @@ static int async_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
     async_t *a = ASYNC(p);
     if (a == NULL)
         return GM_EINVAL;
-    uint64_t v;
-    if (!gm__idmap_get(&a->live, blk->addr, &v))
-        return GM_EINVAL;
-    uint32_t h = (uint32_t)v;
-    if (a->heap.b[h].size != blk->size || a->heap.b[h].list != GM__BT_USED)
+    uint32_t h = gm__carve_live(&a->heap, &a->live, blk);
+    if (h == GM__BT_NONE)
         return GM_EINVAL;
     int rc = async_sets(a, stream);
     if (rc != 0)
@@ -382,15 +379,10 @@ static int async_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
 static void async_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     async_t *a = ASYNC(p);
-    memset(out, 0, sizeof *out);
     if (a == NULL)
         return;
     out->allocated = a->allocated;
-    for (uint32_t l = 0; l < a->nsets; l++) {
-        uint32_t m = gm__bt_set_max(a->heap.b, &a->sets[l]);
-        if (m != GM__BT_NONE && a->heap.b[m].size > out->largest_free)
-            out->largest_free = a->heap.b[m].size;
-    }
+    out->largest_free = gm__carve_largest(a->heap.b, a->sets, a->nsets);
 }
 
 /* A synchronization: every free completes; memory above the threshold goes
@@ -439,6 +431,16 @@ static void async_empty_cache(gm_policy_t *p)
 
 /* ---- check ------------------------------------------------------------------ */
 
+/* async's own rule for a block: it names its chunk. */
+static void async_check_block(const void *policy, gm_check_t *ck, size_t seg,
+                              const gm__bt_blk_t *x)
+{
+    const async_t *a = policy;
+    if (x->flags != seg)
+        gm_check_fail(ck, "chunk 0x%" PRIx64 ": block at 0x%" PRIx64 " names another chunk",
+                      a->chunks[seg].base, x->addr);
+}
+
 static int async_check(gm_policy_t *p, char *why, size_t whylen)
 {
     gm_check_t ck;
@@ -446,8 +448,10 @@ static int async_check(gm_policy_t *p, char *why, size_t whylen)
     async_t *a = ASYNC(p);
     if (a == NULL)
         return gm_check_fail(&ck, "not an async policy");
-    const gm__bt_blk_t *b = a->heap.b;
-    uint64_t in_chunks = 0, allocated = 0, nlive = 0, nfree = 0, nblocks = 0, nvacant = 0;
+    const gm__carve_rules_t rules = {.seg = "chunk", .nsets = a->nsets,
+                                     .block = async_check_block, .policy = a};
+    gm__carve_tally_t t = {0};
+    uint64_t in_chunks = 0, nvacant = 0;
     for (uint32_t i = 0; i < a->nchunks && ck.bad == 0; i++) {
         const async_chunk_t *c = &a->chunks[i];
         if (c->first == ASYNC_VACANT) {
@@ -458,45 +462,9 @@ static int async_check(gm_policy_t *p, char *why, size_t whylen)
         if (c->size % a->gran != 0 || c->base % a->gran != 0)
             gm_check_fail(&ck, "chunk 0x%" PRIx64 " (%" PRIu64 " bytes) is not granular", c->base,
                           c->size);
-        uint64_t at = c->base, live = 0;
-        uint32_t prev = GM__BT_NONE;
-        for (uint32_t h = c->first; h != GM__BT_NONE && ck.bad == 0; h = b[h].next) {
-            if (h >= a->heap.n || ++nblocks > a->heap.live) {
-                gm_check_fail(&ck, "chunk 0x%" PRIx64 ": block list is broken", c->base);
-                break;
-            }
-            const gm__bt_blk_t *x = &b[h];
-            if (x->addr != at || x->prev != prev || x->size == 0 || x->flags != i)
-                gm_check_fail(&ck,
-                              "chunk 0x%" PRIx64 ": block at 0x%" PRIx64 " breaks the tiling or "
-                              "names another chunk",
-                              c->base, x->addr);
-            if (x->list == GM__BT_USED) {
-                uint64_t v;
-                if (!gm__idmap_get(&a->live, x->addr, &v) || v != h)
-                    gm_check_fail(&ck, "live block 0x%" PRIx64 " not in the address map", x->addr);
-                allocated += x->size;
-                live++;
-                nlive++;
-            } else {
-                if (x->list >= a->nsets)
-                    gm_check_fail(&ck, "free block 0x%" PRIx64 " in a set that does not exist",
-                                  x->addr);
-                if (prev != GM__BT_NONE && b[prev].list == x->list)
-                    gm_check_fail(&ck,
-                                  "free block at 0x%" PRIx64
-                                  " that should have merged with the block "
-                                  "before it",
-                                  x->addr);
-                nfree++;
-            }
-            at = x->addr + x->size;
-            prev = h;
-        }
-        if (ck.bad == 0 && at != c->base + c->size)
-            gm_check_fail(&ck,
-                          "blocks of chunk 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
-                          c->base, at - c->base, c->size);
+        uint64_t live = t.live;
+        gm__carve_check(&ck, &a->heap, &a->live, &rules, i, c->base, c->size, c->first, &t);
+        live = t.live - live;
         if (ck.bad == 0 && live != c->live)
             gm_check_fail(&ck, "chunk 0x%" PRIx64 " counts %" PRIu32 " live blocks, holds %" PRIu64,
                           c->base, c->live, live);
@@ -507,30 +475,8 @@ static int async_check(gm_policy_t *p, char *why, size_t whylen)
             gm_check_fail(&ck, "vacant chunk slots are mislinked");
     if (ck.bad == 0 && v != nvacant)
         gm_check_fail(&ck, "%" PRIu64 " vacant chunk slots, %" PRIu64 " linked", nvacant, v);
-    uint64_t members = 0;
-    for (uint32_t l = 0; l < a->nsets && ck.bad == 0; l++) {
-        uint32_t badh = GM__BT_NONE;
-        int64_t m = gm__bt_set_verify(b, a->heap.n, &a->sets[l], l, &badh);
-        if (m < 0)
-            gm_check_fail(&ck,
-                          "free set %" PRIu32
-                          " is not an ordered set of its blocks (at block 0x%" PRIx64 ")",
-                          l, badh < a->heap.n ? b[badh].addr : 0);
-        else
-            members += (uint64_t)m;
-    }
-    if (ck.bad == 0 && members != nfree)
-        gm_check_fail(&ck, "free sets hold %" PRIu64 " blocks, the chunks %" PRIu64 " free ones",
-                      members, nfree);
-    if (ck.bad == 0 && nblocks != a->heap.live)
-        gm_check_fail(&ck, "%" PRIu64 " blocks but %" PRIu32 " handles in use", nblocks,
-                      a->heap.live);
-    if (ck.bad == 0 && nlive != gm__idmap_count(&a->live))
-        gm_check_fail(&ck, "address map holds %zu blocks, %" PRIu64 " are live",
-                      gm__idmap_count(&a->live), nlive);
-    if (ck.bad == 0 && allocated != a->allocated)
-        gm_check_fail(&ck, "allocated %" PRIu64 " differs from the live blocks' %" PRIu64,
-                      a->allocated, allocated);
+    uint64_t members = gm__carve_sets(&ck, &a->heap, a->sets, a->nsets);
+    gm__carve_tallied(&ck, &a->heap, &a->live, &t, members, a->allocated);
     if (in_chunks != a->in_chunks || in_chunks != p->dev->reserved)
         gm_check_fail(
             &ck, "chunks hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,

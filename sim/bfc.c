@@ -77,7 +77,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/blocktree.h"
+#include "sim/carve.h"
 #include "base/idmap.h"
 #include "base/vec.h"
 
@@ -351,13 +351,10 @@ static int bfc_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
     bfc_t *f = BFC(p);
     if (f == NULL)
         return GM_EINVAL;
-    uint64_t v;
-    if (!gm__idmap_get(&f->live, blk->addr, &v))
+    uint32_t h = gm__carve_live(&f->heap, &f->live, blk);
+    if (h == GM__BT_NONE)
         return GM_EINVAL;
-    uint32_t h = (uint32_t)v;
     gm__bt_blk_t *b = f->heap.b, *c = &b[h];
-    if (c->size != blk->size || c->list != GM__BT_USED)
-        return GM_EINVAL;
     gm__idmap_remove(&f->live, blk->addr, NULL);
     f->in_use -= c->size;
     c->list = 0;
@@ -380,7 +377,6 @@ static int bfc_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
 static void bfc_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     bfc_t *f = BFC(p);
-    memset(out, 0, sizeof *out);
     if (f == NULL)
         return;
     out->allocated = f->in_use;
@@ -399,6 +395,20 @@ static void bfc_empty_cache(gm_policy_t *p)
 
 /* ---- check ------------------------------------------------------------------ */
 
+/* bfc's own rules for a chunk: a multiple of 256 bytes, free in the bin of
+ * its size. */
+static void bfc_check_block(const void *policy, gm_check_t *ck, size_t seg, const gm__bt_blk_t *c)
+{
+    (void)policy;
+    (void)seg;
+    if (c->size % BFC_MIN_ALLOC != 0)
+        gm_check_fail(ck, "chunk 0x%" PRIx64 " has size %" PRIu64 ", not a multiple of 256",
+                      c->addr, c->size);
+    if (c->list != GM__BT_USED && c->list != bfc_bin_for(c->size))
+        gm_check_fail(ck, "free chunk 0x%" PRIx64 " of %" PRIu64 " bytes in bin %u, not %u",
+                      c->addr, c->size, c->list, bfc_bin_for(c->size));
+}
+
 static int bfc_check(gm_policy_t *p, char *why, size_t whylen)
 {
     gm_check_t ck;
@@ -407,7 +417,10 @@ static int bfc_check(gm_policy_t *p, char *why, size_t whylen)
     if (f == NULL)
         return gm_check_fail(&ck, "not a bfc policy");
     const gm__bt_blk_t *b = f->heap.b;
-    uint64_t in_regions = 0, in_use = 0, nlive = 0, nfree = 0, nchunks = 0;
+    const gm__carve_rules_t rules = {.seg = "region", .nsets = BFC_BINS, .merge_any = 1,
+                                     .block = bfc_check_block};
+    gm__carve_tally_t t = {0};
+    uint64_t in_regions = 0;
     for (size_t i = 0; i < f->nregions && ck.bad == 0; i++) {
         const bfc_region_t *r = &f->regions[i];
         in_regions += r->size;
@@ -415,53 +428,7 @@ static int bfc_check(gm_policy_t *p, char *why, size_t whylen)
             gm_check_fail(&ck,
                           "regions 0x%" PRIx64 " and 0x%" PRIx64 " overlap or are out of order",
                           f->regions[i - 1].base, r->base);
-        uint64_t at = r->base;
-        uint32_t prev = GM__BT_NONE;
-        for (uint32_t h = r->first; h != GM__BT_NONE && ck.bad == 0; h = b[h].next) {
-            if (h >= f->heap.n || ++nchunks > f->heap.live) {
-                gm_check_fail(&ck,
-                              "region 0x%" PRIx64 ": chunk list is broken (bad handle or a cycle)",
-                              r->base);
-                break;
-            }
-            const gm__bt_blk_t *c = &b[h];
-            if (c->addr != at)
-                gm_check_fail(&ck,
-                              "region 0x%" PRIx64 ": chunk at 0x%" PRIx64 " where 0x%" PRIx64
-                              " was expected (a gap or an overlap)",
-                              r->base, c->addr, at);
-            if (c->prev != prev)
-                gm_check_fail(&ck, "chunk 0x%" PRIx64 ": prev link broken", c->addr);
-            if (c->size == 0 || c->size % BFC_MIN_ALLOC != 0)
-                gm_check_fail(&ck,
-                              "chunk 0x%" PRIx64 " has size %" PRIu64 ", not a multiple of 256",
-                              c->addr, c->size);
-            if (c->list == GM__BT_USED) {
-                uint64_t v;
-                if (!gm__idmap_get(&f->live, c->addr, &v) || v != h)
-                    gm_check_fail(&ck, "chunk 0x%" PRIx64 " in use but not in the address map",
-                                  c->addr);
-                in_use += c->size;
-                nlive++;
-            } else {
-                if (c->list != bfc_bin_for(c->size))
-                    gm_check_fail(&ck,
-                                  "free chunk 0x%" PRIx64 " of %" PRIu64 " bytes in bin %u, not %u",
-                                  c->addr, c->size, c->list, bfc_bin_for(c->size));
-                if (prev != GM__BT_NONE && b[prev].list != GM__BT_USED)
-                    gm_check_fail(&ck,
-                                  "free chunk at 0x%" PRIx64 " that should have merged with the "
-                                  "free chunk before it",
-                                  c->addr);
-                nfree++;
-            }
-            at = c->addr + c->size;
-            prev = h;
-        }
-        if (ck.bad == 0 && at != r->base + r->size)
-            gm_check_fail(&ck,
-                          "chunks of region 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
-                          r->base, at - r->base, r->size);
+        gm__carve_check(&ck, &f->heap, &f->live, &rules, i, r->base, r->size, r->first, &t);
     }
     uint64_t members = 0;
     for (unsigned k = 0; k < BFC_BINS && ck.bad == 0; k++) {
@@ -478,18 +445,7 @@ static int bfc_check(gm_policy_t *p, char *why, size_t whylen)
             gm_check_fail(&ck, "bin mask bit %u out of date", k);
         members += (uint64_t)m;
     }
-    if (ck.bad == 0 && members != nfree)
-        gm_check_fail(&ck, "bins hold %" PRIu64 " chunks, the regions %" PRIu64 " free ones",
-                      members, nfree);
-    if (ck.bad == 0 && nchunks != f->heap.live)
-        gm_check_fail(&ck, "%" PRIu64 " chunks in regions but %" PRIu32 " handles in use", nchunks,
-                      f->heap.live);
-    if (ck.bad == 0 && nlive != gm__idmap_count(&f->live))
-        gm_check_fail(&ck, "address map holds %zu chunks, %" PRIu64 " are in use",
-                      gm__idmap_count(&f->live), nlive);
-    if (ck.bad == 0 && in_use != f->in_use)
-        gm_check_fail(&ck, "bytes in use %" PRIu64 " differ from the live chunks' %" PRIu64,
-                      f->in_use, in_use);
+    gm__carve_tallied(&ck, &f->heap, &f->live, &t, members, f->in_use);
     if (in_regions != f->in_regions || in_regions != p->dev->reserved)
         gm_check_fail(
             &ck, "regions hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,
@@ -531,19 +487,9 @@ static void bfc_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx)
     bfc_t *f = BFC(p);
     if (f == NULL)
         return;
-    const gm__bt_blk_t *b = f->heap.b;
-    for (size_t i = 0; i < f->nregions; i++) {
-        const bfc_region_t *r = &f->regions[i];
-        gm_walk_block_t w = {.seg_addr = r->base, .seg_size = r->size,
-                             .stream = GM_WALK_ANY_STREAM, .pool = -1};
-        uint32_t guard = 0;
-        for (uint32_t h = r->first; h != GM__BT_NONE && guard++ <= f->heap.n; h = b[h].next) {
-            w.addr = b[h].addr;
-            w.size = b[h].size;
-            w.allocated = b[h].list == GM__BT_USED;
-            fn(ctx, &w);
-        }
-    }
+    for (size_t i = 0; i < f->nregions; i++)
+        gm__carve_walk(&f->heap, f->regions[i].base, f->regions[i].size, f->regions[i].first,
+                       GM_WALK_ANY_STREAM, fn, ctx);
 }
 
 const gm_policy_ops_t gm__policy_bfc = {

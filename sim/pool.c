@@ -60,7 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/blocktree.h"
+#include "sim/carve.h"
 #include "base/idmap.h"
 #include "base/vec.h"
 
@@ -305,11 +305,8 @@ static int pool_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
     pool_t *q = POOL(p);
     if (q == NULL)
         return GM_EINVAL;
-    uint64_t v;
-    if (!gm__idmap_get(&q->live, blk->addr, &v))
-        return GM_EINVAL;
-    uint32_t h = (uint32_t)v;
-    if (q->heap.b[h].size != blk->size || q->heap.b[h].list != GM__BT_USED)
+    uint32_t h = gm__carve_live(&q->heap, &q->live, blk);
+    if (h == GM__BT_NONE)
         return GM_EINVAL;
     int rc = pool_stream(q, stream);
     if (rc != 0)
@@ -323,15 +320,10 @@ static int pool_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
 static void pool_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     pool_t *q = POOL(p);
-    memset(out, 0, sizeof *out);
     if (q == NULL)
         return;
     out->allocated = q->allocated;
-    for (uint32_t t = 0; t < q->nstreams; t++) {
-        uint32_t m = gm__bt_set_max(q->heap.b, &q->sets[t]);
-        if (m != GM__BT_NONE && q->heap.b[m].size > out->largest_free)
-            out->largest_free = q->heap.b[m].size;
-    }
+    out->largest_free = gm__carve_largest(q->heap.b, q->sets, q->nstreams);
 }
 
 /* Give every upstream block with no live block back to the device. */
@@ -365,6 +357,18 @@ static void pool_empty_cache(gm_policy_t *p)
 
 /* ---- check ------------------------------------------------------------------ */
 
+/* pool's own rule for a block: a multiple of 256 bytes, but for the last
+ * one of an upstream block. */
+static void pool_check_block(const void *policy, gm_check_t *ck, size_t seg,
+                             const gm__bt_blk_t *x)
+{
+    (void)policy;
+    (void)seg;
+    if (x->size % POOL_ALIGN != 0 && x->next != GM__BT_NONE)
+        gm_check_fail(ck, "block at 0x%" PRIx64 " (%" PRIu64 " bytes) is not 256-byte aligned",
+                      x->addr, x->size);
+}
+
 static int pool_check(gm_policy_t *p, char *why, size_t whylen)
 {
     gm_check_t ck;
@@ -372,8 +376,10 @@ static int pool_check(gm_policy_t *p, char *why, size_t whylen)
     pool_t *q = POOL(p);
     if (q == NULL)
         return gm_check_fail(&ck, "not a pool policy");
-    const gm__bt_blk_t *b = q->heap.b;
-    uint64_t got = 0, size = 0, allocated = 0, nlive = 0, nfree = 0, nblocks = 0;
+    const gm__carve_rules_t rules = {.seg = "upstream block", .nsets = q->nstreams,
+                                     .block = pool_check_block};
+    gm__carve_tally_t t = {0};
+    uint64_t got = 0, size = 0;
     for (size_t i = 0; i < q->nups && ck.bad == 0; i++) {
         const pool_up_t *u = &q->ups[i];
         got += u->got;
@@ -382,71 +388,10 @@ static int pool_check(gm_policy_t *p, char *why, size_t whylen)
             gm_check_fail(
                 &ck, "upstream block 0x%" PRIx64 " holds %" PRIu64 " device bytes for %" PRIu64,
                 u->base, u->got, u->size);
-        uint64_t at = u->base;
-        uint32_t prev = GM__BT_NONE;
-        for (uint32_t h = u->first; h != GM__BT_NONE && ck.bad == 0; h = b[h].next) {
-            if (h >= q->heap.n || ++nblocks > q->heap.live) {
-                gm_check_fail(&ck, "upstream block 0x%" PRIx64 ": block list is broken", u->base);
-                break;
-            }
-            const gm__bt_blk_t *c = &b[h];
-            if (c->addr != at || c->prev != prev || c->size == 0 ||
-                (c->size % POOL_ALIGN != 0 && c->next != GM__BT_NONE))
-                gm_check_fail(&ck,
-                              "upstream block 0x%" PRIx64 ": block at 0x%" PRIx64 " (%" PRIu64
-                              " bytes) breaks the tiling (expected at 0x%" PRIx64 ")",
-                              u->base, c->addr, c->size, at);
-            if (c->list == GM__BT_USED) {
-                uint64_t v;
-                if (!gm__idmap_get(&q->live, c->addr, &v) || v != h)
-                    gm_check_fail(&ck, "live block 0x%" PRIx64 " not in the address map", c->addr);
-                allocated += c->size;
-                nlive++;
-            } else {
-                if (c->list >= q->nstreams)
-                    gm_check_fail(&ck, "free block 0x%" PRIx64 " in list %" PRIu32 " of no stream",
-                                  c->addr, c->list);
-                if (prev != GM__BT_NONE && b[prev].list == c->list)
-                    gm_check_fail(&ck,
-                                  "free block at 0x%" PRIx64 " that should have "
-                                  "merged with the block before it (same list %" PRIu32 ")",
-                                  c->addr, c->list);
-                nfree++;
-            }
-            at = c->addr + c->size;
-            prev = h;
-        }
-        if (ck.bad == 0 && at != u->base + u->size)
-            gm_check_fail(&ck,
-                          "blocks of upstream block 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64
-                          " bytes",
-                          u->base, at - u->base, u->size);
+        gm__carve_check(&ck, &q->heap, &q->live, &rules, i, u->base, u->size, u->first, &t);
     }
-    uint64_t members = 0;
-    for (uint32_t t = 0; t < q->nstreams && ck.bad == 0; t++) {
-        uint32_t badh = GM__BT_NONE;
-        int64_t m = gm__bt_set_verify(b, q->heap.n, &q->sets[t], t, &badh);
-        if (m < 0)
-            gm_check_fail(&ck,
-                          "free list of stream %" PRIu32 " is not an ordered set "
-                          "of its blocks (at block 0x%" PRIx64 ")",
-                          t, badh < q->heap.n ? b[badh].addr : 0);
-        else
-            members += (uint64_t)m;
-    }
-    if (ck.bad == 0 && members != nfree)
-        gm_check_fail(
-            &ck, "free lists hold %" PRIu64 " blocks, the upstream blocks %" PRIu64 " free ones",
-            members, nfree);
-    if (ck.bad == 0 && nblocks != q->heap.live)
-        gm_check_fail(&ck, "%" PRIu64 " blocks but %" PRIu32 " handles in use", nblocks,
-                      q->heap.live);
-    if (ck.bad == 0 && nlive != gm__idmap_count(&q->live))
-        gm_check_fail(&ck, "address map holds %zu blocks, %" PRIu64 " are live",
-                      gm__idmap_count(&q->live), nlive);
-    if (ck.bad == 0 && allocated != q->allocated)
-        gm_check_fail(&ck, "allocated %" PRIu64 " differs from the live blocks' %" PRIu64,
-                      q->allocated, allocated);
+    uint64_t members = gm__carve_sets(&ck, &q->heap, q->sets, q->nstreams);
+    gm__carve_tallied(&ck, &q->heap, &q->live, &t, members, q->allocated);
     if (size != q->pool_size || got != p->dev->reserved)
         gm_check_fail(&ck,
                       "upstream blocks hold %" PRIu64 " bytes (pool size %" PRIu64 "), %" PRIu64
@@ -485,19 +430,9 @@ static void pool_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx)
     pool_t *q = POOL(p);
     if (q == NULL)
         return;
-    const gm__bt_blk_t *b = q->heap.b;
-    for (size_t i = 0; i < q->nups; i++) {
-        const pool_up_t *u = &q->ups[i];
-        gm_walk_block_t w = {.seg_addr = u->base, .seg_size = u->size,
-                             .stream = GM_WALK_ANY_STREAM, .pool = -1};
-        uint32_t guard = 0;
-        for (uint32_t h = u->first; h != GM__BT_NONE && guard++ <= q->heap.n; h = b[h].next) {
-            w.addr = b[h].addr;
-            w.size = b[h].size;
-            w.allocated = b[h].list == GM__BT_USED;
-            fn(ctx, &w);
-        }
-    }
+    for (size_t i = 0; i < q->nups; i++)
+        gm__carve_walk(&q->heap, q->ups[i].base, q->ups[i].size, q->ups[i].first,
+                       GM_WALK_ANY_STREAM, fn, ctx);
 }
 
 const gm_policy_ops_t gm__policy_pool = {

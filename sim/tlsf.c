@@ -65,7 +65,7 @@
 #include "base/bits.h"
 #include "base/idmap.h"
 #include "base/vec.h"
-#include "sim/blocktree.h"
+#include "sim/carve.h"
 
 #define TLSF_NIL UINT32_MAX
 #define TLSF_FL_MAX 64
@@ -349,13 +349,12 @@ static int tlsf_free(gm_policy_t *p, const gm_block_t *blkp, uint32_t stream)
 {
     (void)stream;
     tlsf_t *t = TLSF(p);
-    uint64_t v;
-    if (t == NULL || blkp->addr == UINT64_MAX || !gm__idmap_get(&t->live, blkp->addr, &v))
+    if (t == NULL)
         return GM_EINVAL;
-    uint32_t b = (uint32_t)v;
+    uint32_t b = gm__carve_live(&t->heap, &t->live, blkp);
+    if (b == GM__BT_NONE)
+        return GM_EINVAL;
     tlsf_block_t *blocks = t->heap.b, *blk = &blocks[b];
-    if (blk->size != blkp->size || tlsf_is_free(blk))
-        return GM_EINVAL;
     gm__idmap_remove(&t->live, blkp->addr, NULL);
     t->allocated -= blk->size;
     t->arenas[blk->flags].allocated -= blk->size;
@@ -377,7 +376,6 @@ static int tlsf_free(gm_policy_t *p, const gm_block_t *blkp, uint32_t stream)
 static void tlsf_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     tlsf_t *t = TLSF(p);
-    memset(out, 0, sizeof *out);
     if (t == NULL)
         return;
     out->allocated = t->allocated;
@@ -390,6 +388,19 @@ static void tlsf_stats(gm_policy_t *p, gm_policy_stats_t *out)
             out->largest_free = t->heap.b[b].size;
 }
 
+/* tlsf's own rules for a block: whole units, naming its arena. */
+static void tlsf_check_block(const void *policy, gm_check_t *ck, size_t seg,
+                             const tlsf_block_t *blk)
+{
+    const tlsf_t *t = policy;
+    if ((blk->size & (t->align - 1)) != 0)
+        gm_check_fail(ck, "block at 0x%" PRIx64 " has size %" PRIu64 ", not whole units",
+                      blk->addr, blk->size);
+    if (blk->flags != seg)
+        gm_check_fail(ck, "block at 0x%" PRIx64 " names arena %" PRIu32 ", not %zu", blk->addr,
+                      blk->flags, seg);
+}
+
 static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
 {
     gm_check_t ck;
@@ -397,62 +408,22 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
     tlsf_t *t = TLSF(p);
     if (t == NULL)
         return gm_check_fail(&ck, "not a tlsf policy");
-    uint64_t reserved = 0, allocated = 0, nfree = 0, nused = 0;
+    const gm__carve_rules_t rules = {.seg = "arena", .nsets = TLSF_FL_MAX * t->sl_count,
+                                     .merge_any = 1, .block = tlsf_check_block, .policy = t};
+    gm__carve_tally_t tally = {0};
+    uint64_t reserved = 0;
     for (uint32_t a = 0; a < t->narenas; a++) {
         const tlsf_arena_t *ar = &t->arenas[a];
         if (ar->first == TLSF_NIL)
             continue;
         reserved += ar->size;
-        uint64_t at = ar->base, alloc = 0, steps = 0;
-        uint32_t prev = TLSF_NIL;
-        int prev_free = 0;
-        for (uint32_t b = ar->first; b != TLSF_NIL; b = t->heap.b[b].next) {
-            if (b >= t->heap.n || ++steps > t->heap.n) {
-                gm_check_fail(&ck, "arena 0x%" PRIx64 ": broken block chain", ar->base);
-                break;
-            }
-            const tlsf_block_t *blk = &t->heap.b[b];
-            if (blk->addr != at)
-                gm_check_fail(&ck,
-                              "arena 0x%" PRIx64 ": block at 0x%" PRIx64 " where 0x%" PRIx64
-                              " was expected (gap or overlap)",
-                              ar->base, blk->addr, at);
-            if (blk->size == 0 || (blk->size & (t->align - 1)) != 0)
-                gm_check_fail(&ck, "block at 0x%" PRIx64 " has size %" PRIu64 ", not whole units",
-                              blk->addr, blk->size);
-            if (blk->prev != prev || blk->flags != a)
-                gm_check_fail(&ck, "block at 0x%" PRIx64 ": wrong neighbour or arena link",
-                              blk->addr);
-            if (tlsf_is_free(blk) && prev_free)
-                gm_check_fail(&ck,
-                              "free block at 0x%" PRIx64 " should have merged with the one below",
-                              blk->addr);
-            uint64_t v;
-            int mapped = gm__idmap_get(&t->live, blk->addr, &v) && v == b;
-            if (tlsf_is_free(blk)) {
-                nfree++;
-                if (mapped)
-                    gm_check_fail(&ck, "free block at 0x%" PRIx64 " is in the address map",
-                                  blk->addr);
-            } else {
-                nused++;
-                alloc += blk->size;
-                if (!mapped)
-                    gm_check_fail(&ck, "used block at 0x%" PRIx64 " is not in the address map",
-                                  blk->addr);
-            }
-            prev_free = tlsf_is_free(blk);
-            prev = b;
-            at = blk->addr + blk->size;
-        }
-        if (at != ar->base + ar->size)
-            gm_check_fail(&ck, "arena 0x%" PRIx64 ": blocks cover %" PRIu64 " of %" PRIu64 " bytes",
-                          ar->base, at - ar->base, ar->size);
-        if (alloc != ar->allocated)
+        uint64_t alloc = tally.allocated;
+        gm__carve_check(&ck, &t->heap, &t->live, &rules, a, ar->base, ar->size, ar->first, &tally);
+        alloc = tally.allocated - alloc;
+        if (ck.bad == 0 && alloc != ar->allocated)
             gm_check_fail(
                 &ck, "arena 0x%" PRIx64 " counts %" PRIu64 " allocated bytes, blocks hold %" PRIu64,
                 ar->base, ar->allocated, alloc);
-        allocated += alloc;
     }
     uint64_t listed = 0;
     for (unsigned fl = 0; fl < TLSF_FL_MAX; fl++) {
@@ -487,15 +458,7 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
         if ((t->sl_map[fl] != 0) != (int)(t->fl_map >> fl & 1))
             gm_check_fail(&ck, "first-level bit %u out of date", fl);
     }
-    if (listed != nfree)
-        gm_check_fail(&ck, "%" PRIu64 " free blocks in the arenas, %" PRIu64 " in the lists", nfree,
-                      listed);
-    if (nused != gm__idmap_count(&t->live))
-        gm_check_fail(&ck, "%" PRIu64 " used blocks, %zu in the address map", nused,
-                      gm__idmap_count(&t->live));
-    if (allocated != t->allocated)
-        gm_check_fail(&ck, "allocated bytes %" PRIu64 " differ from the blocks' %" PRIu64,
-                      t->allocated, allocated);
+    gm__carve_tallied(&ck, &t->heap, &t->live, &tally, listed, t->allocated);
     if (reserved != p->dev->reserved)
         gm_check_fail(&ck, "arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64,
                       reserved, p->dev->reserved);
