@@ -265,19 +265,17 @@ static int async_create(gm_device_t *dev, const gm_param_value_t *values, gm_pol
     uint64_t threshold = values[0].size, gran = values[2].size, align = values[3].size;
     int reuse = values[1].e;
     if (gran == 0 || (gran & (gran - 1)) != 0 || gran > (UINT64_C(1) << 40))
-        return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64
-                            "' for async.granularity: not a power of two up to 1 TiB", gran);
+        return gm_param_invalid(err, &gm__policy_async, "granularity", gran,
+                                "not a power of two up to 1 TiB");
     if (align == 0 || (align & (align - 1)) != 0 || align > gran)
-        return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64
-                            "' for async.align: not a power of two up to the granularity", align);
+        return gm_param_invalid(err, &gm__policy_async, "align", align,
+                                "not a power of two up to the granularity");
     if (reuse != ASYNC_REUSE_ALL && reuse != ASYNC_REUSE_COMPLETED)
         return gm_error_set(err, GM_EINVAL, "invalid value for async.reuse: expected "
                             "all|completed");
-    async_t *a = calloc(1, sizeof *a);
+    async_t *a = gm_policy_new(sizeof *a, &gm__policy_async, dev, err);
     if (a == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'async'");
-    a->base.ops = &gm__policy_async;
-    a->base.dev = dev;
+        return GM_ENOMEM;
     a->threshold = threshold;
     a->gran = gran;
     a->align = align;

@@ -255,11 +255,9 @@ static int bfc_create(gm_device_t *dev, const gm_param_value_t *values, gm_polic
         return gm_error_set(err, GM_EINVAL,
                             "invalid value '%g' for bfc.fragmentation_fraction: expected 0 to 1",
                             frac);
-    bfc_t *f = calloc(1, sizeof *f);
+    bfc_t *f = gm_policy_new(sizeof *f, &gm__policy_bfc, dev, err);
     if (f == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'bfc'");
-    f->base.ops = &gm__policy_bfc;
-    f->base.dev = dev;
+        return GM_ENOMEM;
     if (limit == 0)
         limit = dev->cfg.capacity;
     if (limit == 0)

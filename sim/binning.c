@@ -208,11 +208,9 @@ static int bin_create(gm_device_t *dev, const gm_param_value_t *values, gm_polic
     if (per < 1 || per > (INT64_C(1) << 20))
         return gm_error_set(err, GM_EINVAL, "invalid value '%" PRId64
                             "' for binning.blocks_to_preallocate: expected 1 to 1048576", per);
-    binning_t *m = calloc(1, sizeof *m);
+    binning_t *m = gm_policy_new(sizeof *m, &gm__policy_binning, dev, err);
     if (m == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'binning'");
-    m->base.ops = &gm__policy_binning;
-    m->base.dev = dev;
+        return GM_ENOMEM;
     m->nbins = (unsigned)(hi - lo + 1);
     m->per_chunk = (uint64_t)per;
     for (unsigned k = 0; k < m->nbins; k++)
@@ -324,7 +322,6 @@ static int bin_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
 static void bin_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     binning_t *m = BINNING(p);
-    memset(out, 0, sizeof *out);
     if (m == NULL)
         return;
     gm_policy_stats_t ps;

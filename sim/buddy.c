@@ -561,38 +561,32 @@ static int buddy_arena_new(buddy_t *b, unsigned order, buddy_arena_t **out)
 
 /* ---- the interface ------------------------------------------------------------ */
 
-static int buddy_bad_value(gm_error_t *err, const char *key, uint64_t v, const char *why)
-{
-    return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64 "' for buddy.%s: %s", v, key,
-                        why);
-}
-
 static int buddy_create(gm_device_t *dev, const gm_param_value_t *values, gm_policy_t **out,
                         gm_error_t *err)
 {
     uint64_t min = values[0].size, arena = values[1].size;
     int release = values[2].e;
     if (min == 0 || (min & (min - 1)) != 0)
-        return buddy_bad_value(err, "min_block", min, "not a power of two");
+        return gm_param_invalid(err, &gm__policy_buddy, "min_block", min,
+                                "not a power of two");
     if (arena == 0 || (arena & (arena - 1)) != 0)
-        return buddy_bad_value(err, "arena", arena, "not a power of two");
+        return gm_param_invalid(err, &gm__policy_buddy, "arena", arena,
+                                "not a power of two");
     if (arena < min) {
         char why[64];
         snprintf(why, sizeof why, "smaller than min_block (%" PRIu64 ")", min);
-        return buddy_bad_value(err, "arena", arena, why);
+        return gm_param_invalid(err, &gm__policy_buddy, "arena", arena, why);
     }
     unsigned min_shift = (unsigned)__builtin_ctzll(min), arena_shift = (unsigned)__builtin_ctzll(arena);
     if (arena_shift - min_shift > BUDDY_MAX_A)
-        return buddy_bad_value(err, "arena", arena,
-                               "more than 2^24 min-blocks per arena (raise min_block)");
+        return gm_param_invalid(err, &gm__policy_buddy, "arena", arena,
+                                "more than 2^24 min-blocks per arena (raise min_block)");
     if (release != BUDDY_RELEASE_NEVER && release != BUDDY_RELEASE_EMPTY)
         return gm_error_set(err, GM_EINVAL, "invalid value for buddy.release: expected never|empty");
 
-    buddy_t *b = calloc(1, sizeof *b);
+    buddy_t *b = gm_policy_new(sizeof *b, &gm__policy_buddy, dev, err);
     if (b == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'buddy'");
-    b->base.ops = &gm__policy_buddy;
-    b->base.dev = dev;
+        return GM_ENOMEM;
     b->min_block = min;
     b->arena = arena;
     b->min_shift = min_shift;
@@ -732,7 +726,6 @@ static int buddy_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
 static void buddy_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     buddy_t *b = BUDDY(p);
-    memset(out, 0, sizeof *out);
     if (b == NULL)
         return;
     out->allocated = b->allocated;

@@ -63,11 +63,9 @@ static int native_create(gm_device_t *dev, const gm_param_value_t *values, gm_po
                             "invalid value '%" PRIu64 "' for native.chunk: not 0 or a power of "
                             "two from the device granularity (%" PRIu64 ") up to 1 TiB",
                             chunk, dev->cfg.granularity);
-    native_t *n = calloc(1, sizeof *n);
+    native_t *n = gm_policy_new(sizeof *n, &gm__policy_native, dev, err);
     if (n == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'native'");
-    n->base.ops = &gm__policy_native;
-    n->base.dev = dev;
+        return GM_ENOMEM;
     gm__idmap_init(&n->live);
     if (chunk != 0) {
         /* async's parameters in its order: release_threshold, reuse,

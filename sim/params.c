@@ -297,3 +297,10 @@ void gm_param_json(const gm_param_spec_t *spec, gm_param_value_t v, char *buf, s
         break;
     }
 }
+
+int gm_param_invalid(gm_error_t *err, const gm_policy_ops_t *ops, const char *key, uint64_t v,
+                     const char *why)
+{
+    return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64 "' for %s.%s: %s", v, ops->name,
+                        key, why);
+}

@@ -1,7 +1,8 @@
 /*
  * sim/policy.c — calling a policy: the layer between a policy's table and
- * everything that uses it (gmsim/policy.h, "calling a policy"), and the
- * report every check op writes through.
+ * everything that uses it (gmsim/policy.h, "calling a policy"), the
+ * report every check op writes through, and the object every create
+ * starts from (gm_policy_new).
  *
  * What every policy would compute alike is computed here once (stats'
  * free_bytes), an optional operation a policy leaves NULL is answered
@@ -52,6 +53,20 @@ void gm_policy_assert(gm_policy_t *p, const char *op)
             "gmsim: policy %s: invariant broken after %s (call %llu): %s (%d violation%s)\n",
             p->ops->name, op, (unsigned long long)n, why, bad, bad == 1 ? "" : "s");
     abort();
+}
+
+/* ---- making a policy ------------------------------------------------------- */
+
+void *gm_policy_new(size_t size, const gm_policy_ops_t *ops, gm_device_t *dev, gm_error_t *err)
+{
+    gm_policy_t *p = calloc(1, size);
+    if (p == NULL) {
+        gm_error_set(err, GM_ENOMEM, "out of memory creating policy '%s'", ops->name);
+        return NULL;
+    }
+    p->ops = ops;
+    p->dev = dev;
+    return p;
 }
 
 /* ---- calling a policy ------------------------------------------------------ */

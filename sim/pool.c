@@ -181,19 +181,17 @@ static int pool_create(gm_device_t *dev, const gm_param_value_t *values, gm_poli
 {
     uint64_t initial = values[0].size, maximum = values[1].size;
     if (initial % POOL_ALIGN != 0)
-        return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64
-                            "' for pool.initial_pool_size: not a multiple of 256", initial);
+        return gm_param_invalid(err, &gm__policy_pool, "initial_pool_size", initial,
+                                "not a multiple of 256");
     if (maximum % POOL_ALIGN != 0)
-        return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64
-                            "' for pool.maximum_pool_size: not a multiple of 256", maximum);
+        return gm_param_invalid(err, &gm__policy_pool, "maximum_pool_size", maximum,
+                                "not a multiple of 256");
     if (maximum != 0 && initial > maximum)
         return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64 "' for pool.initial_pool_size: "
                             "above maximum_pool_size (%" PRIu64 ")", initial, maximum);
-    pool_t *q = calloc(1, sizeof *q);
+    pool_t *q = gm_policy_new(sizeof *q, &gm__policy_pool, dev, err);
     if (q == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'pool'");
-    q->base.ops = &gm__policy_pool;
-    q->base.dev = dev;
+        return GM_ENOMEM;
     q->maximum = maximum;
     gm__bt_heap_init(&q->heap);
     gm__idmap_init(&q->live);
@@ -213,8 +211,8 @@ static int pool_create(gm_device_t *dev, const gm_param_value_t *values, gm_poli
         gm__bt_heap_release(&q->heap);
         free(q);
         if (rc == GM_EINVAL)
-            return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64 "' for "
-                                "pool.initial_pool_size: the device cannot hold it", initial);
+            return gm_param_invalid(err, &gm__policy_pool, "initial_pool_size", initial,
+                                    "the device cannot hold it");
         return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'pool'");
     }
     *out = &q->base;

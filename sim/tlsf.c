@@ -260,12 +260,6 @@ static int tlsf_arena_new(tlsf_t *t, uint64_t size, uint32_t *out)
 
 /* ---- the interface --------------------------------------------------------------- */
 
-static int tlsf_bad_value(gm_error_t *err, const char *key, uint64_t v, const char *why)
-{
-    return gm_error_set(err, GM_EINVAL, "invalid value '%" PRIu64 "' for tlsf.%s: %s", v, key,
-                        why);
-}
-
 static int tlsf_create(gm_device_t *dev, const gm_param_value_t *values, gm_policy_t **out,
                        gm_error_t *err)
 {
@@ -277,14 +271,14 @@ static int tlsf_create(gm_device_t *dev, const gm_param_value_t *values, gm_poli
                             "from 1 to 64",
                             slc);
     if (align == 0 || (align & (align - 1)) != 0 || align > (UINT64_C(1) << 30))
-        return tlsf_bad_value(err, "align", align, "not a power of two up to 1 GiB");
+        return gm_param_invalid(err, &gm__policy_tlsf, "align", align,
+                                "not a power of two up to 1 GiB");
     if (arena < align || arena > (UINT64_C(1) << 48))
-        return tlsf_bad_value(err, "arena", arena, "not between align and 256 TiB");
-    tlsf_t *t = calloc(1, sizeof *t);
+        return gm_param_invalid(err, &gm__policy_tlsf, "arena", arena,
+                                "not between align and 256 TiB");
+    tlsf_t *t = gm_policy_new(sizeof *t, &gm__policy_tlsf, dev, err);
     if (t == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'tlsf'");
-    t->base.ops = &gm__policy_tlsf;
-    t->base.dev = dev;
+        return GM_ENOMEM;
     t->align = align;
     t->align_shift = (unsigned)__builtin_ctzll(align);
     t->arena_size = (arena + align - 1) & ~(align - 1);

@@ -276,6 +276,11 @@ struct gm_policy_ops {
     .create = prefix##_create, .alloc = prefix##_alloc, .free = prefix##_free, \
     .stats = prefix##_stats, .check = prefix##_check, .destroy = prefix##_destroy
 
+/* For a policy's create: its object, `size` bytes (a struct whose first
+ * member is gm_policy_t) zeroed, of the policy whose table is ops, on dev;
+ * NULL with err filled (GM_ENOMEM, naming the policy) when out of memory. */
+void *gm_policy_new(size_t size, const gm_policy_ops_t *ops, gm_device_t *dev, gm_error_t *err);
+
 /* Checked downcast: NULL if p is not of the policy whose table is `ops`. */
 #define GM_POLICY_DOWNCAST(type, p, table) \
     ((p) != NULL && (p)->ops == &(table) ? (type *)(void *)(p) : (type *)NULL)
@@ -389,6 +394,12 @@ void gm_params_release(gm_params_t *p);
 /* Parse one value of spec's type from text. */
 int gm_param_parse(const gm_param_spec_t *spec, const char *text, gm_param_value_t *out,
                    gm_error_t *err);
+
+/* For a policy's create: a value that parsed but breaks one of the
+ * policy's rules.  GM_EINVAL, with err "invalid value 'V' for POLICY.KEY:
+ * WHY" (POLICY the name in ops). */
+int gm_param_invalid(gm_error_t *err, const gm_policy_ops_t *ops, const char *key, uint64_t v,
+                     const char *why);
 
 /* Format a value as JSON (number, bool, or quoted string) into buf. */
 void gm_param_json(const gm_param_spec_t *spec, gm_param_value_t v, char *buf, size_t len);

@@ -228,7 +228,6 @@ static uint64_t caching_largest(const caching_t *c)
 void caching_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     caching_t *c = CACHING(p);
-    memset(out, 0, sizeof *out);
     if (c == NULL)
         return;
     out->allocated = c->allocated;

@@ -177,11 +177,9 @@ static void caching_destroy(gm_policy_t *p)
 static int caching_create(gm_device_t *dev, const gm_param_value_t *v, gm_policy_t **out,
                           gm_error_t *err)
 {
-    caching_t *c = calloc(1, sizeof *c);
+    caching_t *c = gm_policy_new(sizeof *c, &gm__policy_caching, dev, err);
     if (c == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'caching'");
-    c->base.ops = &gm__policy_caching;
-    c->base.dev = dev;
+        return GM_ENOMEM;
     c->pools[CACHING_LARGE].unmapped.by_addr = 1;
     c->pools[CACHING_SMALL].unmapped.by_addr = 1;
     gm__idmap_init(&c->live);

@@ -77,10 +77,8 @@ static int offline_create(gm_device_t *dev, const gm_param_value_t *values, gm_p
 {
     uint64_t align = values[0].size;
     if (align == 0 || (align & (align - 1)) != 0 || align > (UINT64_C(1) << 30))
-        return gm_error_set(err, GM_EINVAL,
-                            "invalid value '%" PRIu64 "' for offline.align: not a power of two up "
-                            "to 1 GiB",
-                            align);
+        return gm_param_invalid(err, &gm__policy_offline, "align", align,
+                                "not a power of two up to 1 GiB");
     if (values[1].i < 0)
         return gm_error_set(err, GM_EINVAL,
                             "invalid value '%" PRId64 "' for offline.effort: negative", values[1].i);
@@ -92,11 +90,9 @@ static int offline_create(gm_device_t *dev, const gm_param_value_t *values, gm_p
         return gm_error_set(err, GM_EINVAL,
                             "invalid value '%" PRId64 "' for offline.early: negative",
                             values[5].i);
-    offline_t *o = calloc(1, sizeof *o);
+    offline_t *o = gm_policy_new(sizeof *o, &gm__policy_offline, dev, err);
     if (o == NULL)
-        return gm_error_set(err, GM_ENOMEM, "out of memory creating policy 'offline'");
-    o->base.ops = &gm__policy_offline;
-    o->base.dev = dev;
+        return GM_ENOMEM;
     o->align = align;
     o->effort = values[1].i;
     o->seed = (uint64_t)values[2].i;
@@ -249,7 +245,6 @@ static int offline_free(gm_policy_t *p, const gm_block_t *blk, uint32_t stream)
 static void offline_stats(gm_policy_t *p, gm_policy_stats_t *out)
 {
     offline_t *o = OFFLINE(p);
-    memset(out, 0, sizeof *out);
     if (o == NULL)
         return;
     out->allocated = o->allocated;
