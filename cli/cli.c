@@ -935,14 +935,21 @@ int gm__cli_devopt(gm__cli_devopts_t *o, const char *usage, int c, const char *a
 
 /* ---- configurations ------------------------------------------------------- */
 
-int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
+int gm__cli_configs(const char *usage, const gm__cli_policies_t *given,
                     const char *const *params, size_t nparams, const gm_device_config_t *device,
                     gm_params_t **sets, size_t *nsets)
 {
     gm_error_t err = {0};
-    if (npol == 0)
-        gm_policies_select("all", pol, &npol, &err);
-    if (gm_configs_expand(pol, npol, params, nparams, sets, nsets, &err) != 0)
+    const gm_policy_ops_t **pol = given->v, **all = NULL;
+    size_t npol = given->n;
+    if (npol == 0) {
+        if ((pol = all = calloc(gm_policy_count() + 1, sizeof *all)) == NULL)
+            return gm__cli_error("out of memory");
+        gm_policies_select("all", all, &npol, &err);
+    }
+    int erc = gm_configs_expand(pol, npol, params, nparams, sets, nsets, &err);
+    free(all);
+    if (erc != 0)
         return err.code == GM_EINVAL ? gm__cli_usage_error(usage, "%s", err.msg)
                                      : gm__cli_error("%s", err.msg);
     int rc = GM_CLI_OK;

@@ -196,12 +196,19 @@ typedef struct gm__cli_devopts {
  * with the message printed. */
 int gm__cli_devopt(gm__cli_devopts_t *o, const char *usage, int c, const char *arg);
 
-/* The configurations of --policy and --param (every policy when `npol` is
- * 0; pol has room for all), each added to a trial replay on `device` so
- * that a value the policy refuses is a usage error before any store is
- * read.  GM_CLI_* status; *sets and *nsets as gm_configs_expand left them
- * (the caller frees them with gm_configs_free, also on failure). */
-int gm__cli_configs(const char *usage, const gm_policy_ops_t **pol, size_t npol,
+/* The policies of --policy (compare, sweep: gm__cli_policies_fn), each
+ * once; v is allocated by the first (free it), NULL while none is given. */
+typedef struct gm__cli_policies {
+    const gm_policy_ops_t **v;
+    size_t n;
+} gm__cli_policies_t;
+
+/* The configurations of --policy and --param (every policy when none was
+ * given), each added to a trial replay on `device` so that a value the
+ * policy refuses is a usage error before any store is read.  GM_CLI_*
+ * status; *sets and *nsets as gm_configs_expand left them (the caller
+ * frees them with gm_configs_free, also on failure). */
+int gm__cli_configs(const char *usage, const gm__cli_policies_t *pol,
                     const char *const *params, size_t nparams, const gm_device_config_t *device,
                     gm_params_t **sets, size_t *nsets);
 

@@ -462,7 +462,7 @@ int gm__cmd_compare(int argc, char **argv)
                              .start = &start};
     int json = 0, csv = 0, no_advice = 0, by_seq, rc = GM_CLI_OK;
     size_t by = 0, nsets = 0, nitems = 0;
-    gm__cli_policies_t pol = {.v = calloc(gm_policy_count() + 1, sizeof *pol.v)};
+    gm__cli_policies_t pol = {NULL, 0};
     gm__cli_list_t params = {0};
     gm_params_t *sets = NULL;
     compare_item_t *items = NULL;
@@ -481,10 +481,6 @@ int gm__cmd_compare(int argc, char **argv)
         GM__CLI_OPT("no-advice", 0, GM__CLI_FLAG, &no_advice),
         GM__CLI_OPTS_END,
     };
-    if (pol.v == NULL) {
-        rc = gm__cli_error("out of memory");
-        goto out;
-    }
     if (gm__cli_parse(opts, compare_usage, argc, argv, &rc))
         goto out;
     by_seq = by == 1;
@@ -499,7 +495,7 @@ int gm__cmd_compare(int argc, char **argv)
         rc = gm__cli_usage_error(compare_usage, "--json and --csv do not go together");
         goto out;
     }
-    rc = gm__cli_configs(compare_usage, pol.v, pol.n, params.v, params.n, &cfg.device, &sets, &nsets);
+    rc = gm__cli_configs(compare_usage, &pol, params.v, params.n, &cfg.device, &sets, &nsets);
     if (rc)
         goto out;
     gm__cli_start_apply(sets, nsets, start);

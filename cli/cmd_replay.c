@@ -114,6 +114,8 @@ static void replay_known(char *buf, size_t len)
 /* Add the policies of one --policy value ("a,b" or "all"). */
 static int replay_add_policies(replay_args_t *a, const char *text)
 {
+    if (a->ops == NULL && (a->ops = calloc(gm_policy_count() + 1, sizeof *a->ops)) == NULL)
+        return gm__cli_error("out of memory");
     char *copy = strdup(text), *save = NULL;
     if (copy == NULL)
         return gm__cli_error("out of memory");
@@ -729,8 +731,7 @@ int gm__cmd_replay(int argc, char **argv)
     replay_advice_t adv = {0};
     char *name = NULL;
     gm_error_t err = {0};
-    size_t npol = gm_policy_count();
-    replay_args_t a = {.ops = calloc(npol ? npol : 1, sizeof *a.ops)};
+    replay_args_t a = {.ops = NULL};
     gm__cli_devopts_t dev = {.capacity = &cfg.device.capacity,
                              .granularity = &cfg.device.granularity,
                              .threads = &cfg.threads,
@@ -755,10 +756,6 @@ int gm__cmd_replay(int argc, char **argv)
         GM__CLI_OPT("device-profile", 0, GM__CLI_STR, &profile_path),
         GM__CLI_OPTS_END,
     };
-    if (a.ops == NULL) {
-        rc = gm__cli_error("out of memory");
-        goto out;
-    }
     if (gm__cli_parse(opts, replay_usage, argc, argv, &rc))
         goto out;
     a.params = params.v;

@@ -247,7 +247,7 @@ int gm__cmd_sweep(int argc, char **argv)
     uint64_t jobs = ncpu > 0 ? (uint64_t)ncpu : 1, points = 0, tasks = 0;
     int json = 0, rc = GM_CLI_OK;
     size_t nsets = 0;
-    gm__cli_policies_t pol = {.v = calloc(gm_policy_count() + 1, sizeof *pol.v)};
+    gm__cli_policies_t pol = {NULL, 0};
     gm__cli_list_t params = {0}, synth = {0}, sbatch_args = {0};
     gm_params_t *sets = NULL;
     gm_param_value_t **given_values = NULL; /* the configurations given, before the defaults */
@@ -282,10 +282,6 @@ int gm__cmd_sweep(int argc, char **argv)
         GM__CLI_OPT("dry-run", 0, GM__CLI_FLAG, &so.dry_run),
         GM__CLI_OPTS_END,
     };
-    if (pol.v == NULL) {
-        rc = gm__cli_error("out of memory");
-        goto out;
-    }
     if (gm__cli_parse(opts, sweep_usage, argc, argv, &rc))
         goto out;
     cfg.jobs = (unsigned)jobs;
@@ -321,7 +317,7 @@ int gm__cmd_sweep(int argc, char **argv)
                                  "own file)");
         goto out;
     }
-    rc = gm__cli_configs(sweep_usage, pol.v, pol.n, params.v, params.n, &cfg.device, &sets, &nsets);
+    rc = gm__cli_configs(sweep_usage, &pol, params.v, params.n, &cfg.device, &sets, &nsets);
     if (rc)
         goto out;
     /* Every policy's defaults are in the grid: the baseline a report

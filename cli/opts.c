@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/vec.h"
@@ -202,6 +203,8 @@ int gm__cli_policies_fn(void *to, const char *usage, const gm__cli_opt_t *row, c
     gm__cli_policies_t *p = to;
     gm_error_t err = {0};
     (void)row;
+    if (p->v == NULL && (p->v = calloc(gm_policy_count() + 1, sizeof *p->v)) == NULL)
+        return gm__cli_error("out of memory");
     if (gm_policies_select(arg, p->v, &p->n, &err) != 0)
         return gm__cli_usage_error(usage, "%s", err.msg);
     return GM_CLI_OK;

@@ -142,11 +142,8 @@ int gm__cli_devopt_fn(void *to, const char *usage, const gm__cli_opt_t *row, con
     GM__CLI_DEVOPT_ROW("start", GM__CLI_OPT_START, dev)
 
 /* --policy P[,P...] of compare and sweep: the policies named (or all) added
- * to v (room for all), each once (gm_policies_select). */
-typedef struct gm__cli_policies {
-    const gm_policy_ops_t **v;
-    size_t n;
-} gm__cli_policies_t;
+ * to the gm__cli_policies_t at `to` (cli/cli.h), each once
+ * (gm_policies_select). */
 int gm__cli_policies_fn(void *to, const char *usage, const gm__cli_opt_t *row, const char *arg);
 
 /* --on gpu[:N]: the device number ("gpu" is 0) into the int at `to`. */
