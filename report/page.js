@@ -440,7 +440,14 @@ else{var z=(c-1-2*R)>>1;seg+=z&1?-(z+1)/2:z/2;a=sp[seg*6+2]+vi()*q;}
 var zs=(c-1)&1?vi():0;
 addr[id]=a;bs[id]=(up+(zs&1?-(zs+1)/2:zs/2))*q;push(a+bs[id]);
 }
-X._addr=addr;X._bs=bs;return X;
+/* pool's cuts (report/space.c, space_cuts_write): [create,release,addr] */
+var nc=X.cuts||0,C=new Float64Array(3*nc),cb=X.cut64?b64(X.cut64):null,t=0,cs=0,i;
+buf=cb;p=0;
+for(i=0;i<nc;i++){var v=vi(),kd=v%3,a2;t+=(v-kd)/3;
+if(kd<2){var y=ev[t],u=y>0?y-1:-y-1;a2=addr[u]+(kd?bs[u]:0);}
+else{var z2=vi();cs+=z2&1?-(z2+1)/2:z2/2;a2=sp[cs*6+2]+vi()*q;}
+C[3*i]=t;C[3*i+2]=a2;C[3*i+1]=t+vi();}
+X._addr=addr;X._bs=bs;X._cuts=C;return X;
 }
 /* Run k's segments and blocks after event t, as report/space.c writes a
  * walk: the segments live then, the live allocations' blocks in them, and
@@ -458,7 +465,7 @@ live.forEach(function(id){var a=X._addr[id];while(s<segs.length&&a>=segs[s][0]+s
 if(s<segs.length&&a>=segs[s][0])segs[s][4].push(a-segs[s][0],X._bs[id],id,0);});
 /* pool's cuts open at t (report/space.c, "cuts"): a gap is cut there into
  * the free blocks it holds */
-var cuts=[],ci=0,C=X.cuts||[];
+var cuts=[],ci=0,C=X._cuts;
 for(i=0;i<C.length;i+=3)if(C[i]<=t&&t<C[i+1])cuts.push(C[i+2]);
 cuts.sort(function(a,b){return a-b;});
 function gap(out,base,from,to){
@@ -470,7 +477,7 @@ for(var b=0;b<bl.length;b+=4){if(bl[b]>at)gap(out,g[0],at,bl[b]);out.push(bl[b],
 if(at<g[1])gap(out,g[0],at,g[1]);g[4]=out;});
 var q=anyRequest(A,X,t);
 if(q)segs.forEach(function(g){var bl=g[4];for(var b=0;b<bl.length;b+=4)if(bl[b+3]===1)bl[b+3]=freeWhy(g,bl[b+1],q,X.small);});
-var r={reserved:reserved,segs:segs,any:true,split:!!X.split_free&&!X.cuts};if(q)r.req=q;return r;
+var r={reserved:reserved,segs:segs,any:true,split:!!X.split_free&&X.cut64===undefined};if(q)r.req=q;return r;
 }
 /* The request the free blocks after event t are coloured against, as
  * report/space.c's space_instant_request finds it: the first ALLOC after t

@@ -308,7 +308,7 @@ typedef struct space_any {
     /* pool's free blocks side by side ("cuts" below) */
     int cuts;        /* 1 tracked, 0 not, -1 given up (past SPACE_CUT_VISITS) */
     uint64_t visits; /* blocks walked for them */
-    uint64_t *cut;   /* (create, release, addr) each */
+    uint64_t *cut;   /* (create, release, addr, span) each */
     size_t ncut, cutcap;
     size_t *copen; /* cuts open now, by address */
     size_t ncopen;
@@ -400,21 +400,39 @@ static int space_any_segments(space_any_t *A, gm_policy_t *p, uint64_t index)
     return rc;
 }
 
+/* The span of run k open now that holds addr; UINT32_MAX none. */
+static uint32_t space_any_seg_of(const space_any_t *A, uint64_t addr)
+{
+    size_t lo = 0, hi = A->nopen;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const space_span_t *s = &A->span[A->open[mid]];
+        if (addr < s->addr)
+            hi = mid;
+        else if (addr >= s->addr + s->size)
+            lo = mid + 1;
+        else
+            return (uint32_t)A->open[mid];
+    }
+    return UINT32_MAX;
+}
+
 /* ---- pool's free blocks side by side ("cuts") ----
  *
  * pool merges touching free blocks of one stream's list only, so a gap
  * between live blocks may be several free blocks.  For a pool run of a
  * trace with more than one stream, the address where a free block follows
  * another free block (a cut) is tracked with the [create, release) events
- * it stands between, from a walk of the run after every event, until
- * SPACE_CUT_VISITS blocks have been walked or SPACE_CUT_MAX cuts found
- * (then given up: the page draws each gap as one block and says so; a cut
- * is about 28 bytes of JSON).  The page cuts its gaps there.  The
- * 1M-event random workload's pool run has 122,242 cuts, past it (its
- * report took 0.85 CPU-s recording them all, 3.4 MB of them). */
+ * it stands between and the segment it is in, from a walk of the run
+ * after every event.  The page cuts its gaps there.  Written compactly
+ * (space_cuts_write, below: about 3 bytes a cut before base64), every cut
+ * of a run is kept: the 1M-event random workload's pool run has 122,242.
+ * Only against absurd inputs does a run give them up, past SPACE_CUT_VISITS
+ * blocks walked or SPACE_CUT_MAX cuts: the page then draws each gap as one
+ * block and says that it may be several. */
 
 #define SPACE_CUT_VISITS 200000000u
-#define SPACE_CUT_MAX 20000u
+#define SPACE_CUT_MAX 2000000u
 
 typedef struct space_cutwalk {
     uint64_t seg, visits;
@@ -464,21 +482,22 @@ static int space_any_cuts(space_any_t *A, gm_policy_t *p, uint64_t index)
     size_t i = 0, j = 0, m = 0;
     int rc = 0;
     while (i < A->ncopen || j < c.n) {
-        uint64_t o = i < A->ncopen ? A->cut[3 * A->copen[i] + 2] : UINT64_MAX;
+        uint64_t o = i < A->ncopen ? A->cut[4 * A->copen[i] + 2] : UINT64_MAX;
         uint64_t a = j < c.n ? c.addr[j] : UINT64_MAX;
         if (i < A->ncopen && j < c.n && o == a) {
             open[m++] = A->copen[i++];
             j++;
         } else if (i < A->ncopen && o < a) {
-            A->cut[3 * A->copen[i++] + 1] = index;
+            A->cut[4 * A->copen[i++] + 1] = index;
         } else {
-            if (GM_VEC_RESERVE(A->cut, A->cutcap, 3 * (A->ncut + 1), 192)) {
+            if (GM_VEC_RESERVE(A->cut, A->cutcap, 4 * (A->ncut + 1), 256)) {
                 rc = -1;
                 break;
             }
-            A->cut[3 * A->ncut] = index;
-            A->cut[3 * A->ncut + 1] = UINT64_MAX;
-            A->cut[3 * A->ncut + 2] = a;
+            A->cut[4 * A->ncut] = index;
+            A->cut[4 * A->ncut + 1] = UINT64_MAX;
+            A->cut[4 * A->ncut + 2] = a;
+            A->cut[4 * A->ncut + 3] = space_any_seg_of(A, a);
             open[m++] = A->ncut++;
             j++;
         }
@@ -490,23 +509,6 @@ static int space_any_cuts(space_any_t *A, gm_policy_t *p, uint64_t index)
     if (A->ncut > SPACE_CUT_MAX)
         A->cuts = -1;
     return rc;
-}
-
-/* The span of run k open now that holds addr; UINT32_MAX none. */
-static uint32_t space_any_seg_of(const space_any_t *A, uint64_t addr)
-{
-    size_t lo = 0, hi = A->nopen;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        const space_span_t *s = &A->span[A->open[mid]];
-        if (addr < s->addr)
-            hi = mid;
-        else if (addr >= s->addr + s->size)
-            lo = mid + 1;
-        else
-            return (uint32_t)A->open[mid];
-    }
-    return UINT32_MAX;
 }
 
 static int space_any_init(space_anyset_t *S, size_t n, uint64_t events, uint64_t allocs)
@@ -597,22 +599,79 @@ static void space_recent_push(uint64_t *r, size_t *n, uint64_t addr)
     (*n)++;
 }
 
+/* Run k's cuts ("cuts" above) for the page: "cuts" (their count) and
+ * "cut64", in the order they came (by their create event, then address),
+ * per cut the varints
+ *
+ *   3 d + c   d: its create event less the previous cut's; c: 0 when the
+ *             cut is the start of the block of the allocation whose ALLOC
+ *             or FREE is that event (the page has each allocation's
+ *             block, above), 1 when it is that block's end, 2 otherwise,
+ *             followed by (2 only) its segment less the previous such
+ *             cut's (zigzag) and its offset in the segment in units of q;
+ *   l         its release event less its create event (the events of the
+ *             trace when it stands at the end).
+ *
+ * A free turns the block it gives back into a free block beside another
+ * stream's, so most cuts are c 0 or 1 and take 3 bytes (4 in base64).  A
+ * cut outside every segment (none seen) is left out. */
+static void space_cuts_write(FILE *f, const space_anyset_t *S, const space_any_t *A, uint64_t q,
+                             uint64_t *chars, uint64_t *count)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < A->ncut; i++)
+        n += A->cut[4 * i + 3] != UINT32_MAX;
+    fprintf(f, ",\"cuts\":%zu,\"cut64\":\"", n);
+    report_b64_t b = {.f = f};
+    uint64_t prev = 0;
+    int64_t prev_seg = 0;
+    for (size_t i = 0; i < A->ncut; i++) {
+        const uint64_t *c = &A->cut[4 * i];
+        if (c[3] == UINT32_MAX)
+            continue;
+        uint64_t kind = 2;
+        int64_t x = c[0] < S->nev ? S->ev[c[0]] : 0;
+        if (x != 0) {
+            uint64_t id = (uint64_t)(x < 0 ? -x : x) - 1;
+            if (A->addr[id] == c[2])
+                kind = 0;
+            else if (A->addr[id] != UINT64_MAX && A->addr[id] + A->bsize[id] == c[2])
+                kind = 1;
+        }
+        report_varint(&b, 3 * (c[0] - prev) + kind);
+        prev = c[0];
+        if (kind == 2) {
+            report_varint(&b, space_zigzag((int64_t)c[3] - prev_seg));
+            report_varint(&b, (c[2] - A->span[c[3]].addr) / q);
+            prev_seg = (int64_t)c[3];
+        }
+        report_varint(&b, (c[1] == UINT64_MAX ? S->nev : c[1]) - c[0]);
+    }
+    report_b64_flush(&b);
+    *chars += b.bytes;
+    *count += n;
+    fputc('"', f);
+}
+
 /* Run k's data for the page: "q", "spans" ([create,release,addr,size,
  * stream,pool] flat; release = events when never released), "reserved"
  * ([event, bytes] flat: the device's count, which rounds each segment to
  * its granularity, at each change), "split_free" (1: a walk at an instant
  * showed two free blocks side by side, so a gap may be several blocks),
- * "cuts" (pool's, [create,release,addr] flat, when tracked; above),
+ * "cuts" and "cut64" (pool's, when tracked; space_cuts_write),
  * "small" (caching's small-pool limit, by which the page puts a request in
  * a pool; 0 for the other policies) and "b64" (the codes above). */
 static void space_any_write(FILE *f, const space_anyset_t *S, size_t k, uint64_t small,
-                            uint64_t *chars)
+                            uint64_t *chars, uint64_t *cut_chars, uint64_t *cuts)
 {
     const space_any_t *A = &S->run[k];
     uint64_t q = 0;
     for (uint64_t i = 0; i < S->allocs; i++)
         if (A->addr[i] != UINT64_MAX)
             q = gm__gcd_u64(gm__gcd_u64(q, A->addr[i] - A->span[A->seg[i]].addr), A->bsize[i]);
+    for (size_t i = 0; A->cuts == 1 && i < A->ncut; i++)
+        if (A->cut[4 * i + 3] != UINT32_MAX)
+            q = gm__gcd_u64(q, A->cut[4 * i + 2] - A->span[A->cut[4 * i + 3]].addr);
     if (q == 0)
         q = 1;
     fprintf(f, "{\"q\":%" PRIu64 ",\"spans\":[", q);
@@ -626,13 +685,8 @@ static void space_any_write(FILE *f, const space_anyset_t *S, size_t k, uint64_t
     for (size_t i = 0; i < A->nres; i++)
         fprintf(f, "%s%" PRIu64, i ? "," : "", A->res[i]);
     fputc(']', f);
-    if (A->cuts == 1) {
-        fputs(",\"cuts\":[", f);
-        for (size_t i = 0; i < A->ncut; i++)
-            fprintf(f, "%s%" PRIu64 ",%" PRIu64 ",%" PRIu64, i ? "," : "", A->cut[3 * i],
-                    A->cut[3 * i + 1] == UINT64_MAX ? S->nev : A->cut[3 * i + 1], A->cut[3 * i + 2]);
-        fputc(']', f);
-    }
+    if (A->cuts == 1)
+        space_cuts_write(f, S, A, q, cut_chars, cuts);
     fprintf(f, ",\"split_free\":%d,\"small\":%" PRIu64 ",\"b64\":\"", A->split_free, small);
     report_b64_t b = {.f = f};
     uint64_t recent[SPACE_RECENT];
@@ -930,7 +984,7 @@ int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_
     int rc = space_pass1(R, gr, runs, n, peak, any ? &S : NULL);
     if (rc == 0)
         rc = space_pass2(R, gr, runs, n, peak);
-    uint64_t chars = 0, allocs = S.allocs;
+    uint64_t chars = 0, cut_chars = 0, cuts = 0, allocs = S.allocs;
     size_t nany = 0;
     if (rc == 0 && any && S.ok) {
         fputs(",\"any\":[", f);
@@ -942,7 +996,7 @@ int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_
                 continue;
             }
             *any_budget -= allocs;
-            space_any_write(f, &S, k, space_small(R, runs[k]), &chars);
+            space_any_write(f, &S, k, space_small(R, runs[k]), &chars, &cut_chars, &cuts);
             nany++;
         }
         fputc(']', f);
@@ -950,11 +1004,16 @@ int report_space_figure(report_t *R, const report_group_t *gr, size_t g, uint64_
     space_any_free(&S, n);
     fputs("}</script>", f);
     if (rc == 0 && nany) {
-        char b[32];
+        char b[32], c[32];
         fprintf(f, "<p class=\"note size\">Embedded for any instant: %s of blocks (%.1f bytes "
-                   "an allocation and run).</p>",
+                   "an allocation and run)",
                 report_size(chars, b, sizeof b),
                 (double)chars / (double)nany / (double)(allocs ? allocs : 1));
+        if (cuts)
+            fprintf(f, ", and %s of pool's free blocks side by side (%" PRIu64 " cuts, %.1f "
+                       "bytes each)",
+                    report_size(cut_chars, c, sizeof c), cuts, (double)cut_chars / (double)cuts);
+        fputs(".</p>", f);
     }
     fputs("</figure>\n", f);
     return rc;

@@ -1,7 +1,8 @@
 /*
  * tests/bench/bench_report.c — section `report`: the HTML report of one
  * 1M-event synthesized trace (the workload generator, as `gmsim synth
- * --events 1000000` writes it) replayed by caching, bfc and native: the
+ * --events 1000000` writes it) replayed by caching, bfc, native and pool
+ * (whose free blocks side by side, 122,242 cuts, the page carries): the
  * time to write it (wall and this process's CPU), its size, and the time
  * headless Chromium takes to open it (navigation to the load event, the
  * page's script run; tests/report/browser.py --open, skipped without
@@ -72,10 +73,10 @@ void bench_report(const bench_env_t *env, gm_json_t *j)
     gm_store_close(s);
 
     const gm_policy_ops_t *pol[] = {gm_policy_find("caching"), gm_policy_find("bfc"),
-                                    gm_policy_find("native")};
+                                    gm_policy_find("native"), gm_policy_find("pool")};
     gm_params_t *sets;
     size_t n;
-    if (gm_configs_expand(pol, 3, NULL, 0, &sets, &n, &err) != 0)
+    if (gm_configs_expand(pol, 4, NULL, 0, &sets, &n, &err) != 0)
         bench_die("report", &err);
     gm_sweep_summary_t sum;
     if (gt_sweep_one(in, sets, n, out, 2, &sum, &err) != 0)

@@ -296,7 +296,7 @@ def pool_cuts(b, gmsim, out):
         side = b.eval('(function(){var A=gmsim.spaces["0"],X=A.D.any&&A.D.any[0],n=0;'
                       'A.D.instants.forEach(function(I){I.snaps[0].segs.forEach(function(g){'
                       'for(var i=7;i<g[4].length;i+=4)if(g[4][i]&&g[4][i-4])n++;});});'
-                      'return [X?(X.cuts||[]).length/3:-1,n];})()')
+                      'return [X?(X.cuts||0):-1,n];})()')
         check(side[0] > 0 and side[1] > 0, 'pool: the page carries its cuts (%d), and gmsim\'s '
               'walks show free blocks side by side (%d times at its instants)' % tuple(side))
         # pool takes a block of another stream's list (after waiting on
@@ -439,7 +439,7 @@ def big(b, gmsim, out):
     with tempfile.TemporaryDirectory(prefix='gmsim-browser-big-') as tmp:
         run(gmsim, 'synth', '--events', '1000000', '--seed', '7', '-o', 'b.db', '--name',
             'big', cwd=tmp)
-        run(gmsim, 'sweep', 'b.db', '-p', 'caching,bfc,native', '-j', '2', cwd=tmp)
+        run(gmsim, 'sweep', 'b.db', '-p', 'caching,bfc,native,pool', '-j', '2', cwd=tmp)
         run(gmsim, 'report', 'b.runs.db', 'b.db', '-o', 'b.html', cwd=tmp)
         mib = os.path.getsize(os.path.join(tmp, 'b.html')) / 2**20
         check(mib < 10, 'a 1M-event trace\'s report is under 10 MiB (%.2f MiB)' % mib)
@@ -471,6 +471,37 @@ def big(b, gmsim, out):
               'two instants (%r)' % same)
         check(first < 500 and second < 500, 'a pick rebuilds and draws the address space in '
               '%.0f ms, the next (event %d) in %.0f ms' % (first, ev, second))
+        # pool keeps touching free blocks of different streams apart: every
+        # cut of its run is in the page (no note that a gap may be several
+        # blocks), and at walked instants picked on the page the free
+        # blocks it draws are gmsim's, one by one.
+        k = b.eval('gmsim.spaces["0"].D.runs.map(function(r){return r.label;})').index('pool')
+        pool = b.eval('(function(){var A=gmsim.spaces["0"],X=A.D.any[%d];return [X?X.cuts:-1,'
+                      'X?X.cut64!==undefined:false,A.fig.querySelector(".asnote").textContent,'
+                      'A.fig.querySelector(".note.size").textContent];})()' % k)
+        check(pool[0] > 20000 and pool[1] and 'may be several' not in pool[2],
+              'the 1M-event pool run carries all its cuts (%d) and no note that a gap may be '
+              'several blocks (%r)' % (pool[0], pool[2][-100:]))
+        check('cuts' in pool[3], 'the page states the size of the cuts (%r)' % pool[3])
+        sides = []
+        for j in (3, 8):
+            got = b.eval('(function(){var A=gmsim.spaces["0"],I=A.D.instants[%d];gmsim.pick("0",'
+                         'I.event);var s=A.snaps[%d],w=I.snaps[%d];function free(segs){var n=0;'
+                         'segs.forEach(function(g){for(var i=3;i<g[4].length;i+=4)if(g[4][i-1]<0)'
+                         'n++;});return n;}function side(segs){var n=0;segs.forEach(function(g){for(var i=7;'
+                         'i<g[4].length;i+=4)if(g[4][i-1]<0&&g[4][i-5]<0)n++;});return n;}'
+                         'return [I.event,!!(s&&s.any),free(s.segs),free(w.segs),'
+                         'JSON.stringify(s.segs)===JSON.stringify(w.segs.slice().sort(function(x,y)'
+                         '{return x[0]-y[0];})),side(w.segs)];})()' % (j, k, k))
+            check(got[1] and got[2] == got[3] and got[4],
+                  'pool, picked at walked event %d: the page draws its %d free blocks one by one, '
+                  'as gmsim\'s walk (%d, %d of them after another free block), block by block'
+                  % (got[0], got[2], got[3], got[5]))
+            sides.append(got[5])
+        check(max(sides) > 0, 'pool: gmsim\'s walks there show free blocks side by side (%r)'
+              % sides)
+        b.scroll_to('#as0')
+        b.screenshot(os.path.join(out, 'doc-space-pool-1m.png'), element='#as0')
         b.scroll_to('#as0')
         b.screenshot(os.path.join(out, 'address-space-1m.png'), full=False)
 
