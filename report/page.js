@@ -238,7 +238,8 @@ ctx.fillStyle='#777';ctx.font='11px system-ui,sans-serif';ctx.textAlign='left';i
 V.owner=owner;V.PW=PW;V.PH=PH;V.bpp=bpp;
 /* axes */
 ctx.fillStyle='#555';ctx.font='11px system-ui,sans-serif';ctx.textAlign='right';
-var un=1;while(un*1024<=T.peak/4)un*=1024;var ys=nice(T.peak/4/un)*un;
+/* a step of 1, 2 or 5 times a power of ten in the unit; 1000 MiB is 1 GiB */
+var un=1;while(un*1024<=T.peak/4)un*=1024;var ym=nice(T.peak/4/un);if(ym>=1000){ym=1;un*=1024;}var ys=ym*un;
 for(var v=0;v<=T.peak*1.05;v+=ys){var yy=PH-v/bpp;ctx.fillText(size(v),ML-4,Math.max(10,yy+4));ctx.fillRect(ML-3,yy,3,1);}
 ctx.textAlign='center';
 var xs=nice((t1-t0)/8);
@@ -512,9 +513,11 @@ A.ev=t;A.j=best;A.snaps=D.runs.map(function(r,k){return anySnap(A,k,t)||D.instan
 /* At an instant the request comes later: a block big enough then may be
  * taken before it comes. */
 function whyName(A,i){return A.mode==='instant'&&i===6?'big enough for it then (taken or not split by the time it comes)':WHY[i][0];}
+var WHYS=['live','free','too small','another stream','another pool','rounding','big enough, not split','rest of the new segment'];
+function whyShort(A,i){return A.mode==='instant'&&i===6?'big enough then':WHYS[i];}
 function reqText(b,r){return size(b)+(size(r)!==size(b)?' ('+size(r)+' rounded)':r!==b?' ('+r+' B rounded)':'');}
 function spaceDraw(A){
-var D=A.D,cv=A.canvas,W=cv.clientWidth|0,n=D.runs.length,RH=58;
+var D=A.D,cv=A.canvas,W=cv.clientWidth|0,n=D.runs.length,RH=72;
 if(W<200)return;
 cv.width=W;cv.height=n*RH+6;
 var ctx=cv.getContext('2d'),LM=8,PW=W-2*LM,max=1,k,totals=[];
@@ -530,27 +533,34 @@ var head=run.label+' · reserved '+size(s?s.reserved:0)+(A.mode==='peak'&&pk?' a
 A.mode==='instant'&&s&&s.req?' · free blocks against the request at event '+s.req[0]+': '+reqText(s.req[2],s.req[4])+' on stream '+s.req[3]+(s.req[5]?', the next to take a new segment':' (none later took a new segment)'):'');
 ctx.fillText(head,LM+14,y-2);
 if(!s)continue;
-var bpp=max/(PW-2*s.segs.length),x=LM,rows=[];
+/* a gap of 2 pixels between segments and an outline round each wide one;
+ * a policy of many small segments (caching's 2 MiB ones) is drawn as
+ * one strip of its blocks instead of a wall of outlines */
+var G=s.segs.length*2<=PW*0.08?2:0,bpp=max/(PW-G*s.segs.length),x=LM,rows=[],mine={};
 s.segs.forEach(function(sg,si){
-var sw=Math.max(1,sg[1]/bpp),bl=sg[4];
+var sw=Math.max(G?1:0,sg[1]/bpp),bl=sg[4];
 ctx.fillStyle='#fff';ctx.fillRect(x,y+4,sw,26);
 for(var b=0;b<bl.length;b+=4){
 var bx=x+bl[b]/bpp,bw=Math.max(0.5,bl[b+1]/bpp),w_=bl[b+3],id=bl[b+2];
 ctx.fillStyle=w_===0&&id===A.pin?'#ffd700':WHY[w_][1];ctx.fillRect(bx,y+4,bw,26);
 if(b&&w_&&bl[b-1]){ctx.fillStyle='#fff';ctx.fillRect(Math.round(bx),y+4,1,26);}/* a free block after a free block (pool) */
-why[w_]=(why[w_]||0)+bl[b+1];
+why[w_]=1;mine[w_]=(mine[w_]||0)+bl[b+1];
 rows.push([bx,bx+bw,si,b]);
 }
-ctx.strokeStyle='#555';ctx.lineWidth=1;ctx.strokeRect(Math.round(x)+0.5,y+4.5,Math.max(1,Math.round(sw)-1),25);
-x+=sw+2;
+if(sw>=4){ctx.strokeStyle='#555';ctx.lineWidth=1;ctx.strokeRect(Math.round(x)+0.5,y+4.5,Math.max(1,Math.round(sw)-1),25);}
+x+=sw+G;
 });
+/* this policy's bytes by colour, under its strip */
+ctx.fillStyle='#555';ctx.font='11px system-ui,sans-serif';
+ctx.fillText(s.segs.length+' segment'+(s.segs.length===1?'':'s')+(G?'':' (the narrow ones not outlined)')+': '+
+WHY.map(function(w,i){return mine[i]?whyShort(A,i)+' '+size(mine[i]):'';}).filter(String).join(' · '),LM,y+44);
 boxes.push({y0:y+4,y1:y+30,rows:rows,snap:s,k:k});
 }
 A.boxes=boxes;A.totals=totals;
 var lg=A.fig.querySelector('.aslegend');lg.textContent='';
 WHY.forEach(function(w,i){if(!why[i])return;var sp=document.createElement('span');sp.className='lg2';
 var sw=document.createElement('span');sw.className='sw';sw.style.background=w[1];sp.appendChild(sw);
-sp.appendChild(document.createTextNode(whyName(A,i)+' '+size(why[i])));lg.appendChild(sp);});
+sp.appendChild(document.createTextNode(whyName(A,i)));lg.appendChild(sp);});
 A.fig.querySelector('.ase').textContent=A.mode==='instant'?String(A.ev):'';
 var note=A.fig.querySelector('.asnote');
 note.textContent=A.mode==='peak'?'At its peak each policy holds its most; a check against the stored runs: '+

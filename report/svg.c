@@ -205,8 +205,12 @@ static void report_hline(FILE *f, double v, double top, const char *cls, const c
     int y = (int)(MT + (H - MT - MB) * (1 - v / top));
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"%s\" data-s=\"%s\"/>", ML,
             y, W - MR, y, cls, key);
+    if (label[0] == '\0')
+        return;
+    /* a halo of the plot's colour keeps it legible over the lines */
     int below = strcmp(cls, "load") == 0;
-    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"end\" data-s=\"%s\">%s</text>",
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"ax\" text-anchor=\"end\" data-s=\"%s\" "
+               "stroke=\"#fcfcfc\" stroke-width=\"3\" paint-order=\"stroke\">%s</text>",
             W - MR - 4, below ? y + 13 : y - 4, key, label);
 }
 
@@ -450,10 +454,13 @@ int report_memory_chart(report_t *R, const report_group_t *gr)
         report_line(f, tl[first], ntl[first], events, top, 0, "#000", "stroke-width=\"1.2\"", "rq",
                     "requested", shared, nshared);
         fputs("</g></svg><g class=\"xj\"></g>", f);
-        report_hline(f, (double)gr->load, top, "load", "load", "ld");
+        /* one label where the offline bound is the load (an optimal plan) */
+        int same = gr->bound >= 0 && R->runs[gr->bound].m.peak_reserved == gr->load;
+        report_hline(f, (double)gr->load, top, "load", same ? "load = offline bound" : "load",
+                     "ld");
         if (gr->bound >= 0)
             report_hline(f, (double)R->runs[gr->bound].m.peak_reserved, top, "bound",
-                         "offline bound", "bd");
+                         same ? "" : "offline bound", "bd");
         fputs("</svg><div class=\"legend\">", f);
         report_legend_item(f, "#000", "", "requested", "rq");
         for (size_t k = 0; k < gr->nshown; k++) {
