@@ -510,22 +510,30 @@ static int exact_part(exact_t *m, const exact_ent_t *from, size_t k, uint32_t sl
  * it), EXACT_NONE (proven: none), EXACT_ABORT (the budget ran out).
  *
  * A restart is one preorder under one round's quota, from scratch: whether
- * it ends for budget depends on nothing else.  A call with m->record set
- * notes the restarts that did (each with its whole quota); the next call
- * (the record is for it alone) skips them when its target is the same, so
- * that the search after the quick try at the bound does not run again the
- * restarts the try ran. */
+ * it ends for budget, and the work it spends, depend on nothing else.  A
+ * call with m->record set notes the restarts that did (each with its whole
+ * quota) and their work; the first later call at the same target whose
+ * limit leaves them their whole quotas skips them and counts their work
+ * as spent (m->work, and m->charged, which the caller takes off the
+ * recording call's work): the search after the quick try at the bound
+ * does not run again the restarts the try ran, and goes on as it would
+ * have without the try (the same restarts, at the same work). */
 int exact_target(exact_t *m, uint64_t target, uint64_t limit)
 {
     size_t n = m->n, S = m->S;
     m->target = target;
     unsigned skip_round = 0;
     int skip_heur = 0;
-    if (m->known != 0 && m->known == target) {
+    if (m->record)
+        m->known = 0;
+    else if (m->known != 0 && m->known == target && m->work + m->known_need <= limit) {
         skip_round = m->known_round;
         skip_heur = m->known_heur;
+        m->work += m->known_work;
+        m->charged += m->known_work;
+        m->known = 0;
     }
-    m->known = 0;
+    uint64_t start = m->work;
     unsigned round = 0;
     int doubled = 1; /* the quota is still the round's: 16 (n + S) 2^round */
     for (uint64_t quota = 16 * (uint64_t)(n + S); m->work < limit; round++) {
@@ -559,6 +567,8 @@ int exact_target(exact_t *m, uint64_t target, uint64_t limit)
                 m->known = target;
                 m->known_round = round;
                 m->known_heur = h + 1;
+                m->known_work = m->work - start;
+                m->known_need = w0 + quota - start;
             }
         }
         doubled = quota < limit / 2;

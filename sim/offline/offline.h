@@ -245,9 +245,12 @@ typedef struct exact {
     uint64_t work, limit;
     int oom;
     int record;              /* exact_target notes its restarts ended for budget (known_*) */
-    uint64_t known;          /* the target they were at (0: none), for the next call only */
+    uint64_t known;          /* the target they were at (0: none), until a call at it skips them */
     unsigned known_round;    /* each restart before (known_round, known_heur) ended so */
     int known_heur;
+    uint64_t known_work;     /* their work, from the call's start */
+    uint64_t known_need;     /* the call's work up to the last one's quota */
+    uint64_t charged;        /* the work of the restarts skipped, counted in work */
 } exact_t;
 
 void exact_release(exact_t *m);

@@ -908,7 +908,7 @@ uint64_t offline_plan(const gm_lifetime_t *lt, const offline_buf_t *buf, size_t 
         *status = best <= *lb_out ? GM_PLAN_OPTIMAL : found ? GM_PLAN_FEASIBLE : GM_PLAN_GREEDY;
     }
 out:
-    *work = pl.work + pre.work + pre.tried;
+    *work = pl.work + pre.work + pre.tried - pre.m.charged; /* charged: in both */
     exact_release(&pre.m);
     corner_end(pre.c);
     skyline_release(&sk);
