@@ -429,28 +429,15 @@ static void async_empty_cache(gm_policy_t *p)
 
 /* ---- check ------------------------------------------------------------------ */
 
-/* async's own rule for a block: it names its chunk. */
-static void async_check_block(const void *policy, gm_check_t *ck, size_t seg,
-                              const gm__bt_blk_t *x)
+static int async_check(gm_policy_t *p, gm_check_t *ck)
 {
-    const async_t *a = policy;
-    if (x->flags != seg)
-        gm_check_fail(ck, "chunk 0x%" PRIx64 ": block at 0x%" PRIx64 " names another chunk",
-                      a->chunks[seg].base, x->addr);
-}
-
-static int async_check(gm_policy_t *p, char *why, size_t whylen)
-{
-    gm_check_t ck;
-    gm_check_begin(&ck, why, whylen);
     async_t *a = ASYNC(p);
     if (a == NULL)
-        return gm_check_fail(&ck, "not an async policy");
-    const gm__carve_rules_t rules = {.seg = "chunk", .nsets = a->nsets,
-                                     .block = async_check_block, .policy = a};
+        return gm_check_fail(ck, "not an async policy");
+    const gm__carve_rules_t rules = {.seg = "chunk", .nsets = a->nsets};
     gm__carve_tally_t t = {0};
     uint64_t in_chunks = 0, nvacant = 0;
-    for (uint32_t i = 0; i < a->nchunks && ck.bad == 0; i++) {
+    for (uint32_t i = 0; i < a->nchunks && ck->bad == 0; i++) {
         const async_chunk_t *c = &a->chunks[i];
         if (c->first == ASYNC_VACANT) {
             nvacant++;
@@ -458,28 +445,34 @@ static int async_check(gm_policy_t *p, char *why, size_t whylen)
         }
         in_chunks += c->size;
         if (c->size % a->gran != 0 || c->base % a->gran != 0)
-            gm_check_fail(&ck, "chunk 0x%" PRIx64 " (%" PRIu64 " bytes) is not granular", c->base,
+            gm_check_fail(ck, "chunk 0x%" PRIx64 " (%" PRIu64 " bytes) is not granular", c->base,
                           c->size);
         uint64_t live = t.live;
-        gm__carve_check(&ck, &a->heap, &a->live, &rules, i, c->base, c->size, c->first, &t);
+        gm__carve_seg_t s;
+        for (const gm__bt_blk_t *x = gm__carve_first(&s, ck, &a->heap, &a->live, &rules, &t,
+                                                     c->base, c->size, c->first);
+             x != NULL; x = gm__carve_next(&s))
+            if (x->flags != i)
+                gm_check_fail(ck, "chunk 0x%" PRIx64 ": block at 0x%" PRIx64 " names another chunk",
+                              c->base, x->addr);
         live = t.live - live;
-        if (ck.bad == 0 && live != c->live)
-            gm_check_fail(&ck, "chunk 0x%" PRIx64 " counts %" PRIu32 " live blocks, holds %" PRIu64,
+        if (ck->bad == 0 && live != c->live)
+            gm_check_fail(ck, "chunk 0x%" PRIx64 " counts %" PRIu32 " live blocks, holds %" PRIu64,
                           c->base, c->live, live);
     }
     uint64_t v = 0;
-    for (uint32_t i = a->vacant; i != ASYNC_VACANT && ck.bad == 0; i = a->chunks[i].live)
+    for (uint32_t i = a->vacant; i != ASYNC_VACANT && ck->bad == 0; i = a->chunks[i].live)
         if (i >= a->nchunks || a->chunks[i].first != ASYNC_VACANT || ++v > nvacant)
-            gm_check_fail(&ck, "vacant chunk slots are mislinked");
-    if (ck.bad == 0 && v != nvacant)
-        gm_check_fail(&ck, "%" PRIu64 " vacant chunk slots, %" PRIu64 " linked", nvacant, v);
-    uint64_t members = gm__carve_sets(&ck, &a->heap, a->sets, a->nsets);
-    gm__carve_tallied(&ck, &a->heap, &a->live, &t, members, a->allocated);
+            gm_check_fail(ck, "vacant chunk slots are mislinked");
+    if (ck->bad == 0 && v != nvacant)
+        gm_check_fail(ck, "%" PRIu64 " vacant chunk slots, %" PRIu64 " linked", nvacant, v);
+    uint64_t members = gm__carve_sets(ck, &a->heap, a->sets, a->nsets);
+    gm__carve_tallied(ck, &a->heap, &a->live, &t, members, a->allocated);
     if (in_chunks != a->in_chunks || in_chunks != p->dev->reserved)
         gm_check_fail(
-            &ck, "chunks hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,
+            ck, "chunks hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,
             in_chunks, a->in_chunks, p->dev->reserved);
-    return ck.bad;
+    return ck->bad;
 }
 
 static void async_destroy(gm_policy_t *p)

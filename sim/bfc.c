@@ -393,65 +393,58 @@ static void bfc_empty_cache(gm_policy_t *p)
 
 /* ---- check ------------------------------------------------------------------ */
 
-/* bfc's own rules for a chunk: a multiple of 256 bytes, free in the bin of
- * its size. */
-static void bfc_check_block(const void *policy, gm_check_t *ck, size_t seg, const gm__bt_blk_t *c)
+static int bfc_check(gm_policy_t *p, gm_check_t *ck)
 {
-    (void)policy;
-    (void)seg;
-    if (c->size % BFC_MIN_ALLOC != 0)
-        gm_check_fail(ck, "chunk 0x%" PRIx64 " has size %" PRIu64 ", not a multiple of 256",
-                      c->addr, c->size);
-    if (c->list != GM__BT_USED && c->list != bfc_bin_for(c->size))
-        gm_check_fail(ck, "free chunk 0x%" PRIx64 " of %" PRIu64 " bytes in bin %u, not %u",
-                      c->addr, c->size, c->list, bfc_bin_for(c->size));
-}
-
-static int bfc_check(gm_policy_t *p, char *why, size_t whylen)
-{
-    gm_check_t ck;
-    gm_check_begin(&ck, why, whylen);
     bfc_t *f = BFC(p);
     if (f == NULL)
-        return gm_check_fail(&ck, "not a bfc policy");
+        return gm_check_fail(ck, "not a bfc policy");
     const gm__bt_blk_t *b = f->heap.b;
-    const gm__carve_rules_t rules = {.seg = "region", .nsets = BFC_BINS, .merge_any = 1,
-                                     .block = bfc_check_block};
+    const gm__carve_rules_t rules = {.seg = "region", .nsets = BFC_BINS, .merge_any = 1};
     gm__carve_tally_t t = {0};
     uint64_t in_regions = 0;
-    for (size_t i = 0; i < f->nregions && ck.bad == 0; i++) {
+    for (size_t i = 0; i < f->nregions && ck->bad == 0; i++) {
         const bfc_region_t *r = &f->regions[i];
         in_regions += r->size;
         if (i > 0 && f->regions[i - 1].base + f->regions[i - 1].size > r->base)
-            gm_check_fail(&ck,
+            gm_check_fail(ck,
                           "regions 0x%" PRIx64 " and 0x%" PRIx64 " overlap or are out of order",
                           f->regions[i - 1].base, r->base);
-        gm__carve_check(&ck, &f->heap, &f->live, &rules, i, r->base, r->size, r->first, &t);
+        gm__carve_seg_t s;
+        for (const gm__bt_blk_t *c = gm__carve_first(&s, ck, &f->heap, &f->live, &rules, &t,
+                                                     r->base, r->size, r->first);
+             c != NULL; c = gm__carve_next(&s)) {
+            if (c->size % BFC_MIN_ALLOC != 0)
+                gm_check_fail(ck, "chunk 0x%" PRIx64 " has size %" PRIu64 ", not a multiple of 256",
+                              c->addr, c->size);
+            if (c->list != GM__BT_USED && c->list != bfc_bin_for(c->size))
+                gm_check_fail(ck, "free chunk 0x%" PRIx64 " of %" PRIu64 " bytes in bin %u, not %u",
+                              c->addr, c->size, c->list, bfc_bin_for(c->size));
+        }
     }
     uint64_t members = 0;
-    for (unsigned k = 0; k < BFC_BINS && ck.bad == 0; k++) {
+    for (unsigned k = 0; k < BFC_BINS && ck->bad == 0; k++) {
         const gm__bt_blk_t *lo = NULL;
         uint32_t badh = GM__BT_NONE;
         int64_t m = gm__bt_verify(b, f->heap.n, f->bin[k], k, &lo, &badh);
         if (m < 0) {
             gm_check_fail(
-                &ck, "bin %u is not an ordered set of its free chunks (at chunk 0x%" PRIx64 ")", k,
+                ck, "bin %u is not an ordered set of its free chunks (at chunk 0x%" PRIx64 ")", k,
                 badh < f->heap.n ? b[badh].addr : 0);
             break;
         }
         if ((m != 0) != (int)(f->bin_mask >> k & 1))
-            gm_check_fail(&ck, "bin mask bit %u out of date", k);
+            gm_check_fail(ck, "bin mask bit %u out of date", k);
         members += (uint64_t)m;
     }
-    gm__carve_tallied(&ck, &f->heap, &f->live, &t, members, f->in_use);
+    gm__carve_tallied(ck, &f->heap, &f->live, &t, members, f->in_use);
     if (in_regions != f->in_regions || in_regions != p->dev->reserved)
         gm_check_fail(
-            &ck, "regions hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,
+            ck, "regions hold %" PRIu64 " bytes, counted %" PRIu64 ", device reserved %" PRIu64,
             in_regions, f->in_regions, p->dev->reserved);
     if (in_regions > f->limit)
-        gm_check_fail(&ck, "regions hold %" PRIu64 " bytes, over the memory limit %" PRIu64,
+        gm_check_fail(ck, "regions hold %" PRIu64 " bytes, over the memory limit %" PRIu64,
                       in_regions, f->limit);
-    return ck.bad;
+    return ck->bad;
 }
 
 static void bfc_destroy(gm_policy_t *p)

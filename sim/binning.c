@@ -389,35 +389,32 @@ static void bin_empty_cache(gm_policy_t *p)
     gm_policy_empty_cache(m->pool);
 }
 
-static int bin_check(gm_policy_t *p, char *why, size_t whylen)
+static int bin_check(gm_policy_t *p, gm_check_t *ck)
 {
-    gm_check_t ck;
-    gm_check_begin(&ck, why, whylen);
     binning_t *m = BINNING(p);
     if (m == NULL)
-        return gm_check_fail(&ck, "not a binning policy");
-    int pb = gm_policy_check(m->pool, why, whylen);
-    if (pb != 0)
-        return pb;
+        return gm_check_fail(ck, "not a binning policy");
+    if (m->pool->ops->check(m->pool, ck) != 0)
+        return ck->bad; /* the pool's own invariants first */
     uint64_t nblocks = 0, chunk_bytes = 0, bin_live = 0;
     uint32_t *seen = calloc((size_t)m->nchunks + 1, sizeof *seen);
     if (seen == NULL)
         return 0; /* cannot check without memory: report nothing rather than a false fault */
-    for (unsigned k = 0; k < m->nbins && ck.bad == 0; k++) {
-        for (uint32_t s = 0; s < m->bins[k].nstreams && ck.bad == 0; s++) {
+    for (unsigned k = 0; k < m->nbins && ck->bad == 0; k++) {
+        for (uint32_t s = 0; s < m->bins[k].nstreams && ck->bad == 0; s++) {
             const bin_fifo_t *f = &m->bins[k].fifo[s];
             for (uint32_t r = 0; r < f->len; r++) {
                 uint64_t a = f->a[(f->head + r) & (f->cap - 1)], v;
                 if (!gm__idmap_get(&m->blocks, a, &v) || (v >> 1) >= m->nchunks) {
-                    gm_check_fail(&ck, "free block 0x%" PRIx64 " of bin %u is no bin block", a, k);
+                    gm_check_fail(ck, "free block 0x%" PRIx64 " of bin %u is no bin block", a, k);
                     break;
                 }
                 if (v & 1) {
-                    gm_check_fail(&ck, "block 0x%" PRIx64 " is both free and live", a);
+                    gm_check_fail(ck, "block 0x%" PRIx64 " is both free and live", a);
                     break;
                 }
                 if (m->chunks[v >> 1].bin != k) {
-                    gm_check_fail(&ck,
+                    gm_check_fail(ck,
                                   "block 0x%" PRIx64 " in the lists of bin %u belongs to bin %u", a,
                                   k, m->chunks[v >> 1].bin);
                     break;
@@ -426,19 +423,19 @@ static int bin_check(gm_policy_t *p, char *why, size_t whylen)
             }
         }
     }
-    for (uint32_t i = 0; i < m->nchunks && ck.bad == 0; i++) {
+    for (uint32_t i = 0; i < m->nchunks && ck->bad == 0; i++) {
         const bin_chunk_t *c = &m->chunks[i];
         uint64_t block = m->bins[c->bin].block;
         chunk_bytes += block * m->per_chunk;
         if (seen[i] != c->nfree)
-            gm_check_fail(&ck,
+            gm_check_fail(ck,
                           "chunk 0x%" PRIx64 " counts %" PRIu32
                           " free blocks, the lists hold %" PRIu32 " (a block listed twice or lost)",
                           c->base, c->nfree, seen[i]);
-        for (uint64_t j = 0; j < m->per_chunk && ck.bad == 0; j++) {
+        for (uint64_t j = 0; j < m->per_chunk && ck->bad == 0; j++) {
             uint64_t v;
             if (!gm__idmap_get(&m->blocks, c->base + j * block, &v) || (v >> 1) != i) {
-                gm_check_fail(&ck, "block 0x%" PRIx64 " of chunk 0x%" PRIx64 " is not mapped to it",
+                gm_check_fail(ck, "block 0x%" PRIx64 " of chunk 0x%" PRIx64 " is not mapped to it",
                               c->base + j * block, c->base);
                 break;
             }
@@ -447,22 +444,22 @@ static int bin_check(gm_policy_t *p, char *why, size_t whylen)
         }
     }
     free(seen);
-    if (ck.bad == 0 && nblocks != gm__idmap_count(&m->blocks))
-        gm_check_fail(&ck, "address map holds %zu bin blocks, the chunks %" PRIu64,
+    if (ck->bad == 0 && nblocks != gm__idmap_count(&m->blocks))
+        gm_check_fail(ck, "address map holds %zu bin blocks, the chunks %" PRIu64,
                       gm__idmap_count(&m->blocks), nblocks);
-    if (ck.bad == 0 && bin_live != m->bin_live)
-        gm_check_fail(&ck, "live bin bytes %" PRIu64 " differ from the blocks' %" PRIu64,
+    if (ck->bad == 0 && bin_live != m->bin_live)
+        gm_check_fail(ck, "live bin bytes %" PRIu64 " differ from the blocks' %" PRIu64,
                       m->bin_live, bin_live);
-    if (ck.bad == 0 && m->bin_live + m->large_live != m->allocated)
-        gm_check_fail(&ck, "allocated %" PRIu64 " is not bin %" PRIu64 " + large %" PRIu64,
+    if (ck->bad == 0 && m->bin_live + m->large_live != m->allocated)
+        gm_check_fail(ck, "allocated %" PRIu64 " is not bin %" PRIu64 " + large %" PRIu64,
                       m->allocated, m->bin_live, m->large_live);
     gm_policy_stats_t ps;
     gm_policy_stats(m->pool, &ps);
-    if (ck.bad == 0 && ps.allocated != chunk_bytes + m->large_live)
-        gm_check_fail(&ck,
+    if (ck->bad == 0 && ps.allocated != chunk_bytes + m->large_live)
+        gm_check_fail(ck,
                       "the pool has %" PRIu64 " bytes out, chunks %" PRIu64 " + large %" PRIu64,
                       ps.allocated, chunk_bytes, m->large_live);
-    return ck.bad;
+    return ck->bad;
 }
 
 static void bin_destroy(gm_policy_t *p)

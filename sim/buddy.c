@@ -910,54 +910,54 @@ static void buddy_check_arena(buddy_t *b, const buddy_arena_t *ar, uint32_t s,
     ck->alloc_bytes += local.alloc_bytes;
 }
 
-static int buddy_check(gm_policy_t *p, char *why, size_t whylen)
+static int buddy_check(gm_policy_t *p, gm_check_t *ck)
 {
-    buddy_ck_t ck = {.blocks = 0};
-    gm_check_begin(&ck.c, why, whylen);
     buddy_t *b = BUDDY(p);
     if (b == NULL)
-        return gm_check_fail(&ck.c, "not a buddy policy");
+        return gm_check_fail(ck, "not a buddy policy");
+    buddy_ck_t bk = {.c = *ck}; /* the report, with the walk's tallies */
     uint64_t order_count[BUDDY_ORDERS] = {0}, reserved = 0, narenas = 0;
     const uint64_t *vacant = buddy_set(b, BUDDY_VACANT);
     for (uint32_t s = 0; s < b->nslots; s++) {
         const buddy_arena_t *ar = b->arenas[s];
         if ((ar == NULL) != buddy_hb_has(vacant, &b->setlay, s))
-            gm_check_fail(&ck.c, "slot %u is %s but %s the vacant set", s, ar ? "used" : "empty",
+            gm_check_fail(&bk.c, "slot %u is %s but %s the vacant set", s, ar ? "used" : "empty",
                           ar ? "in" : "not in");
         if (ar == NULL)
             continue;
         narenas++;
         reserved += ar->got;
-        buddy_check_arena(b, ar, s, order_count, &ck);
+        buddy_check_arena(b, ar, s, order_count, &bk);
     }
     for (uint32_t s = b->nslots; s < b->slotcap; s++)
         if (b->arenas[s] != NULL)
-            gm_check_fail(&ck.c, "slot %u above the high-water mark is in use", s);
+            gm_check_fail(&bk.c, "slot %u above the high-water mark is in use", s);
     for (unsigned j = 0; j <= BUDDY_ORDERS; j++) {
         char what[48];
         snprintf(what, sizeof what, "slot set %u", j);
         uint64_t pop =
-            buddy_hb_verify(buddy_set(b, j), &b->setlay, b->slotcap, b->set_min[j], 0, what, &ck,
+            buddy_hb_verify(buddy_set(b, j), &b->setlay, b->slotcap, b->set_min[j], 0, what, &bk,
                             NULL);
         if (j == BUDDY_VACANT)
             continue;
         if (pop != order_count[j])
-            gm_check_fail(&ck.c,
+            gm_check_fail(&bk.c,
                           "free list of order %u holds %" PRIu64 " arenas, %" PRIu64 " expected", j,
                           pop, order_count[j]);
         if ((int)(b->order_mask >> j & 1) != (pop != 0))
-            gm_check_fail(&ck.c, "order mask bit %u out of date", j);
+            gm_check_fail(&bk.c, "order mask bit %u out of date", j);
     }
     if (narenas != gm__idmap_count(&b->map))
-        gm_check_fail(&ck.c, "address map holds %zu arenas, %" PRIu64 " exist",
+        gm_check_fail(&bk.c, "address map holds %zu arenas, %" PRIu64 " exist",
                       gm__idmap_count(&b->map), narenas);
-    if (ck.alloc_bytes != b->allocated)
-        gm_check_fail(&ck.c, "allocated bytes %" PRIu64 " differ from the blocks' %" PRIu64,
-                      b->allocated, ck.alloc_bytes);
+    if (bk.alloc_bytes != b->allocated)
+        gm_check_fail(&bk.c, "allocated bytes %" PRIu64 " differ from the blocks' %" PRIu64,
+                      b->allocated, bk.alloc_bytes);
     if (reserved != p->dev->reserved)
-        gm_check_fail(&ck.c, "arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64,
+        gm_check_fail(&bk.c, "arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64,
                       reserved, p->dev->reserved);
-    return ck.c.bad;
+    *ck = bk.c;
+    return ck->bad;
 }
 
 /* torch.cuda.empty_cache(): give every wholly free arena back (with

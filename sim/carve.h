@@ -14,13 +14,14 @@
  *   gm__carve_live     the live block a free names, or none
  *   gm__carve_largest  the largest free block of some sets (stats)
  *   gm__carve_walk     one segment's blocks to a walk callback (walk)
- *   gm__carve_check    one segment's tiling, links and address map (check),
- *                      tallied over the segments, then gm__carve_sets and
+ *   gm__carve_first    one segment's blocks, each checked for tiling, links
+ *   gm__carve_next     and the address map as the loop reaches it (check),
+ *                      tallied over the segments; then gm__carve_sets and
  *                      gm__carve_tallied compare the tallies with the sets,
  *                      the handles in use, the map and the policy's counter
  *
  * A policy's own rules (a block's size unit, the set a free block belongs
- * in, the segment it names) stay in its check, as gm__carve_rules_t.block.
+ * in, the segment it names) stay in its check, in the body of that loop.
  */
 #ifndef GM_SIM_CARVE_H
 #define GM_SIM_CARVE_H
@@ -79,7 +80,7 @@ static inline void gm__carve_walk(const gm__bt_heap_t *h, uint64_t base, uint64_
 
 /* ---- checking ------------------------------------------------------------ */
 
-/* What gm__carve_check counts over a policy's segments. */
+/* What the check of a policy's segments counts over all of them. */
 typedef struct gm__carve_tally {
     uint64_t blocks;    /* blocks in the segments' lists */
     uint64_t live;      /* of them live */
@@ -94,66 +95,97 @@ typedef struct gm__carve_rules {
     int merge_any;    /* 1: two free neighbours always merge (bfc, tlsf);
                          0: only two of the same set (pool, async: a set
                          holds one stream's frees) */
-    /* The policy's own rules for block x of segment number seg (NULL:
-     * none): gm_check_fail for each it breaks. */
-    void (*block)(const void *policy, gm_check_t *ck, size_t seg, const gm__bt_blk_t *x);
-    const void *policy;
 } gm__carve_rules_t;
 
-/* Check segment number seg, [base, base + size) from block `first`: its
- * blocks tile it in address order with consistent prev links, a live block
- * is in the address map under its handle and a free one is not, a free
- * block's list exists and it has merged with a free neighbour below it as
- * the rules say; the blocks are added to *t.  Stops at the first violation
- * once ck has one. */
-static inline void gm__carve_check(gm_check_t *ck, const gm__bt_heap_t *h, const gm__idmap_t *live,
-                                   const gm__carve_rules_t *r, size_t seg, uint64_t base,
-                                   uint64_t size, uint32_t first, gm__carve_tally_t *t)
+/* One segment being checked, a block at a time: gm__carve_first and
+ * gm__carve_next return each block after checking what every such heap
+ * keeps, so that the policy checks its own rules on it in the loop:
+ *
+ *   gm__carve_seg_t s;
+ *   for (const gm__bt_blk_t *x = gm__carve_first(&s, ck, &f->heap, &f->live, &rules, &t,
+ *                                                r->base, r->size, r->first);
+ *        x != NULL; x = gm__carve_next(&s))
+ *       ... the policy's own rules on x ...
+ *
+ * What is checked: the blocks tile [base, base + size) in address order
+ * with consistent prev links; a live block is in the address map under its
+ * handle (that no free one is follows from the map's count, which
+ * gm__carve_tallied compares); a free block's list exists and it has
+ * merged with a free neighbour below it as the rules say.  Each block is
+ * added to the tally.  The walk ends at the end of the list (then the
+ * blocks must cover the segment) or once ck has a violation. */
+typedef struct gm__carve_seg {
+    gm_check_t *ck;
+    const gm__bt_heap_t *h;
+    const gm__idmap_t *live;
+    const gm__carve_rules_t *r;
+    gm__carve_tally_t *t;
+    uint64_t base, size, at; /* the segment; where the next block must start */
+    uint32_t i, prev;        /* the next block; the one before it */
+} gm__carve_seg_t;
+
+/* Always inlined: the walk's state then lives in registers, as in a loop
+ * written out in the policy (called once per block and check, it would
+ * otherwise cost a --check replay of bfc half as much again). */
+#define GM__CARVE_INLINE static inline __attribute__((always_inline))
+
+GM__CARVE_INLINE const gm__bt_blk_t *gm__carve_next(gm__carve_seg_t *s)
 {
-    const gm__bt_blk_t *b = h->b;
-    uint64_t at = base;
-    uint32_t prev = GM__BT_NONE;
-    for (uint32_t i = first; i != GM__BT_NONE && ck->bad == 0; i = b[i].next) {
-        if (i >= h->n || ++t->blocks > h->live) {
-            gm_check_fail(ck, "%s 0x%" PRIx64 ": block list is broken (a bad handle or a cycle)",
-                          r->seg, base);
-            return;
-        }
-        const gm__bt_blk_t *x = &b[i];
-        if (x->addr != at || x->prev != prev || x->size == 0)
-            gm_check_fail(ck,
-                          "%s 0x%" PRIx64 ": block at 0x%" PRIx64 " (%" PRIu64
-                          " bytes) breaks the tiling (expected at 0x%" PRIx64 ")",
-                          r->seg, base, x->addr, x->size, at);
-        uint64_t v;
-        int mapped = gm__idmap_get(live, x->addr, &v) && v == i;
-        if (x->list == GM__BT_USED) {
-            if (!mapped)
-                gm_check_fail(ck, "live block 0x%" PRIx64 " not in the address map", x->addr);
-            t->allocated += x->size;
-            t->live++;
-        } else {
-            if (mapped)
-                gm_check_fail(ck, "free block 0x%" PRIx64 " in the address map", x->addr);
-            if (x->list >= r->nsets)
-                gm_check_fail(ck, "free block 0x%" PRIx64 " in list %" PRIu32 ", of %" PRIu32,
-                              x->addr, x->list, r->nsets);
-            if (prev != GM__BT_NONE && b[prev].list != GM__BT_USED &&
-                (r->merge_any || b[prev].list == x->list))
-                gm_check_fail(ck,
-                              "free block at 0x%" PRIx64 " should have merged with the one "
-                              "below it (lists %" PRIu32 " and %" PRIu32 ")",
-                              x->addr, b[prev].list, x->list);
-            t->free++;
-        }
-        if (r->block != NULL)
-            r->block(r->policy, ck, seg, x);
-        at = x->addr + x->size;
-        prev = i;
+    gm_check_t *ck = s->ck;
+    const gm__bt_blk_t *b = s->h->b;
+    uint32_t i = s->i;
+    if (i == GM__BT_NONE || ck->bad != 0) {
+        if (ck->bad == 0 && s->at != s->base + s->size)
+            gm_check_fail(ck, "blocks of %s 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
+                          s->r->seg, s->base, s->at - s->base, s->size);
+        return NULL;
     }
-    if (ck->bad == 0 && at != base + size)
-        gm_check_fail(ck, "blocks of %s 0x%" PRIx64 " cover %" PRIu64 " of %" PRIu64 " bytes",
-                      r->seg, base, at - base, size);
+    if (i >= s->h->n || ++s->t->blocks > s->h->live) {
+        gm_check_fail(ck, "%s 0x%" PRIx64 ": block list is broken (a bad handle or a cycle)",
+                      s->r->seg, s->base);
+        return NULL;
+    }
+    const gm__bt_blk_t *x = &b[i];
+    if (x->addr != s->at || x->prev != s->prev || x->size == 0)
+        gm_check_fail(ck,
+                      "%s 0x%" PRIx64 ": block at 0x%" PRIx64 " (%" PRIu64
+                      " bytes) breaks the tiling (expected at 0x%" PRIx64 ")",
+                      s->r->seg, s->base, x->addr, x->size, s->at);
+    if (x->list == GM__BT_USED) {
+        uint64_t v;
+        if (!gm__idmap_get(s->live, x->addr, &v) || v != i)
+            gm_check_fail(ck, "live block 0x%" PRIx64 " not in the address map", x->addr);
+        s->t->allocated += x->size;
+        s->t->live++;
+    } else {
+        if (x->list >= s->r->nsets)
+            gm_check_fail(ck, "free block 0x%" PRIx64 " in list %" PRIu32 ", of %" PRIu32, x->addr,
+                          x->list, s->r->nsets);
+        uint32_t p = s->prev;
+        if (p != GM__BT_NONE && b[p].list != GM__BT_USED &&
+            (s->r->merge_any || b[p].list == x->list))
+            gm_check_fail(ck,
+                          "free block at 0x%" PRIx64 " should have merged with the one "
+                          "below it (lists %" PRIu32 " and %" PRIu32 ")",
+                          x->addr, b[p].list, x->list);
+        s->t->free++;
+    }
+    s->at = x->addr + x->size;
+    s->prev = i;
+    s->i = x->next;
+    return x;
+}
+
+GM__CARVE_INLINE const gm__bt_blk_t *gm__carve_first(gm__carve_seg_t *s, gm_check_t *ck,
+                                                    const gm__bt_heap_t *h,
+                                                    const gm__idmap_t *live,
+                                                    const gm__carve_rules_t *r,
+                                                    gm__carve_tally_t *t, uint64_t base,
+                                                    uint64_t size, uint32_t first)
+{
+    *s = (gm__carve_seg_t){.ck = ck, .h = h, .live = live, .r = r, .t = t, .base = base,
+                           .size = size, .at = base, .i = first, .prev = GM__BT_NONE};
+    return gm__carve_next(s);
 }
 
 /* Verify the ordered sets sets[0..n) (gm__bt_set_verify); the free blocks

@@ -142,23 +142,21 @@ static void native_stats(gm_policy_t *p, gm_policy_stats_t *out)
     out->largest_free = 0; /* nothing is cached */
 }
 
-static int native_check(gm_policy_t *p, char *why, size_t whylen)
+static int native_check(gm_policy_t *p, gm_check_t *ck)
 {
     native_t *n = NATIVE(p);
-    gm_check_t ck;
-    gm_check_begin(&ck, why, whylen);
     if (n == NULL)
-        return gm_check_fail(&ck, "not a native policy");
+        return gm_check_fail(ck, "not a native policy");
     if (n->packed != NULL) {
         gm_policy_stats_t st;
         gm_policy_stats(n->packed, &st);
         if (st.allocated != n->allocated)
             gm_check_fail(
-                &ck, "the chunks hold %" PRIu64 " bytes in live blocks but allocated is %" PRIu64,
+                ck, "the chunks hold %" PRIu64 " bytes in live blocks but allocated is %" PRIu64,
                 st.allocated, n->allocated);
-        if (ck.bad)
-            return ck.bad;
-        return gm_policy_check(n->packed, why, whylen);
+        if (ck->bad)
+            return ck->bad;
+        return n->packed->ops->check(n->packed, ck);
     }
     const gm_device_t *dev = p->dev;
     const gm__idmap_t *m = &n->live;
@@ -168,29 +166,29 @@ static int native_check(gm_policy_t *p, char *why, size_t whylen)
         count++;
         sum += size;
         if (size == 0 || size % g != 0)
-            gm_check_fail(&ck,
+            gm_check_fail(ck,
                           "block at 0x%" PRIx64 " has size %" PRIu64
                           ", not a multiple of the granularity",
                           addr, size);
         if (addr == 0 || addr % g != 0 || addr + size > dev->next_addr)
-            gm_check_fail(&ck, "block at 0x%" PRIx64 " was not handed out by the device", addr);
+            gm_check_fail(ck, "block at 0x%" PRIx64 " was not handed out by the device", addr);
         if (!gm__idmap_get(m, addr, &found) || found != size)
-            gm_check_fail(&ck, "block at 0x%" PRIx64 " cannot be found in the table", addr);
+            gm_check_fail(ck, "block at 0x%" PRIx64 " cannot be found in the table", addr);
     }
     if (count != gm__idmap_count(m))
-        gm_check_fail(&ck, "table holds %" PRIu64 " blocks but counts %zu", count,
+        gm_check_fail(ck, "table holds %" PRIu64 " blocks but counts %zu", count,
                       gm__idmap_count(m));
     if (sum != n->allocated)
-        gm_check_fail(&ck, "live blocks sum to %" PRIu64 " bytes but allocated is %" PRIu64, sum,
+        gm_check_fail(ck, "live blocks sum to %" PRIu64 " bytes but allocated is %" PRIu64, sum,
                       n->allocated);
     if (n->allocated != dev->reserved)
-        gm_check_fail(&ck,
+        gm_check_fail(ck,
                       "allocated %" PRIu64 " bytes differs from the device's reserved %" PRIu64,
                       n->allocated, dev->reserved);
     if (count != dev->mallocs - dev->frees)
-        gm_check_fail(&ck, "%" PRIu64 " live blocks but the device holds %" PRIu64 " mallocs",
+        gm_check_fail(ck, "%" PRIu64 " live blocks but the device holds %" PRIu64 " mallocs",
                       count, dev->mallocs - dev->frees);
-    return ck.bad;
+    return ck->bad;
 }
 
 static void native_destroy(gm_policy_t *p)

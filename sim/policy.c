@@ -96,9 +96,9 @@ void gm_policy_stats(gm_policy_t *p, gm_policy_stats_t *out)
 
 int gm_policy_check(gm_policy_t *p, char *why, size_t whylen)
 {
-    if (why != NULL && whylen > 0)
-        why[0] = '\0';
-    return p->ops->check(p, why, whylen);
+    gm_check_t ck;
+    gm_check_begin(&ck, why, whylen);
+    return p->ops->check(p, &ck);
 }
 
 void gm_policy_empty_cache(gm_policy_t *p)

@@ -355,50 +355,42 @@ static void pool_empty_cache(gm_policy_t *p)
 
 /* ---- check ------------------------------------------------------------------ */
 
-/* pool's own rule for a block: a multiple of 256 bytes, but for the last
- * one of an upstream block. */
-static void pool_check_block(const void *policy, gm_check_t *ck, size_t seg,
-                             const gm__bt_blk_t *x)
+static int pool_check(gm_policy_t *p, gm_check_t *ck)
 {
-    (void)policy;
-    (void)seg;
-    if (x->size % POOL_ALIGN != 0 && x->next != GM__BT_NONE)
-        gm_check_fail(ck, "block at 0x%" PRIx64 " (%" PRIu64 " bytes) is not 256-byte aligned",
-                      x->addr, x->size);
-}
-
-static int pool_check(gm_policy_t *p, char *why, size_t whylen)
-{
-    gm_check_t ck;
-    gm_check_begin(&ck, why, whylen);
     pool_t *q = POOL(p);
     if (q == NULL)
-        return gm_check_fail(&ck, "not a pool policy");
-    const gm__carve_rules_t rules = {.seg = "upstream block", .nsets = q->nstreams,
-                                     .block = pool_check_block};
+        return gm_check_fail(ck, "not a pool policy");
+    const gm__carve_rules_t rules = {.seg = "upstream block", .nsets = q->nstreams};
     gm__carve_tally_t t = {0};
     uint64_t got = 0, size = 0;
-    for (size_t i = 0; i < q->nups && ck.bad == 0; i++) {
+    for (size_t i = 0; i < q->nups && ck->bad == 0; i++) {
         const pool_up_t *u = &q->ups[i];
         got += u->got;
         size += u->size;
         if (u->got < u->size)
             gm_check_fail(
-                &ck, "upstream block 0x%" PRIx64 " holds %" PRIu64 " device bytes for %" PRIu64,
+                ck, "upstream block 0x%" PRIx64 " holds %" PRIu64 " device bytes for %" PRIu64,
                 u->base, u->got, u->size);
-        gm__carve_check(&ck, &q->heap, &q->live, &rules, i, u->base, u->size, u->first, &t);
+        gm__carve_seg_t s;
+        for (const gm__bt_blk_t *c = gm__carve_first(&s, ck, &q->heap, &q->live, &rules, &t,
+                                                     u->base, u->size, u->first);
+             c != NULL; c = gm__carve_next(&s))
+            if (c->size % POOL_ALIGN != 0 && c->next != GM__BT_NONE) /* all but the last */
+                gm_check_fail(ck,
+                              "block at 0x%" PRIx64 " (%" PRIu64 " bytes) is not 256-byte aligned",
+                              c->addr, c->size);
     }
-    uint64_t members = gm__carve_sets(&ck, &q->heap, q->sets, q->nstreams);
-    gm__carve_tallied(&ck, &q->heap, &q->live, &t, members, q->allocated);
+    uint64_t members = gm__carve_sets(ck, &q->heap, q->sets, q->nstreams);
+    gm__carve_tallied(ck, &q->heap, &q->live, &t, members, q->allocated);
     if (size != q->pool_size || got != p->dev->reserved)
-        gm_check_fail(&ck,
+        gm_check_fail(ck,
                       "upstream blocks hold %" PRIu64 " bytes (pool size %" PRIu64 "), %" PRIu64
                       " device bytes, device reserved %" PRIu64,
                       size, q->pool_size, got, p->dev->reserved);
     if (q->maximum != 0 && q->pool_size > q->maximum)
-        gm_check_fail(&ck, "pool size %" PRIu64 " above maximum_pool_size %" PRIu64, q->pool_size,
+        gm_check_fail(ck, "pool size %" PRIu64 " above maximum_pool_size %" PRIu64, q->pool_size,
                       q->maximum);
-    return ck.bad;
+    return ck->bad;
 }
 
 static void pool_destroy(gm_policy_t *p)

@@ -382,28 +382,13 @@ static void tlsf_stats(gm_policy_t *p, gm_policy_stats_t *out)
             out->largest_free = t->heap.b[b].size;
 }
 
-/* tlsf's own rules for a block: whole units, naming its arena. */
-static void tlsf_check_block(const void *policy, gm_check_t *ck, size_t seg,
-                             const tlsf_block_t *blk)
+static int tlsf_check(gm_policy_t *p, gm_check_t *ck)
 {
-    const tlsf_t *t = policy;
-    if ((blk->size & (t->align - 1)) != 0)
-        gm_check_fail(ck, "block at 0x%" PRIx64 " has size %" PRIu64 ", not whole units",
-                      blk->addr, blk->size);
-    if (blk->flags != seg)
-        gm_check_fail(ck, "block at 0x%" PRIx64 " names arena %" PRIu32 ", not %zu", blk->addr,
-                      blk->flags, seg);
-}
-
-static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
-{
-    gm_check_t ck;
-    gm_check_begin(&ck, why, whylen);
     tlsf_t *t = TLSF(p);
     if (t == NULL)
-        return gm_check_fail(&ck, "not a tlsf policy");
+        return gm_check_fail(ck, "not a tlsf policy");
     const gm__carve_rules_t rules = {.seg = "arena", .nsets = TLSF_FL_MAX * t->sl_count,
-                                     .merge_any = 1, .block = tlsf_check_block, .policy = t};
+                                     .merge_any = 1};
     gm__carve_tally_t tally = {0};
     uint64_t reserved = 0;
     for (uint32_t a = 0; a < t->narenas; a++) {
@@ -412,11 +397,21 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
             continue;
         reserved += ar->size;
         uint64_t alloc = tally.allocated;
-        gm__carve_check(&ck, &t->heap, &t->live, &rules, a, ar->base, ar->size, ar->first, &tally);
+        gm__carve_seg_t s;
+        for (const tlsf_block_t *blk = gm__carve_first(&s, ck, &t->heap, &t->live, &rules, &tally,
+                                                       ar->base, ar->size, ar->first);
+             blk != NULL; blk = gm__carve_next(&s)) {
+            if ((blk->size & (t->align - 1)) != 0)
+                gm_check_fail(ck, "block at 0x%" PRIx64 " has size %" PRIu64 ", not whole units",
+                              blk->addr, blk->size);
+            if (blk->flags != a)
+                gm_check_fail(ck, "block at 0x%" PRIx64 " names arena %" PRIu32 ", not %" PRIu32,
+                              blk->addr, blk->flags, a);
+        }
         alloc = tally.allocated - alloc;
-        if (ck.bad == 0 && alloc != ar->allocated)
+        if (ck->bad == 0 && alloc != ar->allocated)
             gm_check_fail(
-                &ck, "arena 0x%" PRIx64 " counts %" PRIu64 " allocated bytes, blocks hold %" PRIu64,
+                ck, "arena 0x%" PRIx64 " counts %" PRIu64 " allocated bytes, blocks hold %" PRIu64,
                 ar->base, ar->allocated, alloc);
     }
     uint64_t listed = 0;
@@ -424,39 +419,39 @@ static int tlsf_check(gm_policy_t *p, char *why, size_t whylen)
         for (unsigned sl = 0; sl < t->sl_count; sl++) {
             uint32_t prev = TLSF_NIL, b = *tlsf_head(t, fl, sl);
             if ((b != TLSF_NIL) != (int)(t->sl_map[fl] >> sl & 1))
-                gm_check_fail(&ck, "second-level bit (%u, %u) out of date", fl, sl);
+                gm_check_fail(ck, "second-level bit (%u, %u) out of date", fl, sl);
             for (uint64_t steps = 0; b != TLSF_NIL; b = t->heap.b[b].right) {
                 if (b >= t->heap.n || ++steps > t->heap.n) {
-                    gm_check_fail(&ck, "list (%u, %u): broken chain", fl, sl);
+                    gm_check_fail(ck, "list (%u, %u): broken chain", fl, sl);
                     break;
                 }
                 const tlsf_block_t *blk = &t->heap.b[b];
                 unsigned f2, s2;
                 tlsf_map_insert(t, blk->size >> t->align_shift, &f2, &s2);
                 if (!tlsf_is_free(blk))
-                    gm_check_fail(&ck, "used block at 0x%" PRIx64 " is in a free list", blk->addr);
+                    gm_check_fail(ck, "used block at 0x%" PRIx64 " is in a free list", blk->addr);
                 else if (blk->list != fl * t->sl_count + sl)
-                    gm_check_fail(&ck,
+                    gm_check_fail(ck,
                                   "block at 0x%" PRIx64 " in list (%u, %u) names list %" PRIu32,
                                   blk->addr, fl, sl, blk->list);
                 if (f2 != fl || s2 != sl)
                     gm_check_fail(
-                        &ck, "block of %" PRIu64 " bytes in list (%u, %u), belongs in (%u, %u)",
+                        ck, "block of %" PRIu64 " bytes in list (%u, %u), belongs in (%u, %u)",
                         blk->size, fl, sl, f2, s2);
                 if (blk->left != prev)
-                    gm_check_fail(&ck, "list (%u, %u): wrong back link", fl, sl);
+                    gm_check_fail(ck, "list (%u, %u): wrong back link", fl, sl);
                 prev = b;
                 listed++;
             }
         }
         if ((t->sl_map[fl] != 0) != (int)(t->fl_map >> fl & 1))
-            gm_check_fail(&ck, "first-level bit %u out of date", fl);
+            gm_check_fail(ck, "first-level bit %u out of date", fl);
     }
-    gm__carve_tallied(&ck, &t->heap, &t->live, &tally, listed, t->allocated);
+    gm__carve_tallied(ck, &t->heap, &t->live, &tally, listed, t->allocated);
     if (reserved != p->dev->reserved)
-        gm_check_fail(&ck, "arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64,
+        gm_check_fail(ck, "arenas hold %" PRIu64 " bytes but the device's reserved is %" PRIu64,
                       reserved, p->dev->reserved);
-    return ck.bad;
+    return ck->bad;
 }
 
 static void tlsf_empty_cache(gm_policy_t *p)

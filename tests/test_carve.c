@@ -1,7 +1,8 @@
 /*
  * tests/test_carve.c — the segment helpers bfc, pool, async and tlsf share
  * (sim/carve.h), on a heap built by hand: one segment of three blocks,
- * checked intact and then broken one invariant at a time.
+ * checked intact and then broken one invariant at a time, the walk
+ * visiting every block as a policy's own rules would.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -45,6 +46,18 @@ static void seg_release(seg_t *s)
     gm__idmap_release(&s->live);
 }
 
+/* Walk the segment's blocks as a policy's check does; the blocks seen. */
+static int seg_walk(seg_t *s, gm_check_t *ck, const gm__carve_rules_t *r, gm__carve_tally_t *t)
+{
+    gm__carve_seg_t it;
+    int seen = 0;
+    for (const gm__bt_blk_t *x = gm__carve_first(&it, ck, &s->heap, &s->live, r, t, BASE, 3072,
+                                                 s->h[0]);
+         x != NULL; x = gm__carve_next(&it))
+        seen++;
+    return seen;
+}
+
 /* Check the segment with rules r; the violations, *t the tallies. */
 static int seg_check(seg_t *s, const gm__carve_rules_t *r, gm__carve_tally_t *t, char *why,
                      size_t whylen)
@@ -52,7 +65,7 @@ static int seg_check(seg_t *s, const gm__carve_rules_t *r, gm__carve_tally_t *t,
     gm_check_t ck;
     gm_check_begin(&ck, why, whylen);
     memset(t, 0, sizeof *t);
-    gm__carve_check(&ck, &s->heap, &s->live, r, 0, BASE, 3072, s->h[0], t);
+    seg_walk(s, &ck, r, t);
     gm__carve_tallied(&ck, &s->heap, &s->live, t, 1, 2048);
     return ck.bad;
 }
@@ -88,6 +101,7 @@ Test(carve, a_gap_breaks_the_tiling)
     char why[128];
     cr_expect_gt(seg_check(&s, &rules, &t, why, sizeof why), 0);
     cr_expect(strstr(why, "breaks the tiling") != NULL, "%s", why);
+    cr_expect_eq(t.blocks, 3, "the walk ends at the block that breaks it");
     seg_release(&s);
 }
 
@@ -116,13 +130,13 @@ Test(carve, free_neighbours_merge_as_the_rules_say)
     gm__carve_tally_t t = {0};
     gm__carve_rules_t r = {.seg = "segment", .nsets = 2, .merge_any = 1};
     gm_check_begin(&ck, why, sizeof why);
-    gm__carve_check(&ck, &s.heap, &s.live, &r, 0, BASE, 3072, s.h[0], &t);
+    cr_expect_eq(seg_walk(&s, &ck, &r, &t), 3);
     cr_expect_eq(ck.bad, 1);
     cr_expect(strstr(why, "should have merged") != NULL, "%s", why);
     r.merge_any = 0;
     memset(&t, 0, sizeof t);
     gm_check_begin(&ck, why, sizeof why);
-    gm__carve_check(&ck, &s.heap, &s.live, &r, 0, BASE, 3072, s.h[0], &t);
+    cr_expect_eq(seg_walk(&s, &ck, &r, &t), 3);
     cr_expect_eq(ck.bad, 0, "%s", why);
     cr_expect_eq(t.free, 2);
     seg_release(&s);

@@ -303,11 +303,11 @@ static void df_stats(gm_policy_t *pol, gm_policy_stats_t *out)
     out->free_bytes = pol->dev->reserved - out->allocated;
 }
 
-static int df_check(gm_policy_t *pol, char *why, size_t len)
+static int df_check(gm_policy_t *pol, gm_check_t *ck)
 {
-    (void)why;
-    (void)len;
-    return ((df_pol_t *)pol)->allocated != pol->dev->reserved;
+    if (((df_pol_t *)pol)->allocated != pol->dev->reserved)
+        gm_check_fail(ck, "allocated differs from the device's reserved");
+    return ck->bad;
 }
 
 static void df_destroy(gm_policy_t *pol) { free(pol); }

@@ -497,7 +497,9 @@ Test(contract, downcast_rejects_other_policies)
     gm_request_t req = {.size = 512};
     gm_block_t blk;
     cr_expect_lt(y->alloc(h.p, &req, &blk), 0);
-    cr_expect_gt(y->check(h.p, NULL, 0), 0);
+    gm_check_t ck;
+    gm_check_begin(&ck, NULL, 0);
+    cr_expect_gt(y->check(h.p, &ck), 0);
     h_release(&h);
 }
 

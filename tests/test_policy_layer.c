@@ -62,13 +62,11 @@ static void bare_stats(gm_policy_t *p, gm_policy_stats_t *out)
     out->allocated = ((bare_t *)p)->allocated;
 }
 
-static int bare_check(gm_policy_t *p, char *why, size_t whylen)
+static int bare_check(gm_policy_t *p, gm_check_t *ck)
 {
-    gm_check_t ck;
-    gm_check_begin(&ck, why, whylen);
     if (((bare_t *)p)->broken)
-        gm_check_fail(&ck, "deliberately broken");
-    return ck.bad;
+        gm_check_fail(ck, "deliberately broken");
+    return ck->bad;
 }
 
 static void bare_destroy(gm_policy_t *p) { free(p); }

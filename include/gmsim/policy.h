@@ -159,6 +159,7 @@ typedef enum gm_policy_role {
 #define GM_ALLOC_OOM 1 /* alloc result: the request failed after recovery */
 
 typedef struct gm_policy_ops gm_policy_ops_t;
+typedef struct gm_check gm_check_t; /* a check's report (below) */
 
 typedef struct gm_policy {
     const gm_policy_ops_t *ops;
@@ -231,10 +232,9 @@ struct gm_policy_ops {
      * layer fills free_bytes. */
     void (*stats)(gm_policy_t *p, gm_policy_stats_t *out);
 
-    /* Walk every structure; return the number of violated invariants and
-     * write the first one's reason into why (may be NULL), each through
-     * one gm_check_t (gm_check_begin, gm_check_fail). */
-    int (*check)(gm_policy_t *p, char *why, size_t whylen);
+    /* Walk every structure and report each violated invariant into ck
+     * (gm_check_fail), which the layer began; return ck->bad. */
+    int (*check)(gm_policy_t *p, gm_check_t *ck);
 
     void (*destroy)(gm_policy_t *p);
 
@@ -289,17 +289,19 @@ void *gm_policy_new(size_t size, const gm_policy_ops_t *ops, gm_device_t *dev, g
 
 /*
  * What a policy's check op writes through: it counts the violated
- * invariants and keeps the first one's reason.  A check starts with
- * gm_check_begin (why cleared), calls gm_check_fail for each violation,
- * each reason naming the invariant and where ("arena 0x1000: blocks cover
- * 4096 of 8192 bytes"), and returns ck.bad (which gm_check_fail returns
- * too, for a violation that ends the walk).
+ * invariants and keeps the first one's reason.  The layer begins one
+ * (gm_check_begin: why cleared) and hands it to the check op, which calls
+ * gm_check_fail for each violation, each reason naming the invariant and
+ * where ("arena 0x1000: blocks cover 4096 of 8192 bytes"), and returns
+ * ck->bad (which gm_check_fail returns too, for a violation that ends the
+ * walk).  A policy built on another (binning on pool) reports the inner
+ * one's violations into the same report, through the inner op.
  */
-typedef struct gm_check {
+struct gm_check {
     char *why;     /* the first reason, or NULL: only count */
     size_t whylen;
     int bad;       /* violations so far */
-} gm_check_t;
+};
 
 void gm_check_begin(gm_check_t *ck, char *why, size_t whylen);
 /* Count a violation (its reason kept when it is the first); the count. */
@@ -358,8 +360,8 @@ static inline int gm_policy_free(gm_policy_t *p, const gm_block_t *blk, uint32_t
 /* *out zeroed, the policy's figures, then free_bytes = the device's
  * reserved bytes less allocated (0 when allocated is more). */
 void gm_policy_stats(gm_policy_t *p, gm_policy_stats_t *out);
-/* ops->check: the number of violated invariants, the first one's reason
- * in why (cleared when none; why may be NULL). */
+/* ops->check on a report begun here: the number of violated invariants,
+ * the first one's reason in why (cleared when none; why may be NULL). */
 int gm_policy_check(gm_policy_t *p, char *why, size_t whylen);
 void gm_policy_empty_cache(gm_policy_t *p);
 void gm_policy_sync(gm_policy_t *p);

@@ -252,7 +252,7 @@ void caching_drop_range(caching_t *c, uint32_t x);
 int caching_prepare(gm_policy_t *p, const gm_trace_context_t *ctx, gm_error_t *err);
 
 /* check.c */
-int caching_check(gm_policy_t *p, char *why, size_t whylen);
+int caching_check(gm_policy_t *p, gm_check_t *ck);
 void caching_walk(gm_policy_t *p, gm_walk_fn fn, void *ctx);
 
 #endif

@@ -39,13 +39,11 @@ static void caching_check_tree(const caching_t *c, const ctree_t *t, uint8_t tag
     *members += n;
 }
 
-int caching_check(gm_policy_t *p, char *why, size_t whylen)
+int caching_check(gm_policy_t *p, gm_check_t *ck)
 {
     caching_t *c = CACHING(p);
-    gm_check_t ck;
-    gm_check_begin(&ck, why, whylen);
     if (c == NULL)
-        return gm_check_fail(&ck, "not a caching policy");
+        return gm_check_fail(ck, "not a caching policy");
     const cblk_t *B = c->heap.b;
     uint32_t in_sets = 0;
     static const char *const names[2][2] = {{"large free", "large unmapped"},
@@ -61,27 +59,27 @@ int caching_check(gm_policy_t *p, char *why, size_t whylen)
                 const ctree_t *t = &bs->bin[b];
                 int has = (int)(bs->map[b >> 6] >> (b & 63) & 1);
                 if (has != (t->root != NIL))
-                    gm_check_fail(&ck, "%s set: class %u of stream %" PRIu32 " is %s but marked %s",
+                    gm_check_fail(ck, "%s set: class %u of stream %" PRIu32 " is %s but marked %s",
                                   names[k][0], b, st, t->root != NIL ? "used" : "empty",
                                   has ? "used" : "empty");
                 if (t->root == NIL && t->count == 0)
                     continue;
                 uint32_t before = in_sets;
-                caching_check_tree(c, t, 1, k, names[k][0], &ck, &in_sets);
+                caching_check_tree(c, t, 1, k, names[k][0], ck, &in_sets);
                 nfree += in_sets - before;
                 for (uint32_t x = tree_first(B, t); x != NIL && in_sets - before < c->heap.n;
                      x = tree_next(B, x))
                     if (bin_of(B[x].size) != b || B[x].stream != st) {
-                        gm_check_fail(&ck, "%s set: block at %#" PRIx64 " in the wrong class",
+                        gm_check_fail(ck, "%s set: block at %#" PRIx64 " in the wrong class",
                                       names[k][0], B[x].addr);
                         break;
                     }
             }
         }
         if (nfree != pl->nfree)
-            gm_check_fail(&ck, "%s set: counts %" PRIu32 " blocks, holds %" PRIu32, names[k][0],
+            gm_check_fail(ck, "%s set: counts %" PRIu32 " blocks, holds %" PRIu32, names[k][0],
                           pl->nfree, nfree);
-        caching_check_tree(c, &c->pools[k].unmapped, 2, k, names[k][1], &ck, &in_sets);
+        caching_check_tree(c, &c->pools[k].unmapped, 2, k, names[k][1], ck, &in_sets);
     }
     uint64_t claimed = 0, unclaimed = 0, seg_total = 0, seg_dev = 0, nseg = 0, nalloc = 0;
     uint64_t *es_mapped = calloc(c->nes ? c->nes : 1, sizeof *es_mapped);
@@ -91,15 +89,15 @@ int caching_check(gm_policy_t *p, char *why, size_t whylen)
         if (b->inset == 3)
             continue;
         if (b->size == 0)
-            gm_check_fail(&ck, "block %" PRIu32 " is empty", x);
+            gm_check_fail(ck, "block %" PRIu32 " is empty", x);
         if (b->allocated) {
             uint64_t v;
             if (!b->mapped || b->inset != 0)
-                gm_check_fail(&ck, "allocated block at %#" PRIx64 " is unmapped or cached",
+                gm_check_fail(ck, "allocated block at %#" PRIx64 " is unmapped or cached",
                               b->addr);
             if (gm__idmap_get(&c->live, b->addr, &v)) {
                 if (v != x)
-                    gm_check_fail(&ck, "address map: %#" PRIx64 " names another block", b->addr);
+                    gm_check_fail(ck, "address map: %#" PRIx64 " names another block", b->addr);
                 nalloc++;
                 claimed += b->size;
             } else {
@@ -108,22 +106,22 @@ int caching_check(gm_policy_t *p, char *why, size_t whylen)
         } else {
             expect_sets++;
             if (b->inset != (b->mapped ? 1 : 2))
-                gm_check_fail(&ck, "free block at %#" PRIx64 " is not in its pool's %s set",
+                gm_check_fail(ck, "free block at %#" PRIx64 " is not in its pool's %s set",
                               b->addr, b->mapped ? "free" : "unmapped");
         }
         if (b->prev != NIL &&
             (B[b->prev].next != x || B[b->prev].addr + B[b->prev].size != b->addr))
-            gm_check_fail(&ck, "block at %#" PRIx64 ": bad link to its predecessor", b->addr);
+            gm_check_fail(ck, "block at %#" PRIx64 ": bad link to its predecessor", b->addr);
         if (b->next != NIL && (B[b->next].prev != x || b->addr + b->size != B[b->next].addr))
-            gm_check_fail(&ck, "block at %#" PRIx64 ": bad link to its successor", b->addr);
+            gm_check_fail(ck, "block at %#" PRIx64 ": bad link to its successor", b->addr);
         if (b->next != NIL && (B[b->next].stream != b->stream || B[b->next].es != b->es ||
                                B[b->next].pool != b->pool))
-            gm_check_fail(&ck, "block at %#" PRIx64 ": neighbour of another segment", b->addr);
+            gm_check_fail(ck, "block at %#" PRIx64 ": neighbour of another segment", b->addr);
         if (b->es == 0) {
             if (!b->mapped)
-                gm_check_fail(&ck, "ordinary block at %#" PRIx64 " is unmapped", b->addr);
+                gm_check_fail(ck, "ordinary block at %#" PRIx64 " is unmapped", b->addr);
             if (!b->allocated && b->next != NIL && !B[b->next].allocated)
-                gm_check_fail(&ck, "free block at %#" PRIx64 " should have merged with the next",
+                gm_check_fail(ck, "free block at %#" PRIx64 " should have merged with the next",
                               b->addr);
             if (b->prev == NIL) { /* a segment head: walk it */
                 uint64_t sz = 0;
@@ -136,30 +134,30 @@ int caching_check(gm_policy_t *p, char *why, size_t whylen)
             }
         } else {
             if (b->es > c->nes || !c->es[b->es - 1].live) {
-                gm_check_fail(&ck, "block at %#" PRIx64 " in a dropped expandable range", b->addr);
+                gm_check_fail(ck, "block at %#" PRIx64 " in a dropped expandable range", b->addr);
                 continue;
             }
             const cexp_t *es = &c->es[b->es - 1];
             if (b->addr < es->base || b->addr + b->size > es->base + es->size)
-                gm_check_fail(&ck, "block at %#" PRIx64 " outside its expandable range", b->addr);
+                gm_check_fail(ck, "block at %#" PRIx64 " outside its expandable range", b->addr);
             if (b->mapped)
                 es_mapped[b->es - 1] += b->size;
             else if ((b->addr - es->base) % es->page || b->size % es->page)
-                gm_check_fail(&ck, "unmapped block at %#" PRIx64 " is not whole pages", b->addr);
+                gm_check_fail(ck, "unmapped block at %#" PRIx64 " is not whole pages", b->addr);
             if (!b->allocated && b->next != NIL && !B[b->next].allocated &&
                 B[b->next].mapped == b->mapped)
-                gm_check_fail(&ck, "free block at %#" PRIx64 " should have merged with the next",
+                gm_check_fail(ck, "free block at %#" PRIx64 " should have merged with the next",
                               b->addr);
             if (b->prev == NIL && b->addr != es->base)
-                gm_check_fail(&ck, "expandable range at %#" PRIx64 " does not start with a block",
+                gm_check_fail(ck, "expandable range at %#" PRIx64 " does not start with a block",
                               es->base);
             if (b->next == NIL && b->addr + b->size != es->base + es->size)
-                gm_check_fail(&ck, "expandable range at %#" PRIx64 " does not end with a block",
+                gm_check_fail(ck, "expandable range at %#" PRIx64 " does not end with a block",
                               es->base);
         }
     }
     if (in_sets != expect_sets)
-        gm_check_fail(&ck, "sets hold %" PRIu32 " blocks, %" PRIu32 " are free", in_sets,
+        gm_check_fail(ck, "sets hold %" PRIu32 " blocks, %" PRIu32 " are free", in_sets,
                       expect_sets);
     uint64_t mapped = 0;
     for (uint32_t k = 0; k < c->nes; k++) {
@@ -167,33 +165,33 @@ int caching_check(gm_policy_t *p, char *why, size_t whylen)
             continue;
         if (es_mapped != NULL && es_mapped[k] != c->es[k].mapped)
             gm_check_fail(
-                &ck, "expandable range at %#" PRIx64 ": %" PRIu64 " bytes mapped, counted %" PRIu64,
+                ck, "expandable range at %#" PRIx64 ": %" PRIu64 " bytes mapped, counted %" PRIu64,
                 c->es[k].base, es_mapped[k], c->es[k].mapped);
         mapped += c->es[k].mapped;
     }
     free(es_mapped);
     if (nalloc != gm__idmap_count(&c->live))
-        gm_check_fail(&ck, "address map holds %zu blocks, %" PRIu64 " are allocated and claimed",
+        gm_check_fail(ck, "address map holds %zu blocks, %" PRIu64 " are allocated and claimed",
                       gm__idmap_count(&c->live), nalloc);
     if (claimed != c->allocated)
-        gm_check_fail(&ck, "allocated bytes %" PRIu64 ", blocks sum to %" PRIu64, c->allocated,
+        gm_check_fail(ck, "allocated bytes %" PRIu64 ", blocks sum to %" PRIu64, c->allocated,
                       claimed);
     if (unclaimed != gm__idmap_count(&c->pre))
-        gm_check_fail(&ck, "%" PRIu64 " recorded blocks await their allocation, %zu are named",
+        gm_check_fail(ck, "%" PRIu64 " recorded blocks await their allocation, %zu are named",
                       unclaimed, gm__idmap_count(&c->pre));
     if (nseg != c->nsegments)
-        gm_check_fail(&ck, "%" PRIu64 " segments, counted %" PRIu64, nseg, c->nsegments);
+        gm_check_fail(ck, "%" PRIu64 " segments, counted %" PRIu64, nseg, c->nsegments);
     if (seg_total + mapped != c->total)
-        gm_check_fail(&ck, "segments and pages hold %" PRIu64 " bytes, counted %" PRIu64,
+        gm_check_fail(ck, "segments and pages hold %" PRIu64 " bytes, counted %" PRIu64,
                       seg_total + mapped, c->total);
     if (seg_dev + mapped != c->device_bytes || c->device_bytes != c->base.dev->reserved)
-        gm_check_fail(&ck,
+        gm_check_fail(ck,
                       "device bytes %" PRIu64 " (counted %" PRIu64 "), device reserved %" PRIu64,
                       seg_dev + mapped, c->device_bytes, c->base.dev->reserved);
     if (c->set_fraction && !c->cfg.t.expandable && !c->warm && c->total > c->allowed)
-        gm_check_fail(&ck, "%" PRIu64 " bytes reserved over the allowed %" PRIu64, c->total,
+        gm_check_fail(ck, "%" PRIu64 " bytes reserved over the allowed %" PRIu64, c->total,
                       c->allowed);
-    return ck.bad;
+    return ck->bad;
 }
 
 /* Every segment head (an ordinary segment's first block, or an expandable

@@ -276,53 +276,51 @@ static void offline_stats(gm_policy_t *p, gm_policy_stats_t *out)
     free(r);
 }
 
-static int offline_check(gm_policy_t *p, char *why, size_t whylen)
+static int offline_check(gm_policy_t *p, gm_check_t *ck)
 {
-    gm_check_t ck;
-    gm_check_begin(&ck, why, whylen);
     offline_t *o = OFFLINE(p);
     if (o == NULL)
-        return gm_check_fail(&ck, "not an offline policy");
+        return gm_check_fail(ck, "not an offline policy");
     size_t n = gm__idmap_count(&o->live);
     if (n > 0 && o->arena_got == 0)
-        gm_check_fail(&ck, "%zu live blocks but no arena", n);
+        gm_check_fail(ck, "%zu live blocks but no arena", n);
     if (p->dev->reserved != o->arena_got)
-        gm_check_fail(&ck,
+        gm_check_fail(ck,
                       "the arena holds %" PRIu64 " bytes but the device's reserved is %" PRIu64,
                       o->arena_got, p->dev->reserved);
     if (o->arena_got != 0 && o->arena_got < o->peak)
-        gm_check_fail(&ck, "arena of %" PRIu64 " bytes below the plan's %" PRIu64, o->arena_got,
+        gm_check_fail(ck, "arena of %" PRIu64 " bytes below the plan's %" PRIu64, o->arena_got,
                       o->peak);
     offline_range_t *r = malloc((n ? n : 1) * sizeof *r);
     if (r == NULL)
-        return ck.bad;
+        return ck->bad;
     size_t k = 0;
     uint64_t addr, id, sum = 0;
     for (size_t pos = 0; gm__idmap_next(&o->live, &pos, &addr, &id);) {
         if (id >= o->n) {
-            gm_check_fail(&ck, "live block at 0x%" PRIx64 " has unknown id %" PRIu64, addr, id);
+            gm_check_fail(ck, "live block at 0x%" PRIx64 " has unknown id %" PRIu64, addr, id);
             continue;
         }
         if (addr != o->arena_addr + o->offset[id])
-            gm_check_fail(&ck,
+            gm_check_fail(ck,
                           "allocation %" PRIu64 " at 0x%" PRIx64 ", planned at offset %" PRIu64, id,
                           addr, o->offset[id]);
         uint64_t size = o->size[id];
         if (o->offset[id] + size > o->arena_got)
-            gm_check_fail(&ck, "allocation %" PRIu64 " ends past the arena", id);
+            gm_check_fail(ck, "allocation %" PRIu64 " ends past the arena", id);
         sum += size;
         r[k++] = (offline_range_t){addr, addr + size};
     }
     offline_range_sort(r, k);
     for (size_t i = 1; i < k; i++)
         if (r[i].lo < r[i - 1].hi)
-            gm_check_fail(&ck, "live blocks at 0x%" PRIx64 " and 0x%" PRIx64 " overlap",
+            gm_check_fail(ck, "live blocks at 0x%" PRIx64 " and 0x%" PRIx64 " overlap",
                           r[i - 1].lo, r[i].lo);
     free(r);
     if (sum != o->allocated)
-        gm_check_fail(&ck, "allocated bytes %" PRIu64 " differ from the live blocks' %" PRIu64,
+        gm_check_fail(ck, "allocated bytes %" PRIu64 " differ from the live blocks' %" PRIu64,
                       o->allocated, sum);
-    return ck.bad;
+    return ck->bad;
 }
 
 static void offline_empty_cache(gm_policy_t *p)
