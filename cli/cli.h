@@ -177,6 +177,12 @@ enum {
     "                          policies get the capacity less this\n"               \
     "      --granularity SIZE  device allocation granularity (default 512)\n"
 
+/* The help of --threads in the usage texts of replay and compare. */
+#define GM__CLI_THREADS_HELP                                                   \
+    "      --threads N         threads that run the policies, each policy on one\n" \
+    "                          (default: the cores available; 1: one thread);\n"   \
+    "                          the results are the same for any N\n"
+
 /* Where those options go (a verb sets the pointers of the options it
  * takes and the two rules), and what they said. */
 typedef struct gm__cli_devopts {

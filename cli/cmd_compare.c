@@ -61,9 +61,7 @@ static const char compare_usage[] =
     "                          trace, compare replays a grid of settings its user\n"
     "                          can set, PYTORCH_CUDA_ALLOC_CONF=..., and names the\n"
     "                          one that reserves least)\n"
-    "      --threads N         threads that run the policies, each policy on one\n"
-    "                          (default: the cores available; 1: one thread);\n"
-    "                          the results are the same for any N\n"
+    GM__CLI_THREADS_HELP
     "  -h, --help              show this help\n"
     "\n"
     "Sizes take KiB/MiB/GiB/TiB suffixes.\n";

@@ -78,9 +78,7 @@ static const char replay_usage[] =
     "      --touch             with --on: write every new allocation\n"
     "      --force             with --on: start even if the trace's expected peak\n"
     "                          exceeds the GPU's free memory\n"
-    "      --threads N         threads that run the policies, each policy on one\n"
-    "                          (default: the cores available; 1: one thread);\n"
-    "                          the results are the same for any N\n"
+    GM__CLI_THREADS_HELP
     "  -h, --help              show this help\n"
     "\n"
     "Sizes take KiB/MiB/GiB/TiB suffixes.\n";
