@@ -124,7 +124,19 @@ static inline uint64_t gm__splitmix64(uint64_t *state)
  * (`int c = gm__cmp_u64(x->k1, y->k1); return c ? c : gm__cmp_u64(…)`);
  * a descending key passes y's before x's. */
 static inline int gm__cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
-static inline int gm__cmp_i64(int64_t a, int64_t b) { return (a > b) - (a < b); }
+
+/* The lexicographic order of the tuples a[0 .. n) and b[0 .. n) of
+ * unsigned keys: the first key that differs decides.  With literal tuples a
+ * comparator reads as what it sorts by:
+ *   return gm__cmp_u64_keys((const uint64_t[]){x->ts, x->seq},
+ *                           (const uint64_t[]){y->ts, y->seq}, 2); */
+static inline int gm__cmp_u64_keys(const uint64_t *a, const uint64_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
 
 /* qsort's and bsearch's comparator for an array of uint64_t, ascending. */
 static inline int gm__cmp_u64_qsort(const void *a, const void *b)

@@ -50,10 +50,8 @@ typedef struct dsa_edge {
 static int dsa_edge_cmp(const void *a, const void *b)
 {
     const dsa_edge_t *x = a, *y = b;
-    int c = gm__cmp_u64(x->time, y->time);
-    if (c == 0)
-        c = gm__cmp_u64(x->key & 1, y->key & 1); /* frees first */
-    return c ? c : gm__cmp_u64(x->key, y->key);
+    return gm__cmp_u64_keys((const uint64_t[]){x->time, x->key & 1 /* frees first */, x->key},
+                            (const uint64_t[]){y->time, y->key & 1, y->key}, 3);
 }
 
 /* The capacity in a file name, or 0. */

@@ -217,10 +217,8 @@ static int spool_parse_header(spool_t *sp, gm_error_t *err)
 static int spool_item_cmp(const void *a, const void *b)
 {
     const spool_item_t *x = a, *y = b;
-    int c = gm__cmp_u64(x->ts, y->ts);
-    if (c == 0)
-        c = gm__cmp_u64(x->seq, y->seq);
-    return c ? c : gm__cmp_u64(x->idx, y->idx);
+    return gm__cmp_u64_keys((const uint64_t[]){x->ts, x->seq, x->idx},
+                            (const uint64_t[]){y->ts, y->seq, y->idx}, 3);
 }
 
 /* Check every record of kept block bi and append them to the items. */

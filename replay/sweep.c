@@ -57,7 +57,6 @@
 
 #include "gmsim/version.h"
 #include "store/codec.h"
-#include "base/bits.h"
 #include "base/vec.h"
 
 #define SWEEP_TASKS_PER_WORKER 4
@@ -152,9 +151,11 @@ static int sweep_record_cmp(const void *a, const void *b)
 {
     const gm_shard_record_t *x = a, *y = b;
     int c = strcmp(x->grid, y->grid);
-    if (c == 0)
-        c = gm__cmp_u64(x->nshards, y->nshards);
-    return c ? c : gm__cmp_u64(x->shard, y->shard);
+    if (c)
+        return c;
+    if (x->nshards != y->nshards)
+        return x->nshards < y->nshards ? -1 : 1;
+    return x->shard < y->shard ? -1 : x->shard > y->shard;
 }
 
 /* The message of gm_shards_check: items appended while they fit in
@@ -741,10 +742,11 @@ out:
 static int sweep_task_cmp(const void *a, const void *b)
 {
     const sweep_task_t *x = a, *y = b;
-    int c = gm__cmp_u64(y->weight, x->weight);
-    if (c == 0)
-        c = gm__cmp_u64(x->trace, y->trace);
-    return c ? c : gm__cmp_u64(x->sets[0], y->sets[0]);
+    if (x->weight != y->weight)
+        return x->weight > y->weight ? -1 : 1;
+    if (x->trace != y->trace)
+        return x->trace < y->trace ? -1 : 1;
+    return x->sets[0] < y->sets[0] ? -1 : x->sets[0] > y->sets[0];
 }
 
 /* List the inputs' traces matching the glob, once per digest. */

@@ -92,10 +92,12 @@ static int report_by_peak(const void *a, const void *b)
 static int report_by_group(const void *a, const void *b)
 {
     const report_group_t *x = a, *y = b;
-    int c = gm__cmp_i64(x->seq_len, y->seq_len);
-    if (c == 0)
-        c = strcmp(x->name, y->name);
-    return c ? c : gm__cmp_u64(x->capacity, y->capacity);
+    if (x->seq_len != y->seq_len)
+        return x->seq_len < y->seq_len ? -1 : 1;
+    int c = strcmp(x->name, y->name);
+    if (c)
+        return c;
+    return x->capacity < y->capacity ? -1 : x->capacity > y->capacity;
 }
 
 int report_load_stores(report_t *R)

@@ -418,12 +418,9 @@ typedef struct al_pre {
 static int al_pre_cmp(const void *x, const void *y)
 {
     const al_pre_t *a = x, *b = y;
-    int c = gm__cmp_u64(a->tok.key, b->tok.key);
-    if (c == 0)
-        c = gm__cmp_u64(a->free_event, b->free_event);
-    if (c == 0)
-        c = gm__cmp_u64(a->tok.size, b->tok.size);
-    return c ? c : gm__cmp_u64(a->tok.ref, b->tok.ref);
+    return gm__cmp_u64_keys((const uint64_t[]){a->tok.key, a->free_event, a->tok.size, a->tok.ref},
+                            (const uint64_t[]){b->tok.key, b->free_event, b->tok.size, b->tok.ref},
+                            4);
 }
 
 /* The pre-existing tokens of t, by (key, the order they are freed in,

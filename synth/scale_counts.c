@@ -179,10 +179,8 @@ typedef struct sc_claim {
 static int sc_claim_cmp(const void *x, const void *y)
 {
     const sc_claim_t *a = x, *b = y;
-    int c = gm__cmp_u64(a->key, b->key);
-    if (c == 0)
-        c = gm__cmp_u64(a->size, b->size);
-    return c ? c : gm__cmp_u64(a->group, b->group);
+    return gm__cmp_u64_keys((const uint64_t[]){a->key, a->size, a->group},
+                            (const uint64_t[]){b->key, b->size, b->group}, 3);
 }
 
 int sc_count_laws(gm_scale_plan_t *pl, gm_error_t *err)

@@ -224,10 +224,8 @@ typedef struct sc_zid {
 static int sc_zid_cmp(const void *x, const void *y)
 {
     const sc_zid_t *a = x, *b = y;
-    int c = gm__cmp_u64(a->size, b->size);
-    if (c == 0)
-        c = gm__cmp_u64(a->order, b->order);
-    return c ? c : gm__cmp_u64(a->id, b->id);
+    return gm__cmp_u64_keys((const uint64_t[]){a->size, a->order, a->id},
+                            (const uint64_t[]){b->size, b->order, b->id}, 3);
 }
 
 /* An allocation's key with its lifetime mixed in: freed in the window or

@@ -173,10 +173,12 @@ Test(bits, compare)
     cr_assert_eq(gm__cmp_u64(0, UINT64_MAX), -1);
     cr_assert_eq(gm__cmp_u64(UINT64_MAX, 0), 1);
     cr_assert_eq(gm__cmp_u64(UINT64_C(1) << 32, 1), 1);
-    cr_assert_eq(gm__cmp_i64(-1, 0), -1);
-    cr_assert_eq(gm__cmp_i64(INT64_MIN, INT64_MAX), -1);
-    cr_assert_eq(gm__cmp_i64(INT64_MAX, INT64_MIN), 1);
-    cr_assert_eq(gm__cmp_i64(-5, -5), 0);
+    const uint64_t a[] = {1, 2, UINT64_MAX}, b[] = {1, 3, 0}, c[] = {1, 2, UINT64_MAX};
+    cr_assert_eq(gm__cmp_u64_keys(a, b, 3), -1);
+    cr_assert_eq(gm__cmp_u64_keys(b, a, 3), 1);
+    cr_assert_eq(gm__cmp_u64_keys(a, c, 3), 0);
+    cr_assert_eq(gm__cmp_u64_keys(a, b, 1), 0);
+    cr_assert_eq(gm__cmp_u64_keys(c, (const uint64_t[]){1, 2, 0}, 3), 1);
     uint64_t v[] = {UINT64_MAX, 3, UINT64_C(1) << 63, 0, 3};
     qsort(v, 5, sizeof *v, gm__cmp_u64_qsort);
     uint64_t want[] = {0, 3, 3, UINT64_C(1) << 63, UINT64_MAX};
