@@ -664,6 +664,17 @@ static int codec_bad(gm_error_t *err, size_t i, int why, uint64_t what, uint64_t
     }
 }
 
+/* In codec_events: when cond holds, stop at this event with the reason
+ * and the value out of range, for codec_bad's message. */
+#define CODEC_REJECT_IF(cond, reason, value) \
+    do {                                     \
+        if (CODEC_UNLIKELY(cond)) {          \
+            why = (reason);                  \
+            what = (value);                  \
+            goto bad;                        \
+        }                                    \
+    } while (0)
+
 /* The decode loop, inlined twice: with mask 0 (no optional column: the
  * common case, three cursors) and with the chunk's mask. */
 CODEC_INLINE int codec_events(gm__codec_t *c, unsigned mask, uint64_t first_alloc,
@@ -703,21 +714,13 @@ CODEC_INLINE int codec_events(gm__codec_t *c, unsigned mask, uint64_t first_allo
             id = is_free ? nalloc - 1 - pay : nalloc;
             size = is_free ? 0 : pay;
             uint64_t wrong = is_free ? pay >= nalloc : pay - 1 >= GM_SIZE_LIMIT;
-            if (CODEC_UNLIKELY(wrong)) {
-                why = is_free ? CODEC_BAD_FREE : CODEC_BAD_ALLOC;
-                what = pay;
-                goto bad;
-            }
+            CODEC_REJECT_IF(wrong, is_free ? CODEC_BAD_FREE : CODEC_BAD_ALLOC, pay);
             nalloc += 1 - is_free;
             stream += gm__unzigzag_u32((uint32_t)codec_get_small(&ps));
             estream = stream;
             or_stream |= stream;
         } else if (op == GM_OP_MARK) {
-            if (CODEC_UNLIKELY(pay > UINT32_MAX)) {
-                why = CODEC_BAD_TAG;
-                what = pay;
-                goto bad;
-            }
+            CODEC_REJECT_IF(pay > UINT32_MAX, CODEC_BAD_TAG, pay);
             tag = (uint32_t)pay;
             c->or_mark |= pay + 1;
         } else if (op == GM_OP_COUNT) { /* 7: the only value of 3 bits that is no op */
@@ -725,32 +728,20 @@ CODEC_INLINE int codec_events(gm__codec_t *c, unsigned mask, uint64_t first_allo
             what = op;
             goto bad;
         } else {
-            if (CODEC_UNLIKELY(pay > GM_SIZE_LIMIT)) {
-                why = CODEC_BAD_SEG;
-                what = pay;
-                goto bad;
-            }
+            CODEC_REJECT_IF(pay > GM_SIZE_LIMIT, CODEC_BAD_SEG, pay);
             size = pay;
         }
         if (mask) {
             if (mask & 0x01) {
                 v = codec_get(&pd);
-                if (CODEC_UNLIKELY(v > UINT16_MAX)) {
-                    why = CODEC_BAD_DEVICE;
-                    what = v;
-                    goto bad;
-                }
+                CODEC_REJECT_IF(v > UINT16_MAX, CODEC_BAD_DEVICE, v);
                 device = (uint16_t)v;
             }
             if (mask & 0x02)
                 addr += gm__unzigzag_u64(codec_get(&pa));
             if (mask & 0x04) {
                 v = codec_get(&pf);
-                if (CODEC_UNLIKELY(v > UINT32_MAX)) {
-                    why = CODEC_BAD_FRAMES;
-                    what = v;
-                    goto bad;
-                }
+                CODEC_REJECT_IF(v > UINT32_MAX, CODEC_BAD_FRAMES, v);
                 frames = (uint32_t)v;
                 or_frames |= frames;
             }
@@ -781,22 +772,14 @@ CODEC_INLINE int codec_events(gm__codec_t *c, unsigned mask, uint64_t first_allo
                     tag = (uint32_t)d;
                     what = b > d ? b : d;
                 }
-                if (CODEC_UNLIKELY(what > UINT32_MAX)) {
-                    why = CODEC_BAD_INDEX;
-                    goto bad;
-                }
+                CODEC_REJECT_IF(what > UINT32_MAX, CODEC_BAD_INDEX, what);
                 or_stream |= estream;
                 or_tag |= tag;
             }
-            if (CODEC_UNLIKELY((pd > ed) | (pa > ea) | (pf > ef) | (pg > eg) | (px > ex))) {
-                why = CODEC_BAD_SHORT;
-                goto bad;
-            }
+            CODEC_REJECT_IF((pd > ed) | (pa > ea) | (pf > ef) | (pg > eg) | (px > ex),
+                            CODEC_BAD_SHORT, what);
         }
-        if (CODEC_UNLIKELY((pm > em) | (pt > et) | (ps > es))) {
-            why = CODEC_BAD_SHORT;
-            goto bad;
-        }
+        CODEC_REJECT_IF((pm > em) | (pt > et) | (ps > es), CODEC_BAD_SHORT, what);
         e->ts_ns = ts;
         e->id = id;
         e->size = size;
@@ -821,6 +804,7 @@ CODEC_INLINE int codec_events(gm__codec_t *c, unsigned mask, uint64_t first_allo
 bad:
     return codec_bad(err, (size_t)(e - out), why, what, nalloc);
 }
+#undef CODEC_REJECT_IF
 
 int gm__chunk_decode(gm__codec_t *c, const uint8_t *blob, size_t len, uint64_t first_alloc,
                      gm_event_t *out, size_t cap, size_t *n, uint64_t *nallocs,
