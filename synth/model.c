@@ -326,19 +326,23 @@ size_t syn_params(const gm_synth_config_t *c, syn_param_t *out)
             out[n] = (syn_param_t){.numel = (num), .layer = (lay), .role = (r)}; \
         n++;                                                                     \
     } while (0)
+    /* A layer norm: its weight, and its bias but in LLaMA (RMSNorm has none). */
+#define SYN_NORM(lay)                     \
+    do {                                  \
+        SYN_P(h, lay, SYN_R_NORM);        \
+        if (bias)                         \
+            SYN_P(h, lay, SYN_R_BIAS);    \
+    } while (0)
     SYN_P(c->vocab * h / t, SYN_P_GLOBAL, SYN_R_EMB);
     if (!llama)
         SYN_P(c->positions * h, SYN_P_GLOBAL, SYN_R_POS);
     if (c->arch == GM_SYNTH_ARCH_BERT) {
         SYN_P(2 * h, SYN_P_GLOBAL, SYN_R_POS); /* token types */
-        SYN_P(h, SYN_P_GLOBAL, SYN_R_NORM);
-        SYN_P(h, SYN_P_GLOBAL, SYN_R_BIAS);
+        SYN_NORM(SYN_P_GLOBAL);
     }
     for (uint64_t l = 0; l < c->layers; l++) {
         int32_t L = (int32_t)l;
-        SYN_P(h, L, SYN_R_NORM);
-        if (bias)
-            SYN_P(h, L, SYN_R_BIAS);
+        SYN_NORM(L);
         if (llama) {
             SYN_P(h * h / t, L, SYN_R_Q);
             SYN_P(kvd * h / t, L, SYN_R_K);
@@ -350,9 +354,7 @@ size_t syn_params(const gm_synth_config_t *c, syn_param_t *out)
         SYN_P(h * h / t, L, SYN_R_O);
         if (bias)
             SYN_P(h, L, SYN_R_BIAS);
-        SYN_P(h, L, SYN_R_NORM);
-        if (bias)
-            SYN_P(h, L, SYN_R_BIAS);
+        SYN_NORM(L);
         if (llama) {
             SYN_P(f * h / t, L, SYN_R_GATE);
             SYN_P(f * h / t, L, SYN_R_UP);
@@ -364,20 +366,17 @@ size_t syn_params(const gm_synth_config_t *c, syn_param_t *out)
             SYN_P(h, L, SYN_R_BIAS);
         }
     }
-    if (c->arch != GM_SYNTH_ARCH_BERT) { /* final norm (BERT: post-norm, none) */
-        SYN_P(h, SYN_P_GLOBAL, SYN_R_NORM);
-        if (bias)
-            SYN_P(h, SYN_P_GLOBAL, SYN_R_BIAS);
-    }
+    if (c->arch != GM_SYNTH_ARCH_BERT) /* final norm (BERT: post-norm, none) */
+        SYN_NORM(SYN_P_GLOBAL);
     if (c->arch == GM_SYNTH_ARCH_BERT) { /* MLM head transform + decoder bias */
         SYN_P(h * h, SYN_P_GLOBAL, SYN_R_POOL);
         SYN_P(h, SYN_P_GLOBAL, SYN_R_BIAS);
-        SYN_P(h, SYN_P_GLOBAL, SYN_R_NORM);
-        SYN_P(h, SYN_P_GLOBAL, SYN_R_BIAS);
+        SYN_NORM(SYN_P_GLOBAL);
         SYN_P(c->vocab, SYN_P_GLOBAL, SYN_R_BIAS);
     }
     if (!c->tied)
         SYN_P(c->vocab * h / t, SYN_P_GLOBAL, SYN_R_HEAD);
+#undef SYN_NORM
 #undef SYN_P
     return n;
 }
