@@ -343,6 +343,13 @@ static const char *spool_text(const spool_t *sp, const spool_item_t *it)
     return r.text != NULL ? r.text : "";
 }
 
+/* The item goes to device dev's trace, which then exists. */
+static void spool_assign_dev(spool_t *sp, spool_item_t *it, int32_t dev)
+{
+    it->dev = dev;
+    sp->used[dev] = 1;
+}
+
 /* A free of an address (r->addr) that `m` maps to its device, the live
  * allocations or the mappings: the item is that device's; a failed call,
  * or an address that was never given, is counted. */
@@ -385,10 +392,9 @@ static int spool_assign(spool_t *sp, gm_error_t *err)
         case 'A':
             if (r.result != 0 || r.addr == 0) {
                 if (r.result == SPOOL_OOM) {
-                    it->dev = dev;
+                    spool_assign_dev(sp, it, dev);
                     it->tag = "oom";
                     sp->ooms++;
-                    sp->used[dev] = 1;
                 } else {
                     sp->failed++;
                 }
@@ -405,8 +411,7 @@ static int spool_assign(spool_t *sp, gm_error_t *err)
                 rc = gm_error_set(err, GM_ENOMEM, "out of memory");
                 break;
             }
-            it->dev = dev;
-            sp->used[dev] = 1;
+            spool_assign_dev(sp, it, dev);
             break;
         case 'F':
             spool_assign_free(sp, &live, &r, it);
@@ -422,8 +427,7 @@ static int spool_assign(spool_t *sp, gm_error_t *err)
                 break;
             }
             sp->nsizes++;
-            it->dev = dev;
-            sp->used[dev] = 1;
+            spool_assign_dev(sp, it, dev);
             break;
         case 'R':
             if (r.result != 0) {
@@ -449,8 +453,7 @@ static int spool_assign(spool_t *sp, gm_error_t *err)
                 rc = r.addr == GM__IDMAP_EMPTY ? 0 : gm_error_set(err, GM_ENOMEM, "out of memory");
                 break;
             }
-            it->dev = dev;
-            sp->used[dev] = 1;
+            spool_assign_dev(sp, it, dev);
             break;
         case 'U':
             spool_assign_free(sp, &maps, &r, it);
