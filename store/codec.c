@@ -865,20 +865,19 @@ static inline uint64_t digest_le64(const uint8_t *p)
            (uint64_t)p[7] << 56;
 }
 
+/* A key word mixed before it joins its lane's hash, in each block and in
+ * the tail: k1's, and k2's with the constants swapped and another turn. */
+static inline uint64_t digest_k1(uint64_t k) { return gm__rotl_u64(k * DIGEST_C1, 31) * DIGEST_C2; }
+static inline uint64_t digest_k2(uint64_t k) { return gm__rotl_u64(k * DIGEST_C2, 33) * DIGEST_C1; }
+
 static inline void digest_block(gm__digest_t *d, const uint8_t *b)
 {
-    uint64_t k1 = digest_le64(b), k2 = digest_le64(b + 8), h1 = d->h1, h2 = d->h2;
-    k1 *= DIGEST_C1;
-    k1 = gm__rotl_u64(k1, 31);
-    k1 *= DIGEST_C2;
-    h1 ^= k1;
+    uint64_t h1 = d->h1, h2 = d->h2;
+    h1 ^= digest_k1(digest_le64(b));
     h1 = gm__rotl_u64(h1, 27);
     h1 += h2;
     h1 = h1 * 5 + 0x52dce729;
-    k2 *= DIGEST_C2;
-    k2 = gm__rotl_u64(k2, 33);
-    k2 *= DIGEST_C1;
-    h2 ^= k2;
+    h2 ^= digest_k2(digest_le64(b + 8));
     h2 = gm__rotl_u64(h2, 31);
     h2 += h1;
     h2 = h2 * 5 + 0x38495ab5;
@@ -918,20 +917,12 @@ void gm__digest_final(gm__digest_t *d, char hex[33])
     unsigned n = d->nbuf;
     for (unsigned i = n; i > 8; i--)
         k2 ^= (uint64_t)t[i - 1] << ((i - 9) * 8);
-    if (n > 8) {
-        k2 *= DIGEST_C2;
-        k2 = gm__rotl_u64(k2, 33);
-        k2 *= DIGEST_C1;
-        h2 ^= k2;
-    }
+    if (n > 8)
+        h2 ^= digest_k2(k2);
     for (unsigned i = n < 8 ? n : 8; i > 0; i--)
         k1 ^= (uint64_t)t[i - 1] << ((i - 1) * 8);
-    if (n > 0) {
-        k1 *= DIGEST_C1;
-        k1 = gm__rotl_u64(k1, 31);
-        k1 *= DIGEST_C2;
-        h1 ^= k1;
-    }
+    if (n > 0)
+        h1 ^= digest_k1(k1);
     h1 ^= d->total;
     h2 ^= d->total;
     h1 += h2;
