@@ -54,16 +54,17 @@ static char *runs_text(sqlite3_stmt *st, int col)
     return strdup(t ? (const char *)t : "");
 }
 
+/* A gm_run_info_t's text fields, in the order of gm_store_list_runs'
+ * columns 1 to 8. */
+#define RUNS_INFO_TEXTS(r)                                                                 \
+    {&(r)->trace,  &(r)->trace_digest, &(r)->policy,  &(r)->params,                        \
+     &(r)->device, &(r)->version,      &(r)->metrics, &(r)->created}
+
 static void runs_info_release(gm_run_info_t *r)
 {
-    free(r->trace);
-    free(r->trace_digest);
-    free(r->policy);
-    free(r->params);
-    free(r->device);
-    free(r->version);
-    free(r->metrics);
-    free(r->created);
+    char **text[] = RUNS_INFO_TEXTS(r);
+    for (int i = 0; i < 8; i++)
+        free(*text[i]);
 }
 
 void gm_run_info_free_list(gm_run_info_t *list, size_t n)
@@ -79,20 +80,13 @@ static int runs_info_row(void *ctx, sqlite3_stmt *st, void *e, gm_error_t *err)
     (void)ctx;
     gm_run_info_t *ri = e;
     ri->id = sqlite3_column_int64(st, 0);
-    ri->trace = runs_text(st, 1);
-    ri->trace_digest = runs_text(st, 2);
-    ri->policy = runs_text(st, 3);
-    ri->params = runs_text(st, 4);
-    ri->device = runs_text(st, 5);
-    ri->version = runs_text(st, 6);
-    ri->metrics = runs_text(st, 7);
-    ri->created = runs_text(st, 8);
+    char **text[] = RUNS_INFO_TEXTS(ri);
+    int nomem = 0;
+    for (int i = 0; i < 8; i++)
+        nomem |= (*text[i] = runs_text(st, i + 1)) == NULL;
     sqlite3_int64 np = sqlite3_column_int64(st, 9);
     ri->npoints = np > 0 ? (uint64_t)np : 0;
-    if (!ri->trace || !ri->trace_digest || !ri->policy || !ri->params || !ri->device ||
-        !ri->version || !ri->metrics || !ri->created)
-        return gm_error_set(err, GM_ENOMEM, "out of memory");
-    return 0;
+    return nomem ? gm_error_set(err, GM_ENOMEM, "out of memory") : 0;
 }
 
 int gm_store_list_runs(gm_store_t *s, gm_run_info_t **out, size_t *n, gm_error_t *err)
