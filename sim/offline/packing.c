@@ -4,19 +4,23 @@
  * When every instant of the instance holds exactly LB bytes (a perfect
  * packing: a rectangle LB × time tiled by the buffers), a plan of LB bytes
  * leaves no gap anywhere, and a stronger rule than the canonical search's
- * holds: the lowest point of the skyline (its leftmost lowest step, over
- * time segments [j, k)) is covered by a buffer that starts exactly at j
- * (left of j everything is filled higher) and ends by k (right of k too).
- * So the search branches only over the unplaced buffers that start at j
- * and end by k (bottom-left fill), equal ones (same end, same size) tried
- * once.  Times are the lifetimes' t0/t1; the plan found is checked against
- * the event overlaps before it is kept, and a search that finds none
- * proves nothing (times and events could disagree): it is only a faster
- * way to the plan of the one case where the canonical search thrashes
- * (many regions of the arena filled in lockstep, a dead end in one
- * undone through all).  The fill places blocks of buffers merged first
- * (corner_reduce: three stages, the last the buffers themselves), each
- * block's buffers at their places in it.
+ * holds: every valley of the skyline (a step lower than its neighbours,
+ * over time segments [j, k)) is covered by a buffer that starts exactly at
+ * j (left of j everything is filled higher) and ends by k (right of k
+ * too).  So the search branches only over the unplaced buffers that start
+ * at j and end by k (bottom-left fill), at the valley with the fewest of
+ * them (a forced move first, wherever it is), equal ones (same end, same
+ * size) tried once.  What is left to fill once some blocks are placed
+ * depends only on which (the skyline is their sum), so a set proved a dead
+ * end is kept by its key and not searched again.  Times are the
+ * lifetimes' t0/t1; the plan found is checked against the event overlaps
+ * before it is kept, and a search that finds none proves nothing (times
+ * and events could disagree): it is only a faster way to the plan of the
+ * one case where the canonical search thrashes (many regions of the arena
+ * filled in lockstep, a dead end in one undone through all).  The fill
+ * places blocks of buffers merged first (corner_reduce: three stages, the
+ * last the buffers themselves), each block's buffers at their places in
+ * it.
  */
 #include "gmsim/error.h"
 
@@ -68,15 +72,31 @@ struct corner {
     uint64_t stage_end; /* the work where this stage stops (UINT64_MAX: the last) */
     int over;           /* this stage is over (a restart ended: none) */
     int done;           /* found, or the last stage over, or the limit reached */
+    uint64_t *zob;      /* per block: a random key */
+    uint64_t key;       /* the placed blocks' keys, xored (and CORNER_KEY0) */
+    uint64_t *tt;       /* keys of sets of placed blocks proved dead ends, by key & ttmask */
+    size_t ttmask;
 };
 
-/* Whether every valley of the skyline (a step lower than both its
- * neighbours, or than one at the edge) can still be entered: its left cell
- * must be covered by a buffer starting there that ends by the valley's end
- * and fits under the target. */
-static int corner_valleys_ok(corner_t *c)
+/* The key of no block placed; dead ends recorded per stage, at most this
+ * many (a slot holds the last one of its keys). */
+#define CORNER_KEY0 UINT64_C(0x6a09e667f3bcc909)
+#define CORNER_TT_MAX ((size_t)1 << 16)
+
+/*
+ * The valley of the skyline to fill next, in [*j, *k): of the valleys (a
+ * step lower than both its neighbours, or than one at the edge), the one
+ * with the fewest candidates, the lowest then the leftmost of those.  Any
+ * valley will do: its left cell can only be covered by a block that starts
+ * there, at its height, and ends by its end (left, below and right of that
+ * cell all is filled), so its candidates are all the ways on, and one with
+ * a single candidate is a move forced wherever the fill goes next.  0 when
+ * some valley has none (a dead end, however the rest is filled).
+ */
+static int corner_pick(corner_t *c, size_t *j, size_t *k)
 {
-    size_t T = c->T;
+    size_t T = c->T, fewest = SIZE_MAX;
+    uint64_t at = 0;
     for (size_t a = 0; a < T;) {
         size_t b = a + 1;
         while (b < T && c->h[b] == c->h[a])
@@ -84,18 +104,30 @@ static int corner_valleys_ok(corner_t *c)
         c->work += b - a;
         uint64_t H = c->h[a];
         if (H < c->target && (a == 0 || c->h[a - 1] > H) && (b == T || c->h[b] > H)) {
-            int ok = 0;
-            for (uint32_t q = c->first[a]; q < c->first[a + 1] && !ok; q++) {
+            size_t n = 0;
+            uint32_t last = UINT32_MAX;
+            for (uint32_t q = c->first[a]; q < c->first[a + 1]; q++) {
                 uint32_t id = c->ids[q];
                 c->work++;
-                ok = c->off[id] == UINT64_MAX && c->ce[id] <= b && H + c->buf[id].size <= c->target;
+                if (c->off[id] != UINT64_MAX || c->ce[id] > b || H + c->buf[id].size > c->target)
+                    continue;
+                if (last == UINT32_MAX || c->ce[last] != c->ce[id] ||
+                    c->buf[last].size != c->buf[id].size)
+                    n++; /* equal ones (same end, same size) count once */
+                last = id;
             }
-            if (!ok)
+            if (n == 0)
                 return 0;
+            if (n < fewest || (n == fewest && H < at)) {
+                fewest = n;
+                at = H;
+                *j = a;
+                *k = b;
+            }
         }
         a = b;
     }
-    return 1;
+    return fewest != SIZE_MAX;
 }
 
 static int corner_dfs(corner_t *c, size_t left)
@@ -104,15 +136,16 @@ static int corner_dfs(corner_t *c, size_t left)
         return EXACT_FOUND;
     if (c->work >= c->limit)
         return EXACT_ABORT;
-    size_t j = 0;
-    for (size_t s = 1; s < c->T; s++)
-        if (c->h[s] < c->h[j])
-            j = s;
+    uint64_t *seen = &c->tt[c->key & c->ttmask];
+    c->work++;
+    if (*seen == c->key)
+        return EXACT_NONE; /* these blocks placed: no way on, proved before */
+    size_t j, k;
+    if (!corner_pick(c, &j, &k)) {
+        *seen = c->key;
+        return EXACT_NONE;
+    }
     uint64_t hj = c->h[j];
-    size_t k = j + 1;
-    while (k < c->T && c->h[k] == hj)
-        k++;
-    c->work += c->T + 1;
     uint32_t last = UINT32_MAX, nb = c->first[j + 1] - c->first[j];
     uint32_t rot = c->rng && nb > 1 ? (uint32_t)(offline_rand(&c->rng) % nb) : 0;
     for (uint32_t x = 0; x < nb; x++) {
@@ -125,18 +158,21 @@ static int corner_dfs(corner_t *c, size_t left)
             continue; /* the same as the one just tried */
         last = id;
         c->off[id] = hj;
+        c->key ^= c->zob[id];
         for (uint32_t s = c->cs[id]; s < c->ce[id]; s++)
             c->h[s] = hj + b->size;
         c->work += c->ce[id] - c->cs[id];
-        int rc = left == 1 || corner_valleys_ok(c) ? corner_dfs(c, left - 1) : EXACT_NONE;
+        int rc = corner_dfs(c, left - 1);
         if (rc == EXACT_FOUND)
             return rc; /* the plan stays in off */
         for (uint32_t s = c->cs[id]; s < c->ce[id]; s++)
             c->h[s] = hj;
         c->off[id] = UINT64_MAX;
+        c->key ^= c->zob[id];
         if (rc != EXACT_NONE)
             return rc;
     }
+    *seen = c->key;
     return EXACT_NONE;
 }
 
@@ -340,11 +376,25 @@ static int corner_stage(corner_t *c, int s, uint64_t *work)
     free(c->off);
     free(c->first);
     free(c->h);
+    free(c->zob);
+    free(c->tt);
     c->first = NULL;
     c->h = NULL;
     size_t n = c->n;
     const offline_buf_t *buf = c->blk;
     c->buf = buf;
+    /* dead ends: 64 slots a block, a power of two from 2^10 to CORNER_TT_MAX */
+    size_t slots = 1024;
+    while (slots < CORNER_TT_MAX && slots < 64 * n)
+        slots *= 2;
+    c->ttmask = slots - 1;
+    c->tt = calloc(slots, sizeof *c->tt);
+    c->zob = malloc((n ? n : 1) * sizeof *c->zob);
+    if (!c->tt || !c->zob)
+        return GM_ENOMEM;
+    uint64_t seed = (uint64_t)s;
+    for (size_t i = 0; i < n; i++)
+        c->zob[i] = offline_rand(&seed);
     /* the fill's segments: between the blocks' distinct ends */
     uint64_t *t = malloc(2 * (n ? n : 1) * sizeof *t);
     c->cs = malloc(n * sizeof *c->cs);
@@ -465,6 +515,8 @@ void corner_end(corner_t *c)
     free(c->off);
     free(c->first);
     free(c->h);
+    free(c->zob);
+    free(c->tt);
     free(c);
 }
 
@@ -521,6 +573,7 @@ int corner_run(corner_t *c, uint64_t stop, uint64_t limit, const uint32_t *ovs,
         for (size_t i = 0; i < n; i++)
             c->off[i] = UINT64_MAX;
         memset(c->h, 0, (c->T + 1) * sizeof *c->h);
+        c->key = CORNER_KEY0;
         r = corner_dfs(c, n);
         c->k++;
         if (r == EXACT_FOUND)
