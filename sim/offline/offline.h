@@ -271,6 +271,15 @@ int corner_search(const offline_buf_t *buf, size_t n, const uint32_t *ovs,
                   const uint32_t *ov, uint64_t lb, uint64_t limit, uint64_t *off,
                   uint64_t *work, int *rc);
 
+/* ---- perfect packings rebuilt band by band (bands.c) -------------------------------- */
+
+/* A plan of lb bytes for buf, a perfect packing of lb, rebuilt as
+ * guillotine cuts (time cuts, bands), with at most limit work (added to
+ * *work): EXACT_FOUND with off set (not yet checked against the events),
+ * else EXACT_ABORT; GM_ENOMEM through *rc. */
+int bands_search(const offline_buf_t *buf, size_t n, uint64_t lb, uint64_t limit, uint64_t *off,
+                 uint64_t *work, int *rc);
+
 /* The bottom-left fill begun before the heuristics (offline_plan's early
  * try), handed to offline_exact to go on with. */
 typedef struct offline_early {

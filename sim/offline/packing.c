@@ -20,7 +20,8 @@
  * filled in lockstep, a dead end in one undone through all).  The fill
  * places blocks of buffers merged first (corner_reduce: three stages, the
  * last the buffers themselves), each block's buffers at their places in
- * it.
+ * it; after the first stage, the packing is rebuilt once band by band as
+ * guillotine cuts (bands.c), within its own share of the work.
  */
 #include "gmsim/error.h"
 
@@ -76,7 +77,11 @@ struct corner {
     uint64_t key;       /* the placed blocks' keys, xored (and CORNER_KEY0) */
     uint64_t *tt;       /* keys of sets of placed blocks proved dead ends, by key & ttmask */
     size_t ttmask;
+    int banded;         /* the rebuild band by band tried (bands_search) */
 };
+
+/* Work the rebuild band by band may spend before the fill. */
+#define CORNER_BANDS_WORK (UINT64_C(1) << 22)
 
 /* The key of no block placed; dead ends recorded per stage, at most this
  * many (a slot holds the last one of its keys). */
@@ -528,6 +533,49 @@ static void corner_expand(corner_t *c)
         c->at[x] = c->up[x] == UINT32_MAX ? c->off[~c->rel[x]] : c->at[c->up[x]] + c->rel[x];
 }
 
+/* Whether the plan at[] keeps every pair of buffers that overlap in the
+ * events (ovs/ov) apart. */
+static int corner_disjoint(const offline_buf_t *buf, size_t n, const uint32_t *ovs,
+                           const uint32_t *ov, const uint64_t *at)
+{
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t q = ovs[i]; q < ovs[i + 1]; q++) {
+            uint32_t o = ov[q];
+            if (at[i] < at[o] + buf[o].size && at[o] < at[i] + buf[i].size)
+                return 0;
+        }
+    return 1;
+}
+
+/* The rebuild band by band (bands_search), once, with at most
+ * CORNER_BANDS_WORK of the work below limit: 1 with off set (a plan checked
+ * against the event overlaps), -1 out of memory (c->done), else 0. */
+static int corner_bands(corner_t *c, uint64_t limit, const uint32_t *ovs, const uint32_t *ov,
+                        uint64_t *off)
+{
+    c->banded = 1;
+    if (c->work >= limit)
+        return 0;
+    uint64_t share = limit - c->work < CORNER_BANDS_WORK ? limit - c->work : CORNER_BANDS_WORK;
+    int rc = 0;
+    if (bands_search(c->buf0, c->n0, c->target, share, c->at, &c->work, &rc) == EXACT_FOUND) {
+        int in = 1;
+        for (size_t i = 0; i < c->n0; i++)
+            in &= c->at[i] + c->buf0[i].size <= c->target;
+        c->work += ovs[c->n0] + c->n0;
+        if (in && corner_disjoint(c->buf0, c->n0, ovs, ov, c->at)) {
+            memcpy(off, c->at, c->n0 * sizeof *off);
+            c->done = 1;
+            return 1;
+        }
+    }
+    if (rc != 0) {
+        c->done = 1; /* out of memory: nothing found */
+        return -1;
+    }
+    return 0;
+}
+
 /*
  * Run c's restarts while none has found a plan and its work (carried in
  * *work) is below stop, each restart cut at limit and at its stage's end
@@ -556,6 +604,15 @@ int corner_run(corner_t *c, uint64_t stop, uint64_t limit, const uint32_t *ovs,
     int r = EXACT_ABORT;
     while (c->work < stop && c->work < limit) {
         if (c->over || c->work >= c->stage_end) {
+            if (!c->banded) {
+                /* after the first stage, the rebuild band by band, within its share */
+                int b = corner_bands(c, limit, ovs, ov, off);
+                if (b != 0) {
+                    *work = c->work;
+                    return b > 0 ? EXACT_FOUND : EXACT_ABORT;
+                }
+                continue;
+            }
             if (c->stage == CORNER_BUFFERS)
                 break; /* every candidate of the buffers tried: none */
             if (corner_stage(c, c->stage + 1, &c->work) != 0) {
@@ -593,14 +650,8 @@ int corner_run(corner_t *c, uint64_t stop, uint64_t limit, const uint32_t *ovs,
         const offline_buf_t *buf = c->buf0;
         const uint64_t *at = c->at;
         corner_expand(c);
-        for (size_t i = 0; i < n0 && r == EXACT_FOUND; i++)
-            for (uint32_t q = ovs[i]; q < ovs[i + 1]; q++) {
-                uint32_t o = ov[q];
-                if (at[i] < at[o] + buf[o].size && at[o] < at[i] + buf[i].size) {
-                    r = EXACT_ABORT;
-                    break;
-                }
-            }
+        if (!corner_disjoint(buf, n0, ovs, ov, at))
+            r = EXACT_ABORT;
         *work += ovs[n0] + c->nodes;
         if (r == EXACT_FOUND)
             memcpy(off, at, n0 * sizeof *off);
