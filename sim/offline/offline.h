@@ -6,7 +6,8 @@
  * (the algorithm, its steps and budgets) sim/offline/plan.c, whose
  * offline_plan runs the steps of skyline.c (skyline passes), exact.c (the
  * exact search), packing.c (perfect packings and the exact search's
- * targets) and repair.c (window repair).  Each function's comment is at its
+ * targets), bands.c (perfect packings rebuilt band by band) and repair.c
+ * (window repair).  Each function's comment is at its
  * definition.
  */
 #ifndef GM_SIM_OFFLINE_OFFLINE_H
