@@ -693,6 +693,29 @@ static uint64_t ot_perfect(uint64_t seed, int style, size_t pieces, uint64_t shu
     return peak;
 }
 
+/* Expect one generated perfect packing (ot_perfect) planned at exactly
+ * its capacity and proved so, within max_work units when max_work is not
+ * 0; whether it was. */
+static int ot_expect_exact(uint64_t seed, int style, size_t pieces, uint64_t shuffle,
+                           uint64_t max_work)
+{
+    int status;
+    size_t nb;
+    uint64_t work;
+    uint64_t peak = ot_perfect(seed, style, pieces, shuffle, &status, &nb, &work);
+    cr_expect_eq(peak, 1048576,
+                 "style %d, %zu pieces, seed %" PRIu64 ", shuffle %" PRIu64
+                 " (%zu buffers): plan %" PRIu64,
+                 style, pieces, seed, shuffle, nb, peak);
+    cr_expect(peak != 1048576 || status == GM_PLAN_OPTIMAL,
+              "style %d seed %" PRIu64 " shuffle %" PRIu64 ": at the bound but not optimal", style,
+              seed, shuffle);
+    if (max_work)
+        cr_expect_lt(work, max_work, "seed %" PRIu64 " shuffle %" PRIu64 ": %" PRIu64 " units",
+                     seed, shuffle, work);
+    return peak == 1048576;
+}
+
 /* Perfect packings (every instant exactly full, so only an exact packing
  * fits): guillotine cuts and bottom-left fills of 1 MiB × 1 Mi time units,
  * 150-400 pieces, many seeds; each planned at exactly its capacity within
@@ -707,17 +730,8 @@ Test(offline, perfect_packings_are_packed_exactly)
     static const size_t pieces[2] = {250, 300};
     size_t exact = 0, total = 0;
     for (int style = 0; style < 2; style++)
-        for (uint64_t seed = 1; seed <= seeds; seed++) {
-            int status;
-            size_t nb;
-            uint64_t peak = ot_perfect(seed, style, pieces[style], 0, &status, &nb, NULL);
-            cr_expect_eq(peak, 1048576, "style %d seed %" PRIu64 " (%zu buffers): plan %" PRIu64,
-                         style, seed, nb, peak);
-            cr_expect(peak != 1048576 || status == GM_PLAN_OPTIMAL,
-                      "style %d seed %" PRIu64 ": at the bound but not optimal", style, seed);
-            exact += peak == 1048576;
-            total++;
-        }
+        for (uint64_t seed = 1; seed <= seeds; seed++, total++)
+            exact += ot_expect_exact(seed, style, pieces[style], 0, 0);
     fprintf(stderr, "perfect packings: %zu of %zu at their capacity\n", exact, total);
 }
 
@@ -737,18 +751,8 @@ Test(offline, hard_guillotine_packings_are_packed_exactly)
 #else
     static const uint64_t seeds[] = {22, 51, 80, 91, 116, 4, 6, 8};
 #endif
-    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
-        int status;
-        size_t nb;
-        uint64_t work;
-        uint64_t peak = ot_perfect(seeds[i], 0, 400, 0, &status, &nb, &work);
-        cr_expect_eq(peak, 1048576, "seed %" PRIu64 " (%zu buffers): plan %" PRIu64, seeds[i], nb,
-                     peak);
-        cr_expect(peak != 1048576 || status == GM_PLAN_OPTIMAL,
-                  "seed %" PRIu64 ": at the bound but not optimal", seeds[i]);
-        cr_expect_lt(work, UINT64_C(1) << 24, "seed %" PRIu64 ": %" PRIu64 " units", seeds[i],
-                     work);
-    }
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        ot_expect_exact(seeds[i], 0, 400, 0, UINT64_C(1) << 24);
 }
 
 /* The same cuts with their rows shuffled (ids renumbered), as a trace's
@@ -763,19 +767,8 @@ Test(offline, shuffled_guillotine_packings_are_packed_exactly)
 #else
     static const uint64_t seeds[] = {17, 29, 81, 88, 98, 108, 118};
 #endif
-    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
-        int status;
-        size_t nb;
-        uint64_t work;
-        uint64_t peak = ot_perfect(seeds[i], 0, 400, 1, &status, &nb, &work);
-        cr_expect_eq(peak, 1048576, "seed %" PRIu64 " (%zu buffers): plan %" PRIu64, seeds[i], nb,
-                     peak);
-        cr_expect(peak != 1048576 || status == GM_PLAN_OPTIMAL,
-                  "seed %" PRIu64 ": at the bound but not optimal", seeds[i]);
-        if (seeds[i] != 81)
-            cr_expect_lt(work, UINT64_C(1) << 24, "seed %" PRIu64 ": %" PRIu64 " units",
-                         seeds[i], work);
-    }
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        ot_expect_exact(seeds[i], 0, 400, 1, seeds[i] == 81 ? 0 : UINT64_C(1) << 24);
 }
 
 /* Guillotine cuts that the first stage of the fill leaves are rebuilt
@@ -791,21 +784,8 @@ Test(offline, guillotine_packings_are_rebuilt_band_by_band)
     const uint64_t seeds = 40;
 #endif
     for (uint64_t shuffle = 0; shuffle <= 2; shuffle += 2)
-        for (uint64_t seed = 0; seed < seeds; seed++) {
-            int status;
-            size_t nb;
-            uint64_t work;
-            uint64_t peak = ot_perfect(seed, 0, 400, shuffle, &status, &nb, &work);
-            cr_expect_eq(peak, 1048576,
-                         "seed %" PRIu64 " shuffle %" PRIu64 " (%zu buffers): plan %" PRIu64, seed,
-                         shuffle, nb, peak);
-            cr_expect(peak != 1048576 || status == GM_PLAN_OPTIMAL,
-                      "seed %" PRIu64 " shuffle %" PRIu64 ": at the bound but not optimal", seed,
-                      shuffle);
-            cr_expect_lt(work, UINT64_C(1) << 24,
-                         "seed %" PRIu64 " shuffle %" PRIu64 ": %" PRIu64 " units", seed, shuffle,
-                         work);
-        }
+        for (uint64_t seed = 0; seed < seeds; seed++)
+            ot_expect_exact(seed, 0, 400, shuffle, UINT64_C(1) << 24);
 }
 
 /* Perfect packings (1 MiB x 1 Mi time units, 300 guillotine pieces) inside
