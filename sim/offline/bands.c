@@ -674,19 +674,6 @@ out:
 
 /* ---- restarts ------------------------------------------------------------------------ */
 
-/* The Luby sequence, i from 1: 1 1 2 1 1 2 4 1 1 2 ... */
-static uint64_t bands_luby(uint64_t i)
-{
-    for (;;) {
-        uint64_t p = 1;
-        while (2 * p <= i + 1)
-            p *= 2;
-        if (p == i + 1)
-            return p / 2;
-        i -= p - 1;
-    }
-}
-
 int bands_search(const offline_buf_t *buf, size_t n, uint64_t lb, uint64_t limit, uint64_t *off,
                  uint64_t *work, int *rc)
 {
@@ -719,7 +706,7 @@ int bands_search(const offline_buf_t *buf, size_t n, uint64_t lb, uint64_t limit
     g.work = *work;
     uint64_t end = *work + limit, quota = 8 * (uint64_t)(n + u);
     for (uint64_t k = 1; g.work < end && r != EXACT_FOUND; k++) {
-        uint64_t q = quota * bands_luby(k);
+        uint64_t q = quota * offline_luby(k);
         g.limit = g.work + q < end ? g.work + q : end;
         g.rng = k * UINT64_C(0x9e3779b97f4a7c15);
         memset(memo, 0, BANDS_MEMO * sizeof *memo);

@@ -167,6 +167,8 @@ typedef struct offline_key {
     }
 
 uint64_t offline_rand(uint64_t *s);
+/* The Luby sequence, i from 1: 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... (restart quotas) */
+uint64_t offline_luby(uint64_t i);
 void offline_range_sort(offline_range_t *a, size_t n);
 uint64_t offline_pass(plan_t *pl, const uint32_t *order, const uint64_t *at, int first_fit,
                       size_t *critical);

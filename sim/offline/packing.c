@@ -30,19 +30,6 @@
 
 #include "sim/offline/offline.h"
 
-/* The Luby sequence, i from 1: 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... */
-static uint64_t offline_luby(uint64_t i)
-{
-    for (;;) {
-        uint64_t p = 1;
-        while (2 * p <= i + 1)
-            p *= 2; /* p: the largest power of two at most i + 1 */
-        if (p == i + 1)
-            return p / 2;
-        i -= p - 1;
-    }
-}
-
 /* The fill's stages (corner_stage): the blocks of every merge, of the
  * merges proved on series-parallel structure, the buffers themselves. */
 enum { CORNER_STACKS, CORNER_SAFE, CORNER_BUFFERS };

@@ -106,6 +106,19 @@ static inline size_t offline_pos(const plan_t *pl, uint32_t id)
     return pl->pos != NULL ? pl->pos[id] : id;
 }
 
+/* The Luby sequence, i from 1: 1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ... */
+uint64_t offline_luby(uint64_t i)
+{
+    for (;;) {
+        uint64_t p = 1;
+        while (2 * p <= i + 1)
+            p *= 2; /* p: the largest power of two at most i + 1 */
+        if (p == i + 1)
+            return p / 2;
+        i -= p - 1;
+    }
+}
+
 uint64_t offline_rand(uint64_t *s)
 {
     uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
