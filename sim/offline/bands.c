@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bits.h"
 #include "sim/offline/offline.h"
 
 /* A band search tries at most this many nodes for one pivot and cut. */
@@ -275,23 +276,13 @@ static int split_dfs(split_t *s)
 
 static int bands_before(const bands_t *g, uint32_t i, uint32_t j);
 
-/* ids sorted by bands_before (a merge sort through tmp). */
-static void bands_sort(const bands_t *g, uint32_t *ids, uint32_t *tmp, size_t n)
+static inline int bands_id_before(const bands_t *g, const uint32_t *x, const uint32_t *y)
 {
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                tmp[k++] = bands_before(g, ids[j], ids[i]) ? ids[j++] : ids[i++];
-            while (i < mid)
-                tmp[k++] = ids[i++];
-            while (j < hi)
-                tmp[k++] = ids[j++];
-        }
-        memcpy(ids, tmp, n * sizeof *ids);
-    }
+    return bands_before(g, *x, *y);
 }
+
+/* ids sorted by bands_before, through tmp. */
+OFFLINE_MERGE_SORT_DEFINE(static, bands_sort, uint32_t, const bands_t *, bands_id_before)
 
 typedef struct bands_cand {
     uint64_t score;
@@ -301,9 +292,8 @@ typedef struct bands_cand {
 static int bands_bycand(const void *x, const void *y)
 {
     const bands_cand_t *p = x, *q = y;
-    if (p->score != q->score)
-        return p->score < q->score ? -1 : 1;
-    return p->t < q->t ? -1 : p->t > q->t;
+    return gm__cmp_u64_keys((const uint64_t[]){p->score, p->t}, (const uint64_t[]){q->score, q->t},
+                            2);
 }
 
 /* A region with no time cut, no buffer over all of it, linked: a band
@@ -372,7 +362,7 @@ static int bands_split(bands_t *g, uint32_t *S, size_t n, uint32_t t0, uint32_t 
     /* equal buffers (same times, same size) in one order */
     /* by buffer (ids, then local indices by the ids' order) */
     memcpy(ord, S, n * sizeof *ord);
-    bands_sort(g, ord, s.B, n);
+    bands_sort(ord, s.B, n, g);
     for (size_t i = 0; i < n; i++)
         g->loc[S[i]] = (uint32_t)i;
     for (size_t k = 0; k < n; k++) {
@@ -522,7 +512,7 @@ static int bands_parts(bands_t *g, uint32_t *S, size_t n, uint32_t t0, uint32_t 
     for (size_t i = 0; i < n; i++)
         par[i] = bands_root(par, (uint32_t)i);
     memcpy(out, S, n * sizeof *out);
-    bands_sort(g, out, first, n);
+    bands_sort(out, first, n, g);
     for (size_t i = 0; i < n; i++)
         g->loc[S[i]] = (uint32_t)i;
     uint32_t parts_seen = 0;
